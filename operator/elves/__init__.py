@@ -1,0 +1,1 @@
+"""Elves: a benchmark harness for event-driven systems on Kubernetes and on one machine."""

@@ -1,0 +1,28 @@
+"""The `elves` command line: one dispatcher; each part registers its own subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # Imported here so that `elves --help` names every part, and a part's import error
+    # surfaces as a clear traceback instead of a missing subcommand.
+    from elves.engine import commands as engine_commands
+    from elves.local import commands as local_commands
+
+    parser = argparse.ArgumentParser(prog="elves", description=__doc__)
+    subcommands = parser.add_subparsers(dest="command", required=True)
+    engine_commands.register(subcommands)
+    local_commands.register(subcommands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.handler(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

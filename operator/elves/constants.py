@@ -1,0 +1,38 @@
+"""Names that several parts of Elves share: one home for each fact.
+
+The Java side keeps the same queue names in services/contracts (a unit test checks
+that both agree); the chart and the dashboards use the PromQL built from these.
+"""
+
+API_GROUP = "elves.dev"
+API_VERSION = "v1alpha1"
+KIND = "LoadTest"
+PLURAL = "loadtests"
+SHORT_NAME = "lt"
+
+# The namespace the system runs in; the local mode reports its processes under it too.
+SYSTEM_NAMESPACE = "elves"
+LOCAL_TEST_NAMESPACE = "local"
+
+# The deployments of the system under test (also their container names).
+GATEWAY = "gateway"
+REGISTRY = "registry"
+INGESTOR = "ingestor"
+DEPLOYMENTS = (GATEWAY, REGISTRY, INGESTOR)
+
+EXCHANGE = "elves"
+QUEUE_INGESTOR_DATA = "elves.ingestor.data.in"
+QUEUE_REGISTRY_APPLOG = "elves.registry.applog.in"
+QUEUE_REGISTRY_INGESTOR = "elves.registry.ingestor.in"
+WORK_QUEUES = (QUEUE_INGESTOR_DATA, QUEUE_REGISTRY_APPLOG, QUEUE_REGISTRY_INGESTOR)
+DEAD_LETTER_SUFFIX = ".dlq"
+DEAD_LETTER_QUEUES = tuple(q + DEAD_LETTER_SUFFIX for q in WORK_QUEUES)
+
+TEST_ID_HEADER = "X-Elves-Test-Id"
+
+# Endpoint names: k6 tag `endpoint`, activity-log endpoint, scenario names and mix keys.
+GATEWAY_ENDPOINTS = (
+    "getData", "getStatus", "getImage", "getHistory", "getAllHistory", "getUser", "getAllUsers",
+)
+REGISTRY_ENDPOINTS = ("addAppLog", "getAppLog", "getUser", "getAllUsers")
+ENDPOINTS = tuple(dict.fromkeys(GATEWAY_ENDPOINTS + REGISTRY_ENDPOINTS))

@@ -1,0 +1,1 @@
+"""The engine: everything about a LoadTest that needs no cluster."""

@@ -1,0 +1,84 @@
+"""The Platform protocol: what the phase machine needs from where the system runs.
+
+Two adapters implement it: `elves.local.platform.LocalPlatform` (processes on one
+machine, driven through the supervisor) and `elves.k8s.platform.KubernetesPlatform`
+(Deployments, k6-operator TestRuns). Every method returns quickly: anything that takes
+time is started by one call and observed by another, so the runner can enforce its
+deadlines and the kopf operator can call it from a timer without blocking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+
+@dataclass(frozen=True)
+class Readiness:
+    ready: bool
+    reason: str = ""  # why not, in words a person can act on
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    """One k6 run: everything a platform needs to start the load generator."""
+
+    test_id: str  # <namespace>/<name>/<run index>
+    script: str  # path of the k6 script (or archive) to run
+    scenarios: dict[str, Any]  # the k6 `scenarios` option, computed by the planner
+    env: dict[str, str] = field(default_factory=dict)  # extra -e variables for the script
+    parallelism: int = 1  # number of k6 runners
+    duration_seconds: float = 0.0  # the planned length of the load, for deadlines
+
+
+LoadState = Literal["starting", "running", "finished", "error"]
+
+
+@dataclass(frozen=True)
+class LoadStatus:
+    state: LoadState
+    reason: str = ""  # for "error": what went wrong (script error, runner OOMKilled, ...)
+
+
+class Platform(Protocol):
+    """Where the system under test and the load generator run."""
+
+    name: str  # "local" or "kubernetes"
+
+    def prometheus_url(self) -> str: ...
+
+    def acquire(self, owner: str) -> Readiness:
+        """Take the one-test-at-a-time lock on the system for `owner` (a test key).
+
+        Not ready means another test holds it; the reason names that test."""
+
+    def release(self, owner: str) -> None: ...
+
+    def snapshot_system(self) -> dict[str, Any]:
+        """The replicas, resources and settings now in force, to restore later."""
+
+    def restore_system(self, snapshot: dict[str, Any]) -> None: ...
+
+    def reset(self) -> None:
+        """Start restarting the services with an empty database (spec.reset)."""
+
+    def apply_system(self, system: dict[str, Any]) -> None:
+        """Start applying spec.system (replicas, resources, env) of one run."""
+
+    def system_ready(self) -> Readiness:
+        """Whether every deployment runs its desired replicas, all ready."""
+
+    def tokens(self, users: int) -> tuple[list[str], str]:
+        """Bearer tokens for `users` synthetic users, and one admin token."""
+
+    def start_load(self, run: LoadRun) -> None: ...
+
+    def load_status(self, test_id: str) -> LoadStatus: ...
+
+    def stop_load(self, test_id: str) -> None: ...
+
+    def apply_fault(self, fault: dict[str, Any]) -> str:
+        """Inject one fault of spec.faults (scale, killPod, restart, ...); returns what was done."""
+
+    def ledger(self, test_id: str) -> dict[str, Any]:
+        """The registry's ledger for a test id (see docs/architecture.md)."""

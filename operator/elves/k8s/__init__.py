@@ -1,0 +1,1 @@
+"""The Kubernetes platform and the kopf operator."""

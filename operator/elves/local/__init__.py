@@ -1,0 +1,1 @@
+"""The local platform: the system under test as processes on one machine."""
