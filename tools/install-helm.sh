@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Build helm at the version pinned in tools/versions.env and cache it.
+#
+# There is no binary download source here, so helm is built from the Go module proxy
+# (about 3-4 minutes on 2 cores with empty Go caches). Idempotent: a cached binary that
+# reports the pinned version is kept as is.
+#
+# Settings (environment):
+#   ELVES_CACHE   cache root (default: $HOME/.cache/elves); helm lands in $ELVES_CACHE/bin/helm
+#   HELM_VERSION  overrides the pinned version (default: from tools/versions.env)
+# Prints the path of the helm binary on stdout; progress goes to stderr.
+set -Eeuo pipefail
+
+readonly REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The temporary build directory, removed on exit whatever happens.
+BUILD_DIR=""
+trap 'if [[ -n "${BUILD_DIR}" ]]; then rm -rf "${BUILD_DIR}"; fi' EXIT
+
+die() {
+  echo "install-helm: $*" >&2
+  exit 1
+}
+
+# True when $1 is a helm binary that reports exactly version $2.
+helm_is_version() {
+  local binary="$1" wanted="$2" reported
+  [[ -x "${binary}" ]] || return 1
+  reported="$("${binary}" version --template '{{.Version}}' 2>/dev/null)" || return 1
+  [[ "${reported}" == "${wanted}" ]]
+}
+
+main() {
+  local override="${HELM_VERSION:-}"
+  # shellcheck source=versions.env
+  source "${REPO_ROOT}/tools/versions.env"
+  local version="${override:-${HELM_VERSION:?HELM_VERSION missing from tools/versions.env}}"
+  local bin_dir="${ELVES_CACHE:-${HOME}/.cache/elves}/bin"
+  local helm="${bin_dir}/helm"
+
+  if helm_is_version "${helm}" "${version}"; then
+    echo "${helm}"
+    return 0
+  fi
+  command -v go >/dev/null || die "go is not on PATH; install Go (1.24 or newer) to build helm ${version}"
+
+  # Build into a temporary directory and move into place, so an interrupted build never
+  # leaves a half-written binary that a later run would trust.
+  mkdir -p "${bin_dir}"
+  BUILD_DIR="$(mktemp -d "${bin_dir}/.helm-build.XXXXXX")"
+  echo "install-helm: building helm ${version} from the Go module proxy (a few minutes)" >&2
+  GOBIN="${BUILD_DIR}" CGO_ENABLED=0 nice -n 10 \
+    go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=${version}" \
+    "helm.sh/helm/v3/cmd/helm@${version}" >&2 \
+    || die "go install helm.sh/helm/v3/cmd/helm@${version} failed (is the version on the Go proxy?)"
+  helm_is_version "${BUILD_DIR}/helm" "${version}" \
+    || die "the built helm does not report ${version}: $("${BUILD_DIR}/helm" version 2>&1 || true)"
+  mv -f "${BUILD_DIR}/helm" "${helm}"
+  echo "${helm}"
+}
+
+main "$@"
