@@ -1,5 +1,129 @@
-"""Subcommands of this part (filled in by its owner)."""
+"""Subcommands of the local mode: `elves token` and `elves local supervise|status|reap`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from elves.local.layout import Layout, MissingSecret
+from elves.settings import Settings
+
+STATUS_POLL_SECONDS = 2.0
+STARTUP_GRACE_SECONDS = 10.0
 
 
 def register(subcommands) -> None:
     """Add this part's subcommands; each sets `handler` to a function(args) -> exit code."""
+    token = subcommands.add_parser("token", help="print a bearer token valid for the local stack")
+    token.add_argument("--user", required=True, help="the user id (the token's sub)")
+    token.add_argument("--admin", action="store_true", help="an administrator's token")
+    token.add_argument("--ttl", type=int, default=24 * 3600, metavar="SECONDS",
+                       help="how long the token is valid (default: a day)")
+    token.set_defaults(handler=_token)
+
+    local = subcommands.add_parser("local", help="the local stack (processes on this machine)")
+    actions = local.add_subparsers(dest="local_command", required=True)
+    supervise = actions.add_parser(
+        "supervise", help="run the supervisor in the foreground (./deployments.sh --local runs it)")
+    supervise.set_defaults(handler=_supervise)
+    status = actions.add_parser("status", help="show the local stack; exit 0 when all is ready")
+    status.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+                        help="wait up to SECONDS until everything is ready")
+    status.add_argument("--json", action="store_true", help="print the supervisor's state as JSON")
+    status.set_defaults(handler=_status)
+    reap = actions.add_parser(
+        "reap", help="kill processes left behind by a supervisor that is gone (by recorded PID)")
+    reap.set_defaults(handler=_reap)
+
+
+def _token(args: argparse.Namespace) -> int:
+    from elves.local.tokens import make_token
+
+    try:
+        secret = Layout(Settings.from_env().state_dir).secret("jwt-secret")
+        print(make_token(secret, args.user, admin=args.admin, ttl_seconds=args.ttl))
+    except (MissingSecret, ValueError) as error:
+        print(f"elves token: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _supervise(_: argparse.Namespace) -> int:
+    from elves.local.supervisor import main
+
+    return main()
+
+
+def _supervisor_pid(layout: Layout) -> int | None:
+    from elves.local.processes import is_alive
+
+    try:
+        pid = int(layout.supervisor_pid.read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return pid if is_alive(pid, None) else None
+
+
+def _status(args: argparse.Namespace) -> int:
+    from elves.local.client import SupervisorClient, SupervisorUnreachable
+    from elves.local.ports import Ports
+
+    settings = Settings.from_env()
+    layout = Layout(settings.state_dir)
+    client = SupervisorClient(Ports(settings.port_offset))
+    started = time.monotonic()
+    deadline = started + args.wait
+    while True:
+        try:
+            state = client.state()
+            problem = "" if state["ready"] else "; ".join(state["notReady"])
+        except SupervisorUnreachable as error:
+            state, problem = None, str(error)
+            # A supervisor just launched needs a moment to write its pid file.
+            gone = _supervisor_pid(layout) is None and time.monotonic() - started > STARTUP_GRACE_SECONDS
+            if gone:
+                problem = f"the supervisor is not running: see {layout.logs / 'supervisor.log'}"
+                break
+        if not problem or time.monotonic() >= deadline:
+            break
+        time.sleep(STATUS_POLL_SECONDS)
+    if state is not None:
+        print(json.dumps(state, indent=1) if args.json else _describe(state))
+    if problem:
+        waited = f" after waiting {args.wait:g} s" if args.wait else ""
+        print(f"not ready{waited}: {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _describe(state: dict) -> str:
+    sup = state["supervisor"]
+    lines = [f"supervisor  {sup['phase']} (pid {sup['pid']}), state in {sup['stateDir']}"]
+    lines.append("infra       " + ", ".join(
+        f"{name} {s['phase']}" + (f" (restarts {s['restarts']})" if s["restarts"] else "")
+        for name, s in state["infra"].items()))
+    for name, d in state["deployments"].items():
+        pods = ", ".join(
+            f"{p['pod']} {'ready' if p['ready'] else p['phase']}"
+            + (" frozen" if p["stopped"] else "")
+            + (f" restarts {p['restarts']} ({p['lastReason']})" if p["restarts"] else "")
+            for p in d["pods"]) or "no pods"
+        lines.append(f"{name:<11} {d['ready']}/{d['replicas']} ready: {pods}")
+    lines += [f"{name:<11} {url}" for name, url in state["urls"].items()]
+    return "\n".join(lines)
+
+
+def _reap(_: argparse.Namespace) -> int:
+    from elves.local.processes import reap
+
+    layout = Layout(Settings.from_env().state_dir)
+    if _supervisor_pid(layout) is not None:
+        print("elves local reap: the supervisor is running; stop it first", file=sys.stderr)
+        return 2
+    left = reap(layout.children)
+    if left:
+        print(f"elves local reap: still alive after SIGKILL: {left}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Removes what ./deployments.sh installed or started.
+#
+#   ./cleanup.sh --local   stops the local supervisor by its PID (it stops its
+#                          children gracefully), checks that none of the processes it
+#                          started is left, then removes the local state (.elves/).
+#                          The state is kept when a process survives, so a second
+#                          run can still find it by PID.
+#   ./cleanup.sh           the cluster installation (not implemented yet).
+#
+# Settings (environment):
+#   ELVES_STATE_DIR      local state directory (default: <repo>/.elves)
+#   ELVES_STOP_TIMEOUT   seconds the supervisor gets to stop everything (default: 120)
+set -Eeuo pipefail
+
+readonly REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly STATE_DIR="${ELVES_STATE_DIR:-${REPO_DIR}/.elves}"
+readonly STOP_TIMEOUT="${ELVES_STOP_TIMEOUT:-120}"
+readonly ELVES="${REPO_DIR}/.venv/bin/elves"
+readonly SUPERVISOR_PID_FILE="${STATE_DIR}/run/supervisor.pid"
+
+log() { echo "cleanup: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+usage() {
+  sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
+}
+
+# The supervisor's command line, to be sure the PID in the file is still ours.
+is_supervisor() {
+  local pid="$1"
+  tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -q 'local supervise'
+}
+
+stop_supervisor() {
+  local pid deadline
+  pid="$(cat "${SUPERVISOR_PID_FILE}" 2>/dev/null)" || { log "no supervisor pid file"; return; }
+  if [[ -z ${pid} ]] || ! kill -0 "${pid}" 2>/dev/null || ! is_supervisor "${pid}"; then
+    log "the supervisor (pid ${pid:-?}) is not running"
+    return
+  fi
+  log "stopping the supervisor (pid ${pid}) and its children"
+  kill -TERM "${pid}"
+  deadline=$((SECONDS + STOP_TIMEOUT))
+  while kill -0 "${pid}" 2>/dev/null; do
+    if ((SECONDS > deadline)); then
+      die "the supervisor (pid ${pid}) did not stop within ${STOP_TIMEOUT} s; see ${STATE_DIR}/logs/supervisor.log"
+    fi
+    sleep 0.5
+  done
+}
+
+reap_children() {
+  # Processes recorded by the supervisor that are still alive (it died, or a stop
+  # failed) are killed by their recorded PID; any survivor stops the cleanup.
+  if [[ ! -f ${STATE_DIR}/run/children.json ]]; then
+    return
+  fi
+  [[ -x ${ELVES} ]] || die "${ELVES} is missing; cannot read ${STATE_DIR}/run/children.json"
+  "${ELVES}" local reap || die "processes of the local stack survive; state kept in ${STATE_DIR}"
+}
+
+remove_state() {
+  # Rename first, then delete: an interrupted removal never leaves a half-deleted
+  # state directory where the next deployment would look.
+  local doomed="${STATE_DIR}.removing.$$" stale
+  for stale in "${STATE_DIR}".removing.*; do
+    [[ -d ${stale} ]] && rm -rf "${stale}"
+  done
+  mv "${STATE_DIR}" "${doomed}"
+  rm -rf "${doomed}"
+  log "removed ${STATE_DIR}"
+}
+
+cleanup_local() {
+  if [[ ! -d ${STATE_DIR} ]]; then
+    log "nothing to clean: ${STATE_DIR} does not exist"
+    return
+  fi
+  stop_supervisor
+  reap_children
+  remove_state
+}
+
+cleanup_cluster() {
+  echo "cluster mode: not implemented yet" >&2
+  exit 2
+}
+
+main() {
+  case "${1:-}" in
+    --local) cleanup_local ;;
+    "") cleanup_cluster ;;
+    -h|--help) usage ;;
+    *) usage; die "unknown argument: $1" ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Sets up and starts Elves.
+#
+#   ./deployments.sh --local   the local mode: installs the Debian packages, builds the
+#                              services (and k6), generates the secrets once, starts the
+#                              supervisor in the background and waits until every
+#                              replica is ready. Running it again while it runs is fine.
+#   ./deployments.sh           into the current kube context (not implemented yet).
+#
+# Settings (environment):
+#   ELVES_STATE_DIR        local state directory (default: <repo>/.elves)
+#   ELVES_CACHE            built tools (default: $HOME/.cache/elves)
+#   ELVES_READY_TIMEOUT    seconds to wait for the local stack to be ready (default: 600)
+#   ELVES_SKIP_BUILD       1: use the jars as they are (default: build when sources changed)
+#   ELVES_LOCAL_REPLICAS   replicas at start, e.g. gateway=1,registry=1,ingestor=2
+set -Eeuo pipefail
+
+readonly REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly STATE_DIR="${ELVES_STATE_DIR:-${REPO_DIR}/.elves}"
+readonly READY_TIMEOUT="${ELVES_READY_TIMEOUT:-600}"
+readonly SKIP_BUILD="${ELVES_SKIP_BUILD:-0}"
+readonly VENV="${REPO_DIR}/.venv"
+readonly ELVES="${VENV}/bin/elves"
+readonly SERVICES=(gateway registry ingestor)
+readonly SUPERVISOR_PID_FILE="${STATE_DIR}/run/supervisor.pid"
+readonly SUPERVISOR_LOG="${STATE_DIR}/logs/supervisor.log"
+
+log() { echo "deployments: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+usage() {
+  sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
+}
+
+# ---- local mode -----------------------------------------------------------------
+
+install_local_deps() {
+  "${REPO_DIR}/tools/install-local-deps.sh"
+}
+
+ensure_venv() {
+  if [[ -x ${ELVES} ]]; then
+    return
+  fi
+  log "creating the virtualenv ${VENV}"
+  python3 -m venv "${VENV}"
+  "${VENV}/bin/pip" install -q --disable-pip-version-check -e "${REPO_DIR}/operator[test]"
+}
+
+jars_up_to_date() {
+  local name jar
+  for name in "${SERVICES[@]}"; do
+    jar="${REPO_DIR}/services/${name}/target/${name}.jar"
+    [[ -f ${jar} ]] || return 1
+    # Any source or build file newer than the jar means a rebuild.
+    if [[ -n "$(find "${REPO_DIR}/services" -path '*/target' -prune -o -type f \
+                 \( -name '*.java' -o -name 'pom.xml' -o -path '*/src/main/resources/*' \) \
+                 -newer "${jar}" -print -quit)" ]]; then
+      return 1
+    fi
+  done
+}
+
+build_services() {
+  [[ -f ${REPO_DIR}/services/pom.xml ]] || die "services/pom.xml not found: the services are not in this checkout"
+  if [[ ${SKIP_BUILD} == 1 ]] || jars_up_to_date; then
+    log "service jars are up to date"
+    return
+  fi
+  log "building the services (mvn package)"
+  nice -n 10 mvn -q -B -f "${REPO_DIR}/services/pom.xml" package -DskipTests
+}
+
+build_k6() {
+  local script="${REPO_DIR}/tools/install-k6.sh"
+  if [[ -x ${script} ]]; then
+    "${script}" >/dev/null
+  fi
+}
+
+generate_secrets() {
+  local name secrets="${STATE_DIR}/secrets"
+  mkdir -p "${secrets}"
+  chmod 700 "${secrets}"
+  for name in jwt-secret postgres-password rabbitmq-password; do
+    if [[ ! -s ${secrets}/${name} ]]; then
+      # 32 random bytes as hex: safe in URLs, config files and SQL literals.
+      (umask 077 && od -An -v -tx1 -N32 /dev/urandom | tr -d ' \n' >"${secrets}/${name}.tmp")
+      mv "${secrets}/${name}.tmp" "${secrets}/${name}"
+    fi
+  done
+}
+
+supervisor_pid() {
+  local pid
+  pid="$(cat "${SUPERVISOR_PID_FILE}" 2>/dev/null)" || return 1
+  [[ -n ${pid} ]] && kill -0 "${pid}" 2>/dev/null && echo "${pid}"
+}
+
+start_supervisor() {
+  local pid
+  if pid="$(supervisor_pid)"; then
+    log "the local stack is already running (supervisor pid ${pid})"
+    return
+  fi
+  mkdir -p "${STATE_DIR}/logs"
+  # Children a dead supervisor left behind would hold the ports: end them by their PIDs.
+  "${ELVES}" local reap
+  log "starting the supervisor (log: ${SUPERVISOR_LOG})"
+  setsid "${ELVES}" local supervise >>"${SUPERVISOR_LOG}" 2>&1 </dev/null &
+}
+
+wait_until_ready() {
+  log "waiting up to ${READY_TIMEOUT} s until every replica is ready"
+  if ! "${ELVES}" local status --wait "${READY_TIMEOUT}"; then
+    tail -n 20 "${SUPERVISOR_LOG}" >&2 || true
+    die "the local stack is not ready; logs are in ${STATE_DIR}/logs (stop it with ./cleanup.sh --local)"
+  fi
+}
+
+print_access() {
+  cat <<EOF
+
+Elves runs locally (state in ${STATE_DIR}):
+  gateway     http://127.0.0.1:8080   (through the supervisor's round-robin proxy)
+  registry    http://127.0.0.1:8081
+  Prometheus  http://127.0.0.1:9090
+  supervisor  http://127.0.0.1:9400/state   (control API, kube-state-metrics at /metrics)
+
+A token:  TOKEN=\$(${ELVES#"${REPO_DIR}/"} token --user alice)   (--admin for an administrator)
+Try it:   curl -H "Authorization: Bearer \$TOKEN" http://127.0.0.1:8080/api/v1/users/me
+Status:   ${ELVES#"${REPO_DIR}/"} local status
+Stop:     ./cleanup.sh --local
+EOF
+}
+
+deploy_local() {
+  install_local_deps
+  ensure_venv
+  build_services
+  build_k6
+  generate_secrets
+  start_supervisor
+  wait_until_ready
+  print_access
+}
+
+# ---- cluster mode -----------------------------------------------------------------
+
+deploy_cluster() {
+  echo "cluster mode: not implemented yet" >&2
+  exit 2
+}
+
+main() {
+  case "${1:-}" in
+    --local) deploy_local ;;
+    "") deploy_cluster ;;
+    -h|--help) usage ;;
+    *) usage; die "unknown argument: $1" ;;
+  esac
+}
+
+main "$@"

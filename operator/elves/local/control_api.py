@@ -1,0 +1,158 @@
+"""The supervisor's control API on 9400 (docs/architecture.md, "Local mode").
+
+Quick actions answer 200 with what was done; long ones (rolling restarts, infra
+restarts, reset) answer 202 with an operation whose progress shows in GET /state.
+Bad input answers 400 naming the field.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import TYPE_CHECKING
+
+from elves.constants import DEPLOYMENTS
+from elves.local.http import BadRequest, Request, Response
+from elves.local.infra import RESTARTABLE
+from elves.local.jvm import parse_memory
+from elves.local.ports import MAX_SLOTS
+
+if TYPE_CHECKING:
+    from elves.local.supervisor import Supervisor
+
+SIGNALS = ("SIGSTOP", "SIGCONT", "SIGTERM", "SIGKILL", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2")
+MAX_DOWN_SECONDS = 3600
+
+
+def _deployment(body: dict) -> str:
+    name = body.get("deployment")
+    if name not in DEPLOYMENTS:
+        raise BadRequest(f"deployment: {name!r} is not one of {', '.join(DEPLOYMENTS)}")
+    return name
+
+
+def _pod(body: dict, deployment: str) -> str | None:
+    pod = body.get("pod")
+    if pod is not None and (not isinstance(pod, str) or not pod.startswith(f"{deployment}-")):
+        raise BadRequest(f"pod: {pod!r} is not a pod of {deployment} (<deployment>-<slot>)")
+    return pod
+
+
+def _seconds(body: dict, key: str, default: float | None, maximum: float) -> float | None:
+    value = body.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= maximum:
+        raise BadRequest(f"{key}: {value!r} is not a number of seconds between 0 and {maximum}")
+    return float(value)
+
+
+class ControlApi:
+    def __init__(self, supervisor: "Supervisor") -> None:
+        self.supervisor = supervisor
+        self.routes = {
+            ("GET", "/healthz"): self.healthz,
+            ("GET", "/state"): self.state,
+            ("GET", "/metrics"): self.metrics,
+            ("POST", "/scale"): self.scale,
+            ("POST", "/kill"): self.kill,
+            ("POST", "/signal"): self.signal,
+            ("POST", "/restart"): self.restart,
+            ("POST", "/configure"): self.configure,
+            ("POST", "/infra/restart"): self.infra_restart,
+            ("POST", "/reset"): self.reset,
+        }
+
+    async def handle(self, request: Request) -> Response:
+        route = self.routes.get((request.method, request.path))
+        if route is None:
+            if any(path == request.path for _, path in self.routes):
+                return Response.json({"error": f"{request.method} not allowed on {request.path}"}, 405)
+            return Response.json({"error": f"no such endpoint {request.path}"}, 404)
+        return route(request)
+
+    def healthz(self, _: Request) -> Response:
+        return Response.text("ok\n")
+
+    def state(self, _: Request) -> Response:
+        return Response.json(self.supervisor.state())
+
+    def metrics(self, _: Request) -> Response:
+        return Response.text(self.supervisor.metrics())
+
+    def _running(self) -> None:
+        if self.supervisor.phase != "running":
+            raise BadRequest(f"the supervisor is {self.supervisor.phase}; try again when it runs")
+
+    def scale(self, request: Request) -> Response:
+        body = request.json()
+        deployment = _deployment(body)
+        replicas = body.get("replicas")
+        if isinstance(replicas, bool) or not isinstance(replicas, int) or not 0 <= replicas < MAX_SLOTS:
+            raise BadRequest(f"replicas: {replicas!r} is not an integer from 0 to {MAX_SLOTS - 1}")
+        self.supervisor.scale(deployment, replicas)
+        return Response.json({"deployment": deployment, "replicas": replicas})
+
+    def kill(self, request: Request) -> Response:
+        self._running()
+        body = request.json()
+        deployment = _deployment(body)
+        replica = self.supervisor.kill(deployment, _pod(body, deployment))
+        if replica is None:
+            return Response.json({"error": f"no running replica of {deployment} to kill"}, 409)
+        return Response.json({"killed": replica.pod, "pid": replica.pid})
+
+    def signal(self, request: Request) -> Response:
+        self._running()
+        body = request.json()
+        deployment = _deployment(body)
+        name = body.get("signal")
+        if name not in SIGNALS:
+            raise BadRequest(f"signal: {name!r} is not one of {', '.join(SIGNALS)}")
+        resume_after = _seconds(body, "resumeAfterSeconds", None, MAX_DOWN_SECONDS)
+        if resume_after is not None and name != "SIGSTOP":
+            raise BadRequest("resumeAfterSeconds: only goes with signal SIGSTOP")
+        targets = self.supervisor.signal(deployment, _pod(body, deployment),
+                                         signal.Signals[name], resume_after)
+        if not targets:
+            return Response.json({"error": f"no running replica of {deployment} to signal"}, 409)
+        return Response.json({"signal": name, "pods": [r.pod for r in targets]})
+
+    def restart(self, request: Request) -> Response:
+        deployment = _deployment(request.json())
+        self.supervisor.rollout_restart(deployment)
+        return Response.json({"deployment": deployment, "restart": "rolling"}, 202)
+
+    def configure(self, request: Request) -> Response:
+        body = request.json()
+        deployment = _deployment(body)
+        env = body.get("env")
+        if env is not None and (not isinstance(env, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+            raise BadRequest("env: expected an object of string names to string values")
+        memory_bytes = None
+        if body.get("memory") is not None:
+            try:
+                memory_bytes = parse_memory(body["memory"])
+            except ValueError as error:
+                raise BadRequest(str(error)) from None
+        changed = self.supervisor.configure(deployment, env, memory_bytes, "memory" in body)
+        return Response.json({"deployment": deployment, "changed": changed}, 202 if changed else 200)
+
+    def infra_restart(self, request: Request) -> Response:
+        self._running()
+        body = request.json()
+        component = body.get("component")
+        if component not in RESTARTABLE or component not in self.supervisor.components:
+            raise BadRequest(f"component: {component!r} is not one of "
+                             f"{', '.join(c for c in RESTARTABLE if c in self.supervisor.components)}")
+        down = _seconds(body, "downSeconds", 0, MAX_DOWN_SECONDS)
+        record = self.supervisor.operation(
+            "infra-restart", component, self.supervisor.restart_component(component, down))
+        return Response.json(record, 202)
+
+    def reset(self, request: Request) -> Response:
+        self._running()
+        if any(op["kind"] == "reset" and op["state"] == "running" for op in self.supervisor.operations):
+            return Response.json({"error": "a reset is already running"}, 409)
+        record = self.supervisor.operation("reset", "system", self.supervisor.reset())
+        return Response.json(record, 202)

@@ -1,0 +1,333 @@
+"""The infrastructure the supervisor runs: epmd, RabbitMQ, PostgreSQL and Prometheus.
+
+Each component knows how to prepare its files, the command that runs it in the
+foreground, how to tell that it is ready, and what to do once it is (create the
+database user...). All of it lives under the state directory and listens on 127.0.0.1
+only; nothing touches the system-wide services of the Debian packages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import pwd
+import shutil
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from elves.constants import DEAD_LETTER_QUEUES, WORK_QUEUES
+from elves.local import http
+from elves.local.layout import Layout
+from elves.local.ports import HOST, Ports
+from elves.local.processes import Child, run_command
+from elves.local.prometheus_config import render_config
+
+log = logging.getLogger(__name__)
+
+RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
+POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
+PROMETHEUS = Path("/usr/bin/prometheus")
+RABBITMQ_NODE = "elves@localhost"
+DATABASE = USER = "elves"
+READY_POLL_SECONDS = 0.5
+COMMAND_TIMEOUT_SECONDS = 60.0
+
+
+class InfraError(RuntimeError):
+    """A component cannot be prepared or started; the message says what to do."""
+
+
+def _base_env() -> dict[str, str]:
+    keep = ("PATH", "LANG", "LC_ALL", "TZ")
+    return {k: os.environ[k] for k in keep if k in os.environ}
+
+
+def _require(path: Path, package: str) -> None:
+    if not path.exists():
+        raise InfraError(f"{path} not found: install {package} with tools/install-local-deps.sh")
+
+
+@dataclass
+class Component:
+    name: str
+    layout: Layout
+    ports: Ports
+    start_timeout: float = 120.0  # from start to ready
+    stop_grace: float = 30.0
+
+    def prepare(self) -> None:
+        """Write configuration files; called before every start."""
+
+    async def initialise(self) -> None:
+        """One-time set-up that needs a command (initdb); called before every start."""
+
+    def child(self) -> Child:
+        raise NotImplementedError
+
+    async def ready(self) -> bool:
+        raise NotImplementedError
+
+    async def after_ready(self) -> None:
+        """Idempotent set-up once the component answers (users, databases)."""
+
+
+class Epmd(Component):
+    def child(self) -> Child:
+        _require(Path("/usr/bin/epmd"), "erlang-base (with rabbitmq-server)")
+        env = {**_base_env(), "ERL_EPMD_ADDRESS": HOST}
+        return Child("epmd", ["/usr/bin/epmd", "-port", str(self.ports.epmd)], env,
+                     self.layout.logs / "epmd.log")
+
+    async def ready(self) -> bool:
+        return await http.port_open(HOST, self.ports.epmd)
+
+
+class RabbitMQ(Component):
+    @property
+    def home(self) -> Path:
+        return self.layout.rabbitmq / "home"  # holds the Erlang cookie of our node
+
+    @property
+    def config_file(self) -> Path:
+        return self.layout.rabbitmq / "rabbitmq.conf"
+
+    def env(self) -> dict[str, str]:
+        rabbit = self.layout.rabbitmq
+        return {
+            **_base_env(),
+            "HOME": str(self.home),
+            "RABBITMQ_NODENAME": RABBITMQ_NODE,
+            "RABBITMQ_NODE_IP_ADDRESS": HOST,
+            "RABBITMQ_NODE_PORT": str(self.ports.amqp),
+            "RABBITMQ_DIST_PORT": str(self.ports.erlang_distribution),
+            "ERL_EPMD_PORT": str(self.ports.epmd),
+            "RABBITMQ_MNESIA_BASE": str(rabbit / "mnesia"),
+            "RABBITMQ_LOG_BASE": str(self.layout.logs / "rabbitmq"),
+            "RABBITMQ_CONFIG_FILE": str(self.config_file),
+            "RABBITMQ_ADVANCED_CONFIG_FILE": str(rabbit / "advanced.config"),
+            "RABBITMQ_CONF_ENV_FILE": str(rabbit / "rabbitmq-env.conf"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.layout.enabled_plugins),
+            "RABBITMQ_PID_FILE": str(self.layout.run / "rabbitmq.pid"),
+            "ERL_CRASH_DUMP": str(self.layout.logs / "rabbitmq-erl_crash.dump"),
+            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
+        }
+
+    def prepare(self) -> None:
+        _require(RABBITMQ_BIN / "rabbitmq-server", "rabbitmq-server")
+        plugins = self.layout.enabled_plugins
+        if "rabbitmq_prometheus" not in (plugins.read_text() if plugins.exists() else ""):
+            raise InfraError(f"{plugins} does not enable rabbitmq_prometheus: "
+                             "run tools/install-local-deps.sh")
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Our own (empty) files, so the system-wide ones under /etc/rabbitmq are not read.
+        (self.layout.rabbitmq / "advanced.config").write_text("[].\n")
+        (self.layout.rabbitmq / "rabbitmq-env.conf").write_text("")
+        password = self.layout.secret("rabbitmq-password")
+        # default_user applies when the node starts with an empty database: our user
+        # replaces guest, and the password comes from the generated secret.
+        config = f"""\
+listeners.tcp.1 = {HOST}:{self.ports.amqp}
+loopback_users = none
+default_vhost = /
+default_user = {USER}
+default_pass = {password}
+default_user_tags.administrator = true
+default_permissions.configure = .*
+default_permissions.read = .*
+default_permissions.write = .*
+prometheus.tcp.ip = {HOST}
+prometheus.tcp.port = {self.ports.rabbitmq_prometheus}
+log.console = false
+log.file.level = info
+disk_free_limit.absolute = 100MB
+"""
+        self.config_file.write_text(config)
+        self.config_file.chmod(0o600)
+
+    def child(self) -> Child:
+        return Child("rabbitmq", [str(RABBITMQ_BIN / "rabbitmq-server")], self.env(),
+                     self.layout.logs / "rabbitmq.out")
+
+    async def ready(self) -> bool:
+        return (await http.port_open(HOST, self.ports.amqp)
+                and await http.probe(HOST, self.ports.rabbitmq_prometheus, "/metrics", 3.0) == 200)
+
+    async def ctl(self, *args: str, timeout: float = COMMAND_TIMEOUT_SECONDS) -> tuple[int, str]:
+        return await run_command([str(RABBITMQ_BIN / "rabbitmqctl"), "-n", RABBITMQ_NODE, *args],
+                                 timeout, env=self.env())
+
+    async def purge_queues(self) -> list[str]:
+        """Empty the system's queues (those that exist); returns the ones purged."""
+        code, output = await self.ctl("list_queues", "-q", "--no-table-headers", "name")
+        if code != 0:
+            raise InfraError(f"rabbitmqctl list_queues failed: {output.strip()}")
+        existing = {line.strip() for line in output.splitlines()}
+        purged = []
+        for queue in (*WORK_QUEUES, *DEAD_LETTER_QUEUES):
+            if queue in existing:
+                code, output = await self.ctl("purge_queue", queue)
+                if code != 0:
+                    raise InfraError(f"rabbitmqctl purge_queue {queue} failed: {output.strip()}")
+                purged.append(queue)
+        return purged
+
+
+class Postgres(Component):
+    @property
+    def data_dir(self) -> Path:
+        return self.layout.postgres / "data"
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.layout.run / "postgres"
+
+    @property
+    def os_user(self) -> str | None:
+        # initdb and postgres refuse to run as root; as root we run them as `postgres`.
+        return "postgres" if os.geteuid() == 0 else None
+
+    def _own(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.os_user:
+            entry = pwd.getpwnam(self.os_user)
+            shutil.chown(path, entry.pw_uid, entry.pw_gid)
+
+    def prepare(self) -> None:
+        _require(POSTGRES_BIN / "postgres", "postgresql-15")
+        self.layout.secret("postgres-password")  # fail early when it is missing
+        for path in (self.layout.postgres, self.socket_dir):
+            self._own(path)
+        # The postgres user must be able to reach its directories under ours.
+        for parent in (self.layout.root, self.layout.run):
+            parent.chmod(parent.stat().st_mode | 0o111)
+
+    async def initialise(self) -> None:
+        if (self.data_dir / "PG_VERSION").exists():
+            return
+        if self.data_dir.exists():
+            # A half-written cluster from an interrupted initdb: start it again cleanly.
+            shutil.rmtree(self.data_dir)
+        code, output = await run_command(
+            [str(POSTGRES_BIN / "initdb"), "-D", str(self.data_dir), "-U", "postgres",
+             "--auth-local=peer", "--auth-host=scram-sha-256", "--encoding=UTF8",
+             "--locale=C.UTF-8"],
+            COMMAND_TIMEOUT_SECONDS, env=_base_env(), user=self.os_user)
+        if code != 0:
+            raise InfraError(f"initdb failed ({code}): {output.strip()[-2000:]}")
+
+    def child(self) -> Child:
+        settings = {
+            "port": self.ports.postgres, "listen_addresses": HOST,
+            "unix_socket_directories": self.socket_dir, "max_connections": 200,
+            "shared_buffers": "256MB", "logging_collector": "off",
+        }
+        argv = [str(POSTGRES_BIN / "postgres"), "-D", str(self.data_dir)]
+        for key, value in settings.items():
+            argv += ["-c", f"{key}={value}"]
+        # SIGINT is PostgreSQL's fast shutdown; SIGTERM would wait for every client to leave.
+        return Child("postgres", argv, _base_env(), self.layout.logs / "postgres.log",
+                     user=self.os_user, stop_signal=signal.SIGINT)
+
+    async def psql(self, sql: str, database: str = "postgres") -> tuple[int, str]:
+        return await run_command(
+            [str(POSTGRES_BIN / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(self.socket_dir),
+             "-p", str(self.ports.postgres), "-U", "postgres", "-d", database],
+            COMMAND_TIMEOUT_SECONDS, env=_base_env(), user=self.os_user, stdin=sql)
+
+    async def ready(self) -> bool:
+        if not await http.port_open(HOST, self.ports.postgres):
+            return False
+        code, _ = await self.psql("SELECT 1;")
+        return code == 0
+
+    async def after_ready(self) -> None:
+        password = self.layout.secret("postgres-password").replace("'", "''")
+        sql = f"""
+SELECT 'CREATE ROLE {USER} LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{USER}')\\gexec
+ALTER ROLE {USER} WITH LOGIN PASSWORD '{password}';
+SELECT 'CREATE DATABASE {DATABASE} OWNER {USER}'
+  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{DATABASE}')\\gexec
+"""
+        code, output = await self.psql(sql)
+        if code != 0:
+            raise InfraError(f"creating the {USER} role and database failed: {output.strip()}")
+
+    async def truncate_tables(self) -> None:
+        """Empty every table of the system's database but the migration history."""
+        sql = """
+DO $$
+DECLARE tables text;
+BEGIN
+  SELECT string_agg(format('%I.%I', schemaname, tablename), ', ') INTO tables
+    FROM pg_tables
+   WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
+     AND tablename <> 'flyway_schema_history';
+  IF tables IS NOT NULL THEN
+    EXECUTE 'TRUNCATE ' || tables || ' RESTART IDENTITY CASCADE';
+  END IF;
+END $$;
+"""
+        code, output = await self.psql(sql, DATABASE)
+        if code != 0:
+            raise InfraError(f"emptying the database failed: {output.strip()}")
+
+
+class Prometheus(Component):
+    @property
+    def targets_file(self) -> Path:
+        return self.layout.prometheus / "targets" / "services.json"
+
+    def prepare(self) -> None:
+        _require(PROMETHEUS, "prometheus")
+        self.targets_file.parent.mkdir(parents=True, exist_ok=True)
+        if not self.targets_file.exists():
+            self.targets_file.write_text("[]\n")
+        (self.layout.prometheus / "prometheus.yml").write_text(
+            render_config(self.ports, self.targets_file))
+
+    def child(self) -> Child:
+        argv = [
+            str(PROMETHEUS),
+            f"--config.file={self.layout.prometheus / 'prometheus.yml'}",
+            f"--storage.tsdb.path={self.layout.prometheus / 'data'}",
+            "--storage.tsdb.retention.time=30d",
+            f"--web.listen-address={HOST}:{self.ports.prometheus}",
+            "--web.enable-remote-write-receiver",
+            "--web.enable-lifecycle",
+            "--enable-feature=native-histograms",
+        ]
+        return Child("prometheus", argv, _base_env(), self.layout.logs / "prometheus.log")
+
+    async def ready(self) -> bool:
+        return await http.probe(HOST, self.ports.prometheus, "/-/ready", 2.0) == 200
+
+
+COMPONENTS = {"epmd": Epmd, "rabbitmq": RabbitMQ, "postgres": Postgres, "prometheus": Prometheus}
+# What must answer before a component can start.
+DEPENDS_ON = {"rabbitmq": ("epmd",)}
+RESTARTABLE = ("rabbitmq", "postgres")
+
+
+def components(names: tuple[str, ...], layout: Layout, ports: Ports) -> dict[str, Component]:
+    unknown = [n for n in names if n not in COMPONENTS]
+    if unknown:
+        raise InfraError(f"ELVES_LOCAL_INFRA: unknown component(s) {', '.join(unknown)}; "
+                         f"choose among {', '.join(COMPONENTS)}")
+    return {name: COMPONENTS[name](name, layout, ports) for name in names}
+
+
+async def wait_ready(component: Component, child: Child, deadline: float) -> None:
+    """Poll until the component answers; fail when its process dies or time runs out."""
+    while True:
+        if child.poll() is not None:
+            raise InfraError(f"{component.name} exited with code {child.poll()} while starting: "
+                             f"see {child.log_path}")
+        if await component.ready():
+            return
+        if time.monotonic() > deadline:
+            raise InfraError(f"{component.name} did not become ready in time: see {child.log_path}")
+        await asyncio.sleep(READY_POLL_SECONDS)
+

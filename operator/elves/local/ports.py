@@ -1,0 +1,77 @@
+"""The local mode's ports (docs/architecture.md, "Local mode: processes and ports").
+
+All listen on 127.0.0.1. An offset moves the whole set, so a throwaway stack (the
+supervisor's own tests) can run beside the real one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from elves.constants import GATEWAY, INGESTOR, REGISTRY
+
+HOST = "127.0.0.1"
+
+# Per-replica base ports: replica in slot i listens on base + i.
+_HTTP_BASE = {GATEWAY: 18080, REGISTRY: 18180}
+_MANAGEMENT_BASE = {GATEWAY: 19080, REGISTRY: 19180, INGESTOR: 19280}
+# Replicas per deployment are bounded by the port ranges above (100 apart).
+MAX_SLOTS = 100
+
+
+@dataclass(frozen=True)
+class Ports:
+    offset: int = 0
+
+    def _at(self, port: int) -> int:
+        return port + self.offset
+
+    @property
+    def gateway(self) -> int:
+        return self._at(8080)
+
+    @property
+    def registry(self) -> int:
+        return self._at(8081)
+
+    @property
+    def supervisor(self) -> int:
+        return self._at(9400)
+
+    @property
+    def prometheus(self) -> int:
+        return self._at(9090)
+
+    @property
+    def amqp(self) -> int:
+        return self._at(5673)
+
+    @property
+    def rabbitmq_prometheus(self) -> int:
+        return self._at(15693)
+
+    @property
+    def erlang_distribution(self) -> int:
+        return self._at(25673)
+
+    @property
+    def epmd(self) -> int:
+        return self._at(4370)
+
+    @property
+    def postgres(self) -> int:
+        return self._at(5433)
+
+    def proxied(self) -> dict[str, int]:
+        """The deployments reachable through the supervisor's proxy, and its ports."""
+        return {GATEWAY: self.gateway, REGISTRY: self.registry}
+
+    def replica_http(self, deployment: str, slot: int) -> int | None:
+        base = _HTTP_BASE.get(deployment)
+        return None if base is None else self._at(base + slot)
+
+    def replica_management(self, deployment: str, slot: int) -> int:
+        return self._at(_MANAGEMENT_BASE[deployment] + slot)
+
+    def url(self, port: int) -> str:
+        return f"http://{HOST}:{port}"

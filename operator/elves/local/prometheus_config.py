@@ -1,0 +1,62 @@
+"""The local Prometheus: its configuration and the service targets it discovers from a file.
+
+Jobs (docs/architecture.md): one per deployment (`job` = the deployment, as a
+ServiceMonitor names it after the Service) from a file the supervisor rewrites when
+replicas come and go; `rabbitmq` (aggregated /metrics) and `rabbitmq-queues`
+(/metrics/detailed, queue_coarse_metrics only: per-queue depth without the costly
+per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+from elves.constants import SYSTEM_NAMESPACE
+from elves.local.ports import HOST, Ports
+from elves.local.replicas import Replica
+
+SCRAPE_INTERVAL = "5s"
+
+
+def render_config(ports: Ports, targets_file: Path) -> str:
+    def static(port: int) -> list[dict]:
+        return [{"targets": [f"{HOST}:{port}"]}]
+
+    config = {
+        "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL,
+                   "scrape_timeout": "4s"},
+        "scrape_configs": [
+            {
+                "job_name": "elves-services",
+                "metrics_path": "/actuator/prometheus",
+                "file_sd_configs": [{"files": [str(targets_file)], "refresh_interval": "5s"}],
+                "relabel_configs": [{"source_labels": ["deployment"], "target_label": "job"}],
+            },
+            {"job_name": "rabbitmq", "metrics_path": "/metrics",
+             "static_configs": static(ports.rabbitmq_prometheus)},
+            {"job_name": "rabbitmq-queues", "metrics_path": "/metrics/detailed",
+             "params": {"family": ["queue_coarse_metrics"]},
+             "static_configs": static(ports.rabbitmq_prometheus)},
+            {"job_name": "kube-state-metrics", "metrics_path": "/metrics", "honor_labels": True,
+             "static_configs": static(ports.supervisor)},
+        ],
+    }
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def render_targets(ports: Ports, replicas: Iterable[Replica]) -> str:
+    """file_sd targets: every replica that is not being stopped, with its pod labels."""
+    groups = [
+        {
+            "targets": [f"{HOST}:{ports.replica_management(r.deployment, r.slot)}"],
+            "labels": {"namespace": SYSTEM_NAMESPACE, "deployment": r.deployment,
+                       "pod": r.pod, "container": r.deployment},
+        }
+        for r in sorted(replicas, key=lambda r: (r.deployment, r.slot))
+        if r.phase != "terminating"
+    ]
+    return json.dumps(groups, indent=1) + "\n"

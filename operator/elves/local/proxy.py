@@ -1,0 +1,89 @@
+"""A round-robin TCP proxy: the local stand-in for a Kubernetes Service.
+
+Like kube-proxy it balances connections, not requests (a keep-alive client stays on one
+replica), and it only picks replicas that are ready. A replica that refuses the
+connection is skipped for the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_SECONDS = 2.0
+CHUNK_BYTES = 64 * 1024
+
+Backends = Callable[[], list[tuple[str, int]]]
+
+
+class RoundRobinProxy:
+    def __init__(self, name: str, backends: Backends) -> None:
+        self.name = name
+        self._backends = backends
+        self._turn = itertools.count()
+        self.connections_total = 0
+        self.rejected_total = 0  # clients closed because no replica was ready
+        self._server: asyncio.AbstractServer | None = None
+        self._open: set[asyncio.Task] = set()
+
+    async def start(self, host: str, port: int) -> None:
+        self._server = await asyncio.start_server(self._accept, host, port, reuse_address=True)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._open):
+            task.cancel()
+        if self._open:
+            await asyncio.gather(*self._open, return_exceptions=True)
+
+    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        backends = self._backends()
+        if not backends:
+            return None
+        first = next(self._turn)
+        for i in range(len(backends)):
+            host, port = backends[(first + i) % len(backends)]
+            try:
+                async with asyncio.timeout(CONNECT_TIMEOUT_SECONDS):
+                    return await asyncio.open_connection(host, port)
+            except (OSError, TimeoutError) as error:
+                log.info("%s: replica %s:%d refused (%s), trying the next", self.name, host, port, error)
+        return None
+
+    async def _accept(self, client_reader: asyncio.StreamReader,
+                      client_writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._open.add(task)
+        self.connections_total += 1
+        upstream_writer = None
+        try:
+            upstream = await self._connect()
+            if upstream is None:
+                self.rejected_total += 1
+                return
+            upstream_reader, upstream_writer = upstream
+            await asyncio.gather(_pipe(client_reader, upstream_writer),
+                                 _pipe(upstream_reader, client_writer))
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            self._open.discard(task)
+            for writer in (client_writer, upstream_writer):
+                if writer is not None:
+                    writer.close()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(CHUNK_BYTES):
+            writer.write(data)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()  # pass the half-close on; the other direction may go on
+    except (ConnectionError, OSError):
+        writer.close()

@@ -1,0 +1,77 @@
+"""Typed settings, read once from ELVES_* environment variables.
+
+Every knob has a default that works on a developer machine; the local stack, the CLI
+and the tests read them from here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from elves.constants import DEPLOYMENTS
+
+# operator/elves/settings.py -> the repository root (the package is installed editable).
+_DEFAULT_REPO = Path(__file__).resolve().parents[2]
+
+
+def _replicas(text: str) -> dict[str, int]:
+    """Parse "gateway=1,registry=2" into a map, naming what is wrong on bad input."""
+    replicas = {name: 1 for name in DEPLOYMENTS}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, count = item.partition("=")
+        if not sep or name not in DEPLOYMENTS or not count.isdigit():
+            raise ValueError(
+                f"ELVES_LOCAL_REPLICAS: {item!r} is not <deployment>=<count> "
+                f"with a deployment among {', '.join(DEPLOYMENTS)}"
+            )
+        replicas[name] = int(count)
+    return replicas
+
+
+def _int(env: dict[str, str], name: str, default: int) -> int:
+    text = env.get(name, "")
+    if not text:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{name}: {text!r} is not an integer") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    # The repository checkout: where services/*/target/*.jar and loadtests/ are.
+    repo_dir: Path = _DEFAULT_REPO
+    # Local mode state (secrets, pid files, logs, data directories); git-ignored.
+    state_dir: Path = _DEFAULT_REPO / ".elves"
+    # Built tools (k6, helm, Kubernetes binaries), kept across checkouts.
+    cache_dir: Path = Path.home() / ".cache" / "elves"
+    # Added to every local port, so a test stack can run beside the real one.
+    port_offset: int = 0
+    # Replicas each deployment starts with in local mode.
+    local_replicas: dict[str, int] = field(default_factory=lambda: {n: 1 for n in DEPLOYMENTS})
+    # Replaces `java -jar <jar>` for the service replicas (tests run a stand-in); split on spaces.
+    service_command: str = ""
+    # Infrastructure the supervisor runs; tests of the supervisor alone run none.
+    local_infra: tuple[str, ...] = ("epmd", "rabbitmq", "postgres", "prometheus")
+    # The k6 binary used for local load (built by tools/install-k6.sh).
+    k6_binary: Path = Path.home() / ".cache" / "elves" / "bin" / "k6"
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
+        env = dict(os.environ if env is None else env)
+        repo = Path(env.get("ELVES_REPO") or _DEFAULT_REPO)
+        cache = Path(env.get("ELVES_CACHE") or Path.home() / ".cache" / "elves")
+        infra = env.get("ELVES_LOCAL_INFRA")
+        return cls(
+            repo_dir=repo,
+            state_dir=Path(env.get("ELVES_STATE_DIR") or repo / ".elves"),
+            cache_dir=cache,
+            port_offset=_int(env, "ELVES_LOCAL_PORT_OFFSET", 0),
+            local_replicas=_replicas(env.get("ELVES_LOCAL_REPLICAS", "")),
+            service_command=env.get("ELVES_LOCAL_SERVICE_COMMAND", ""),
+            local_infra=cls.local_infra if infra is None else tuple(filter(None, infra.split(","))),
+            k6_binary=Path(env.get("ELVES_K6") or cache / "bin" / "k6"),
+        )

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Installs what the local mode needs on Debian 12, and enables RabbitMQ's Prometheus
+# plugin for the local node. Idempotent: a second run changes nothing.
+#
+# Packages come from Debian 12's repositories, so their versions are the release's
+# (rabbitmq-server 3.10, prometheus 2.42, postgresql 15, OpenJDK 17, Maven 3.8).
+# Debian starts a service when its package is installed; this script forbids that
+# for the time of the install (policy-rc.d), as the local mode runs its own instances.
+#
+# Settings (environment):
+#   ELVES_STATE_DIR   the local mode's state directory (default: <repo>/.elves)
+#   ELVES_APT_MAX_AGE_HOURS  refresh apt's lists when older than this (default: 24)
+set -Eeuo pipefail
+
+readonly REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly STATE_DIR="${ELVES_STATE_DIR:-${REPO_DIR}/.elves}"
+readonly APT_MAX_AGE_HOURS="${ELVES_APT_MAX_AGE_HOURS:-24}"
+readonly PACKAGES=(
+  rabbitmq-server prometheus postgresql-15 openjdk-17-jdk-headless maven chromium
+  python3-venv curl
+)
+readonly POLICY_RC=/usr/sbin/policy-rc.d
+
+log() { echo "install-local-deps: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+as_root() {
+  if [[ ${EUID} -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null; then
+    sudo "$@"
+  else
+    die "installing packages needs root (or sudo): $*"
+  fi
+}
+
+missing_packages() {
+  local package
+  for package in "${PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "${package}" 2>/dev/null | grep -q 'install ok installed'; then
+      echo "${package}"
+    fi
+  done
+}
+
+apt_lists_fresh() {
+  # Fresh when some package list exists and is younger than the allowed age.
+  [[ -n "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' \
+            -mmin "-$((APT_MAX_AGE_HOURS * 60))" -print -quit 2>/dev/null)" ]]
+}
+
+forbid_service_starts() {
+  # Only our own policy file is removed again; an existing one is the machine's.
+  if [[ -e ${POLICY_RC} ]]; then
+    return
+  fi
+  printf '#!/bin/sh\n# Written by elves install-local-deps.sh for the time of an install.\nexit 101\n' \
+    | as_root tee "${POLICY_RC}" >/dev/null
+  as_root chmod 755 "${POLICY_RC}"
+  trap 'as_root rm -f "${POLICY_RC}"' EXIT
+}
+
+install_packages() {
+  local missing
+  mapfile -t missing < <(missing_packages)
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    log "packages already installed"
+    return
+  fi
+  log "installing ${missing[*]}"
+  if ! apt_lists_fresh; then
+    as_root apt-get update -q
+  fi
+  forbid_service_starts
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+}
+
+enable_rabbitmq_prometheus() {
+  local plugins_file="${STATE_DIR}/rabbitmq/enabled_plugins"
+  if grep -qs rabbitmq_prometheus "${plugins_file}"; then
+    return
+  fi
+  mkdir -p "${STATE_DIR}/rabbitmq/home"
+  # --offline only edits the file of our node; the system-wide node is left alone.
+  env HOME="${STATE_DIR}/rabbitmq/home" \
+    RABBITMQ_NODENAME=elves@localhost \
+    RABBITMQ_ENABLED_PLUGINS_FILE="${plugins_file}" \
+    RABBITMQ_CONF_ENV_FILE=/dev/null \
+    RABBITMQ_CONFIG_FILE="${STATE_DIR}/rabbitmq/rabbitmq.conf" \
+    RABBITMQ_ADVANCED_CONFIG_FILE="${STATE_DIR}/rabbitmq/advanced.config" \
+    RABBITMQ_MNESIA_BASE="${STATE_DIR}/rabbitmq/mnesia" \
+    RABBITMQ_LOG_BASE="${STATE_DIR}/logs/rabbitmq" \
+    /usr/lib/rabbitmq/bin/rabbitmq-plugins --offline enable rabbitmq_prometheus >/dev/null
+  grep -qs rabbitmq_prometheus "${plugins_file}" \
+    || die "rabbitmq-plugins did not enable rabbitmq_prometheus in ${plugins_file}"
+  log "enabled rabbitmq_prometheus in ${plugins_file}"
+}
+
+main() {
+  [[ -r /etc/debian_version ]] || die "this script installs Debian packages; this is not Debian"
+  install_packages
+  enable_rabbitmq_prometheus
+}
+
+main "$@"
