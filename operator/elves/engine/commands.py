@@ -1,5 +1,79 @@
-"""Subcommands of this part (filled in by its owner)."""
+"""The engine's subcommands: `elves run`, `elves report`, `elves crd`, `elves validate`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from elves.engine.models import SpecError, load_file
+
+EXIT_PASSED, EXIT_FAILED, EXIT_HARNESS_ERROR = 0, 1, 2
 
 
 def register(subcommands) -> None:
     """Add this part's subcommands; each sets `handler` to a function(args) -> exit code."""
+    run = subcommands.add_parser(
+        "run", help="run a LoadTest in local mode (exit 0 passed, 1 failed, 2 harness error)",
+        description="Run a LoadTest file against the local stack (./deployments.sh --local) and write a report.")
+    run.add_argument("file", help="a LoadTest YAML file")
+    run.add_argument("--prometheus", metavar="URL", help="Prometheus to read results from (default: the local one)")
+    run.add_argument("--reports", metavar="DIR", default="reports", help="where report directories go (default: reports)")
+    run.set_defaults(handler=_run)
+
+    report = subcommands.add_parser("report", help="re-render a report directory from its summary.json",
+                                    description="Re-render report.html from summary.json and series.json in DIR.")
+    report.add_argument("directory", metavar="DIR")
+    report.set_defaults(handler=_report)
+
+    crd = subcommands.add_parser("crd", help="print the LoadTest CRD generated from the models",
+                                 description="Generate the LoadTest CustomResourceDefinition from the spec models.")
+    crd.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
+    crd.set_defaults(handler=_crd)
+
+    validate = subcommands.add_parser("validate", help="check LoadTest files against the models",
+                                      description="Validate LoadTest files; exit 1 when any is invalid.")
+    validate.add_argument("files", nargs="+", metavar="FILE")
+    validate.set_defaults(handler=_validate)
+
+
+def _crd(args: argparse.Namespace) -> int:
+    from elves.engine.crd import crd_yaml, write_crd
+
+    if args.output:
+        print(f"wrote {write_crd(Path(args.output))}")
+    else:
+        sys.stdout.write(crd_yaml())
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    failed = 0
+    for path in args.files:
+        try:
+            tests = load_file(path)
+        except SpecError as exc:
+            failed += 1
+            print(exc, file=sys.stderr)
+            continue
+        names = ", ".join(t.name for t in tests)
+        print(f"ok {path} ({names})")
+    return 1 if failed else 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from elves.engine.local_run import run_file
+
+    return run_file(args.file, prometheus_url=args.prometheus, reports_dir=Path(args.reports))
+
+
+def _report(args: argparse.Namespace) -> int:
+    from elves.engine.report import rerender
+
+    try:
+        path = rerender(Path(args.directory))
+    except (OSError, ValueError) as exc:
+        print(f"elves report: {exc}", file=sys.stderr)
+        return EXIT_HARNESS_ERROR
+    print(f"report: {path}")
+    return 0

@@ -1,0 +1,222 @@
+"""The LoadTest CustomResourceDefinition, generated from the models (never written by hand).
+
+Pydantic gives JSON Schema; kube-apiserver wants a *structural* OpenAPI v3 schema: no
+$ref, no anyOf carrying types, `nullable` instead of a null type, boolean
+`exclusiveMinimum`, no `patternProperties`, no `additionalProperties: false` (unknown
+fields are caught by kubectl's strict field validation instead). This module does that
+translation and turns every cross-field rule of the models into x-kubernetes-validations,
+so `kubectl apply` rejects what `elves validate` rejects, naming the field.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from elves.constants import API_GROUP, API_VERSION, KIND, PLURAL, SHORT_NAME
+from elves.engine.modelbase import SpecModel, StatusModel
+from elves.engine.models import LoadTestSpec
+from elves.engine.status import LoadTestStatus
+
+CRD_NAME = f"{PLURAL}.{API_GROUP}"
+# Where the chart ships it; a unit test keeps this file equal to crd_yaml().
+CRD_PATH = Path(__file__).resolve().parents[3] / "charts" / "elves" / "crds" / f"{CRD_NAME}.yaml"
+
+PRINTER_COLUMNS = [
+    {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
+    {"name": "Verdict", "type": "string", "jsonPath": ".status.summary.verdict"},
+    {"name": "Rate", "type": "string", "jsonPath": ".status.summary.rate"},
+    {"name": "P99", "type": "string", "jsonPath": ".status.summary.p99"},
+    {"name": "Deepest Queue", "type": "string", "jsonPath": ".status.summary.deepestQueue"},
+    {"name": "Lost", "type": "integer", "jsonPath": ".status.summary.lost"},
+    {"name": "Restarts", "type": "integer", "jsonPath": ".status.summary.restarts"},
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+]
+
+_DROPPED_KEYS = {"title", "default", "examples"}
+
+
+def _model_classes() -> dict[str, type]:
+    """Every model by class name, as pydantic names its $defs."""
+    found: dict[str, type] = {}
+    pending: list[type] = [SpecModel, StatusModel]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            found[sub.__name__] = sub
+            pending.append(sub)
+    return found
+
+
+def _quote(pattern: str) -> str:
+    """A regular expression as a CEL single-quoted string literal."""
+    return "'" + pattern.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+class _Structural:
+    def __init__(self, defs: dict[str, Any]):
+        self.defs = defs
+        self.classes = _model_classes()
+
+    def convert(self, schema: dict[str, Any]) -> dict[str, Any]:
+        schema = copy.deepcopy(schema)
+        description = schema.pop("description", None)
+        result = self._convert(schema)
+        if description and "description" not in result:
+            result["description"] = description
+        return result
+
+    def _convert(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if "$ref" in schema:
+            name = schema.pop("$ref").split("/")[-1]
+            merged = {**self.defs[name], **{k: v for k, v in schema.items() if k not in _DROPPED_KEYS}}
+            out = self.convert(merged)
+            rules = getattr(self.classes.get(name), "cel_rules", ())
+            if rules:
+                out["x-kubernetes-validations"] = [{"rule": r.rule, "message": r.message} for r in rules]
+            return out
+
+        if "x-elves-number-or-duration" in schema:
+            pattern = schema.pop("x-elves-number-or-duration")
+            return {
+                **({"description": schema["description"]} if "description" in schema else {}),
+                "x-kubernetes-preserve-unknown-fields": True,
+                "x-kubernetes-validations": [{
+                    "rule": f"type(self) == int || type(self) == double"
+                            f" || (type(self) == string && self.matches({_quote(pattern)}))",
+                    "message": "must be a number or a duration (0.01, 500, 100ms)",
+                }],
+            }
+        if schema.get("x-elves-scalar"):
+            return {"x-kubernetes-preserve-unknown-fields": True}
+
+        if "anyOf" in schema:
+            options = schema.pop("anyOf")
+            variants = [v for v in options if v.get("type") != "null"]
+            if len(variants) == 1:
+                inner = self.convert({**variants[0], **{k: v for k, v in schema.items() if k not in _DROPPED_KEYS}})
+                if len(variants) < len(options):
+                    inner["nullable"] = True
+                return inner
+            # Several scalar types (int | float | str): structural schemas cannot say that.
+            out = {"x-kubernetes-preserve-unknown-fields": True}
+            if "description" in schema:
+                out["description"] = schema["description"]
+            return out
+
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key in _DROPPED_KEYS:
+                continue
+            if key == "const":
+                out["enum"] = [value]
+            elif key == "exclusiveMinimum":
+                out["minimum"] = value
+                out["exclusiveMinimum"] = True
+            elif key == "exclusiveMaximum":
+                out["maximum"] = value
+                out["exclusiveMaximum"] = True
+            elif key == "properties":
+                out["properties"] = {name: self.convert(prop) for name, prop in value.items()}
+            elif key == "items":
+                out["items"] = self.convert(value)
+            elif key == "additionalProperties":
+                if value is False:
+                    continue  # strict field validation in kubectl reports unknown fields
+                if value is True or value == {}:
+                    out["x-kubernetes-preserve-unknown-fields"] = True
+                else:
+                    out["additionalProperties"] = self.convert(value)
+            elif key == "patternProperties":
+                (pattern, item), = value.items()
+                out["additionalProperties"] = self.convert(item)
+                out.setdefault("x-kubernetes-validations", []).append({
+                    "rule": f"self.all(k, k.matches({_quote(pattern)}))",
+                    "message": f"keys must match {pattern}",
+                })
+            else:
+                out[key] = value
+        if out.get("type") == "object" and "properties" not in out and "additionalProperties" not in out:
+            out["x-kubernetes-preserve-unknown-fields"] = True
+        return out
+
+
+_KEY_ORDER = ("description", "type", "format", "enum", "pattern", "minLength", "maxLength", "minimum",
+              "exclusiveMinimum", "maximum", "exclusiveMaximum", "minItems", "maxItems", "maxProperties",
+              "nullable", "required", "properties", "additionalProperties", "items")
+
+
+def _ordered(schema: Any) -> Any:
+    """Keys in the order people read a schema in: what it is, then its rules, then its parts."""
+    if isinstance(schema, list):
+        return [_ordered(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    rank = {key: index for index, key in enumerate(_KEY_ORDER)}
+    keys = sorted(schema, key=lambda k: rank.get(k, len(rank)))
+    return {k: schema[k] if k in ("enum", "required") else _ordered(schema[k]) for k in keys}
+
+
+def _schema_of(model: type) -> dict[str, Any]:
+    raw = model.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")  # type: ignore[attr-defined]
+    defs = raw.pop("$defs", {})
+    defs[model.__name__] = raw
+    return _ordered(_Structural(defs).convert({"$ref": f"#/$defs/{model.__name__}"}))
+
+
+def crd_manifest() -> dict[str, Any]:
+    """The CRD as a dict, ready for yaml or the Kubernetes API."""
+    spec_schema = _schema_of(LoadTestSpec)
+    status_schema = _schema_of(LoadTestStatus)
+    spec_schema["description"] = "What to run: the system, the load, faults, sweep, drain and objectives."
+    status_schema["description"] = "Written by the engine: phase, conditions, runs, results, verdict, report."
+    spec_schema, status_schema = _ordered(spec_schema), _ordered(status_schema)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": CRD_NAME},
+        "spec": {
+            "group": API_GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "kind": KIND,
+                "listKind": f"{KIND}List",
+                "plural": PLURAL,
+                "singular": KIND.lower(),
+                "shortNames": [SHORT_NAME],
+                "categories": ["elves"],
+            },
+            "versions": [{
+                "name": API_VERSION,
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": PRINTER_COLUMNS,
+                "schema": {"openAPIV3Schema": {
+                    "description": "A load test of the Elves system: one file for the cluster and the local mode.",
+                    "type": "object",
+                    "required": ["spec"],
+                    "properties": {
+                        "apiVersion": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "metadata": {"type": "object"},
+                        "spec": spec_schema,
+                        "status": status_schema,
+                    },
+                }},
+            }],
+        },
+    }
+
+
+def crd_yaml() -> str:
+    header = "# Generated by `elves crd` from operator/elves/engine/models.py; do not edit.\n"
+    return header + yaml.safe_dump(crd_manifest(), sort_keys=False, width=120)
+
+
+def write_crd(path: Path = CRD_PATH) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(crd_yaml(), encoding="utf-8")
+    return path

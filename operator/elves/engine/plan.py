@@ -1,0 +1,327 @@
+"""Planning: from a LoadTest to runs, k6 scenarios, rate profiles and the fault schedule.
+
+Pure functions of the spec; nothing here talks to a system.
+
+The load is an open model: k6 starts iterations at the planned arrival rate whatever the
+system does, so queueing shows up as latency and queue depth instead of being hidden by
+slower clients. k6 only drops an iteration when it has no free VU, so the VU pool is
+sized from the rate and the expected iteration time with room for stalls: an honest run
+drops nothing, and `dropped_iterations > 0` means the harness, not the system, fell short.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from elves.constants import LOCAL_TEST_NAMESPACE
+from elves.engine.models import Load, LoadTest, LoadTestSpec, System, set_path
+from elves.engine.scenarios import BUILTIN_SCENARIOS
+from elves.engine.units import k6_duration, parse_duration, parse_rate
+
+# An iteration may stall this long (a frozen replica, a broker restart) without k6
+# running out of VUs; the "test the tester" pause of 1.5 s fits in it.
+STALL_ALLOWANCE_SECONDS = 2.0
+VU_HEADROOM = 1.5
+MIN_PREALLOCATED_VUS = 3
+# k6 allocates VUs beyond the pre-allocated pool (up to maxVUs) when iterations pile up.
+MAX_VUS_FACTOR = 4
+# Integer rates per time unit lose precision at low rates; pick the unit that keeps the
+# rounding error under half a percent.
+_TIME_UNITS = (("1s", 1.0), ("1m", 60.0), ("1h", 3600.0))
+_MIN_RATE_PER_UNIT = 100
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of the total arrival-rate profile: linear from `start_rate` to `end_rate`."""
+
+    start: float  # seconds since the load started
+    end: float
+    start_rate: float  # per second
+    end_rate: float
+
+
+@dataclass(frozen=True)
+class PlannedFault:
+    index: int  # position in spec.faults
+    at: float  # seconds since the load started
+    action: str  # scale | killPod | restart | pause | restartInfra | resources
+    params: dict[str, Any]
+
+    def as_spec(self) -> dict[str, Any]:
+        """The fault as written in the spec (what Platform.apply_fault takes)."""
+        return {"at": self.at, self.action: self.params}
+
+    def describe(self) -> str:
+        detail = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        return f"{self.action}({detail})"
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    index: int
+    values: dict[str, Any]  # sweep path -> value ({} without a sweep)
+    system: dict[str, Any]  # spec.system with the values applied (YAML names, unset parts absent)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything one run needs: the platform calls are made from this."""
+
+    index: int
+    test_id: str
+    point: SweepPoint
+    script: str
+    scenarios: dict[str, Any]
+    faults: list[PlannedFault]
+    duration_seconds: float
+    parallelism: int
+    users: int
+    profile: list[Segment] = field(default_factory=list)
+
+    def k6_env(self, tokens: list[str], admin_token: str) -> dict[str, str]:
+        """The -e variables every Elves script reads (see docs/architecture.md)."""
+        return {
+            "ELVES_K6_SCENARIOS": json.dumps(self.scenarios, sort_keys=True),
+            "ELVES_TEST_ID": self.test_id,
+            "ELVES_TOKENS": ",".join(tokens),
+            "ELVES_ADMIN_TOKEN": admin_token,
+        }
+
+
+def test_id(namespace: str | None, name: str, run: int) -> str:
+    """`<namespace>/<name>/<run>`: the key of one run's traffic in every row and metric."""
+    return f"{namespace or LOCAL_TEST_NAMESPACE}/{name}/{run}"
+
+
+# --- sweeps -------------------------------------------------------------------------
+
+def expand_sweep(spec: LoadTestSpec) -> list[SweepPoint]:
+    """One point per value of a one-key sweep; the grid (first key outermost) for two keys."""
+    base = spec.system.model_dump(by_alias=True, exclude_none=True)
+    sweep = spec.sweep or {}
+    if not sweep:
+        return [SweepPoint(0, {}, _clean_system(base))]
+    keys = list(sweep)
+    points = []
+    for index, combination in enumerate(itertools.product(*(sweep[k] for k in keys))):
+        system = base
+        for key, value in zip(keys, combination):
+            system = set_path(system, key, value)
+        points.append(SweepPoint(index, dict(zip(keys, combination)), _clean_system(system)))
+    return points
+
+
+def _clean_system(system: dict[str, Any]) -> dict[str, Any]:
+    """Validated and without empty sections, so a platform sees only what the test sets."""
+    validated = System.model_validate(system).model_dump(by_alias=True, exclude_none=True)
+    return {k: v for k, v in validated.items() if v}
+
+
+def numeric(value: Any) -> float | None:
+    """A sweep value as a number, for efficiency ratios: 3 -> 3, "2Gi" -> bytes, "500m" -> 0.5."""
+    from elves.engine.units import parse_cpu, parse_memory
+
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    for parse in (float, parse_memory, parse_cpu):
+        try:
+            return float(parse(value))
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+# --- rate profiles ------------------------------------------------------------------
+
+# (fraction of the duration, fraction of the peak rate reached at its end), from 0 at t=0.
+_PROFILE_SHAPES: dict[str, list[tuple[float, float]]] = {
+    # The study's load profile: warm-up ramp, light plateau, steeper ramp, plateau, ramp-down.
+    "warmup": [(0.10, 0.25), (0.15, 0.25), (0.15, 1.0), (0.50, 1.0), (0.10, 0.0)],
+    # Two spikes to the peak with a drop to a fifth of it between and after them.
+    "spike": [(0.05, 0.2), (0.15, 0.2), (0.05, 1.0), (0.15, 1.0), (0.05, 0.2),
+              (0.15, 0.2), (0.05, 1.0), (0.15, 1.0), (0.05, 0.2), (0.15, 0.2)],
+    # A linear ramp from 0 to the peak over the whole duration: where does it break?
+    "breakpoint": [(1.0, 1.0)],
+}
+ENDURANCE_RAMP_SECONDS = 60.0
+
+
+def profile_stages(profile: str, peak_per_second: float, duration: float) -> list[tuple[float, float]]:
+    """A profile as (stage seconds, target per second) stages that add up to `duration`."""
+    if profile == "endurance":
+        ramp = min(ENDURANCE_RAMP_SECONDS, duration * 0.05)
+        shape = [(ramp / duration, 1.0), (1 - ramp / duration, 1.0)]
+    elif profile in _PROFILE_SHAPES:
+        shape = _PROFILE_SHAPES[profile]
+    else:
+        raise ValueError(f"unknown profile {profile!r}")
+    # Round the boundaries (not each stage) to milliseconds so the stages add up exactly.
+    boundaries = [round(duration * f, 3) for f in itertools.accumulate(s for s, _ in shape)]
+    boundaries[-1] = round(duration, 3)
+    starts = [0.0] + boundaries[:-1]
+    return [(round(end - start, 3), peak_per_second * target)
+            for (start, end), (_, target) in zip(zip(starts, boundaries), shape)]
+
+
+def total_stages(load: Load) -> list[tuple[float, float]] | None:
+    """The total-rate stages of the load (profile or spec stages), held to the duration; None for a flat rate."""
+    duration = load.duration_seconds
+    if load.profile is not None:
+        assert load.rate is not None  # the model requires it
+        return profile_stages(load.profile, parse_rate(load.rate), duration)
+    if load.stages is None:
+        return None
+    stages = [(parse_duration(s.duration), parse_rate(s.target)) for s in load.stages]
+    covered = sum(d for d, _ in stages)
+    if duration - covered > 1e-6:
+        stages.append((round(duration - covered, 3), stages[-1][1]))  # hold the last target
+    return stages
+
+
+def rate_profile(load: Load) -> list[Segment]:
+    """The planned total arrival rate over time, as linear segments."""
+    stages = total_stages(load)
+    if stages is None:
+        rate = parse_rate(load.rate or "0/s")
+        return [Segment(0.0, load.duration_seconds, rate, rate)]
+    segments, start, rate = [], 0.0, 0.0
+    for seconds, target in stages:
+        segments.append(Segment(start, start + seconds, rate, target))
+        start, rate = start + seconds, target
+    return segments
+
+
+def rate_at(segments: list[Segment], t: float) -> float:
+    """The planned total arrival rate (per second) `t` seconds into the load."""
+    for s in segments:
+        if s.start <= t <= s.end:
+            span = s.end - s.start
+            return s.end_rate if span == 0 else s.start_rate + (s.end_rate - s.start_rate) * (t - s.start) / span
+    return 0.0
+
+
+def peak_rate(load: Load) -> float:
+    """The highest total arrival rate the plan reaches (per second)."""
+    segments = rate_profile(load)
+    candidates = [seg.end_rate for seg in segments] + [seg.start_rate for seg in segments]
+    if load.rate is not None:
+        candidates.append(parse_rate(load.rate))
+    return max(candidates, default=0.0)
+
+
+# --- k6 scenarios -------------------------------------------------------------------
+
+def _time_unit(peak_per_second: float) -> tuple[str, float]:
+    for name, seconds in _TIME_UNITS:
+        if peak_per_second * seconds >= _MIN_RATE_PER_UNIT:
+            return name, seconds
+    return _TIME_UNITS[-1]
+
+
+def _vus_for(peak_per_second: float, iteration_seconds: float) -> tuple[int, int]:
+    """(preAllocatedVUs, maxVUs) so iterations starting at the peak rate never wait for a VU."""
+    in_flight = peak_per_second * (iteration_seconds + STALL_ALLOWANCE_SECONDS)
+    pre = max(MIN_PREALLOCATED_VUS, math.ceil(in_flight * VU_HEADROOM))
+    return pre, max(pre * MAX_VUS_FACTOR, pre + 10)
+
+
+def k6_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
+    """The k6 `scenarios` option: one arrival-rate scenario per endpoint of the mix, `exec` = its name."""
+    mix = load.effective_mix
+    total_weight = sum(mix.values())
+    builtin = BUILTIN_SCENARIOS.get(load.scenario or "")
+    iteration_seconds = builtin.iteration_seconds if builtin else 0.5
+    stages = total_stages(load)
+    duration = load.duration_seconds
+    peak = peak_rate(load)
+
+    scenarios: dict[str, Any] = {}
+    for name, weight in mix.items():
+        share = weight / total_weight
+        unit_name, unit_seconds = _time_unit(peak * share)
+        pre, max_vus = _vus_for(peak * share, iteration_seconds)
+        if load.vus is not None:
+            pre = max(1, math.ceil(load.vus.pre_allocated * share))
+            max_vus = max(pre, math.ceil((load.vus.max or load.vus.pre_allocated) * share))
+        scenario: dict[str, Any] = {"exec": name, "timeUnit": unit_name, "preAllocatedVUs": pre, "maxVUs": max_vus}
+        if stages is None:
+            rate = parse_rate(load.rate or "0/s") * share
+            scenario.update(executor="constant-arrival-rate", rate=round(rate * unit_seconds),
+                            duration=k6_duration(duration))
+        else:
+            scenario.update(executor="ramping-arrival-rate", startRate=0, stages=[
+                {"duration": k6_duration(seconds), "target": round(target * share * unit_seconds)}
+                for seconds, target in stages
+            ])
+        if test_id_value:
+            scenario["tags"] = {"testid": test_id_value}
+        scenarios[name] = scenario
+    return scenarios
+
+
+# --- faults -------------------------------------------------------------------------
+
+def fault_schedule(spec: LoadTestSpec) -> list[PlannedFault]:
+    """The faults in firing order (by time, then as written); ValueError when one falls after the load."""
+    end = spec.load.duration_seconds
+    planned = []
+    for index, fault in enumerate(spec.faults):
+        if fault.at_seconds >= end:
+            raise ValueError(f"spec.faults[{index}].at = {fault.at} is not before the end of the load ({end:g}s)")
+        (action, params), = fault.actions().items()
+        planned.append(PlannedFault(index, fault.at_seconds, action, params))
+    return sorted(planned, key=lambda f: (f.at, f.index))
+
+
+# --- runs ---------------------------------------------------------------------------
+
+def scenarios_dir() -> Path:
+    """Where the built-in k6 scenarios live (the repository's loadtests/scenarios)."""
+    override = os.environ.get("ELVES_SCENARIOS_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[3] / "loadtests" / "scenarios"
+
+
+def script_location(load: Load, source_dir: Path | None = None) -> str:
+    """What the platform runs: a file path, or `configmap:<name>/<file>` on a cluster."""
+    if load.scenario is not None:
+        return str(scenarios_dir() / f"{load.scenario}.js")
+    assert load.script is not None  # the model requires one of them
+    if load.script.config_map is not None:
+        return f"configmap:{load.script.config_map.name}/{load.script.config_map.file}"
+    path = Path(load.script.path or "")
+    if not path.is_absolute() and source_dir is not None:
+        path = source_dir / path
+    return str(path)
+
+
+def plan_runs(test: LoadTest, source_dir: Path | None = None) -> list[RunPlan]:
+    """One plan per sweep point, in order."""
+    spec = test.spec
+    faults = fault_schedule(spec)
+    script = script_location(spec.load, source_dir)
+    profile = rate_profile(spec.load)
+    plans = []
+    for point in expand_sweep(spec):
+        run_id = test_id(test.metadata.namespace, test.name, point.index)
+        plans.append(RunPlan(
+            index=point.index,
+            test_id=run_id,
+            point=point,
+            script=script,
+            scenarios=k6_scenarios(spec.load, run_id),
+            faults=faults,
+            duration_seconds=spec.load.duration_seconds,
+            parallelism=spec.load.parallelism,
+            users=spec.load.users,
+            profile=profile,
+        ))
+    return plans

@@ -1,0 +1,207 @@
+"""The LoadTest status: the phase machine's state, the results, the verdict.
+
+Everything the runner needs between two steps lives here, so the kopf operator can keep
+it in the resource's status and the local CLI in memory; both call the same `step()`.
+Times are UTC datetimes; latencies and durations are seconds; rates are per second.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from elves.engine.modelbase import StatusModel
+
+Phase = Literal["Pending", "Preparing", "Running", "Draining", "Analyzing", "Succeeded", "Failed", "Error"]
+FINAL_PHASES = ("Succeeded", "Failed", "Error")
+Scalar = int | float | str
+
+
+class Condition(StatusModel):
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str = Field(description="CamelCase cause, e.g. PrometheusUnreachable.")
+    message: str = Field("", description="What happened and what to do about it.")
+    last_transition_time: datetime
+
+
+class Window(StatusModel):
+    start: datetime
+    end: datetime
+
+
+class EndpointResult(StatusModel):
+    requests: int = 0
+    ok: int = Field(0, description="2xx answers.")
+    failed: int = Field(0, description="Requests k6 counted as failed (not an expected response).")
+    rate: float = Field(0.0, description="Requests per second over the load.")
+    error_rate: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    mean: float | None = None
+    concurrency: float | None = Field(None, description="Little's law: rate x mean latency, requests in flight.")
+
+
+class QueueResult(StatusModel):
+    max: float | None = None
+    final: float | None = None
+
+
+class ReplicaPoint(StatusModel):
+    t: float = Field(description="Seconds since the start of the load.")
+    desired: float | None = None
+    ready: float | None = None
+
+
+class DeploymentResult(StatusModel):
+    restarts: int = 0
+    oom_kills: int = 0
+    replicas_min: float | None = None
+    replicas_max: float | None = None
+    timeline: list[ReplicaPoint] = Field(default_factory=list, description="Replicas whenever they changed.")
+
+
+class Ledger(StatusModel):
+    """k6's successful requests against what the registry persisted for this test id."""
+
+    accepted: int = Field(0, description="2xx answers k6 saw, over all endpoints.")
+    accepted_by_endpoint: dict[str, int] = Field(default_factory=dict)
+    requests_accepted: int = Field(0, description="getData answered 202: work the system promised to do.")
+    requests_persisted: int = 0
+    results_done: int = 0
+    results_failed: int = 0
+    logs_expected: int = Field(0, description="Activity logs the 2xx answers promise.")
+    logs_persisted: int = 0
+    logs_by_endpoint: dict[str, int] = Field(default_factory=dict)
+    lost_requests: int = Field(0, description="Accepted getData without a persisted result.")
+    lost_logs: int = Field(0, description="Promised activity logs not persisted.")
+    duplicates: int = Field(0, description="Redelivered messages the consumers discarded.")
+
+
+class RunResults(StatusModel):
+    window: Window
+    load_seconds: float
+    requests: int = 0
+    rate: float = 0.0
+    error_rate: float | None = None
+    dropped_iterations: int = 0
+    vus_max: float | None = None
+    endpoints: dict[str, EndpointResult] = Field(default_factory=dict)
+    total: EndpointResult = Field(default_factory=EndpointResult)
+    queues: dict[str, QueueResult] = Field(default_factory=dict)
+    deployments: dict[str, DeploymentResult] = Field(default_factory=dict)
+    ledger: Ledger | None = None
+    drain_seconds: float | None = None
+    drain_completed: bool = True
+    throughput: float | None = Field(None, description="Completed work per second over load and drain (sweep tables).")
+
+
+class Check(StatusModel):
+    name: str
+    observed: float | None = None
+    target: str = Field(description="The objective, e.g. '< 0.01' or '< 100ms'.")
+    ok: bool
+    detail: str = ""
+
+
+class Breakpoint(StatusModel):
+    rate: float = Field(description="Planned arrival rate (per second) when the first objective broke.")
+    achieved_rate: float | None = Field(None, description="Requests per second k6 achieved at that moment.")
+    at_seconds: float
+    check: str
+
+
+class Verdict(StatusModel):
+    passed: bool
+    checks: list[Check] = Field(default_factory=list)
+    breakpoint: Breakpoint | None = None
+
+
+class FaultEvent(StatusModel):
+    index: int
+    at: float = Field(description="Planned seconds since the load started.")
+    fired_at: datetime
+    action: str
+    message: str = ""
+
+
+class RunStatus(StatusModel):
+    index: int
+    test_id: str
+    point: dict[str, Scalar] = Field(default_factory=dict, description="The sweep values of this run.")
+    phase: Phase = "Pending"
+    started_at: datetime | None = None
+    load_started_at: datetime | None = None
+    load_ended_at: datetime | None = None
+    drained_at: datetime | None = None
+    finished_at: datetime | None = None
+    faults: list[FaultEvent] = Field(default_factory=list)
+    results: RunResults | None = None
+    verdict: Verdict | None = None
+    message: str = ""
+
+
+class SweepRow(StatusModel):
+    index: int
+    point: dict[str, Scalar]
+    rate: float | None = None
+    throughput: float | None = None
+    speedup: float | None = Field(None, description="Throughput against the first point.")
+    efficiency: float | None = Field(None, description="Speedup divided by the growth of the swept value(s).")
+    p95: float | None = None
+    p99: float | None = None
+    queue_depth_max: float | None = None
+    lost: int | None = None
+    passed: bool | None = None
+
+
+class Progress(StatusModel):
+    """What the phase machine does now, and until when it will wait."""
+
+    step: str = "start"
+    waiting_for: str = ""
+    since: datetime | None = None
+    deadline: datetime | None = None
+
+
+class Summary(StatusModel):
+    """Short strings for `kubectl get loadtests` columns."""
+
+    verdict: str = ""
+    rate: str = ""
+    p99: str = ""
+    deepest_queue: str = ""
+    lost: int | None = None
+    restarts: int | None = None
+
+
+class ReportRef(StatusModel):
+    path: str = ""
+    url: str = ""
+    grafana: str = ""
+
+
+class LoadTestStatus(StatusModel):
+    phase: Phase = "Pending"
+    conditions: list[Condition] = Field(default_factory=list)
+    current_run: int = 0
+    runs: list[RunStatus] = Field(default_factory=list)
+    progress: Progress = Field(default_factory=Progress)
+    snapshot: dict[str, Any] | None = Field(None, description="The system before the test, restored at the end.")
+    restored: bool = False
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    results: RunResults | None = Field(None, description="The last run's results.")
+    verdict: Verdict | None = None
+    sweep: list[SweepRow] = Field(default_factory=list)
+    summary: Summary = Field(default_factory=Summary)
+    report: ReportRef = Field(default_factory=ReportRef)
+    observed_generation: int | None = None
+
+    @property
+    def final(self) -> bool:
+        return self.phase in FINAL_PHASES

@@ -1,0 +1,62 @@
+"""The generated CRD: structural, with the models' rules, and the committed file is current."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from elves.engine.crd import CRD_PATH, crd_manifest, crd_yaml
+
+
+def walk(schema: Any, path: str = ""):
+    if isinstance(schema, dict):
+        yield path, schema
+        for key, value in schema.items():
+            yield from walk(value, f"{path}.{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from walk(value, f"{path}[{index}]")
+
+
+def test_committed_crd_equals_the_generated_one():
+    assert CRD_PATH.exists(), f"{CRD_PATH} is missing: run `.venv/bin/elves crd --output {CRD_PATH}`"
+    assert CRD_PATH.read_text(encoding="utf-8") == crd_yaml(), \
+        f"{CRD_PATH} is stale: run `.venv/bin/elves crd --output {CRD_PATH}` and commit it"
+
+
+def test_names_scope_and_subresources():
+    crd = crd_manifest()
+    assert crd["metadata"]["name"] == "loadtests.elves.dev"
+    assert crd["spec"]["names"]["shortNames"] == ["lt"]
+    assert crd["spec"]["scope"] == "Namespaced"
+    (version,) = crd["spec"]["versions"]
+    assert version["name"] == "v1alpha1" and version["subresources"] == {"status": {}}
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == [
+        "Phase", "Verdict", "Rate", "P99", "Deepest Queue", "Lost", "Restarts", "Age"]
+
+
+def test_schema_is_structural():
+    schema = crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    for path, node in walk(schema):
+        assert "$ref" not in node and "anyOf" not in node and "patternProperties" not in node, path
+        assert node.get("additionalProperties") is not False, path
+        assert "title" not in node and "default" not in node, path
+        if "exclusiveMinimum" in node:
+            assert node["exclusiveMinimum"] is True, path
+        is_property_map = path.endswith(".properties")
+        if not is_property_map and not path.endswith("x-kubernetes-validations") and node and "rule" not in node:
+            assert "type" in node or node.get("x-kubernetes-preserve-unknown-fields"), f"untyped schema at {path}"
+
+
+def test_constraints_become_patterns_enums_minimums_and_cel():
+    spec = crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    load = spec["properties"]["load"]
+    assert load["properties"]["rate"]["pattern"].startswith("^")
+    assert load["properties"]["scenario"]["enum"] == ["system-mix", "registry-mix", "ingestor", "journeys"]
+    assert load["properties"]["parallelism"]["minimum"] == 1
+    rules = [r["rule"] for r in load["x-kubernetes-validations"]]
+    assert "has(self.scenario) != has(self.script)" in rules
+    fault = spec["properties"]["faults"]["items"]
+    assert "exactly one action" in fault["x-kubernetes-validations"][0]["message"]
+    value = spec["properties"]["slo"]["items"]["properties"]["value"]
+    assert value["x-kubernetes-preserve-unknown-fields"] is True
+    assert "matches" in value["x-kubernetes-validations"][0]["rule"]

@@ -1,0 +1,172 @@
+"""Planning: sweeps, k6 scenarios, profiles, the fault schedule, test ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from elves.engine import plan
+from elves.engine.units import parse_duration
+
+
+def per_second(scenario: dict) -> float:
+    unit = {"1s": 1, "1m": 60, "1h": 3600}[scenario["timeUnit"]]
+    return scenario["rate"] / unit
+
+
+def test_no_sweep_is_one_run_with_the_spec_system(make_loadtest):
+    runs = plan.plan_runs(make_loadtest(system={"replicas": {"ingestor": 2}}))
+    assert [r.test_id for r in runs] == ["local/unit/0"]
+    assert runs[0].point.system == {"replicas": {"ingestor": 2}}
+    assert runs[0].point.values == {}
+
+
+def test_one_key_sweep_is_a_list_of_runs(make_loadtest):
+    runs = plan.plan_runs(make_loadtest(system={"replicas": {"gateway": 2}}, sweep={"system.replicas.ingestor": [1, 3, 5]}))
+    assert [r.point.values for r in runs] == [{"system.replicas.ingestor": v} for v in (1, 3, 5)]
+    assert [r.point.system["replicas"] for r in runs] == [{"gateway": 2, "ingestor": v} for v in (1, 3, 5)]
+    assert [r.test_id for r in runs] == ["local/unit/0", "local/unit/1", "local/unit/2"]
+
+
+def test_two_key_sweep_is_a_grid_with_the_first_key_outermost(make_loadtest):
+    runs = plan.plan_runs(make_loadtest(sweep={
+        "system.replicas.ingestor": [1, 2],
+        "system.env.ingestor.ELVES_INGESTOR_CONCURRENCY": [2, 5, 9],
+    }))
+    assert len(runs) == 6
+    assert [(r.point.values["system.replicas.ingestor"],
+             r.point.system["env"]["ingestor"]["ELVES_INGESTOR_CONCURRENCY"]) for r in runs] == [
+        (1, "2"), (1, "5"), (1, "9"), (2, "2"), (2, "5"), (2, "9")]
+
+
+def test_sweep_over_resources(make_loadtest):
+    runs = plan.plan_runs(make_loadtest(sweep={"system.resources.ingestor.memory": ["2Gi", "4Gi", "6Gi"]}))
+    assert [r.point.system["resources"]["ingestor"]["memory"] for r in runs] == ["2Gi", "4Gi", "6Gi"]
+    assert [plan.numeric(r.point.values["system.resources.ingestor.memory"]) for r in runs] == [
+        2 * 2**30, 4 * 2**30, 6 * 2**30]
+
+
+def test_test_id_uses_the_namespace_or_local():
+    assert plan.test_id("perf", "case-1a", 2) == "perf/case-1a/2"
+    assert plan.test_id(None, "case-1a", 0) == "local/case-1a/0"
+
+
+def test_flat_rate_gives_one_constant_arrival_rate_scenario_per_endpoint(make_loadtest):
+    load = make_loadtest(load={"scenario": "system-mix", "rate": "240/min", "duration": "10m",
+                               "mix": {"getData": 1, "getStatus": 1, "getHistory": 1, "getAllHistory": 0.33}}).spec.load
+    scenarios = plan.k6_scenarios(load, "local/unit/0")
+    assert set(scenarios) == {"getData", "getStatus", "getHistory", "getAllHistory"}
+    for name, scenario in scenarios.items():
+        assert scenario["executor"] == "constant-arrival-rate"
+        assert scenario["exec"] == name
+        assert scenario["duration"] == "600s"
+        assert scenario["tags"] == {"testid": "local/unit/0"}
+        assert isinstance(scenario["rate"], int)
+    # The rates add up to the total within the rounding of an integer per time unit.
+    assert sum(per_second(s) for s in scenarios.values()) == pytest.approx(4.0, rel=0.005)
+    assert per_second(scenarios["getData"]) / per_second(scenarios["getAllHistory"]) == pytest.approx(1 / 0.33, rel=0.01)
+
+
+def test_vus_cover_the_rate_through_a_stall(make_loadtest):
+    load = make_loadtest(load={"scenario": "registry-mix", "rate": "16000/min", "duration": "5m",
+                               "mix": {"addAppLog": 1}}).spec.load
+    (scenario,) = plan.k6_scenarios(load).values()
+    rate = per_second(scenario)
+    assert rate == pytest.approx(266.67, rel=0.005)
+    # Enough VUs for every iteration that starts while the system stalls for the allowance.
+    assert scenario["preAllocatedVUs"] >= rate * plan.STALL_ALLOWANCE_SECONDS
+    assert scenario["maxVUs"] > scenario["preAllocatedVUs"]
+    assert scenario["timeUnit"] == "1s"
+
+
+def test_a_small_rate_still_gets_a_working_pool(make_loadtest):
+    load = make_loadtest(load={"scenario": "ingestor", "rate": "1/h", "duration": "1m", "mix": {"getData": 1}}).spec.load
+    (scenario,) = plan.k6_scenarios(load).values()
+    assert scenario["preAllocatedVUs"] == plan.MIN_PREALLOCATED_VUS
+    assert (scenario["rate"], scenario["timeUnit"]) == (1, "1h")
+
+
+def test_vus_override_is_split_by_share(make_loadtest):
+    load = make_loadtest(load={"scenario": "system-mix", "rate": "60/min", "duration": "1m",
+                               "mix": {"getData": 3, "getHistory": 1}, "vus": {"preAllocated": 40, "max": 100}}).spec.load
+    scenarios = plan.k6_scenarios(load)
+    assert (scenarios["getData"]["preAllocatedVUs"], scenarios["getData"]["maxVUs"]) == (30, 75)
+    assert (scenarios["getHistory"]["preAllocatedVUs"], scenarios["getHistory"]["maxVUs"]) == (10, 25)
+
+
+def test_stages_become_ramping_arrival_rate_held_to_the_duration(make_loadtest):
+    load = make_loadtest(load={"scenario": "system-mix", "rate": "120/min", "duration": "10m", "mix": {"getData": 1},
+                               "stages": [{"duration": "1m", "target": "30/min"},
+                                          {"duration": "8m", "target": "120/min"}]}).spec.load
+    (scenario,) = plan.k6_scenarios(load).values()
+    assert scenario["executor"] == "ramping-arrival-rate"
+    assert scenario["startRate"] == 0
+    unit = {"1s": 1, "1m": 60, "1h": 3600}[scenario["timeUnit"]]
+    assert [(s["duration"], s["target"] / unit) for s in scenario["stages"]] == [
+        ("60s", 0.5), ("480s", 2.0), ("60s", 2.0)]
+    # Pre-allocated for the peak, not for the first stage.
+    assert scenario["preAllocatedVUs"] >= 2.0 * plan.STALL_ALLOWANCE_SECONDS
+
+
+@pytest.mark.parametrize("profile", ["warmup", "spike", "endurance", "breakpoint"])
+@pytest.mark.parametrize("duration", [60.0, 600.0, 3601.5])
+def test_profiles_last_exactly_the_duration_and_peak_at_the_rate(profile, duration):
+    stages = plan.profile_stages(profile, 2.0, duration)
+    assert sum(s for s, _ in stages) == pytest.approx(duration, abs=1e-6)
+    assert max(t for _, t in stages) == pytest.approx(2.0)
+    assert all(s > 0 for s, _ in stages)
+
+
+def test_spike_has_two_spikes_with_a_drop_between():
+    targets = [t for _, t in plan.profile_stages("spike", 10.0, 600)]
+    peaks = [i for i, t in enumerate(targets) if t == 10.0 and (i == 0 or targets[i - 1] != 10.0)]
+    assert len(peaks) == 2
+    assert min(targets[peaks[0]:peaks[1]]) < 10.0 / 2
+
+
+def test_breakpoint_is_a_linear_ramp_to_the_rate(make_loadtest):
+    load = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                               "profile": "breakpoint"}).spec.load
+    segments = plan.rate_profile(load)
+    assert plan.rate_at(segments, 0) == 0
+    assert plan.rate_at(segments, 300) == pytest.approx(5.0)
+    assert plan.rate_at(segments, 600) == pytest.approx(10.0)
+
+
+def test_endurance_ramps_up_within_a_minute_then_holds():
+    stages = plan.profile_stages("endurance", 4.0, 3600)
+    assert stages == [(60.0, 4.0), (3540.0, 4.0)]
+
+
+def test_fault_schedule_is_sorted_by_time_then_order(make_loadtest):
+    spec = make_loadtest(load={"scenario": "system-mix", "rate": "60/min", "duration": "10m"}, faults=[
+        {"at": "5m", "scale": {"deployment": "ingestor", "replicas": 3}},
+        {"at": "3m", "scale": {"deployment": "ingestor", "replicas": 0}},
+        {"at": "3m", "killPod": {"deployment": "registry"}},
+    ]).spec
+    schedule = plan.fault_schedule(spec)
+    assert [(f.at, f.action, f.index) for f in schedule] == [
+        (180, "scale", 1), (180, "killPod", 2), (300, "scale", 0)]
+    assert schedule[0].as_spec() == {"at": 180, "scale": {"deployment": "ingestor", "replicas": 0}}
+    assert schedule[0].describe() == "scale(deployment=ingestor, replicas=0)"
+
+
+def test_script_locations(make_loadtest, tmp_path):
+    builtin = make_loadtest().spec.load
+    assert plan.script_location(builtin).endswith("loadtests/scenarios/system-mix.js")
+    custom = make_loadtest(load={"script": {"path": "my.js"}, "rate": "1/s", "duration": "1m"}).spec.load
+    assert plan.script_location(custom, tmp_path) == str(tmp_path / "my.js")
+    cm = make_loadtest(load={"script": {"configMap": {"name": "scripts", "file": "my.tar"}},
+                             "rate": "1/s", "duration": "1m"}).spec.load
+    assert plan.script_location(cm) == "configmap:scripts/my.tar"
+
+
+def test_k6_env_carries_scenarios_and_tokens(make_loadtest):
+    (run,) = plan.plan_runs(make_loadtest())
+    env = run.k6_env(["t1", "t2"], "admin")
+    assert env["ELVES_TEST_ID"] == "local/unit/0"
+    assert env["ELVES_TOKENS"] == "t1,t2" and env["ELVES_ADMIN_TOKEN"] == "admin"
+    assert '"exec": "getData"' in env["ELVES_K6_SCENARIOS"]
+    assert run.duration_seconds == parse_duration("2m")
+    assert Path(run.script).name == "system-mix.js"
