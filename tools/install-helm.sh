@@ -21,7 +21,19 @@ die() {
   exit 1
 }
 
-# True when $1 is a helm binary that reports exactly version $2.
+# The Kubernetes minor version helm's own client-go is built for ("1.34"): `helm template`
+# and `helm lint` assume it as the cluster version. helm's Makefile sets it at link time;
+# `go install` alone would leave helm's default (1.20), which fails charts needing newer.
+kube_version_of_module() {
+  local version="$1" gomod client_go
+  gomod="$(go mod download -json "helm.sh/helm/v3@${version}" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')"
+  [[ -f "${gomod}" ]] || die "could not download helm.sh/helm/v3@${version} (is the version on the Go proxy?)"
+  client_go="$(awk '$1 == "k8s.io/client-go" { print $2 }' "${gomod}")"
+  [[ "${client_go}" =~ ^v0\.([0-9]+)\. ]] || die "no k8s.io/client-go v0.N.x in ${gomod}"
+  echo "1.${BASH_REMATCH[1]}"
+}
+
+# True when $1 is a helm binary that reports exactly version $2 (with build metadata).
 helm_is_version() {
   local binary="$1" wanted="$2" reported
   [[ -x "${binary}" ]] || return 1
@@ -37,11 +49,17 @@ main() {
   local bin_dir="${ELVES_CACHE:-${HOME}/.cache/elves}/bin"
   local helm="${bin_dir}/helm"
 
-  if helm_is_version "${helm}" "${version}"; then
+  # Our builds carry the Kubernetes version they assume as build metadata (v3.19.0+k8s1.34),
+  # so a cached helm is recognised without a network call.
+  if [[ -x "${helm}" ]] && [[ "$("${helm}" version --template '{{.Version}}' 2>/dev/null)" == "${version}+k8s"* ]]; then
     echo "${helm}"
     return 0
   fi
   command -v go >/dev/null || die "go is not on PATH; install Go (1.24 or newer) to build helm ${version}"
+  local kube_version kube_major kube_minor
+  kube_version="$(kube_version_of_module "${version}")"
+  kube_major="${kube_version%%.*}"
+  kube_minor="${kube_version#*.}"
 
   # Build into a temporary directory and move into place, so an interrupted build never
   # leaves a half-written binary that a later run would trust.
@@ -50,10 +68,15 @@ main() {
   echo "install-helm: building helm ${version} from the Go module proxy (a few minutes)" >&2
   GOBIN="${BUILD_DIR}" CGO_ENABLED=0 nice -n 10 \
     go install -trimpath \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=${version}" \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=${version} \
+      -X helm.sh/helm/v3/internal/version.metadata=k8s${kube_version} \
+      -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=${kube_major} \
+      -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=${kube_minor} \
+      -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=${kube_major} \
+      -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=${kube_minor}" \
     "helm.sh/helm/v3/cmd/helm@${version}" >&2 \
     || die "go install helm.sh/helm/v3/cmd/helm@${version} failed (is the version on the Go proxy?)"
-  helm_is_version "${BUILD_DIR}/helm" "${version}" \
+  helm_is_version "${BUILD_DIR}/helm" "${version}+k8s${kube_version}" \
     || die "the built helm does not report ${version}: $("${BUILD_DIR}/helm" version 2>&1 || true)"
   mv -f "${BUILD_DIR}/helm" "${helm}"
   echo "${helm}"
