@@ -134,7 +134,7 @@ class ControlApi:
             try:
                 memory_bytes = parse_memory(body["memory"])
             except ValueError as error:
-                raise BadRequest(str(error)) from None
+                raise BadRequest(f"memory: {error}") from None
         changed = self.supervisor.configure(deployment, env, memory_bytes, "memory" in body)
         return Response.json({"deployment": deployment, "changed": changed}, 202 if changed else 200)
 

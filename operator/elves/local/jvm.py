@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import re
+from elves.engine.units import parse_memory as parse_quantity
 
-_QUANTITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(Ki|Mi|Gi|Ti|k|K|M|G|T)?\s*$")
-_FACTORS = {
-    None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4,
-    "k": 1000, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4,
-}
 # The heap gets this share of the limit; the rest is metaspace, threads and native
 # memory, as a container's limit would have to cover them too.
 HEAP_SHARE = 0.75
 MIN_HEAP_BYTES = 16 * 1024**2
 
 
-def parse_memory(text: str | int) -> int:
-    """A Kubernetes memory quantity ("512Mi", "2Gi", "1000000") in bytes."""
-    if isinstance(text, int):
-        value = text
-    else:
-        match = _QUANTITY.match(str(text))
-        if not match:
-            raise ValueError(f"memory {text!r}: expected a quantity such as 512Mi or 2Gi")
-        value = int(float(match.group(1)) * _FACTORS[match.group(2)])
+def parse_memory(text: str) -> int:
+    """A Kubernetes memory quantity ("512Mi", "2Gi") in bytes, big enough for a JVM."""
+    value = parse_quantity(text)
     if value < MIN_HEAP_BYTES / HEAP_SHARE:
-        raise ValueError(f"memory {text!r}: too small for a JVM (at least 22Mi)")
+        raise ValueError(f"{text!r} is too small for a JVM (at least 22Mi)")
     return value
 
 

@@ -1,0 +1,267 @@
+"""LocalPlatform: the Platform protocol (elves.engine.platform) on one machine.
+
+The system is driven through the supervisor's control API; k6 runs as local
+processes. Every method returns quickly: long changes (rolling restarts, resets,
+infra restarts) are started here and observed through `system_ready`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+from elves.constants import DEPLOYMENTS
+from elves.engine.platform import LoadRun, LoadStatus, Readiness
+from elves.engine.units import parse_duration
+from elves.local import k6
+from elves.local.client import SupervisorClient, SupervisorUnreachable
+from elves.local.layout import Layout
+from elves.local.ports import Ports
+from elves.local.processes import is_alive, start_time_of
+from elves.local.tokens import make_token
+from elves.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# After stop_load, k6 gets this long to finish gracefully (flush its last samples).
+K6_STOP_GRACE_SECONDS = 30.0
+LEDGER_TIMEOUT_SECONDS = 10.0
+TOKEN_TTL_SECONDS = 24 * 3600
+LOG_TAIL_CHARS = 1500
+
+
+class LoadError(RuntimeError):
+    """The load cannot be started (k6 or the script missing...)."""
+
+
+@dataclass
+class _Load:
+    processes: list[subprocess.Popen]
+    logs: list[str]
+    stop_requested: float | None = None
+    killed: bool = False
+    started: float = field(default_factory=time.monotonic)
+
+
+class LocalPlatform:
+    name = "local"
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self.ports = Ports(self.settings.port_offset)
+        self.layout = Layout(self.settings.state_dir)
+        self.supervisor = SupervisorClient(self.ports)
+        self._loads: dict[str, _Load] = {}
+
+    def prometheus_url(self) -> str:
+        return self.ports.url(self.ports.prometheus)
+
+    # ---- one test at a time ---------------------------------------------------------
+
+    def acquire(self, owner: str) -> Readiness:
+        lock = self.layout.loadtest_lock
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        record = json.dumps({"owner": owner, "pid": os.getpid(), "startTime": start_time_of(os.getpid()),
+                             "since": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        for _ in range(2):
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                holder = self._lock_holder()
+                if holder is None:
+                    continue  # a stale lock was just removed: try again
+                if holder["owner"] == owner:
+                    return Readiness(True)
+                return Readiness(False, f"test {holder['owner']} holds the local system since "
+                                        f"{holder.get('since', '?')} (pid {holder.get('pid')}); "
+                                        f"it is released when that test ends")
+            with os.fdopen(fd, "w") as out:
+                out.write(record)
+            return Readiness(True)
+        return Readiness(False, f"cannot take {lock}")
+
+    def _lock_holder(self) -> dict | None:
+        """The lock's record, or None after removing a lock whose process is gone."""
+        lock = self.layout.loadtest_lock
+        try:
+            holder = json.loads(lock.read_text())
+        except FileNotFoundError:
+            return None
+        except ValueError:
+            holder = {}
+        if not holder or not is_alive(holder.get("pid", 0), holder.get("startTime")):
+            log.warning("removing the stale test lock %s (%s)", lock, holder or "unreadable")
+            lock.unlink(missing_ok=True)
+            return None
+        return holder
+
+    def release(self, owner: str) -> None:
+        holder = self._lock_holder()
+        if holder is not None and holder["owner"] == owner:
+            self.layout.loadtest_lock.unlink(missing_ok=True)
+
+    # ---- the system -----------------------------------------------------------------
+
+    def snapshot_system(self) -> dict[str, Any]:
+        deployments = self.supervisor.state()["deployments"]
+        return {name: {"replicas": d["replicas"], "env": d["env"], "memoryBytes": d["memoryBytes"]}
+                for name, d in deployments.items()}
+
+    def restore_system(self, snapshot: dict[str, Any]) -> None:
+        current = self.snapshot_system()
+        for name, wanted in snapshot.items():
+            now = current.get(name, {})
+            if wanted["env"] != now.get("env") or wanted["memoryBytes"] != now.get("memoryBytes"):
+                memory = wanted["memoryBytes"]
+                self.supervisor.configure(name, env=wanted["env"],
+                                          memory=None if memory is None else str(memory))
+            if wanted["replicas"] != now.get("replicas"):
+                self.supervisor.scale(name, wanted["replicas"])
+
+    def reset(self) -> None:
+        self.supervisor.reset()
+
+    def apply_system(self, system: dict[str, Any]) -> None:
+        """spec.system: env replaces a deployment's settings, memory sets its heap cap;
+        deployments the spec leaves out stay as they are."""
+        env = system.get("env") or {}
+        resources = system.get("resources") or {}
+        for name in DEPLOYMENTS:
+            changes: dict[str, Any] = {}
+            if env.get(name) is not None:
+                changes["env"] = env[name]
+            limits = resources.get(name) or {}
+            if limits.get("memory") is not None:
+                changes["memory"] = limits["memory"]
+            if limits.get("cpu") is not None:
+                log.warning("%s: a CPU limit has no local equivalent; ignored", name)
+            if changes:
+                self.supervisor.configure(name, **changes)
+        for name, replicas in (system.get("replicas") or {}).items():
+            if replicas is not None:
+                self.supervisor.scale(name, replicas)
+
+    def system_ready(self) -> Readiness:
+        try:
+            state = self.supervisor.state()
+        except SupervisorUnreachable as error:
+            return Readiness(False, str(error))
+        return Readiness(state["ready"], "; ".join(state["notReady"]))
+
+    def tokens(self, users: int) -> tuple[list[str], str]:
+        secret = self.layout.secret("jwt-secret")
+        tokens = [make_token(secret, f"loadtest-user-{i:04d}", ttl_seconds=TOKEN_TTL_SECONDS)
+                  for i in range(users)]
+        return tokens, make_token(secret, "loadtest-admin", admin=True, ttl_seconds=TOKEN_TTL_SECONDS)
+
+    # ---- the load -------------------------------------------------------------------
+
+    def start_load(self, run: LoadRun) -> None:
+        if run.test_id in self._loads:
+            raise LoadError(f"the load of {run.test_id} was already started")
+        binary = self.settings.k6_binary
+        if not os.access(binary, os.X_OK):
+            raise LoadError(f"k6 not found at {binary}: build it with tools/install-k6.sh")
+        if not os.path.exists(run.script):
+            raise LoadError(f"k6 script {run.script} not found")
+        tokens, admin = (
+            (run.env["ELVES_TOKENS"].split(","), run.env.get("ELVES_ADMIN_TOKEN", ""))
+            if "ELVES_TOKENS" in run.env else self.tokens(10))
+        script_env = k6.script_env(run, self.ports, tokens, admin)
+        env = k6.process_env({k: v for k, v in os.environ.items() if not k.startswith("K6_")}, self.ports)
+        log_dir = self.layout.logs / "k6"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.test_id)
+        load = _Load([], [])
+        for runner in range(max(1, run.parallelism)):
+            log_path = log_dir / f"{safe_id}-runner{runner}.log"
+            with open(log_path, "ab") as out:
+                load.processes.append(subprocess.Popen(
+                    k6.command(binary, run, runner, script_env), env=env,
+                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True))
+            load.logs.append(str(log_path))
+        self._loads[run.test_id] = load
+        log.info("k6 started for %s: %d runner(s), logs %s", run.test_id, len(load.processes), load.logs)
+
+    def load_status(self, test_id: str) -> LoadStatus:
+        load = self._loads.get(test_id)
+        if load is None:
+            return LoadStatus("error", f"no load was started for {test_id} by this process")
+        if load.stop_requested and time.monotonic() - load.stop_requested > K6_STOP_GRACE_SECONDS \
+                and not load.killed:
+            for process in load.processes:
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGKILL)
+            load.killed = True
+        codes = [p.poll() for p in load.processes]
+        if any(code is None for code in codes):
+            return LoadStatus("running")
+        for code, log_path in zip(codes, load.logs):
+            if load.stop_requested is None and code not in k6.FINISHED_CODES:
+                return LoadStatus("error", f"{k6.describe_exit(code)}: {_tail(log_path)}")
+        return LoadStatus("finished", "stopped early" if load.stop_requested else "")
+
+    def stop_load(self, test_id: str) -> None:
+        load = self._loads.get(test_id)
+        if load is None or load.stop_requested:
+            return
+        load.stop_requested = time.monotonic()
+        for process in load.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)  # k6 stops gracefully and flushes its output
+
+    # ---- faults and the ledger ------------------------------------------------------
+
+    def apply_fault(self, fault: dict[str, Any]) -> str:
+        actions = {k: v for k, v in fault.items() if k != "at"}
+        if len(actions) != 1:
+            raise ValueError(f"a fault has exactly one action, got {sorted(actions)}")
+        (action, params), = actions.items()
+        sup = self.supervisor
+        if action == "scale":
+            sup.scale(params["deployment"], params["replicas"])
+            return f"scaled {params['deployment']} to {params['replicas']}"
+        if action == "killPod":
+            killed = sup.kill(params["deployment"], params.get("pod"))
+            return f"SIGKILL {killed['killed']} (pid {killed['pid']})"
+        if action == "restart":
+            sup.restart(params["deployment"])
+            return f"rolling restart of {params['deployment']}"
+        if action == "pause":
+            seconds = parse_duration(params["for"])
+            frozen = sup.signal(params["deployment"], "SIGSTOP", resume_after_seconds=seconds)
+            return f"froze {', '.join(frozen['pods'])} for {seconds:g} s"
+        if action == "restartInfra":
+            seconds = parse_duration(params.get("downFor", "0s"))
+            sup.infra_restart(params["component"], seconds)
+            return f"restarting {params['component']} after {seconds:g} s down"
+        if action == "resources":
+            if params.get("memory") is None:
+                return f"{params['deployment']}: a CPU limit has no local equivalent; nothing done"
+            sup.configure(params["deployment"], memory=params["memory"])
+            return f"{params['deployment']}: memory limit {params['memory']} (rolling restart)"
+        raise ValueError(f"fault action {action!r} is not known to the local platform")
+
+    def ledger(self, test_id: str) -> dict[str, Any]:
+        url = f"{self.ports.url(self.ports.registry)}/api/v1/ledger"
+        response = requests.get(url, params={"testId": test_id}, timeout=LEDGER_TIMEOUT_SECONDS)
+        response.raise_for_status()
+        return response.json()
+
+
+def _tail(path: str) -> str:
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        return f"(no log at {path})"
+    return text[-LOG_TAIL_CHARS:].strip() or f"(empty log {path})"

@@ -1,0 +1,107 @@
+"""The reconciler: scaling, crash restarts with back-off, rolling restarts without loss."""
+
+from elves.local.replicas import (
+    DeploymentSpec, Replica, Restart, Start, Stop, exit_code_of, is_settled, plan,
+    restart_delay, terminated_reason,
+)
+
+
+def running(slot, generation=1, ready=True, deployment="ingestor"):
+    replica = Replica(deployment, slot, generation)
+    replica.started(pid=1000 + slot, now=0.0)
+    replica.ready = ready
+    return replica
+
+
+def test_scale_up_starts_replicas_in_the_lowest_free_slots():
+    spec = DeploymentSpec("ingestor", replicas=3)
+    assert plan(spec, [running(1)], now=0) == [Start(0), Start(2)]
+
+
+def test_scale_down_stops_unready_then_highest_slots():
+    spec = DeploymentSpec("ingestor", replicas=1)
+    replicas = [running(0), running(1), running(2, ready=False)]
+    assert plan(spec, replicas, now=0) == [Stop(replicas[2]), Stop(replicas[1])]
+
+
+def test_scale_to_zero_stops_everything():
+    spec = DeploymentSpec("ingestor", replicas=0)
+    replicas = [running(0), running(1)]
+    assert {a.replica.slot for a in plan(spec, replicas, now=0)} == {0, 1}
+
+
+def test_terminating_replicas_keep_their_slot_but_do_not_count():
+    spec = DeploymentSpec("ingestor", replicas=1)
+    leaving = running(0)
+    leaving.phase = "terminating"
+    assert plan(spec, [leaving], now=0) == [Start(1)]
+
+
+def test_sigkill_counts_a_restart_with_reason_error_and_restarts_at_once():
+    replica = running(0)
+    replica.started(pid=5, now=100.0)
+    replica.exited(-9, now=200.0)
+    assert (replica.restarts, replica.last_exit_code, replica.last_reason) == (1, 137, "Error")
+    assert plan(DeploymentSpec("ingestor", 1), [replica], now=200.0) == [Restart(replica)]
+
+
+def test_jvm_out_of_memory_exit_is_reported_as_oomkilled():
+    assert terminated_reason(exit_code_of(3)) == "OOMKilled"
+    assert terminated_reason(exit_code_of(1)) == "Error"
+    assert terminated_reason(0) == "Completed"
+
+
+def test_crash_loop_backs_off():
+    replica = running(0)
+    replica.started(pid=5, now=0.0)
+    replica.exited(1, now=1.0)
+    replica.started(pid=6, now=1.0)
+    replica.exited(1, now=2.0)
+    assert replica.restart_at == 2.0 + restart_delay(2) == 7.0
+    spec = DeploymentSpec("ingestor", 1)
+    assert plan(spec, [replica], now=3.0) == []
+    assert plan(spec, [replica], now=7.0) == [Restart(replica)]
+    assert [restart_delay(n) for n in (1, 2, 3, 4, 10)] == [0, 5, 10, 20, 60]
+
+
+def test_rolling_restart_surges_one_and_waits_for_it_to_be_ready():
+    spec = DeploymentSpec("ingestor", replicas=2, generation=2)
+    old = [running(0, generation=1), running(1, generation=1)]
+    assert plan(spec, old, now=0) == [Start(2)]
+    fresh = running(2, generation=2, ready=False)
+    # The new replica is not ready yet: nothing old may go.
+    assert plan(spec, old + [fresh], now=0) == []
+    fresh.ready = True
+    assert plan(spec, old + [fresh], now=0) == [Stop(old[1])]
+
+
+def test_rolling_restart_of_a_single_replica_keeps_one_ready():
+    spec = DeploymentSpec("gateway", replicas=1, generation=2)
+    old = running(0, generation=1, deployment="gateway")
+    assert plan(spec, [old], now=0) == [Start(1)]
+    fresh = running(1, generation=2, ready=True, deployment="gateway")
+    assert plan(spec, [old, fresh], now=0) == [Stop(old)]
+
+
+def test_crashed_replica_with_old_settings_is_replaced_not_restarted():
+    spec = DeploymentSpec("ingestor", replicas=1, generation=2)
+    crashed = running(0, generation=1)
+    crashed.exited(1, now=1.0)
+    assert plan(spec, [crashed], now=5.0) == [Stop(crashed), Start(1)]
+
+
+def test_readiness_survives_two_failed_probes_but_not_three():
+    replica = running(0, ready=False)
+    replica.probed(True)
+    replica.probed(False)
+    replica.probed(False)
+    assert replica.ready
+    replica.probed(False)
+    assert not replica.ready
+
+
+def test_settled_only_when_all_desired_replicas_are_current_and_ready():
+    spec = DeploymentSpec("ingestor", replicas=2)
+    assert is_settled(spec, [running(0), running(1)]) == (True, "")
+    settled, detail = is_settled(spec, [running(0), running(1, ready=False)])
+    assert not settled and detail == "ingestor: 1/2 ready"

@@ -1,0 +1,79 @@
+"""Tokens, heap caps, settings, and the k6 command line of the local mode."""
+
+import json
+from pathlib import Path
+
+import jwt
+import pytest
+
+from elves.engine.platform import LoadRun
+from elves.local import k6
+from elves.local.jvm import java_tool_options, parse_memory
+from elves.local.ports import Ports
+from elves.local.tokens import make_token
+from elves.settings import Settings
+
+SECRET = "0123456789abcdef0123456789abcdef"
+
+
+def test_token_is_hs256_with_sub_admin_and_expiry():
+    token = make_token(SECRET, "alice", admin=True, ttl_seconds=60, now=1000)
+    claims = jwt.decode(token, SECRET, algorithms=["HS256"], options={"verify_exp": False})
+    assert claims == {"sub": "alice", "admin": True, "iat": 1000, "exp": 1060}
+    assert jwt.get_unverified_header(token)["alg"] == "HS256"
+
+
+def test_token_rejects_a_user_that_cannot_be_an_id():
+    with pytest.raises(ValueError, match="user 'a b'"):
+        make_token("s", "a b")
+
+
+def test_heap_cap_is_three_quarters_of_the_memory_limit():
+    assert java_tool_options(parse_memory("512Mi")) == "-Xmx384m -XX:+ExitOnOutOfMemoryError"
+    assert java_tool_options(None) == "-XX:+ExitOnOutOfMemoryError"
+    with pytest.raises(ValueError, match="too small"):
+        parse_memory("1Mi")
+    with pytest.raises(ValueError):
+        parse_memory("lots")
+
+
+def test_settings_from_environment(tmp_path):
+    settings = Settings.from_env({"ELVES_REPO": str(tmp_path), "ELVES_LOCAL_REPLICAS": "ingestor=3",
+                                  "ELVES_LOCAL_PORT_OFFSET": "7", "ELVES_LOCAL_INFRA": ""})
+    assert settings.state_dir == tmp_path / ".elves"
+    assert settings.local_replicas == {"gateway": 1, "registry": 1, "ingestor": 3}
+    assert (settings.port_offset, settings.local_infra) == (7, ())
+    with pytest.raises(ValueError, match="ELVES_LOCAL_REPLICAS: 'web=2'"):
+        Settings.from_env({"ELVES_LOCAL_REPLICAS": "web=2"})
+    with pytest.raises(ValueError, match="ELVES_LOCAL_PORT_OFFSET"):
+        Settings.from_env({"ELVES_LOCAL_PORT_OFFSET": "x"})
+
+
+def test_execution_segments_split_the_load_between_runners():
+    assert k6.execution_segments(3) == [("0:1/3", "0,1/3,2/3,1"), ("1/3:2/3", "0,1/3,2/3,1"),
+                                        ("2/3:1", "0,1/3,2/3,1")]
+
+
+def test_k6_command_tags_the_test_and_passes_the_scenarios():
+    run = LoadRun(test_id="local/quick/0", script="loadtests/scenarios/system-mix.js",
+                  scenarios={"getData": {"executor": "constant-arrival-rate", "rate": 2}},
+                  env={"EXTRA": "1"}, parallelism=2)
+    env = k6.script_env(run, Ports(), ["t1", "t2"], "admin")
+    argv = k6.command(Path("/k6"), run, 1, env)
+    assert argv[:2] == ["/k6", "run"]
+    assert argv[-1] == "loadtests/scenarios/system-mix.js"
+    assert "testid=local/quick/0" in argv and "runner=1" in argv
+    assert argv[argv.index("--execution-segment") + 1] == "1/2:1"
+    values = dict(argv[i + 1].split("=", 1) for i, a in enumerate(argv) if a == "-e")
+    assert json.loads(values["ELVES_K6_SCENARIOS"]) == run.scenarios
+    assert values["ELVES_TOKENS"] == "t1,t2" and values["ELVES_ADMIN_TOKEN"] == "admin"
+    assert values["ELVES_BASE_URL"] == "http://127.0.0.1:8080" and values["EXTRA"] == "1"
+    assert values["ELVES_TEST_ID"] == "local/quick/0"
+    process = k6.process_env({}, Ports())
+    assert process["K6_PROMETHEUS_RW_SERVER_URL"] == "http://127.0.0.1:9090/api/v1/write"
+    assert process["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] == "true"
+
+
+def test_k6_exit_codes_in_words():
+    assert k6.describe_exit(107) == "k6 exited with code 107 (script error)"
+    assert 99 in k6.FINISHED_CODES and 107 not in k6.FINISHED_CODES

@@ -1,0 +1,137 @@
+"""The supervisor as a real process, with stand-in services and no infrastructure.
+
+It runs on ports moved by an offset and on a temporary state directory, so it never
+meets the real local stack. Each wait polls with a deadline.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from elves.local.ports import Ports
+from elves.local.processes import is_alive
+
+PORTS = Ports(2000)
+BASE = PORTS.url(PORTS.supervisor)
+STANDIN = Path(__file__).with_name("standin_service.py")
+REPO = Path(__file__).resolve().parents[3]
+
+
+def wait_for(condition, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+        except requests.RequestException:
+            value = None
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+def state():
+    return requests.get(f"{BASE}/state", timeout=5).json()
+
+
+def metric(name, **labels):
+    text = requests.get(f"{BASE}/metrics", timeout=5).text
+    want = [f'{k}="{v}"' for k, v in labels.items()]
+    for line in text.splitlines():
+        if line.startswith(name + "{") and all(w in line for w in want):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+@pytest.fixture(scope="module")
+def supervisor(tmp_path_factory):
+    state_dir = tmp_path_factory.mktemp("elves-state")
+    env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": "2000",
+           "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}"}
+    secrets = state_dir / "secrets"
+    secrets.mkdir()
+    for name in ("jwt-secret", "postgres-password", "rabbitmq-password"):
+        (secrets / name).write_text("0" * 64)
+    process = subprocess.Popen([sys.executable, "-m", "elves.cli", "local", "supervise"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
+    try:
+        wait_for(lambda: state()["ready"], 30, "the supervisor and its stand-ins to be ready")
+        yield process, state_dir
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
+
+
+def test_a_killed_replica_is_restarted_and_counted(supervisor):
+    before = metric("kube_pod_container_status_restarts_total", pod="ingestor-0")
+    killed = requests.post(f"{BASE}/kill", json={"deployment": "ingestor"}, timeout=5).json()
+    assert killed["killed"] == "ingestor-0"
+    wait_for(lambda: metric("kube_pod_container_status_restarts_total", pod="ingestor-0") == before + 1,
+             10, "the restart to be counted")
+    assert metric("kube_pod_container_status_last_terminated_reason", pod="ingestor-0", reason="Error") == 1
+    pod = wait_for(lambda: [p for p in state()["deployments"]["ingestor"]["pods"] if p["ready"]],
+                   10, "ingestor-0 to be ready again")[0]
+    assert pod["pid"] != killed["pid"] and pod["lastExitCode"] == 137
+
+
+def test_scale_up_and_down_and_the_proxy_balances(supervisor):
+    requests.post(f"{BASE}/scale", json={"deployment": "gateway", "replicas": 2}, timeout=5)
+    wait_for(lambda: metric("kube_deployment_status_replicas_ready", deployment="gateway") == 2,
+             15, "two ready gateways")
+    answered = {requests.get(PORTS.url(PORTS.gateway), timeout=5).json()["pod"] for _ in range(6)}
+    assert answered == {"gateway-0", "gateway-1"}
+    requests.post(f"{BASE}/scale", json={"deployment": "gateway", "replicas": 1}, timeout=5)
+    wait_for(lambda: metric("kube_deployment_status_replicas", deployment="gateway") == 1
+             and len(state()["deployments"]["gateway"]["pods"]) == 1, 30, "one gateway left")
+
+
+def test_rolling_configure_replaces_the_replica_with_new_settings(supervisor):
+    old = state()["deployments"]["registry"]["pods"][0]
+    answer = requests.post(f"{BASE}/configure", timeout=5,
+                           json={"deployment": "registry", "env": {"X": "1"}, "memory": "256Mi"})
+    assert answer.status_code == 202
+    wait_for(lambda: state()["deployments"]["registry"]["settled"]
+             and state()["deployments"]["registry"]["pods"][0]["pid"] != old["pid"], 30,
+             "the registry to roll")
+    assert metric("kube_pod_container_resource_limits", deployment="registry") == 256 * 1024**2
+
+
+def test_pause_freezes_then_resumes(supervisor):
+    answer = requests.post(f"{BASE}/signal", timeout=5, json={
+        "deployment": "gateway", "signal": "SIGSTOP", "resumeAfterSeconds": 1})
+    assert answer.json()["pods"] == ["gateway-0"]
+    pid = state()["deployments"]["gateway"]["pods"][0]["pid"]
+    assert Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+    wait_for(lambda: not state()["deployments"]["gateway"]["pods"][0]["stopped"], 10, "SIGCONT")
+    assert requests.get(PORTS.url(PORTS.gateway), timeout=5).status_code == 200
+
+
+@pytest.mark.parametrize("path, body, field", [
+    ("/scale", {"deployment": "web", "replicas": 1}, "deployment"),
+    ("/scale", {"deployment": "gateway", "replicas": -1}, "replicas"),
+    ("/signal", {"deployment": "gateway", "signal": "SIGSEGV"}, "signal"),
+    ("/configure", {"deployment": "gateway", "memory": "lots"}, "memory"),
+    ("/infra/restart", {"component": "redis"}, "component"),
+])
+def test_bad_input_is_a_400_naming_the_field(supervisor, path, body, field):
+    answer = requests.post(f"{BASE}{path}", json=body, timeout=5)
+    assert answer.status_code == 400
+    assert field in answer.json()["error"]
+
+
+def test_sigterm_stops_every_child(supervisor):
+    process, state_dir = supervisor
+    children = json.loads((state_dir / "run" / "children.json").read_text())
+    assert len(children) >= 3
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 0
+    assert not [c for c in children if is_alive(c["pid"], c["startTime"])]
+    assert not (state_dir / "run" / "supervisor.pid").exists()
