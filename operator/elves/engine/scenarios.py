@@ -21,6 +21,8 @@ class BuiltinScenario:
     # Seconds one iteration of an exec is expected to take on a healthy system; sizes the
     # pre-allocated VUs. A journey is several requests with polling, hence much longer.
     iteration_seconds: float = 0.2
+    # Endpoints whose 2xx answers each promise one persisted activity log (the ledger).
+    logged_endpoints: tuple[str, ...] = GATEWAY_ENDPOINTS
 
 
 BUILTIN_SCENARIOS: dict[str, BuiltinScenario] = {
@@ -37,6 +39,7 @@ BUILTIN_SCENARIOS: dict[str, BuiltinScenario] = {
             "registry-mix",
             execs=REGISTRY_ENDPOINTS,
             default_mix={"addAppLog": 10, "getAppLog": 5, "getUser": 2, "getAllUsers": 1},
+            logged_endpoints=("addAppLog",),  # the registry's own reads log nothing
         ),
         # The study's ingestor benchmark: getData : getImage = 1:1.
         BuiltinScenario(

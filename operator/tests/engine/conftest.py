@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from elves.engine.models import LoadTest, parse_loadtest
+from engine_testkit import PrometheusServer
 
 BASE_SPEC: dict[str, Any] = {
     "load": {"scenario": "system-mix", "rate": "120/min", "duration": "2m"},
@@ -33,3 +34,11 @@ def make_loadtest():
 @pytest.fixture
 def make_document():
     return document
+
+
+@pytest.fixture(scope="module")
+def prometheus_server(tmp_path_factory):
+    """An empty Prometheus for this test module."""
+    server = PrometheusServer(tmp_path_factory.mktemp("prometheus"))
+    yield server
+    server.stop()

@@ -1,0 +1,218 @@
+"""A run's results from Prometheus and the registry's ledger.
+
+Everything is read for one run's window: from the start of the load to the end of the
+drain (or of its timeout). k6 totals are exact (last values of its counters for the
+run's test id); percentiles come from merging k6's native histograms over all runners.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from elves.constants import DEPLOYMENTS, GATEWAY_ENDPOINTS
+from elves.engine import promql
+from elves.engine.histograms import Histogram, run_histograms
+from elves.engine.prometheus import Prometheus
+from elves.engine.status import DeploymentResult, EndpointResult, Ledger, QueueResult, ReplicaPoint, RunResults, Window
+
+# k6 pushes its last samples when it stops; look a little past the load's end for them.
+K6_FLUSH_SLACK_SECONDS = 15.0
+TIMELINE_POINTS = 400
+QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+
+
+class AnalysisError(RuntimeError):
+    """The run cannot be analysed (no k6 data at all): a harness error, not a verdict."""
+
+
+@dataclass(frozen=True)
+class RunWindow:
+    test_id: str
+    load_start: float  # epoch seconds
+    load_end: float
+    end: float  # end of the drain (or of its timeout)
+    drain_seconds: float | None = None
+    drain_completed: bool = True
+
+    @property
+    def load_seconds(self) -> float:
+        return max(self.load_end - self.load_start, 1e-9)
+
+    def k6_range(self) -> tuple[str, float]:
+        """(PromQL range, evaluation time) covering every k6 sample of the run."""
+        at = self.end if self.end > self.load_end else self.load_end + K6_FLUSH_SLACK_SECONDS
+        return promql.window_for(at - self.load_start + K6_FLUSH_SLACK_SECONDS), at
+
+    def system_range(self) -> tuple[str, float]:
+        """(PromQL range, evaluation time) from the load's start to the end of the drain."""
+        return promql.window_for(self.end - self.load_start), self.end
+
+
+def utc(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+def _int(value: float | None) -> int:
+    return int(round(value)) if value is not None and not math.isnan(value) else 0
+
+
+def _endpoint(requests: float, ok: float, failed: float, load_seconds: float, histogram: Histogram | None) -> EndpointResult:
+    result = EndpointResult(requests=_int(requests), ok=_int(ok), failed=_int(failed),
+                            rate=requests / load_seconds,
+                            error_rate=(failed / requests) if requests else None)
+    if histogram is not None:
+        for name, q in QUANTILES.items():
+            setattr(result, name, histogram.quantile(q))
+        result.mean = histogram.mean
+        if result.mean is not None:
+            result.concurrency = result.rate * result.mean  # Little's law: L = lambda x W
+    return result
+
+
+def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointResult], EndpointResult, int]:
+    """Per endpoint and in total: requests, errors, rate, percentiles; plus dropped iterations."""
+    span, at = window.k6_range()
+    if not prom.value(promql.k6_samples_present(window.test_id, span), at):
+        raise AnalysisError(
+            f"no k6 samples for test id {window.test_id} in Prometheus at {prom.url}:"
+            " k6's remote write did not arrive (is the remote-write receiver on?)")
+    requests = prom.by_label(promql.k6_requests(window.test_id, span), "endpoint", at)
+    ok = prom.by_label(promql.k6_requests_ok(window.test_id, span), "endpoint", at)
+    failed = prom.by_label(promql.k6_requests_failed(window.test_id, span), "endpoint", at)
+    # Evaluated one step past the end so every series' last (largest) histogram is sampled.
+    step = min(60.0, max(5.0, (at - window.load_start) / 40))
+    histogram_span = promql.window_for(at + step - window.load_start + K6_FLUSH_SLACK_SECONDS)
+    histograms, total_histogram = run_histograms(prom.query_matrix(
+        promql.k6_duration_histograms(window.test_id, histogram_span, promql.window_for(step)), at + step))
+    endpoints = {
+        name: _endpoint(requests.get(name) or 0, ok.get(name) or 0, failed.get(name) or 0,
+                        window.load_seconds, histograms.get(name))
+        for name in sorted(set(requests) | set(histograms))
+    }
+    total = _endpoint(sum(v or 0 for v in requests.values()), sum(v or 0 for v in ok.values()),
+                      sum(v or 0 for v in failed.values()), window.load_seconds, total_histogram)
+    dropped = _int(prom.value(promql.k6_dropped_iterations(window.test_id, span), at, default=0))
+    return endpoints, total, dropped
+
+
+def queue_results(prom: Prometheus, window: RunWindow) -> dict[str, QueueResult]:
+    """Deepest and final depth of every Elves queue (work queues and dead-letter queues)."""
+    span, at = window.system_range()
+    deepest = prom.by_label(promql.queue_depth_max(span), "queue", at)
+    final = prom.by_label(promql.queue_depth(), "queue", at)
+    return {q: QueueResult(max=deepest.get(q), final=final.get(q)) for q in sorted(set(deepest) | set(final))}
+
+
+def replica_timeline(prom: Prometheus, window: RunWindow) -> dict[str, list[ReplicaPoint]]:
+    """Per deployment, (desired, ready) replicas at the start and whenever they changed."""
+    step = max(1.0, (window.end - window.load_start) / TIMELINE_POINTS)
+    desired = {s.labels.get("deployment", ""): dict(s.points)
+               for s in prom.query_range(promql.replicas_desired(), window.load_start, window.end, step)}
+    ready = {s.labels.get("deployment", ""): dict(s.points)
+             for s in prom.query_range(promql.replicas_ready(), window.load_start, window.end, step)}
+    timelines: dict[str, list[ReplicaPoint]] = {}
+    for deployment in sorted(set(desired) | set(ready)):
+        times = sorted(set(desired.get(deployment, {})) | set(ready.get(deployment, {})))
+        points: list[ReplicaPoint] = []
+        for t in times:
+            point = ReplicaPoint(t=round(t - window.load_start, 3),
+                                 desired=desired.get(deployment, {}).get(t), ready=ready.get(deployment, {}).get(t))
+            if not points or (point.desired, point.ready) != (points[-1].desired, points[-1].ready):
+                points.append(point)
+        timelines[deployment] = points
+    return timelines
+
+
+def deployment_results(prom: Prometheus, window: RunWindow) -> dict[str, DeploymentResult]:
+    span, at = window.system_range()
+    restarts = prom.by_label(promql.restarts(span), "container", at)
+    ooms = prom.by_label(promql.oom_kills(span), "container", at)
+    timelines = replica_timeline(prom, window)
+    results = {}
+    for deployment in DEPLOYMENTS:
+        timeline = timelines.get(deployment, [])
+        ready = [p.ready for p in timeline if p.ready is not None]
+        results[deployment] = DeploymentResult(
+            restarts=_int(restarts.get(deployment)), oom_kills=_int(ooms.get(deployment)),
+            replicas_min=min(ready, default=None), replicas_max=max(ready, default=None), timeline=timeline)
+    return results
+
+
+def ledger_result(ok_by_endpoint: dict[str, int], raw: dict[str, Any], logged_endpoints: tuple[str, ...]) -> Ledger:
+    """k6's 2xx counts against the registry's ledger for the run's test id.
+
+    Every 2xx answer of a logged endpoint promises one persisted activity log; every
+    accepted getData promises one result (done or failed)."""
+    results = raw.get("results") or {}
+    requests_accepted = ok_by_endpoint.get("getData", 0)
+    done, failed = int(results.get("done", 0)), int(results.get("failed", 0))
+    logs_expected = sum(n for e, n in ok_by_endpoint.items() if e in logged_endpoints)
+    logs_persisted = int(raw.get("logs", 0))
+    return Ledger(
+        accepted=sum(ok_by_endpoint.values()),
+        accepted_by_endpoint=dict(sorted(ok_by_endpoint.items())),
+        requests_accepted=requests_accepted,
+        requests_persisted=int(raw.get("requests", 0)),
+        results_done=done,
+        results_failed=failed,
+        logs_expected=logs_expected,
+        logs_persisted=logs_persisted,
+        logs_by_endpoint={k: int(v) for k, v in sorted((raw.get("logsByEndpoint") or {}).items())},
+        lost_requests=max(0, requests_accepted - done - failed),
+        lost_logs=max(0, logs_expected - logs_persisted),
+        duplicates=int(raw.get("duplicates", 0)),
+    )
+
+
+def ledger_complete(ledger: Ledger) -> tuple[bool, str]:
+    """Whether everything k6 was promised is persisted; what is missing when not."""
+    missing = []
+    if ledger.lost_requests:
+        missing.append(f"{ledger.lost_requests} of {ledger.requests_accepted} results")
+    if ledger.lost_logs:
+        missing.append(f"{ledger.lost_logs} of {ledger.logs_expected} activity logs")
+    return (not missing), ("ledger incomplete: " + ", ".join(missing) + " not persisted yet") if missing else ""
+
+
+def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | None,
+            logged_endpoints: tuple[str, ...] = GATEWAY_ENDPOINTS) -> RunResults:
+    """The results of one run (raises AnalysisError or PrometheusError when it cannot)."""
+    endpoints, total, dropped = k6_results(prom, window)
+    queues = queue_results(prom, window)
+    deployments = deployment_results(prom, window)
+    ledger_model = None
+    if ledger is not None:
+        ledger_model = ledger_result({e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)
+    span, at = window.k6_range()
+    vus_max = prom.value(promql.k6_vus_max(span), at)
+    results = RunResults(
+        window=Window(start=utc(window.load_start), end=utc(window.end)),
+        load_seconds=round(window.load_seconds, 3),
+        requests=total.requests,
+        rate=total.rate,
+        error_rate=total.error_rate,
+        dropped_iterations=dropped,
+        vus_max=vus_max,
+        endpoints=endpoints,
+        total=total,
+        queues=queues,
+        deployments=deployments,
+        ledger=ledger_model,
+        drain_seconds=window.drain_seconds,
+        drain_completed=window.drain_completed,
+    )
+    results.throughput = throughput(results)
+    return results
+
+
+def throughput(results: RunResults) -> float | None:
+    """Completed work per second over load and drain: results persisted when the mix sends
+    getData (the asynchronous work), else successful requests over the load."""
+    ledger = results.ledger
+    busy = results.load_seconds + (results.drain_seconds or 0.0)
+    if ledger is not None and ledger.requests_accepted:
+        return (ledger.results_done + ledger.results_failed) / busy
+    return results.total.ok / results.load_seconds if results.load_seconds else None

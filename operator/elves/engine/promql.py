@@ -1,0 +1,232 @@
+"""Every PromQL query Elves asks, in one place: the engine, the dashboards and the chart's rules use these.
+
+Where the series come from (names checked against k6 v1.8.1's remote-write output and
+Prometheus 2.42 with native histograms):
+- k6, by remote write: `k6_http_reqs_total` (counter; labels `endpoint` (the scripts'
+  tag), `status`, `expected_response`, `scenario`, `testid`, ...), `k6_http_req_duration_seconds`
+  (a native histogram, same labels), `k6_dropped_iterations_total`, `k6_iterations_total`,
+  `k6_vus`, `k6_vus_max` (the last two carry no `testid`). k6 counters are cumulative from
+  its start and every run has its own `testid`, so the last value over a run's window is
+  the run's exact total: `max_over_time`, not `increase` (which extrapolates).
+- RabbitMQ's Prometheus plugin, `/metrics/detailed?family=queue_coarse_metrics`:
+  `rabbitmq_detailed_queue_messages_ready` and `_unacked`, label `queue`. Depth = both.
+- kube-state-metrics (or the local supervisor, which serves the same series):
+  `kube_deployment_spec_replicas`, `kube_deployment_status_replicas_ready` (label
+  `deployment`), `kube_pod_container_status_restarts_total`,
+  `kube_pod_container_status_last_terminated_reason` (label `container` = the deployment).
+
+Windows are PromQL durations; `window_for(seconds)` makes one from a run's length.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from elves.constants import DEPLOYMENTS, WORK_QUEUES, DEAD_LETTER_QUEUES
+
+K6_REQUESTS = "k6_http_reqs_total"
+K6_DURATION = "k6_http_req_duration_seconds"
+K6_DROPPED = "k6_dropped_iterations_total"
+K6_VUS = "k6_vus"
+QUEUE_READY = "rabbitmq_detailed_queue_messages_ready"
+QUEUE_UNACKED = "rabbitmq_detailed_queue_messages_unacked"
+REPLICAS_DESIRED = "kube_deployment_spec_replicas"
+REPLICAS_READY = "kube_deployment_status_replicas_ready"
+RESTARTS = "kube_pod_container_status_restarts_total"
+LAST_TERMINATED = "kube_pod_container_status_last_terminated_reason"
+
+# A rate over less than a few scrapes/pushes is noise; 30 s spans six 5 s scrapes.
+RATE_WINDOW = "30s"
+# Resolution of subqueries that look for a maximum over a run.
+SUBQUERY_STEP = "5s"
+ALL_QUEUES = WORK_QUEUES + DEAD_LETTER_QUEUES
+
+
+def window_for(seconds: float) -> str:
+    """A PromQL range covering `seconds` (rounded up to whole seconds, at least 1s)."""
+    return f"{max(1, math.ceil(seconds))}s"
+
+
+def quote(value: str) -> str:
+    """A PromQL string literal."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def regex_of(values: Iterable[str]) -> str:
+    """An anchored alternation matching exactly these values (PromQL regexes are anchored)."""
+    import re
+
+    return "|".join(re.escape(v) for v in values)
+
+
+def selector(metric: str, **labels: str | None) -> str:
+    """`metric{label="value"}`; a value starting with `~` matches as a regex (`label=~"..."`)."""
+    parts = []
+    for name, value in labels.items():
+        if value is None:
+            continue
+        if value.startswith("~"):
+            parts.append(f"{name}=~{quote(value[1:])}")
+        else:
+            parts.append(f"{name}={quote(value)}")
+    return f"{metric}{{{','.join(parts)}}}" if parts else metric
+
+
+def _by(labels: str | None) -> str:
+    return f" by ({labels})" if labels else ""
+
+
+# --- k6 (load generator) -------------------------------------------------------------
+
+def k6_requests(test_id: str, window: str, endpoint: str | None = None, by: str | None = "endpoint") -> str:
+    """Requests k6 made in a run, per endpoint (exact: last value of k6's cumulative counter)."""
+    return f"sum{_by(by)} (max_over_time({selector(K6_REQUESTS, testid=test_id, endpoint=endpoint)}[{window}]))"
+
+
+def k6_requests_ok(test_id: str, window: str, endpoint: str | None = None, by: str | None = "endpoint") -> str:
+    """2xx answers k6 received in a run, per endpoint: the ledger's "accepted"."""
+    sel = selector(K6_REQUESTS, testid=test_id, endpoint=endpoint, status="~2..")
+    return f"sum{_by(by)} (max_over_time({sel}[{window}]))"
+
+
+def k6_requests_failed(test_id: str, window: str, endpoint: str | None = None, by: str | None = "endpoint") -> str:
+    """Requests k6 counted as failed (not an expected response: 4xx/5xx, timeouts), per endpoint."""
+    sel = selector(K6_REQUESTS, testid=test_id, endpoint=endpoint, expected_response="false")
+    return f"sum{_by(by)} (max_over_time({sel}[{window}]))"
+
+
+def k6_dropped_iterations(test_id: str, window: str) -> str:
+    """Iterations k6 could not start for want of a VU: the harness fell short, not the system."""
+    return f"sum(max_over_time({selector(K6_DROPPED, testid=test_id)}[{window}]))"
+
+
+def k6_dropped_iterations_so_far(test_id: str) -> str:
+    """Iterations dropped since the run began (k6's cumulative counter, for timelines)."""
+    return f"sum({selector(K6_DROPPED, testid=test_id)})"
+
+
+def k6_duration_histograms(test_id: str, window: str, step: str = "60s") -> str:
+    """The raw cumulative latency histograms of a run, sampled every `step` over the window.
+
+    Prometheus 2.42 has no last_over_time for native histograms, so the engine takes each
+    series' last (largest) histogram from this subquery and merges them itself: exact
+    percentiles over all runners, where increase() would extrapolate. Evaluate it at least
+    one step after the run's last sample (and with step under the 5 min lookback) so that
+    every series' final histogram is among the samples."""
+    return f"{selector(K6_DURATION, testid=test_id)}[{window}:{step}]"
+
+
+def k6_request_rate(test_id: str, by: str | None = "endpoint", rate_window: str = RATE_WINDOW) -> str:
+    """Requests per second k6 makes now (for plots and the live line)."""
+    return f"sum{_by(by)} (rate({selector(K6_REQUESTS, testid=test_id)}[{rate_window}]))"
+
+
+def k6_error_rate(test_id: str, endpoint: str | None = None, rate_window: str = RATE_WINDOW) -> str:
+    """Share of requests failing now, over all endpoints or one."""
+    failed = selector(K6_REQUESTS, testid=test_id, endpoint=endpoint, expected_response="false")
+    every = selector(K6_REQUESTS, testid=test_id, endpoint=endpoint)
+    return f"(sum(rate({failed}[{rate_window}])) or vector(0)) / sum(rate({every}[{rate_window}]))"
+
+
+def k6_latency_quantile(quantile: float, test_id: str, by: str | None = None, endpoint: str | None = None,
+                        rate_window: str = RATE_WINDOW) -> str:
+    """A latency percentile now (seconds), over all runners, from k6's native histograms."""
+    sel = selector(K6_DURATION, testid=test_id, endpoint=endpoint)
+    return f"histogram_quantile({quantile:g}, sum{_by(by)} (rate({sel}[{rate_window}])))"
+
+
+def k6_mean_latency(test_id: str, window: str, by: str | None = "endpoint") -> str:
+    """Mean latency (seconds) over a window, from the histograms' sums and counts."""
+    sel = selector(K6_DURATION, testid=test_id)
+    return (f"histogram_sum(sum{_by(by)} (increase({sel}[{window}])))"
+            f" / histogram_count(sum{_by(by)} (increase({sel}[{window}])))")
+
+
+def k6_vus() -> str:
+    """VUs busy now over all k6 processes (k6 tags this metric with no test id)."""
+    return f"sum({K6_VUS})"
+
+
+def k6_vus_max(window: str) -> str:
+    """The most VUs busy at once over a window (all k6 processes)."""
+    return f"max_over_time(({k6_vus()})[{window}:{SUBQUERY_STEP}])"
+
+
+def k6_samples_present(test_id: str, window: str) -> str:
+    """How many k6 request series a run wrote: 0 means remote write never arrived."""
+    return f"count(max_over_time({selector(K6_REQUESTS, testid=test_id)}[{window}]))"
+
+
+# --- RabbitMQ queues -----------------------------------------------------------------
+
+def queue_depth(queues: Iterable[str] | None = None) -> str:
+    """Messages in each queue (ready + unacknowledged), by `queue`; all Elves queues and DLQs by default."""
+    names = f"{QUEUE_READY}|{QUEUE_UNACKED}"
+    return f'sum by (queue) ({{__name__=~"{names}",queue=~{quote(regex_of(queues or ALL_QUEUES))}}})'
+
+
+def queue_depth_max(window: str, queues: Iterable[str] | None = None) -> str:
+    """The deepest each queue got over a window."""
+    return f"max_over_time(({queue_depth(queues)})[{window}:{SUBQUERY_STEP}])"
+
+
+def deepest_queue(queues: Iterable[str] | None = None) -> str:
+    """The one queue holding the most messages now."""
+    return f"topk(1, {queue_depth(queues)})"
+
+
+def queue_depth_deepest(queues: Iterable[str] | None = None) -> str:
+    """The depth of whichever queue is deepest now (one number)."""
+    return f"max({queue_depth(queues)})"
+
+
+def queue_depth_total(queues: Iterable[str] = WORK_QUEUES) -> str:
+    """Messages waiting in the work queues together: 0 means the system has drained."""
+    return f"sum({queue_depth(queues)})"
+
+
+# --- deployments ---------------------------------------------------------------------
+
+def _deployment_regex(deployments: Iterable[str]) -> str:
+    # On a cluster the chart may prefix deployment names with the release ("elves-ingestor").
+    return f"(?:.+-)?({regex_of(deployments)})"
+
+
+def _by_deployment(expr: str, deployments: Iterable[str]) -> str:
+    """`expr` with its `deployment` label reduced to the bare name (gateway, registry, ingestor)."""
+    return f'label_replace({expr}, "deployment", "$1", "deployment", {quote(_deployment_regex(deployments))})'
+
+
+def replicas_desired(deployments: Iterable[str] = DEPLOYMENTS) -> str:
+    """Replicas each deployment is asked to run, by `deployment`."""
+    sel = selector(REPLICAS_DESIRED, deployment="~" + _deployment_regex(deployments))
+    return f"max by (deployment) ({_by_deployment(sel, deployments)})"
+
+
+def replicas_ready(deployments: Iterable[str] = DEPLOYMENTS) -> str:
+    """Replicas of each deployment that are ready, by `deployment`."""
+    sel = selector(REPLICAS_READY, deployment="~" + _deployment_regex(deployments))
+    return f"max by (deployment) ({_by_deployment(sel, deployments)})"
+
+
+def restarts_total(deployments: Iterable[str] = DEPLOYMENTS) -> str:
+    """Container restarts so far, by `container` (= deployment): steps up at each crash or kill."""
+    return f"sum by (container) ({selector(RESTARTS, container='~' + regex_of(deployments))})"
+
+
+def restarts(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+    """Restarts within a window, by `container`: per pod the counter's rise, then summed."""
+    sel = selector(RESTARTS, container="~" + regex_of(deployments))
+    return f"sum by (container) (max_over_time({sel}[{window}]) - min_over_time({sel}[{window}]))"
+
+
+def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+    """Restarts within a window of pods whose last termination was OOMKilled, by `container`.
+
+    kube-state-metrics keeps only the last reason per pod, so a pod that was OOM-killed
+    and later crashed otherwise counts all its restarts in the window as OOM kills."""
+    sel = selector(RESTARTS, container="~" + regex_of(deployments))
+    oom = selector(LAST_TERMINATED, container="~" + regex_of(deployments), reason="OOMKilled")
+    return (f"sum by (container) ((max_over_time({sel}[{window}]) - min_over_time({sel}[{window}]))"
+            f" * on (namespace, pod, container) group_left max_over_time({oom}[{window}]))")

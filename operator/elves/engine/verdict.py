@@ -1,0 +1,191 @@
+"""The verdict: every objective checked against a run's results, the breakpoint, the sweep table.
+
+A check whose metric has no data fails (you cannot claim an objective you did not
+measure). A raw PromQL objective that Prometheus rejects is a harness error (VerdictError),
+not a failure of the system.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+
+from elves.engine import promql
+from elves.engine.models import LATENCY_METRICS, Objective
+from elves.engine.plan import Segment, numeric, rate_at
+from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.status import Breakpoint, Check, RunResults, RunStatus, SweepRow, Verdict
+
+OPS: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">=": operator.ge, ">": operator.gt,
+}
+BREAKPOINT_STEP_SECONDS = 5.0
+
+
+class VerdictError(RuntimeError):
+    """An objective could not be evaluated at all (bad PromQL, Prometheus gone)."""
+
+
+def compare(observed: float | None, op: str, target: float) -> bool:
+    if observed is None or math.isnan(observed):
+        return False
+    if op in ("==", "!="):
+        equal = math.isclose(observed, target, rel_tol=1e-9, abs_tol=1e-9)
+        return equal if op == "==" else not equal
+    return OPS[op](observed, target)
+
+
+def target_text(objective: Objective) -> str:
+    return f"{objective.op} {objective.value if isinstance(objective.value, str) else f'{objective.value:g}'}"
+
+
+def observe(objective: Objective, results: RunResults) -> tuple[float | None, str]:
+    """The value a built-in metric had in a run, and a note when it has none."""
+    metric = objective.metric
+    ledger = results.ledger
+    if metric in ("lost_requests", "lost_logs", "duplicates"):
+        if ledger is None:
+            return None, "the registry's ledger was unavailable"
+        return float(getattr(ledger, metric)), ""
+    if metric == "dropped_iterations":
+        return float(results.dropped_iterations), ""
+    if metric == "drain_seconds":
+        if not results.drain_completed:
+            return None, "the system did not drain before the timeout"
+        return results.drain_seconds, ""
+    if metric in ("http_req_failed_rate", "http_reqs_rate") or metric in LATENCY_METRICS:
+        endpoint = results.total if objective.endpoint is None else results.endpoints.get(objective.endpoint)
+        if endpoint is None:
+            return None, f"no requests to endpoint {objective.endpoint}"
+        if metric == "http_req_failed_rate":
+            return endpoint.error_rate, "" if endpoint.error_rate is not None else "no requests"
+        if metric == "http_reqs_rate":
+            return endpoint.rate, ""
+        value = getattr(endpoint, "p" + metric.rsplit("_p", 1)[1])
+        return value, "" if value is not None else "no latency samples"
+    if metric in ("queue_depth_max", "queue_depth_final"):
+        field = "max" if metric == "queue_depth_max" else "final"
+        queues = results.queues if objective.queue is None else {
+            k: v for k, v in results.queues.items() if k == objective.queue}
+        values = [getattr(q, field) for q in queues.values() if getattr(q, field) is not None]
+        if not values:
+            return None, f"no depth samples for queue {objective.queue or '(any)'}"
+        return max(values), ""
+    if metric in ("pod_restarts", "oom_kills"):
+        field = "restarts" if metric == "pod_restarts" else "oom_kills"
+        deployments = results.deployments if objective.deployment is None else {
+            k: v for k, v in results.deployments.items() if k == objective.deployment}
+        return float(sum(getattr(d, field) for d in deployments.values())), ""
+    raise ValueError(f"unknown metric {metric!r}")  # the model's Literal makes this unreachable
+
+
+def observe_promql(objective: Objective, prom: Prometheus, at: float) -> tuple[float | None, str]:
+    try:
+        samples = prom.query(objective.promql or "", at)
+    except PrometheusError as exc:
+        raise VerdictError(f"objective {objective.promql!r} could not be evaluated: {exc}") from None
+    if not samples:
+        return None, "the query returned no data"
+    return samples[0].value, "" if len(samples) == 1 else f"first of {len(samples)} series"
+
+
+def evaluate(objectives: list[Objective], results: RunResults, prom: Prometheus | None = None,
+             at: float | None = None) -> Verdict:
+    """Every objective as a check; passed when all hold (and the system drained)."""
+    checks = []
+    for objective in objectives:
+        if objective.promql is not None:
+            if prom is None:
+                raise VerdictError("a PromQL objective needs Prometheus")
+            observed, detail = observe_promql(objective, prom, at if at is not None else results.window.end.timestamp())
+        else:
+            observed, detail = observe(objective, results)
+        checks.append(Check(name=objective.name, observed=observed, target=target_text(objective),
+                            ok=compare(observed, objective.op, objective.target), detail=detail))
+    if not results.drain_completed:
+        checks.append(Check(name="drain_completed", observed=0, target="== 1", ok=False,
+                            detail="queues not empty or ledger incomplete when the drain timed out"))
+    return Verdict(passed=all(c.ok for c in checks), checks=checks)
+
+
+# --- breakpoint ---------------------------------------------------------------------
+
+def timeline_query(objective: Objective, test_id: str) -> str | None:
+    """PromQL that follows an objective's metric over time; None when it only exists at the end."""
+    metric = objective.metric
+    if objective.promql is not None:
+        return objective.promql
+    if metric in LATENCY_METRICS:
+        quantile = int(metric.rsplit("_p", 1)[1]) / 100
+        return promql.k6_latency_quantile(quantile, test_id, endpoint=objective.endpoint)
+    if metric == "http_req_failed_rate":
+        return promql.k6_error_rate(test_id, endpoint=objective.endpoint)
+    if metric == "queue_depth_max":
+        return promql.queue_depth_deepest([objective.queue] if objective.queue else None)
+    if metric == "dropped_iterations":
+        return promql.k6_dropped_iterations_so_far(test_id)
+    return None
+
+
+def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str, load_start: float,
+                    load_end: float, profile: list[Segment]) -> Breakpoint | None:
+    """The planned arrival rate at the first moment any objective broke during a ramp."""
+    first: tuple[float, str] | None = None
+    for objective in objectives:
+        expr = timeline_query(objective, test_id)
+        if expr is None:
+            continue
+        try:
+            series = prom.query_range(expr, load_start, load_end, BREAKPOINT_STEP_SECONDS)
+        except PrometheusError as exc:
+            raise VerdictError(f"breakpoint search for {objective.name} failed: {exc}") from None
+        for s in series:
+            for t, value in s.points:
+                if value is not None and not compare(value, objective.op, objective.target):
+                    if first is None or t < first[0]:
+                        first = (t, objective.name)
+                    break
+    if first is None:
+        return None
+    t, check = first
+    achieved = prom.value(promql.k6_request_rate(test_id, by=None), t)
+    return Breakpoint(rate=rate_at(profile, t - load_start), achieved_rate=achieved,
+                      at_seconds=round(t - load_start, 3), check=check)
+
+
+# --- sweeps -------------------------------------------------------------------------
+
+def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
+    """One row per run with throughput, speedup and scaling efficiency against the first point.
+
+    Efficiency divides the speedup by how much the swept values grew (their product for a
+    grid), e.g. 3 ingestors doing 2.7x the work of 1 are 90 % efficient; values that are
+    not numbers get a speedup only."""
+    rows = []
+    base = runs[0] if runs else None
+    for run in runs:
+        results = run.results
+        row = SweepRow(index=run.index, point=dict(run.point),
+                       passed=run.verdict.passed if run.verdict else None)
+        if results is not None:
+            row.rate = results.rate
+            row.throughput = results.throughput
+            row.p95, row.p99 = results.total.p95, results.total.p99
+            depths = [q.max for q in results.queues.values() if q.max is not None]
+            row.queue_depth_max = max(depths, default=None)
+            row.lost = results.ledger.lost_requests if results.ledger else None
+        base_throughput = base.results.throughput if base and base.results else None
+        if row.throughput is not None and base_throughput:
+            row.speedup = row.throughput / base_throughput
+            growth = 1.0
+            for key, value in run.point.items():
+                now, first = numeric(value), numeric(base.point.get(key)) if base else None
+                if now is None or not first:
+                    growth = math.nan
+                    break
+                growth *= now / first
+            if not math.isnan(growth) and growth > 0:
+                row.efficiency = row.speedup / growth
+        rows.append(row)
+    return rows

@@ -1,0 +1,154 @@
+"""Analysis of a run window against a real Prometheus holding a known history (backfilled with promtool).
+
+The history: a 60 s load of getData (2/s) and getStatus (1/s, 3 failures); the ingestor
+queue rises to 300 while the ingestor is OOM-killed once and scaled to 0 and back, then
+drains; another test id's traffic must not leak into this run's numbers.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result
+from elves.engine.models import Objective
+from elves.engine.prometheus import Prometheus
+from elves.engine.verdict import evaluate
+from engine_testkit import PrometheusServer, backfill
+
+T0 = (int(time.time()) - 3 * 3600) // 60 * 60
+LOAD_START, LOAD_END, DRAIN_END = T0 + 10, T0 + 70, T0 + 100
+TEST_ID = "local/analysis/0"
+INGESTOR_QUEUE = "elves.ingestor.data.in"
+
+
+def history() -> list[tuple[str, float, float]]:
+    samples = []
+    k6 = 'k6_http_reqs_total{{testid="{tid}",endpoint="{ep}",status="{st}",expected_response="{ok}"}}'
+    for offset in range(0, 121, 5):
+        t = T0 + offset
+        if 15 <= offset <= 75:  # k6 pushes from its first flush until it stops
+            elapsed = min(offset, 70) - 10
+            samples.append((k6.format(tid=TEST_ID, ep="getData", st="202", ok="true"), 2 * elapsed, t))
+            samples.append((k6.format(tid=TEST_ID, ep="getStatus", st="200", ok="true"), elapsed, t))
+            samples.append((k6.format(tid=TEST_ID, ep="getStatus", st="500", ok="false"), min(3, elapsed // 10), t))
+            samples.append((k6.format(tid="local/other/0", ep="getData", st="202", ok="true"), 999, t))
+            samples.append((f'k6_dropped_iterations_total{{testid="{TEST_ID}"}}', 0, t))
+        ready = min(300, 10 * max(0, offset - 10)) if offset < 70 else max(0, 300 - 12 * (offset - 70))
+        samples.append((f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{INGESTOR_QUEUE}"}}', ready, t))
+        samples.append((f'rabbitmq_detailed_queue_messages_unacked{{vhost="/",queue="{INGESTOR_QUEUE}"}}',
+                        2 if 10 <= offset < 70 else 0, t))
+        samples.append((f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{INGESTOR_QUEUE}.dlq"}}', 1, t))
+        desired = 0 if 40 <= offset < 60 else 1
+        ready_replicas = 0 if 40 <= offset < 65 else 1
+        samples.append(('kube_deployment_spec_replicas{namespace="elves",deployment="ingestor"}', desired, t))
+        samples.append(('kube_deployment_status_replicas_ready{namespace="elves",deployment="ingestor"}', ready_replicas, t))
+        samples.append(('kube_deployment_spec_replicas{namespace="elves",deployment="gateway"}', 2, t))
+        samples.append(('kube_deployment_status_replicas_ready{namespace="elves",deployment="gateway"}', 2, t))
+        pod = 'namespace="elves",pod="ingestor-0",container="ingestor"'
+        samples.append((f"kube_pod_container_status_restarts_total{{{pod}}}", 1 if offset >= 30 else 0, t))
+        if offset >= 30:
+            samples.append((f'kube_pod_container_status_last_terminated_reason{{{pod},reason="OOMKilled"}}', 1, t))
+        samples.append(('kube_pod_container_status_restarts_total{namespace="elves",pod="registry-0",container="registry"}',
+                        5, t))
+    return samples
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("analysis-prometheus")
+    server = PrometheusServer(workdir, data_dir=backfill(workdir, history()))
+    yield Prometheus(server.url)
+    server.stop()
+
+
+WINDOW = RunWindow(TEST_ID, LOAD_START, LOAD_END, DRAIN_END, drain_seconds=25.0)
+LEDGER = {"testId": TEST_ID, "requests": 120, "results": {"done": 118, "failed": 1}, "logs": 179,
+          "logsByEndpoint": {"getData": 120, "getStatus": 59}, "duplicates": 2}
+
+
+@pytest.fixture(scope="module")
+def results(prom):
+    return analyze(prom, WINDOW, LEDGER)
+
+
+def test_k6_totals_are_exact_and_per_test_id(results):
+    assert results.endpoints["getData"].requests == 120
+    assert results.endpoints["getStatus"].requests == 63
+    assert results.endpoints["getStatus"].failed == 3
+    assert results.endpoints["getStatus"].error_rate == pytest.approx(3 / 63)
+    assert results.requests == 183
+    assert results.rate == pytest.approx(183 / 60)
+    assert results.dropped_iterations == 0
+
+
+def test_queue_depth_max_and_final_per_queue_including_dlq(results):
+    assert results.queues[INGESTOR_QUEUE].max == 302  # ready + unacked
+    assert results.queues[INGESTOR_QUEUE].final == 0
+    assert results.queues[INGESTOR_QUEUE + ".dlq"].max == 1
+    assert results.queues[INGESTOR_QUEUE + ".dlq"].final == 1
+
+
+def test_restarts_oom_kills_and_the_replica_timeline(results):
+    ingestor = results.deployments["ingestor"]
+    assert (ingestor.restarts, ingestor.oom_kills) == (1, 1)
+    assert results.deployments["registry"].restarts == 0  # its 5 restarts happened before the run
+    assert [(p.desired, p.ready) for p in ingestor.timeline] == [(1, 1), (0, 0), (1, 0), (1, 1)]
+    assert [p.t for p in ingestor.timeline][1] == pytest.approx(30, abs=5)
+    assert (ingestor.replicas_min, ingestor.replicas_max) == (0, 1)
+    assert results.deployments["gateway"].timeline[0].ready == 2
+
+
+def test_the_ledger_compares_k6_with_the_registry(results):
+    ledger = results.ledger
+    assert ledger.accepted_by_endpoint == {"getData": 120, "getStatus": 60}
+    assert (ledger.requests_accepted, ledger.results_done, ledger.results_failed) == (120, 118, 1)
+    assert (ledger.lost_requests, ledger.logs_expected, ledger.lost_logs, ledger.duplicates) == (1, 180, 1, 2)
+    assert results.throughput == pytest.approx(119 / 85)
+
+
+def test_ledger_completeness_says_what_is_missing():
+    complete, reason = ledger_complete(ledger_result({"getData": 10}, {"results": {"done": 10}, "logs": 10}, ("getData",)))
+    assert complete and reason == ""
+    complete, reason = ledger_complete(ledger_result({"getData": 10}, {"results": {"done": 7}, "logs": 9}, ("getData",)))
+    assert not complete
+    assert reason == "ledger incomplete: 3 of 10 results, 1 of 10 activity logs not persisted yet"
+
+
+def test_registry_mix_expects_logs_only_from_add_app_log():
+    ledger = ledger_result({"addAppLog": 50, "getAppLog": 20, "getUser": 5}, {"logs": 50}, ("addAppLog",))
+    assert (ledger.logs_expected, ledger.lost_logs, ledger.lost_requests) == (50, 0, 0)
+
+
+def test_verdict_on_the_analysed_run(results, prom):
+    objectives = [Objective.model_validate(o) for o in (
+        {"metric": "lost_requests", "op": "==", "value": 0},
+        {"metric": "http_req_failed_rate", "op": "<", "value": 0.05},
+        {"metric": "http_req_failed_rate", "endpoint": "getStatus", "op": "<", "value": 0.01},
+        {"metric": "queue_depth_max", "queue": INGESTOR_QUEUE, "op": "<", "value": 500},
+        {"metric": "pod_restarts", "deployment": "ingestor", "op": "==", "value": 0},
+        {"metric": "oom_kills", "op": "<=", "value": 1},
+        {"metric": "drain_seconds", "op": "<", "value": "30s"},
+        {"metric": "http_req_duration_p99", "op": "<", "value": "1s"},
+        {"promql": 'max_over_time(kube_deployment_spec_replicas{deployment="ingestor"}[100s])', "op": "==", "value": 1},
+    )]
+    verdict = evaluate(objectives, results, prom, DRAIN_END)
+    table = {c.name: (c.observed, c.ok) for c in verdict.checks}
+    assert table["lost_requests"] == (1, False)
+    assert table["http_req_failed_rate"] == (pytest.approx(3 / 183), True)
+    assert table["http_req_failed_rate{getStatus}"] == (pytest.approx(3 / 63), False)
+    assert table[f"queue_depth_max{{{INGESTOR_QUEUE}}}"] == (302, True)
+    assert table["pod_restarts{ingestor}"] == (1, False)
+    assert table["oom_kills"] == (1, True)
+    assert table["drain_seconds"] == (25, True)
+    # No latency histograms in this history: a check without data fails and says why.
+    assert table["http_req_duration_p99"] == (None, False)
+    assert [c.detail for c in verdict.checks if c.name == "http_req_duration_p99"] == ["no latency samples"]
+    assert table[objectives[-1].promql] == (1, True)
+    assert not verdict.passed
+
+
+def test_a_run_without_k6_samples_is_a_harness_error(prom):
+    with pytest.raises(AnalysisError, match="no k6 samples for test id local/absent/0"):
+        analyze(prom, RunWindow("local/absent/0", LOAD_START, LOAD_END, DRAIN_END), None)

@@ -1,0 +1,73 @@
+"""PromQL building: selectors, escaping, the run-window queries, and that Prometheus parses them all."""
+
+from __future__ import annotations
+
+import pytest
+
+from elves.engine import promql
+from elves.engine.prometheus import Prometheus
+
+
+def test_selector_quotes_and_regexes():
+    assert promql.selector("m") == "m"
+    assert promql.selector("m", testid="ns/a\"b/0", endpoint=None) == 'm{testid="ns/a\\"b/0"}'
+    assert promql.selector("m", status="~2..") == 'm{status=~"2.."}'
+
+
+def test_window_rounds_up_to_whole_seconds():
+    assert promql.window_for(0.2) == "1s"
+    assert promql.window_for(90.01) == "91s"
+
+
+def test_k6_totals_use_the_last_counter_value_of_the_run():
+    expr = promql.k6_requests("local/q/0", "120s")
+    assert expr == 'sum by (endpoint) (max_over_time(k6_http_reqs_total{testid="local/q/0"}[120s]))'
+    assert 'status=~"2.."' in promql.k6_requests_ok("local/q/0", "120s")
+    assert 'expected_response="false"' in promql.k6_requests_failed("local/q/0", "120s", endpoint="getData")
+    assert promql.k6_dropped_iterations("t", "1s") == 'sum(max_over_time(k6_dropped_iterations_total{testid="t"}[1s]))'
+
+
+def test_latency_quantile_reads_native_histograms():
+    assert promql.k6_latency_quantile(0.99, "t", endpoint="getHistory") == (
+        'histogram_quantile(0.99, sum (rate(k6_http_req_duration_seconds{testid="t",endpoint="getHistory"}[30s])))')
+    assert "sum by (endpoint)" in promql.k6_latency_quantile(0.5, "t", by="endpoint")
+
+
+def test_queue_depth_adds_ready_and_unacked_of_every_queue_and_dlq():
+    expr = promql.queue_depth()
+    assert "rabbitmq_detailed_queue_messages_ready|rabbitmq_detailed_queue_messages_unacked" in expr
+    assert r'elves\\.ingestor\\.data\\.in\\.dlq' in expr
+    assert expr.startswith("sum by (queue) (")
+    assert promql.queue_depth(["a.b"]) == (
+        'sum by (queue) ({__name__=~"rabbitmq_detailed_queue_messages_ready|rabbitmq_detailed_queue_messages_unacked",'
+        'queue=~"a\\\\.b"})')
+
+
+def test_deployment_queries_select_by_container_and_deployment():
+    assert 'container=~"gateway|registry|ingestor"' in promql.restarts("60s")
+    assert 'reason="OOMKilled"' in promql.oom_kills("60s")
+    assert "label_replace(" in promql.replicas_desired(["ingestor"])
+    assert "kube_deployment_status_replicas_ready" in promql.replicas_ready()
+
+
+ALL_QUERIES = [
+    promql.k6_requests("t/x/0", "60s"), promql.k6_requests_ok("t/x/0", "60s"),
+    promql.k6_requests_failed("t/x/0", "60s"), promql.k6_dropped_iterations("t/x/0", "60s"),
+    promql.k6_dropped_iterations_so_far("t/x/0"), promql.k6_duration_histograms("t/x/0", "60s"),
+    promql.k6_request_rate("t/x/0"), promql.k6_error_rate("t/x/0", endpoint="getData"),
+    promql.k6_latency_quantile(0.95, "t/x/0", by="endpoint"), promql.k6_mean_latency("t/x/0", "60s"),
+    promql.k6_vus(), promql.k6_vus_max("60s"), promql.k6_samples_present("t/x/0", "60s"),
+    promql.queue_depth(), promql.queue_depth_max("60s"), promql.deepest_queue(), promql.queue_depth_deepest(),
+    promql.queue_depth_total(), promql.replicas_desired(), promql.replicas_ready(), promql.restarts_total(),
+    promql.restarts("60s"), promql.oom_kills("60s"),
+]
+
+
+@pytest.mark.parametrize("expr", ALL_QUERIES)
+def test_prometheus_parses_every_query(expr, prometheus_server):
+    # Empty results are fine; a parse or type error raises PrometheusError.
+    client = Prometheus(prometheus_server.url)
+    if expr == promql.k6_duration_histograms("t/x/0", "60s"):
+        client.query_matrix(expr)
+    else:
+        client.query(expr)
