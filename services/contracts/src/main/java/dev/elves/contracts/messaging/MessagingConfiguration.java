@@ -1,0 +1,87 @@
+package dev.elves.contracts.messaging;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.elves.contracts.Queues;
+import dev.elves.contracts.Route;
+
+import org.springframework.amqp.core.Binding;
+import org.springframework.amqp.core.BindingBuilder;
+import org.springframework.amqp.core.Declarable;
+import org.springframework.amqp.core.Declarables;
+import org.springframework.amqp.core.DirectExchange;
+import org.springframework.amqp.core.Queue;
+import org.springframework.amqp.core.QueueBuilder;
+import org.springframework.amqp.rabbit.connection.ConnectionFactory;
+import org.springframework.amqp.rabbit.core.RabbitAdmin;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.PropertySource;
+
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The broker topology, the JSON converter and the broker settings all three services share.
+ * Whichever service connects first declares everything, so start-up order does not matter.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(MessagingProperties.class)
+@PropertySource("classpath:elves-messaging.properties")
+public class MessagingConfiguration {
+
+	@Bean
+	EnvelopeMessageConverter envelopeMessageConverter(JsonMapper mapper) {
+		return new EnvelopeMessageConverter(mapper);
+	}
+
+	@Bean
+	Declarables elvesTopology(MessagingProperties properties) {
+		return topology(properties.deliveryLimit());
+	}
+
+	/**
+	 * Declares on every (re)connection. A queue that already exists with other arguments (say an
+	 * older delivery limit) is logged and kept, instead of stopping the service.
+	 */
+	@Bean
+	RabbitAdmin amqpAdmin(ConnectionFactory connectionFactory) {
+		RabbitAdmin admin = new RabbitAdmin(connectionFactory);
+		admin.setIgnoreDeclarationExceptions(true);
+		return admin;
+	}
+
+	/**
+	 * A durable direct exchange; quorum work queues with a delivery limit, each dead-lettering to
+	 * its own {@code <name>.dlq} through the dead-letter exchange.
+	 */
+	public static Declarables topology(int deliveryLimit) {
+		List<Declarable> declarables = new ArrayList<>();
+		DirectExchange exchange = new DirectExchange(Queues.EXCHANGE, true, false);
+		DirectExchange deadLetters = new DirectExchange(Queues.DEAD_LETTER_EXCHANGE, true, false);
+		declarables.add(exchange);
+		declarables.add(deadLetters);
+		for (String name : Queues.WORK_QUEUES) {
+			String deadLetterName = Queues.deadLetterQueue(name);
+			Queue queue = QueueBuilder.durable(name)
+				.quorum()
+				.deliveryLimit(deliveryLimit)
+				.deadLetterExchange(Queues.DEAD_LETTER_EXCHANGE)
+				.deadLetterRoutingKey(deadLetterName)
+				.build();
+			Queue deadLetterQueue = QueueBuilder.durable(deadLetterName).quorum().build();
+			declarables.add(queue);
+			declarables.add(deadLetterQueue);
+			declarables.add(BindingBuilder.bind(deadLetterQueue).to(deadLetters).with(deadLetterName));
+		}
+		for (Route route : Route.ALL) {
+			for (String name : route.queues()) {
+				declarables.add(new Binding(name, Binding.DestinationType.QUEUE, Queues.EXCHANGE, route.routingKey(),
+						null));
+			}
+		}
+		return new Declarables(declarables);
+	}
+
+}

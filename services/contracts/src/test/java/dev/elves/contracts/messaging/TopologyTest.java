@@ -1,0 +1,49 @@
+package dev.elves.contracts.messaging;
+
+import java.util.List;
+
+import dev.elves.contracts.Queues;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.amqp.core.Binding;
+import org.springframework.amqp.core.Queue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class TopologyTest {
+
+	private final org.springframework.amqp.core.Declarables topology = MessagingConfiguration.topology(7);
+
+	@Test
+	void workQueuesAreQuorumQueuesWithADeliveryLimitAndTheirOwnDeadLetterQueue() {
+		for (String name : Queues.WORK_QUEUES) {
+			Queue queue = queue(name);
+			assertThat(queue.isDurable()).isTrue();
+			assertThat(queue.getArguments()).containsEntry("x-queue-type", "quorum")
+				.containsEntry("x-delivery-limit", 7)
+				.containsEntry("x-dead-letter-exchange", Queues.DEAD_LETTER_EXCHANGE)
+				.containsEntry("x-dead-letter-routing-key", name + ".dlq");
+			assertThat(queue(name + ".dlq").isDurable()).isTrue();
+		}
+	}
+
+	@Test
+	void aDataRequestReachesTheIngestorAndTheRegistryLogQueue() {
+		List<String> reached = this.topology.getDeclarablesByType(Binding.class)
+			.stream()
+			.filter((binding) -> binding.getExchange().equals(Queues.EXCHANGE))
+			.filter((binding) -> binding.getRoutingKey().equals("data.requested"))
+			.map(Binding::getDestination)
+			.toList();
+		assertThat(reached).containsExactlyInAnyOrder(Queues.INGESTOR_DATA, Queues.REGISTRY_APPLOG);
+	}
+
+	private Queue queue(String name) {
+		return this.topology.getDeclarablesByType(Queue.class)
+			.stream()
+			.filter((queue) -> queue.getName().equals(name))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no queue " + name));
+	}
+
+}

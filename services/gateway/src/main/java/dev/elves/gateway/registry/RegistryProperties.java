@@ -1,0 +1,19 @@
+package dev.elves.gateway.registry;
+
+import java.net.URI;
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Where and how patiently the gateway reads from the registry.
+ *
+ * @param url            the registry's base URL [ELVES_REGISTRY_URL]
+ * @param connectTimeout longest wait to connect [ELVES_REGISTRY_CONNECT_TIMEOUT]
+ * @param readTimeout    longest wait for an answer [ELVES_REGISTRY_READ_TIMEOUT]
+ */
+@ConfigurationProperties("elves.registry")
+public record RegistryProperties(@DefaultValue("http://127.0.0.1:8081") URI url,
+		@DefaultValue("1s") Duration connectTimeout, @DefaultValue("5s") Duration readTimeout) {
+}

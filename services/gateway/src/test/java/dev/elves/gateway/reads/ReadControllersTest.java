@@ -1,0 +1,169 @@
+package dev.elves.gateway.reads;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+import dev.elves.contracts.messaging.PublishFailedException;
+import dev.elves.gateway.TestTokens;
+import dev.elves.gateway.activity.ActivityLog;
+import dev.elves.gateway.registry.RegistryClient;
+import dev.elves.gateway.registry.RegistryTimeoutException;
+import dev.elves.gateway.registry.RegistryUnavailableException;
+import dev.elves.gateway.security.Caller;
+import dev.elves.gateway.security.SecurityConfiguration;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
+import org.springframework.context.annotation.Import;
+import org.springframework.test.context.bean.override.mockito.MockitoBean;
+import org.springframework.test.web.servlet.MockMvc;
+
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyMap;
+import static org.mockito.ArgumentMatchers.eq;
+import static org.mockito.BDDMockito.given;
+import static org.mockito.Mockito.verify;
+import static org.mockito.Mockito.verifyNoInteractions;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+@WebMvcTest(controllers = { StatusController.class, HistoryController.class, UserController.class },
+		properties = TestTokens.SECRET_PROPERTY)
+@Import(SecurityConfiguration.class)
+class ReadControllersTest {
+
+	private static final Caller ALICE = new Caller("alice", false);
+
+	@Autowired
+	private MockMvc mvc;
+
+	@MockitoBean
+	private RegistryClient registry;
+
+	@MockitoBean
+	private ActivityLog activity;
+
+	@Test
+	void statusComesFromTheRegistryForTheCallerAndIsLoggedBeforeTheAnswer() throws Exception {
+		UUID id = UUID.randomUUID();
+		given(this.registry.json("/api/v1/requests/{id}", Map.of("id", id), Map.of("user", "alice"), "t1"))
+			.willReturn(Optional.of("{\"id\":\"" + id + "\",\"status\":\"DONE\"}"));
+
+		this.mvc.perform(get("/api/v1/status/" + id).header("Authorization", TestTokens.bearer("alice"))
+			.header("X-Elves-Test-Id", "t1")).andExpect(status().isOk()).andExpect(jsonPath("$.status").value("DONE"));
+
+		verify(this.activity).record(ALICE, "t1", "getStatus", id);
+	}
+
+	@Test
+	void anUnknownRequestIs404AndNotLogged() throws Exception {
+		given(this.registry.json(any(), anyMap(), anyMap(), any())).willReturn(Optional.empty());
+
+		this.mvc.perform(get("/api/v1/status/" + UUID.randomUUID()).header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isNotFound());
+
+		verifyNoInteractions(this.activity);
+	}
+
+	@Test
+	void aStatusIdThatIsNotAUuidIs400NamingIt() throws Exception {
+		this.mvc.perform(get("/api/v1/status/not-a-uuid").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("id"));
+	}
+
+	@Test
+	void theRegistryDownIs503AndSlowIs504NeverA500() throws Exception {
+		given(this.registry.json(eq("/api/v1/logs"), anyMap(), anyMap(), any()))
+			.willThrow(new RegistryUnavailableException("registry unreachable at http://127.0.0.1:1", null));
+		this.mvc.perform(get("/api/v1/history").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(jsonPath("$.error").value("registry unreachable at http://127.0.0.1:1"));
+
+		given(this.registry.json(eq("/api/v1/users/{id}"), anyMap(), anyMap(), any()))
+			.willThrow(new RegistryTimeoutException("registry did not answer in time", null));
+		this.mvc.perform(get("/api/v1/users/me").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isGatewayTimeout());
+		verifyNoInteractions(this.activity);
+	}
+
+	@Test
+	void theBrokerDownMakesAReadA503BecauseItsLogCannotBeConfirmed() throws Exception {
+		given(this.registry.json(eq("/api/v1/logs"), anyMap(), anyMap(), any())).willReturn(Optional.of("{}"));
+		org.mockito.BDDMockito.willThrow(new PublishFailedException("broker unreachable", null))
+			.given(this.activity)
+			.record(any(), any(), any(), any());
+
+		this.mvc.perform(get("/api/v1/history").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isServiceUnavailable());
+	}
+
+	@Test
+	void historyAsksForTheLatest20AndAllHistoryForAPage() throws Exception {
+		given(this.registry.json(eq("/api/v1/logs"), anyMap(), anyMap(), any())).willReturn(Optional.of("{\"items\":[]}"));
+
+		this.mvc.perform(get("/api/v1/history").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isOk());
+		this.mvc.perform(get("/api/v1/history?all=true&page=2&size=50").header("Authorization",
+				TestTokens.bearer("alice")))
+			.andExpect(status().isOk());
+
+		verify(this.registry).json("/api/v1/logs", Map.of(), Map.of("user", "alice", "limit", 20), null);
+		verify(this.registry).json("/api/v1/logs", Map.of(),
+				Map.of("user", "alice", "all", true, "page", 2, "size", 50), null);
+		verify(this.activity).record(ALICE, null, "getHistory", null);
+		verify(this.activity).record(ALICE, null, "getAllHistory", null);
+	}
+
+	@Test
+	void badPagingIs400NamingTheParameter() throws Exception {
+		this.mvc.perform(get("/api/v1/history?all=true&size=0").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("size"));
+		this.mvc.perform(get("/api/v1/history?all=true&page=abc").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("page"));
+		this.mvc.perform(get("/api/v1/history?all=maybe").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("all"));
+	}
+
+	@Test
+	void allUsersIsForAdminsOnly() throws Exception {
+		given(this.registry.json(eq("/api/v1/users"), anyMap(), anyMap(), any())).willReturn(Optional.of("{\"items\":[]}"));
+
+		this.mvc.perform(get("/api/v1/users").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isForbidden())
+			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.containsString("admin")));
+		this.mvc.perform(get("/api/v1/users").header("Authorization", TestTokens.adminBearer("root")))
+			.andExpect(status().isOk());
+
+		verify(this.activity).record(new Caller("root", true), null, "getAllUsers", null);
+	}
+
+	@Test
+	void aNewUserThatTheRegistryHasNotSeenIsStillAnswered() throws Exception {
+		given(this.registry.json(eq("/api/v1/users/{id}"), anyMap(), anyMap(), any())).willReturn(Optional.empty());
+
+		this.mvc.perform(get("/api/v1/users/me").header("Authorization", TestTokens.bearer("newcomer")))
+			.andExpect(status().isOk())
+			.andExpect(jsonPath("$.id").value("newcomer"));
+	}
+
+	@Test
+	void aPlotIsServedAsPngAndAdminsMayReadAnyones() throws Exception {
+		UUID id = UUID.randomUUID();
+		byte[] png = { (byte) 0x89, 'P', 'N', 'G' };
+		given(this.registry.bytes("/api/v1/plots/{id}", Map.of("id", id), Map.of(), null)).willReturn(Optional.of(png));
+
+		this.mvc.perform(get("/api/v1/plots/" + id).header("Authorization", TestTokens.adminBearer("root")))
+			.andExpect(status().isOk())
+			.andExpect(content().contentType("image/png"))
+			.andExpect(content().bytes(png));
+	}
+
+}
