@@ -1,0 +1,238 @@
+{{/* elves.name: the chart name, or nameOverride. */}}
+{{- define "elves.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* elves.fullname: prefix of the chart's own objects (operator, secret, rules, dashboards). */}}
+{{- define "elves.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* elves.clusterScopedName: name of a cluster-scoped object, unique per release namespace; takes (dict "root" $ "suffix" "..."). */}}
+{{- define "elves.clusterScopedName" -}}
+{{- printf "%s-%s-%s" .root.Release.Namespace (include "elves.fullname" .root) .suffix | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* elves.selectorLabels: the labels that pick the pods of one component; takes (dict "root" $ "component" "..."). */}}
+{{- define "elves.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "elves.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* elves.labels: the recommended labels of an object of one component; takes (dict "root" $ "component" "..."). */}}
+{{- define "elves.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "elves.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: elves
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- end }}
+
+{{/* elves.monitoringLabels: the labels plus the `release` label kube-prometheus-stack selects by; takes (dict "root" $ "component" "..."). */}}
+{{- define "elves.monitoringLabels" -}}
+{{ include "elves.labels" . }}
+release: {{ .root.Values.monitoring.release | quote }}
+{{- end }}
+
+{{/* elves.image: [registry/]repository:tag of an image map, the tag defaulting to the chart's appVersion; takes (dict "root" $ "image" .image). */}}
+{{- define "elves.image" -}}
+{{- $tag := .image.tag | default .root.Chart.AppVersion | toString }}
+{{- $repository := .image.repository }}
+{{- with .root.Values.global.imageRegistry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) $repository }}
+{{- end }}
+{{- printf "%s:%s" $repository $tag }}
+{{- end }}
+
+{{/* elves.imagePullSecrets: the pod's imagePullSecrets from global.imagePullSecrets (nothing when empty). */}}
+{{- define "elves.imagePullSecrets" -}}
+{{- with .Values.global.imagePullSecrets }}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* elves.podSecurityContext: a restricted-profile pod security context running as the given user id. */}}
+{{- define "elves.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ . }}
+runAsGroup: {{ . }}
+fsGroup: {{ . }}
+fsGroupChangePolicy: OnRootMismatch
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* elves.containerSecurityContext: a restricted-profile container security context with a read-only root filesystem. */}}
+{{- define "elves.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+privileged: false
+capabilities:
+  drop: ["ALL"]
+{{- end }}
+
+{{/* elves.tmpVolume: the emptyDir mounted at /tmp, as every root filesystem is read-only. */}}
+{{- define "elves.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: 256Mi
+{{- end }}
+
+{{/* elves.secretName: the Secret holding the generated JWT secret and passwords. */}}
+{{- define "elves.secretName" -}}
+{{- include "elves.fullname" . }}
+{{- end }}
+
+{{/* elves.secretValue: base64 of a key of the release Secret: the given value, else the one the Secret already holds (kept across upgrades), else a new random one; takes (dict "root" $ "key" "..." "value" "..."). */}}
+{{- define "elves.secretValue" -}}
+{{- $existing := lookup "v1" "Secret" .root.Release.Namespace (include "elves.secretName" .root) | default dict }}
+{{- $kept := dig "data" .key "" $existing }}
+{{- if .value }}
+{{- .value | toString | b64enc }}
+{{- else if $kept }}
+{{- $kept }}
+{{- else }}
+{{- randAlphaNum 48 | b64enc }}
+{{- end }}
+{{- end }}
+
+{{/* elves.rabbitmq.host: the AMQP host the services connect to. */}}
+{{- define "elves.rabbitmq.host" -}}
+{{- if .Values.rabbitmq.enabled }}rabbitmq.{{ .Release.Namespace }}.svc{{ else }}{{ .Values.externalRabbitmq.host }}{{ end }}
+{{- end }}
+
+{{/* elves.rabbitmq.port: the AMQP port the services connect to. */}}
+{{- define "elves.rabbitmq.port" -}}
+{{- if .Values.rabbitmq.enabled }}5672{{ else }}{{ .Values.externalRabbitmq.port }}{{ end }}
+{{- end }}
+
+{{/* elves.rabbitmq.username: the RabbitMQ user of the services. */}}
+{{- define "elves.rabbitmq.username" -}}
+{{- if .Values.rabbitmq.enabled }}{{ .Values.rabbitmq.auth.username }}{{ else }}{{ .Values.externalRabbitmq.username }}{{ end }}
+{{- end }}
+
+{{/* elves.rabbitmq.passwordKeyRef: secretKeyRef of the RabbitMQ password (the release Secret, or externalRabbitmq.existingSecret). */}}
+{{- define "elves.rabbitmq.passwordKeyRef" -}}
+{{- if and (not .Values.rabbitmq.enabled) .Values.externalRabbitmq.existingSecret }}
+name: {{ .Values.externalRabbitmq.existingSecret | quote }}
+key: {{ .Values.externalRabbitmq.existingSecretPasswordKey | quote }}
+{{- else }}
+name: {{ include "elves.secretName" . }}
+key: rabbitmq-password
+{{- end }}
+{{- end }}
+
+{{/* elves.postgresql.host: the PostgreSQL host the registry connects to. */}}
+{{- define "elves.postgresql.host" -}}
+{{- if .Values.postgresql.enabled }}postgres.{{ .Release.Namespace }}.svc{{ else }}{{ .Values.externalPostgresql.host }}{{ end }}
+{{- end }}
+
+{{/* elves.postgresql.jdbcUrl: SPRING_DATASOURCE_URL of the registry. */}}
+{{- define "elves.postgresql.jdbcUrl" -}}
+{{- if .Values.postgresql.enabled }}
+{{- printf "jdbc:postgresql://%s:5432/%s" (include "elves.postgresql.host" .) .Values.postgresql.auth.database }}
+{{- else }}
+{{- printf "jdbc:postgresql://%s:%v/%s" .Values.externalPostgresql.host .Values.externalPostgresql.port .Values.externalPostgresql.database }}
+{{- end }}
+{{- end }}
+
+{{/* elves.postgresql.username: the PostgreSQL user of the registry. */}}
+{{- define "elves.postgresql.username" -}}
+{{- if .Values.postgresql.enabled }}{{ .Values.postgresql.auth.username }}{{ else }}{{ .Values.externalPostgresql.username }}{{ end }}
+{{- end }}
+
+{{/* elves.postgresql.passwordKeyRef: secretKeyRef of the PostgreSQL password (the release Secret, or externalPostgresql.existingSecret). */}}
+{{- define "elves.postgresql.passwordKeyRef" -}}
+{{- if and (not .Values.postgresql.enabled) .Values.externalPostgresql.existingSecret }}
+name: {{ .Values.externalPostgresql.existingSecret | quote }}
+key: {{ .Values.externalPostgresql.existingSecretPasswordKey | quote }}
+{{- else }}
+name: {{ include "elves.secretName" . }}
+key: postgres-password
+{{- end }}
+{{- end }}
+
+{{/* elves.bytes: a Kubernetes memory quantity (512Mi, 1Gi, 1000000) as a number of bytes. */}}
+{{- define "elves.bytes" -}}
+{{- $quantity := toString . }}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $quantity }}
+{{- $factors := dict "" 1 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "K" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 }}
+{{- $unit := trimPrefix $number $quantity }}
+{{- if or (not $number) (not (hasKey $factors $unit)) }}
+{{- fail (printf "memory quantity %q: expected a number with an optional Ki, Mi, Gi, Ti, k, M, G or T suffix" $quantity) }}
+{{- end }}
+{{- mulf $number (get $factors $unit) | int64 }}
+{{- end }}
+
+{{/* elves.managedEnv: names of the environment variables the chart sets on the services itself (services.*.env may not repeat them). */}}
+{{- define "elves.managedEnv" -}}
+SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE SPRING_RABBITMQ_HOST SPRING_RABBITMQ_PORT SPRING_RABBITMQ_USERNAME SPRING_RABBITMQ_PASSWORD SPRING_DATASOURCE_URL SPRING_DATASOURCE_USERNAME SPRING_DATASOURCE_PASSWORD ELVES_JWT_SECRET ELVES_REGISTRY_URL ELVES_INGESTOR_SCRATCH_DIR
+{{- end }}
+
+{{/* elves.validateValues: every check the schema cannot express, reported together in one failure. */}}
+{{- define "elves.validateValues" -}}
+{{- $errors := list }}
+{{- if and (not .Values.rabbitmq.enabled) (not .Values.externalRabbitmq.host) }}
+{{- $errors = append $errors "rabbitmq.enabled=false needs externalRabbitmq.host (the existing RabbitMQ to use)" }}
+{{- end }}
+{{- if and (not .Values.rabbitmq.enabled) (not .Values.externalRabbitmq.password) (not .Values.externalRabbitmq.existingSecret) }}
+{{- $errors = append $errors "rabbitmq.enabled=false needs externalRabbitmq.password or externalRabbitmq.existingSecret" }}
+{{- end }}
+{{- if and (not .Values.postgresql.enabled) (not .Values.externalPostgresql.host) }}
+{{- $errors = append $errors "postgresql.enabled=false needs externalPostgresql.host (the existing PostgreSQL to use)" }}
+{{- end }}
+{{- if and (not .Values.postgresql.enabled) (not .Values.externalPostgresql.password) (not .Values.externalPostgresql.existingSecret) }}
+{{- $errors = append $errors "postgresql.enabled=false needs externalPostgresql.password or externalPostgresql.existingSecret" }}
+{{- end }}
+{{- if and .Values.secrets.jwtSecret (lt (len .Values.secrets.jwtSecret) 32) }}
+{{- $errors = append $errors (printf "secrets.jwtSecret: %d characters is too short for an HS256 key; give at least 32, or leave it empty to have one generated" (len .Values.secrets.jwtSecret)) }}
+{{- end }}
+{{- $managed := splitList " " (include "elves.managedEnv" .) }}
+{{- range $name, $service := .Values.services }}
+{{- range $variable, $_ := $service.env }}
+{{- if has $variable $managed }}
+{{- $errors = append $errors (printf "services.%s.env.%s is set by the chart itself (from ports, shutdown, javaOpts, the RabbitMQ/PostgreSQL settings or the Secret); set it there instead" $name $variable) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $images := dict "operator.image" .Values.operator.image "rabbitmq.image" .Values.rabbitmq.image "postgresql.image" .Values.postgresql.image }}
+{{- range $name, $service := .Values.services }}
+{{- $_ := set $images (printf "services.%s.image" $name) $service.image }}
+{{- end }}
+{{- range $path, $image := $images }}
+{{- if eq (toString (default $.Chart.AppVersion $image.tag)) "latest" }}
+{{- $errors = append $errors (printf "%s.tag: `latest` makes Kubernetes pull on every start and hides which build ran; pin a version" $path) }}
+{{- end }}
+{{- end }}
+{{- with $errors }}
+{{- fail (printf "\n\nVALUES VALIDATION:\n  - %s\n" (join "\n  - " .)) }}
+{{- end }}
+{{- end }}
+
+{{/* elves.volumeClaim: a StatefulSet volumeClaimTemplate named `data`; takes the usual dict plus "persistence". */}}
+{{- define "elves.volumeClaim" -}}
+metadata:
+  name: data
+  labels: {{- include "elves.selectorLabels" . | nindent 4 }}
+spec:
+  accessModes: [ReadWriteOnce]
+  {{- with .persistence.storageClass }}
+  storageClassName: {{ . | quote }}
+  {{- end }}
+  resources:
+    requests:
+      storage: {{ .persistence.size }}
+{{- end }}

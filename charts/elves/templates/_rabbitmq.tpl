@@ -1,0 +1,22 @@
+{{/* elves.rabbitmq.configData: the files of /etc/rabbitmq (the image's defaults are replaced, so they are repeated here). */}}
+{{- define "elves.rabbitmq.configData" -}}
+{{- $rabbitmq := .Values.rabbitmq -}}
+enabled_plugins: |
+  [{{ join "," $rabbitmq.plugins }}].
+rabbitmq.conf: |
+  listeners.tcp.default = 5672
+  management.tcp.port = 15672
+  prometheus.tcp.port = 15692
+  # Logs go to the container's stdout; the root filesystem is read-only.
+  log.console = true
+  log.console.level = info
+  log.file = false
+  # The container limit, not the node's memory, is what RabbitMQ may use.
+  total_memory_available_override_value = {{ include "elves.bytes" $rabbitmq.resources.limits.memory }}
+  vm_memory_high_watermark.relative = {{ $rabbitmq.memoryHighWatermark }}
+  # Metrics come from rabbitmq_prometheus; the management UI's own collection is overhead.
+  management_agent.disable_metrics_collector = true
+  {{- with $rabbitmq.extraConfiguration }}
+  {{- . | nindent 2 }}
+  {{- end }}
+{{- end }}

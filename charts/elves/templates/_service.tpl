@@ -1,0 +1,259 @@
+{{- /*
+The objects of one Spring Boot service. Each helper takes
+(dict "root" $ "name" "gateway" "service" .Values.services.gateway "component" "gateway").
+Deployments, Services and containers carry the bare service name, as the LoadTest faults,
+the dashboards (kube-state-metrics `deployment` and `container` labels) and the local mode do.
+*/}}
+
+{{/* elves.service.httpPort: the service's HTTP port; the ingestor has none and serves only management. */}}
+{{- define "elves.service.httpPort" -}}
+{{- .service.ports.http | default .service.ports.management }}
+{{- end }}
+
+{{/* elves.service.env: the environment of one service: ports, JVM, shutdown, then the connections it needs (docs/architecture.md, Services), then services.<name>.env. */}}
+{{- define "elves.service.env" -}}
+{{- $root := .root -}}
+- name: SERVER_PORT
+  value: {{ include "elves.service.httpPort" . | quote }}
+- name: MANAGEMENT_SERVER_PORT
+  value: {{ .service.ports.management | quote }}
+- name: JAVA_TOOL_OPTIONS
+  value: {{ .service.javaOpts | quote }}
+- name: SERVER_SHUTDOWN
+  value: graceful
+- name: SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE
+  value: {{ printf "%vs" .service.shutdown.timeoutSeconds | quote }}
+- name: SPRING_RABBITMQ_HOST
+  value: {{ include "elves.rabbitmq.host" $root | quote }}
+- name: SPRING_RABBITMQ_PORT
+  value: {{ include "elves.rabbitmq.port" $root | quote }}
+- name: SPRING_RABBITMQ_USERNAME
+  value: {{ include "elves.rabbitmq.username" $root | quote }}
+- name: SPRING_RABBITMQ_PASSWORD
+  valueFrom:
+    secretKeyRef: {{- include "elves.rabbitmq.passwordKeyRef" $root | trim | nindent 6 }}
+{{- if eq .name "gateway" }}
+- name: ELVES_JWT_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "elves.secretName" $root }}
+      key: jwt-secret
+- name: ELVES_REGISTRY_URL
+  value: {{ printf "http://registry.%s.svc:%v" $root.Release.Namespace $root.Values.services.registry.ports.http | quote }}
+{{- end }}
+{{- if eq .name "registry" }}
+- name: SPRING_DATASOURCE_URL
+  value: {{ include "elves.postgresql.jdbcUrl" $root | quote }}
+- name: SPRING_DATASOURCE_USERNAME
+  value: {{ include "elves.postgresql.username" $root | quote }}
+- name: SPRING_DATASOURCE_PASSWORD
+  valueFrom:
+    secretKeyRef: {{- include "elves.postgresql.passwordKeyRef" $root | trim | nindent 6 }}
+{{- end }}
+{{- if eq .name "ingestor" }}
+- name: ELVES_INGESTOR_SCRATCH_DIR
+  value: /scratch
+{{- end }}
+{{- range $variable, $value := .service.env }}
+- name: {{ $variable }}
+  value: {{ $value | toString | quote }}
+{{- end }}
+{{- end }}
+
+{{/* elves.service.probe: an HTTP probe on the management port; takes (dict "path" "..." "timing" .probes.x). */}}
+{{- define "elves.service.probe" -}}
+httpGet:
+  path: {{ .path }}
+  port: management
+periodSeconds: {{ .timing.periodSeconds }}
+timeoutSeconds: {{ .timing.timeoutSeconds }}
+failureThreshold: {{ .timing.failureThreshold }}
+{{- end }}
+
+{{/* elves.service.deployment: the Deployment of one service. */}}
+{{- define "elves.service.deployment" -}}
+{{- $root := .root }}
+{{- $service := .service }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .name }}
+  namespace: {{ $root.Release.Namespace }}
+  labels: {{- include "elves.labels" . | nindent 4 }}
+spec:
+  replicas: {{ $service.replicas }}
+  revisionHistoryLimit: 3
+  selector:
+    matchLabels: {{- include "elves.selectorLabels" . | nindent 6 }}
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      # Keep full capacity during a rollout: a new pod must be ready before an old one goes.
+      maxSurge: 1
+      maxUnavailable: 0
+  template:
+    metadata:
+      labels: {{- include "elves.labels" . | nindent 8 }}
+      {{- with $service.podAnnotations }}
+      annotations: {{- toYaml . | nindent 8 }}
+      {{- end }}
+    spec:
+      automountServiceAccountToken: false
+      enableServiceLinks: false
+      # preStop (leave the endpoints) + Spring's graceful shutdown + a margin for the JVM to exit.
+      terminationGracePeriodSeconds: {{ add $service.shutdown.preStopSeconds $service.shutdown.timeoutSeconds 10 }}
+      {{- with include "elves.imagePullSecrets" $root }}{{ . | nindent 6 }}{{ end }}
+      securityContext: {{- include "elves.podSecurityContext" $service.runAsUser | nindent 8 }}
+      containers:
+        - name: {{ .name }}
+          image: {{ include "elves.image" (dict "root" $root "image" $service.image) | quote }}
+          imagePullPolicy: {{ $service.image.pullPolicy }}
+          ports:
+            {{- if $service.ports.http }}
+            - name: http
+              containerPort: {{ $service.ports.http }}
+              protocol: TCP
+            {{- end }}
+            - name: management
+              containerPort: {{ $service.ports.management }}
+              protocol: TCP
+          env: {{- include "elves.service.env" . | nindent 12 }}
+          startupProbe: {{- include "elves.service.probe" (dict "path" "/actuator/health/liveness" "timing" $service.probes.startup) | nindent 12 }}
+          readinessProbe: {{- include "elves.service.probe" (dict "path" "/actuator/health/readiness" "timing" $service.probes.readiness) | nindent 12 }}
+          livenessProbe: {{- include "elves.service.probe" (dict "path" "/actuator/health/liveness" "timing" $service.probes.liveness) | nindent 12 }}
+          lifecycle:
+            preStop:
+              # Keep serving while the endpoint removal reaches every proxy, then SIGTERM
+              # starts Spring's graceful shutdown (no shell needed in the image).
+              sleep:
+                seconds: {{ $service.shutdown.preStopSeconds }}
+          resources: {{- toYaml $service.resources | nindent 12 }}
+          securityContext: {{- include "elves.containerSecurityContext" . | nindent 12 }}
+          volumeMounts:
+            - name: tmp
+              mountPath: /tmp
+            {{- if $service.scratch }}
+            - name: scratch
+              mountPath: /scratch
+            {{- end }}
+      volumes: {{- include "elves.tmpVolume" . | nindent 8 }}
+        {{- with $service.scratch }}
+        - name: scratch
+          emptyDir:
+            sizeLimit: {{ .sizeLimit }}
+            {{- with .medium }}
+            medium: {{ . }}
+            {{- end }}
+        {{- end }}
+{{- end }}
+
+{{/* elves.service.service: the ClusterIP Service of one service (its HTTP port, if any, and management). */}}
+{{- define "elves.service.service" -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .name }}
+  namespace: {{ .root.Release.Namespace }}
+  labels: {{- include "elves.labels" . | nindent 4 }}
+spec:
+  type: ClusterIP
+  selector: {{- include "elves.selectorLabels" . | nindent 4 }}
+  ports:
+    {{- if .service.ports.http }}
+    - name: http
+      port: {{ .service.ports.http }}
+      targetPort: http
+      protocol: TCP
+    {{- end }}
+    - name: management
+      port: {{ .service.ports.management }}
+      targetPort: management
+      protocol: TCP
+{{- end }}
+
+{{/* elves.service.networkPolicy: who may reach one service: its HTTP port per docs/architecture.md, management only from Prometheus. */}}
+{{- define "elves.service.networkPolicy" -}}
+{{- $root := .root }}
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ .name }}
+  namespace: {{ $root.Release.Namespace }}
+  labels: {{- include "elves.labels" . | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels: {{- include "elves.selectorLabels" . | nindent 6 }}
+  policyTypes: [Ingress]
+  ingress:
+    {{- if eq .name "gateway" }}
+    # The public API: any pod of the cluster (k6 runners, the helm test, users' port-forwards).
+    - from:
+        - namespaceSelector: {}
+      ports:
+        - port: http
+          protocol: TCP
+    {{- else if eq .name "registry" }}
+    # The internal API: the gateway, the operator (the ledger) and k6 runners (registry-mix scenario).
+    - from:
+        - podSelector:
+            matchLabels: {{- include "elves.selectorLabels" (dict "root" $root "component" "gateway") | nindent 14 }}
+        {{- if $root.Values.operator.enabled }}
+        - podSelector:
+            matchLabels: {{- include "elves.selectorLabels" (dict "root" $root "component" "operator") | nindent 14 }}
+        {{- end }}
+        - namespaceSelector: {}
+          podSelector:
+            matchLabels: {{- toYaml $root.Values.networkPolicy.loadGeneratorPodLabels | nindent 14 }}
+      ports:
+        - port: http
+          protocol: TCP
+    {{- end }}
+    {{- include "elves.networkPolicy.fromMonitoring" (dict "root" $root "port" "management") | nindent 4 }}
+{{- end }}
+
+{{/* elves.networkPolicy.fromMonitoring: an ingress rule letting the monitoring namespace reach one named port; takes (dict "root" $ "port" "..."). */}}
+{{- define "elves.networkPolicy.fromMonitoring" -}}
+# Prometheus scrapes from the monitoring namespace.
+- from:
+    - namespaceSelector:
+        matchLabels:
+          kubernetes.io/metadata.name: {{ .root.Values.monitoring.namespace | quote }}
+  ports:
+    - port: {{ .port }}
+      protocol: TCP
+{{- end }}
+
+{{/* elves.service.serviceMonitor: the ServiceMonitor scraping one service's /actuator/prometheus. */}}
+{{- define "elves.service.serviceMonitor" -}}
+{{- $monitors := .root.Values.monitoring.serviceMonitors }}
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: {{ .name }}
+  namespace: {{ .root.Release.Namespace }}
+  labels: {{- include "elves.monitoringLabels" . | nindent 4 }}
+spec:
+  selector:
+    matchLabels: {{- include "elves.selectorLabels" . | nindent 6 }}
+  namespaceSelector:
+    matchNames: [{{ .root.Release.Namespace | quote }}]
+  endpoints:
+    - port: management
+      path: /actuator/prometheus
+      interval: {{ $monitors.interval }}
+      scrapeTimeout: {{ $monitors.scrapeTimeout }}
+{{- end }}
+
+{{/* elves.pdb: a PodDisruptionBudget for one component; takes the usual dict plus "maxUnavailable". */}}
+{{- define "elves.pdb" -}}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ .component }}
+  namespace: {{ .root.Release.Namespace }}
+  labels: {{- include "elves.labels" . | nindent 4 }}
+spec:
+  maxUnavailable: {{ .maxUnavailable }}
+  selector:
+    matchLabels: {{- include "elves.selectorLabels" . | nindent 6 }}
+{{- end }}
