@@ -1,0 +1,41 @@
+// registry-mix: the study's registry benchmark, addAppLog : getAppLog : getUser : getAllUsers
+// = 10 : 5 : 2 : 1, straight at the registry (ELVES_REGISTRY_URL), bypassing the gateway.
+import { config } from '../lib/config.js';
+import { elvesOptions } from '../lib/options.js';
+import { requireTarget } from '../lib/target.js';
+import { userAt } from '../lib/http.js';
+import * as registry from '../lib/registry.js';
+
+const EXECS = ['addAppLog', 'getAppLog', 'getUser', 'getAllUsers'];
+
+export const options = elvesOptions({
+  defaultMix: { addAppLog: 10, getAppLog: 5, getUser: 2, getAllUsers: 1 },
+  exported: EXECS,
+});
+
+export function setup() {
+  requireTarget('the registry', 'getAllUsers', `${config.registryUrl}/api/v1/users`, config.adminToken || userAt(0).token,
+    'ELVES_REGISTRY_URL');
+  // One log per user first, so that getUser finds every user from the first second.
+  for (let i = 0; i < Math.max(1, config.tokens.length); i += 1) {
+    registry.addAppLog(userAt(i));
+  }
+}
+
+export function addAppLog() {
+  registry.addAppLog();
+}
+
+export function getAppLog() {
+  registry.getAppLog();
+}
+
+export function getUser() {
+  registry.getUser();
+}
+
+export function getAllUsers() {
+  registry.getAllUsers();
+}
+
+export default addAppLog;
