@@ -15,12 +15,14 @@ from typing import Any
 from elves.constants import DEPLOYMENTS, GATEWAY_ENDPOINTS
 from elves.engine import promql
 from elves.engine.histograms import Histogram, run_histograms
-from elves.engine.prometheus import Prometheus
+from elves.engine.prometheus import Prometheus, Series
 from elves.engine.status import DeploymentResult, EndpointResult, Ledger, QueueResult, ReplicaPoint, RunResults, Window
 
 # k6 pushes its last samples when it stops; look a little past the load's end for them.
 K6_FLUSH_SLACK_SECONDS = 15.0
 TIMELINE_POINTS = 400
+# Raw histogram samples are a few KB each; read a long run in pieces.
+HISTOGRAM_CHUNK_SECONDS = 600.0
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 
 
@@ -82,11 +84,7 @@ def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointR
     requests = prom.by_label(promql.k6_requests(window.test_id, span), "endpoint", at)
     ok = prom.by_label(promql.k6_requests_ok(window.test_id, span), "endpoint", at)
     failed = prom.by_label(promql.k6_requests_failed(window.test_id, span), "endpoint", at)
-    # Evaluated one step past the end so every series' last (largest) histogram is sampled.
-    step = min(60.0, max(5.0, (at - window.load_start) / 40))
-    histogram_span = promql.window_for(at + step - window.load_start + K6_FLUSH_SLACK_SECONDS)
-    histograms, total_histogram = run_histograms(prom.query_matrix(
-        promql.k6_duration_histograms(window.test_id, histogram_span, promql.window_for(step)), at + step))
+    histograms, total_histogram = run_histograms(_duration_samples(prom, window, at))
     endpoints = {
         name: _endpoint(requests.get(name) or 0, ok.get(name) or 0, failed.get(name) or 0,
                         window.load_seconds, histograms.get(name))
@@ -96,6 +94,18 @@ def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointR
                       sum(v or 0 for v in failed.values()), window.load_seconds, total_histogram)
     dropped = _int(prom.value(promql.k6_dropped_iterations(window.test_id, span), at, default=0))
     return endpoints, total, dropped
+
+
+def _duration_samples(prom: Prometheus, window: RunWindow, at: float) -> list[Series]:
+    """Every raw latency-histogram sample of the run, read backwards in bounded chunks."""
+    series: list[Series] = []
+    begin = window.load_start - K6_FLUSH_SLACK_SECONDS
+    chunk_end = at
+    while chunk_end > begin:
+        span = min(HISTOGRAM_CHUNK_SECONDS, chunk_end - begin)
+        series += prom.query_matrix(promql.k6_duration_histograms(window.test_id, promql.window_for(span)), chunk_end)
+        chunk_end -= span
+    return series
 
 
 def queue_results(prom: Prometheus, window: RunWindow) -> dict[str, QueueResult]:

@@ -50,13 +50,20 @@ class Histogram:
 
 
 def run_histograms(series: list[Series], by: str = "endpoint") -> tuple[dict[str, Histogram], Histogram]:
-    """Per `by` label and in total, the merge of each series' final (largest) histogram."""
-    grouped: dict[str, Histogram] = defaultdict(Histogram)
-    total = Histogram()
+    """Per `by` label and in total, the merge of each series' final (largest) histogram.
+
+    The same series may come in several pieces (chunked reads); its largest sample wins."""
+    finals: dict[frozenset, tuple[dict[str, str], dict]] = {}
     for s in series:
         if not s.histograms:
             continue
+        key = frozenset(s.labels.items())
         _, last = max(s.histograms, key=lambda th: float(th[1].get("count", 0)))
-        grouped[s.labels.get(by, "")].add(last)
-        total.add(last)
+        if key not in finals or float(last.get("count", 0)) > float(finals[key][1].get("count", 0)):
+            finals[key] = (s.labels, last)
+    grouped: dict[str, Histogram] = defaultdict(Histogram)
+    total = Histogram()
+    for labels, histogram in finals.values():
+        grouped[labels.get(by, "")].add(histogram)
+        total.add(histogram)
     return dict(grouped), total

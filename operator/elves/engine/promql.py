@@ -106,15 +106,15 @@ def k6_dropped_iterations_so_far(test_id: str) -> str:
     return f"sum({selector(K6_DROPPED, testid=test_id)})"
 
 
-def k6_duration_histograms(test_id: str, window: str, step: str = "60s") -> str:
-    """The raw cumulative latency histograms of a run, sampled every `step` over the window.
+def k6_duration_histograms(test_id: str, window: str) -> str:
+    """The raw cumulative latency histograms of a run: every sample k6 pushed within the window.
 
-    Prometheus 2.42 has no last_over_time for native histograms, so the engine takes each
-    series' last (largest) histogram from this subquery and merges them itself: exact
-    percentiles over all runners, where increase() would extrapolate. Evaluate it at least
-    one step after the run's last sample (and with step under the 5 min lookback) so that
-    every series' final histogram is among the samples."""
-    return f"{selector(K6_DURATION, testid=test_id)}[{window}:{step}]"
+    Prometheus 2.42 has no last_over_time for native histograms, and k6's stale markers
+    hide its series from instant selectors (and subqueries) once it stops, so the engine
+    reads the raw samples (in chunks), keeps each series' last (largest) histogram and
+    merges them itself: exact percentiles over all runners, where increase() would
+    extrapolate and miss the first push."""
+    return f"{selector(K6_DURATION, testid=test_id)}[{window}]"
 
 
 def k6_request_rate(test_id: str, by: str | None = "endpoint", rate_window: str = RATE_WINDOW) -> str:
@@ -179,6 +179,11 @@ def deepest_queue(queues: Iterable[str] | None = None) -> str:
 def queue_depth_deepest(queues: Iterable[str] | None = None) -> str:
     """The depth of whichever queue is deepest now (one number)."""
     return f"max({queue_depth(queues)})"
+
+
+def queue_depth_scraped_at(queues: Iterable[str] = WORK_QUEUES) -> str:
+    """When the queues' depth was last scraped (epoch seconds, the oldest of them)."""
+    return f"min(timestamp({selector(QUEUE_READY, queue='~' + regex_of(queues))}))"
 
 
 def queue_depth_total(queues: Iterable[str] = WORK_QUEUES) -> str:

@@ -68,6 +68,8 @@ def k6_run(prometheus_server, target, tmp_path_factory):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "TARGET": target,
            "K6_PROMETHEUS_RW_SERVER_URL": f"{prometheus_server.url}/api/v1/write",
            "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true", "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s",
+           # As the local platform runs k6: series end (stale) when k6 stops.
+           "K6_PROMETHEUS_RW_STALE_MARKERS": "true",
            "K6_NO_USAGE_REPORT": "true", **run.k6_env([], "")}
     start = time.time()
     completed = subprocess.run(

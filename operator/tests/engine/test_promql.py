@@ -67,7 +67,7 @@ ALL_QUERIES = [
 def test_prometheus_parses_every_query(expr, prometheus_server):
     # Empty results are fine; a parse or type error raises PrometheusError.
     client = Prometheus(prometheus_server.url)
-    if expr == promql.k6_duration_histograms("t/x/0", "60s"):
+    if expr.endswith("[60s]"):
         client.query_matrix(expr)
     else:
         client.query(expr)

@@ -1,0 +1,480 @@
+"""The phase machine: one non-blocking `step()` that moves a LoadTest towards its verdict.
+
+    Pending -> Preparing -> Running -> Draining -> Analyzing -> (next sweep point: Preparing)
+            -> Succeeded | Failed | Error
+
+Each call does a few quick things through the Platform and returns how long to wait
+before the next call; all state lives in LoadTestStatus, so the local CLI (a loop) and
+the kopf operator (a timer) drive the same lifecycle. Every wait has a deadline and a
+reason. Failed means the system missed an objective; Error means the harness could not
+run the test, with the reason in a condition. The system is restored to its snapshot at
+the end, whatever the end.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Protocol
+
+from elves.engine import promql
+from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result
+from elves.engine.models import LoadTest
+from elves.engine.plan import RunPlan, plan_runs
+from elves.engine.platform import LoadRun, Platform
+from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.scenarios import BUILTIN_SCENARIOS
+from elves.engine.status import Condition, FaultEvent, LoadTestStatus, RunStatus, Verdict
+from elves.engine.summary import summarize
+from elves.engine.units import format_duration
+from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, sweep_table
+from elves.constants import GATEWAY_ENDPOINTS
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds since the epoch."""
+
+
+class SystemClock:
+    def now(self) -> float:
+        import time
+
+        return time.time()
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long each wait may last (seconds) before the test ends in Error."""
+
+    lock: float = 300.0  # another test holds the system
+    system_ready: float = 300.0  # replicas up and ready after a reset or a change
+    prometheus: float = 60.0  # Prometheus answering
+    load_start: float = 60.0  # k6 running after start_load
+    load_grace: float = 90.0  # beyond the planned duration (k6 gracefulStop 30 s + start-up)
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """How soon to call step() again (seconds)."""
+
+    waiting: float = 1.0
+    running: float = 0.5  # faults fire within this of their time
+    draining: float = 2.0
+
+
+@dataclass
+class Context:
+    """What step() needs besides the status: the test, where its files are, settings."""
+
+    test: LoadTest
+    source_dir: Path | None = None  # resolves a custom script's relative path (local mode)
+    prometheus_url: str | None = None  # instead of the platform's
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    intervals: Intervals = field(default_factory=Intervals)
+
+    @property
+    def owner(self) -> str:
+        meta = self.test.metadata
+        return f"{meta.namespace or 'local'}/{meta.name}"
+
+    def plans(self) -> list[RunPlan]:
+        return plan_runs(self.test, self.source_dir)
+
+    def prometheus(self, platform: Platform) -> Prometheus:
+        return Prometheus(self.prometheus_url or platform.prometheus_url())
+
+
+@dataclass
+class StepResult:
+    status: LoadTestStatus
+    delay: float  # call step() again after this many seconds (0 when final)
+    events: list[str] = field(default_factory=list)  # what happened, for a log or kubectl events
+
+
+class HarnessError(Exception):
+    """The harness cannot go on: ends the test in phase Error with this reason."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def utc(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+def epoch(moment: datetime) -> float:
+    return moment.timestamp()
+
+
+def set_condition(status: LoadTestStatus, type_: str, value: str, reason: str, message: str, now: float) -> None:
+    for condition in status.conditions:
+        if condition.type == type_:
+            if (condition.status, condition.reason, condition.message) != (value, reason, message):
+                if condition.status != value:
+                    condition.last_transition_time = utc(now)
+                condition.status, condition.reason, condition.message = value, reason, message  # type: ignore[assignment]
+            return
+    status.conditions.append(Condition(type=type_, status=value, reason=reason, message=message,  # type: ignore[arg-type]
+                                       last_transition_time=utc(now)))
+
+
+class _Step:
+    """One call of step(): the status being changed and helpers that need the context."""
+
+    def __init__(self, ctx: Context, status: LoadTestStatus, platform: Platform, now: float):
+        self.ctx, self.status, self.platform, self.now = ctx, status, platform, now
+        self.events: list[str] = []
+        self.plans = ctx.plans()
+
+    # --- helpers ---------------------------------------------------------------------
+
+    @property
+    def run(self) -> RunStatus:
+        return self.status.runs[self.status.current_run]
+
+    @property
+    def plan(self) -> RunPlan:
+        return self.plans[self.status.current_run]
+
+    def goto(self, phase: str | None, step: str) -> None:
+        if phase is not None and phase != self.status.phase:
+            self.status.phase = phase  # type: ignore[assignment]
+            self.run.phase = phase  # type: ignore[assignment]
+            self.events.append(f"run {self.run.index}: {phase}")
+            set_condition(self.status, "Running", "True", phase, f"run {self.run.index + 1} of {len(self.plans)}",
+                          self.now)
+        self.status.progress.step = step
+        self.status.progress.waiting_for = ""
+        self.status.progress.since = utc(self.now)
+        self.status.progress.deadline = None
+
+    def wait(self, reason: str, timeout: float, error_reason: str, interval: float | None = None) -> float:
+        """Keep waiting for `reason` until `timeout` after the wait began, then HarnessError."""
+        progress = self.status.progress
+        if progress.deadline is None:
+            progress.deadline = utc(self.now + timeout)
+        progress.waiting_for = reason
+        if self.now > epoch(progress.deadline):
+            raise HarnessError(error_reason, f"gave up after {format_duration(timeout)}: {reason}")
+        return interval if interval is not None else self.ctx.intervals.waiting
+
+    def elapsed_in_step(self) -> float:
+        since = self.status.progress.since
+        return self.now - epoch(since) if since else 0.0
+
+    # --- phases ----------------------------------------------------------------------
+
+    def advance(self) -> float:
+        handler = getattr(self, "_" + self.status.progress.step.replace("-", "_"))
+        return handler()
+
+    def _start(self) -> float:
+        self.status.started_at = utc(self.now)
+        self.status.runs = [RunStatus(index=p.index, test_id=p.test_id, point=p.point.values) for p in self.plans]
+        self.status.current_run = 0
+        self.status.observed_generation = getattr(self.ctx.test.metadata, "generation", None)
+        set_condition(self.status, "Running", "True", "Pending", "waiting for the system", self.now)
+        self.goto("Pending", "acquire")
+        return 0.0
+
+    def _acquire(self) -> float:
+        readiness = self.platform.acquire(self.ctx.owner)
+        if not readiness.ready:
+            return self.wait(readiness.reason or "another test holds the system", self.ctx.timeouts.lock, "SystemBusy")
+        self.events.append(f"took the system for {self.ctx.owner}")
+        self.status.snapshot = self.platform.snapshot_system()
+        self._prepare_run()
+        return 0.0
+
+    def _prepare_run(self) -> None:
+        self.run.started_at = utc(self.now)
+        if self.ctx.test.spec.reset:
+            self.platform.reset()
+            self.events.append("reset: restarting the services with an empty database")
+            self.goto("Preparing", "wait-reset")
+        else:
+            self.goto("Preparing", "apply")
+
+    def _wait_reset(self) -> float:
+        return self._wait_ready("apply")
+
+    def _apply(self) -> float:
+        if self.status.current_run > 0 and self.status.snapshot is not None:
+            self.platform.restore_system(self.status.snapshot)  # undo the last run's faults first
+        system = self.plan.point.system
+        if system:
+            self.platform.apply_system(system)
+            self.events.append(f"system: {system}")
+        self.goto(None, "wait-ready")
+        return 0.0
+
+    def _wait_ready(self, next_step: str = "prometheus") -> float:
+        readiness = self.platform.system_ready()
+        if not readiness.ready:
+            return self.wait(f"system not ready: {readiness.reason or 'replicas starting'}",
+                             self.ctx.timeouts.system_ready, "SystemNotReady")
+        self.goto(None, next_step)
+        return 0.0
+
+    def _prometheus(self) -> float:
+        ready, reason = self.ctx.prometheus(self.platform).ready()
+        if not ready:
+            return self.wait(reason, self.ctx.timeouts.prometheus, "PrometheusUnreachable")
+        self.goto(None, "start-load")
+        return 0.0
+
+    def _start_load(self) -> float:
+        tokens, admin = self.platform.tokens(self.ctx.test.spec.load.users)
+        plan = self.plan
+        self.platform.start_load(LoadRun(
+            test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios,
+            env=plan.k6_env(tokens, admin), parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
+        self.events.append(f"k6 started for {plan.test_id} ({plan.script})")
+        self.goto("Running", "load")
+        return self.ctx.intervals.running
+
+    def _load(self) -> float:
+        run, plan = self.run, self.plan
+        load = self.platform.load_status(plan.test_id)
+        if load.state == "error":
+            raise HarnessError("LoadError", f"k6 failed for {plan.test_id}: {load.reason}")
+        if load.state == "starting":
+            return self.wait("k6 starting", self.ctx.timeouts.load_start, "LoadDidNotStart")
+        if run.load_started_at is None:
+            # The load clock starts when k6 runs; faults count from here.
+            run.load_started_at = utc(self.now)
+            self.status.progress.deadline = utc(self.now + plan.duration_seconds + self.ctx.timeouts.load_grace)
+        if load.state == "running":
+            self._fire_due_faults()
+            self.status.progress.waiting_for = f"load until {format_duration(plan.duration_seconds)}"
+            if self.now > epoch(self.status.progress.deadline):  # type: ignore[arg-type]
+                raise HarnessError("LoadOverran", f"k6 still running {format_duration(self.ctx.timeouts.load_grace)}"
+                                                  f" after the planned {format_duration(plan.duration_seconds)}; stopped it")
+            return self.ctx.intervals.running
+        # finished
+        run.load_ended_at = utc(self.now)
+        for fault in plan.faults:
+            if fault.index not in {f.index for f in run.faults}:
+                self.events.append(f"fault {fault.describe()} not fired: the load ended before {fault.at:g}s")
+        self.events.append(f"load finished after {format_duration(self.now - epoch(run.load_started_at))}")
+        self.goto("Draining", "drain")
+        return self.ctx.intervals.draining
+
+    def _fire_due_faults(self) -> None:
+        run = self.run
+        elapsed = self.now - epoch(run.load_started_at)  # type: ignore[arg-type]
+        fired = {f.index for f in run.faults}
+        for fault in self.plan.faults:
+            if fault.index in fired or fault.at > elapsed:
+                continue
+            try:
+                message = self.platform.apply_fault(fault.as_spec())
+            except Exception as exc:  # noqa: BLE001 - any platform failure ends the test with its words
+                raise HarnessError("FaultFailed", f"fault {fault.describe()} at {fault.at:g}s failed: {exc}") from None
+            run.faults.append(FaultEvent(index=fault.index, at=fault.at, fired_at=utc(self.now),
+                                         action=fault.describe(), message=message))
+            self.events.append(f"fault at {fault.at:g}s: {fault.describe()}: {message}")
+
+    def _drain(self) -> float:
+        run, plan = self.run, self.plan
+        prom = self.ctx.prometheus(self.platform)
+        load_end = epoch(run.load_ended_at)  # type: ignore[arg-type]
+        waiting = self._drain_blockers(prom, plan.test_id, epoch(run.load_started_at), load_end)  # type: ignore[arg-type]
+        timeout = self.ctx.test.spec.drain.timeout
+        if waiting:
+            try:
+                return self.wait("draining: " + "; ".join(waiting), _seconds(timeout), "DrainTimeout",
+                                 self.ctx.intervals.draining)
+            except HarnessError:
+                # Not converging is the system's failure, not the harness's: analyse what happened.
+                self.events.append(f"drain timed out after {timeout}: {'; '.join(waiting)}")
+                run.message = f"did not drain within {timeout}: {'; '.join(waiting)}"
+                self.goto("Analyzing", "analyze")
+                return 0.0
+        run.drained_at = utc(self.now)
+        self.events.append(f"drained {format_duration(self.now - load_end)} after the load")
+        self.goto("Analyzing", "analyze")
+        return 0.0
+
+    def _drain_blockers(self, prom: Prometheus, test_id: str, load_start: float, load_end: float) -> list[str]:
+        """What still keeps the system from having drained (empty when it has)."""
+        blockers = []
+        scraped = prom.value(promql.queue_depth_scraped_at())
+        if scraped is None:
+            blockers.append("no queue depth samples in Prometheus (is RabbitMQ scraped?)")
+        elif scraped <= load_end:
+            blockers.append("waiting for a queue depth sample taken after the load")
+        else:
+            depths = {q: v for q, v in prom.by_label(promql.queue_depth(promql.WORK_QUEUES), "queue").items() if v}
+            blockers += [f"{queue} holds {value:g}" for queue, value in sorted(depths.items())]
+        try:
+            raw = self.platform.ledger(test_id)
+        except Exception as exc:  # noqa: BLE001 - the registry may be down for a while; keep waiting
+            return blockers + [f"ledger unavailable: {exc}"]
+        window = promql.window_for(self.now - load_start + 30)
+        ok = {e: int(v or 0) for e, v in prom.by_label(promql.k6_requests_ok(test_id, window), "endpoint").items()}
+        complete, reason = ledger_complete(ledger_result(ok, raw, self._logged_endpoints()))
+        if not complete:
+            blockers.append(reason)
+        return blockers
+
+    def _logged_endpoints(self) -> tuple[str, ...]:
+        scenario = BUILTIN_SCENARIOS.get(self.ctx.test.spec.load.scenario or "")
+        return scenario.logged_endpoints if scenario else GATEWAY_ENDPOINTS
+
+    def _analyze(self) -> float:
+        run, plan, spec = self.run, self.plan, self.ctx.test.spec
+        prom = self.ctx.prometheus(self.platform)
+        load_start, load_end = epoch(run.load_started_at), epoch(run.load_ended_at)  # type: ignore[arg-type]
+        end = epoch(run.drained_at) if run.drained_at else self.now
+        window = RunWindow(plan.test_id, load_start, load_end, end,
+                           drain_seconds=(end - load_end) if run.drained_at else None,
+                           drain_completed=run.drained_at is not None)
+        try:
+            ledger = self.platform.ledger(plan.test_id)
+        except Exception as exc:  # noqa: BLE001 - analysed without it; the lost_* checks then fail with why
+            ledger = None
+            self.events.append(f"the registry's ledger is unavailable: {exc}")
+        try:
+            results = analyze(prom, window, ledger, self._logged_endpoints())
+            verdict = evaluate(spec.objectives, results, prom, end)
+            if spec.load.profile == "breakpoint":
+                verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, load_start, load_end,
+                                                     plan.profile)
+        except AnalysisError as exc:
+            raise HarnessError("NoLoadData", str(exc)) from None
+        except VerdictError as exc:
+            raise HarnessError("ObjectiveError", str(exc)) from None
+        run.results, run.verdict = results, verdict
+        run.finished_at = utc(self.now)
+        run.phase = "Succeeded" if verdict.passed else "Failed"
+        failed = [c.name for c in verdict.checks if not c.ok]
+        self.events.append(f"run {run.index}: {'passed' if verdict.passed else 'failed: ' + ', '.join(failed)}")
+        if self.status.current_run + 1 < len(self.plans):
+            self.status.current_run += 1
+            self._prepare_run()
+            return 0.0
+        self._finish()
+        return 0.0
+
+    def _finish(self) -> None:
+        status = self.status
+        runs = status.runs
+        checks = []
+        for run in runs:
+            prefix = f"run {run.index} " if len(runs) > 1 else ""
+            for check in (run.verdict.checks if run.verdict else []):
+                checks.append(check.model_copy(update={"name": prefix + check.name}))
+        passed = all(r.verdict is not None and r.verdict.passed for r in runs)
+        last = runs[-1]
+        status.verdict = Verdict(passed=passed, checks=checks,
+                                 breakpoint=last.verdict.breakpoint if last.verdict else None)
+        status.results = last.results
+        if len(runs) > 1:
+            status.sweep = sweep_table(runs)
+        cleanup(self.ctx, status, self.platform, self.events)
+        status.phase = "Succeeded" if passed else "Failed"
+        status.finished_at = utc(self.now)
+        status.progress.step = "done"
+        status.progress.waiting_for = ""
+        status.progress.deadline = None
+        failed = [c for c in checks if not c.ok]
+        set_condition(status, "Running", "False", status.phase, "", self.now)
+        set_condition(status, "Passed", "True" if passed else "False",
+                      "ObjectivesMet" if passed else "ObjectivesMissed",
+                      "; ".join(f"{c.name}: observed {_observed(c.observed)}, wanted {c.target}" for c in failed),
+                      self.now)
+        status.summary = summarize(status)
+        self.events.append(f"{status.phase}: {len(checks) - len(failed)}/{len(checks)} checks passed")
+
+
+def _seconds(text: str) -> float:
+    from elves.engine.units import parse_duration
+
+    return parse_duration(text)
+
+
+def _observed(value: float | None) -> str:
+    return "no data" if value is None else f"{value:.4g}"
+
+
+def cleanup(ctx: Context, status: LoadTestStatus, platform: Platform, events: list[str]) -> None:
+    """Stop the load, restore the system, release the lock: best effort, each step on its own."""
+    if status.runs and status.phase in ("Running",):
+        run = status.runs[status.current_run]
+        try:
+            platform.stop_load(run.test_id)
+            events.append(f"stopped k6 for {run.test_id}")
+        except Exception as exc:  # noqa: BLE001
+            events.append(f"could not stop k6: {exc}")
+    if status.snapshot is not None and not status.restored:
+        try:
+            platform.restore_system(status.snapshot)
+            status.restored = True
+            events.append("restored the system as it was before the test")
+        except Exception as exc:  # noqa: BLE001
+            events.append(f"could not restore the system: {exc}")
+    if status.started_at is not None:
+        try:
+            platform.release(ctx.owner)
+        except Exception as exc:  # noqa: BLE001
+            events.append(f"could not release the system: {exc}")
+
+
+def fail(ctx: Context, status: LoadTestStatus, platform: Platform, now: float, reason: str, message: str,
+         events: list[str]) -> None:
+    """End the test in phase Error with `reason`, cleaning up first."""
+    cleanup(ctx, status, platform, events)
+    if status.runs:
+        run = status.runs[status.current_run]
+        run.phase = "Error"
+        run.message = message
+        run.finished_at = utc(now)
+    status.phase = "Error"
+    status.finished_at = utc(now)
+    status.progress.waiting_for = ""
+    status.progress.deadline = None
+    set_condition(status, "Running", "False", "Error", "", now)
+    set_condition(status, "HarnessError", "True", reason, message, now)
+    status.summary = summarize(status)
+    events.append(f"Error ({reason}): {message}")
+
+
+def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock) -> StepResult:
+    """Advance the test as far as it can go without waiting; never blocks, never raises."""
+    status = copy.deepcopy(status)
+    if status.final:
+        return StepResult(status, 0.0)
+    now = clock.now()
+    current = _Step(ctx, status, platform, now)
+    try:
+        delay = 0.0
+        # Run the quick transitions of this call back to back; stop at the first wait.
+        for _ in range(20):
+            delay = current.advance()
+            if delay > 0 or status.final:
+                break
+    except HarnessError as exc:
+        fail(ctx, status, platform, now, exc.reason, exc.message, current.events)
+    except PrometheusError as exc:
+        fail(ctx, status, platform, now, "PrometheusUnreachable", str(exc), current.events)
+    except ValueError as exc:  # a plan the spec model let through (e.g. a fault after the staged load)
+        fail(ctx, status, platform, now, "InvalidSpec", str(exc), current.events)
+    except Exception as exc:  # noqa: BLE001 - a platform failure must end the test, not crash the caller
+        fail(ctx, status, platform, now, "PlatformError", f"{type(exc).__name__}: {exc}", current.events)
+    return StepResult(status, 0.0 if status.final else delay, current.events)
+
+
+def abort(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock,
+          reason: str = "the test was interrupted") -> StepResult:
+    """Stop now (Ctrl-C, resource deleted): end in Error and restore the system."""
+    status = copy.deepcopy(status)
+    events: list[str] = []
+    if not status.final:
+        fail(ctx, status, platform, clock.now(), "Aborted", reason, events)
+    return StepResult(status, 0.0, events)

@@ -1,0 +1,34 @@
+"""Short strings for a finished (or failed) test: kubectl columns, the CLI's last lines."""
+
+from __future__ import annotations
+
+from elves.engine.status import LoadTestStatus, Summary
+from elves.engine.units import format_rate, format_seconds
+
+
+def deepest(queues: dict) -> tuple[str, float] | None:
+    """(queue, depth) of the deepest queue in a run's results, if any were measured."""
+    measured = [(name, q.max) for name, q in queues.items() if q.max is not None]
+    return max(measured, key=lambda item: item[1]) if measured else None
+
+
+def summarize(status: LoadTestStatus) -> Summary:
+    summary = Summary()
+    checks = status.verdict.checks if status.verdict else []
+    if status.phase == "Error":
+        reasons = [c.reason for c in status.conditions if c.type == "HarnessError" and c.status == "True"]
+        summary.verdict = f"Error: {reasons[0]}" if reasons else "Error"
+    elif status.verdict is not None:
+        passed = sum(1 for c in checks if c.ok)
+        summary.verdict = f"{'Passed' if status.verdict.passed else 'Failed'} {passed}/{len(checks)}"
+    results = status.results
+    if results is not None:
+        summary.rate = format_rate(results.rate)
+        summary.p99 = format_seconds(results.total.p99)
+        queue = deepest(results.queues)
+        if queue is not None:
+            summary.deepest_queue = f"{queue[0].removeprefix('elves.')}={queue[1]:g}"
+        if results.ledger is not None:
+            summary.lost = results.ledger.lost_requests + results.ledger.lost_logs
+        summary.restarts = sum(d.restarts for d in results.deployments.values())
+    return summary

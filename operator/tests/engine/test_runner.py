@@ -1,0 +1,231 @@
+"""The phase machine over a platform made of plain data and a clock the test moves.
+
+These cover the lifecycle's rules: every wait ends at its deadline with a reason, faults
+fire on time, Error vs Failed, the system is restored and released whatever the end.
+The happy path against the real local stack is in tests/local/test_harness_*.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from elves.engine.platform import LoadRun, LoadStatus, Readiness
+from elves.engine.runner import Context, Timeouts, abort, step
+from elves.engine.status import LoadTestStatus
+from engine_testkit import free_port
+
+
+@dataclass
+class FakeClock:
+    t: float = 1_800_000_000.0
+
+    def now(self) -> float:
+        return self.t
+
+
+@dataclass
+class FakePlatform:
+    """Records every call; answers from fields the test sets."""
+
+    prometheus: str
+    name: str = "fake"
+    lock_holder: str | None = None
+    ready: Readiness = Readiness(True)
+    load_states: list[str] = field(default_factory=lambda: ["running"])  # popped per load_status call
+    load_error: str = ""
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+
+    def prometheus_url(self) -> str:
+        return self.prometheus
+
+    def acquire(self, owner: str) -> Readiness:
+        self.calls.append(("acquire", owner))
+        if self.lock_holder not in (None, owner):
+            return Readiness(False, f"test {self.lock_holder} holds the system")
+        self.lock_holder = owner
+        return Readiness(True)
+
+    def release(self, owner: str) -> None:
+        self.calls.append(("release", owner))
+        if self.lock_holder == owner:
+            self.lock_holder = None
+
+    def snapshot_system(self) -> dict[str, Any]:
+        return {"ingestor": {"replicas": 1}}
+
+    def restore_system(self, snapshot: dict[str, Any]) -> None:
+        self.calls.append(("restore", snapshot))
+
+    def reset(self) -> None:
+        self.calls.append(("reset", None))
+
+    def apply_system(self, system: dict[str, Any]) -> None:
+        self.calls.append(("apply", system))
+
+    def system_ready(self) -> Readiness:
+        return self.ready
+
+    def tokens(self, users: int) -> tuple[list[str], str]:
+        return [f"t{i}" for i in range(users)], "admin"
+
+    def start_load(self, run: LoadRun) -> None:
+        self.calls.append(("start_load", run))
+
+    def load_status(self, test_id: str) -> LoadStatus:
+        state = self.load_states.pop(0) if len(self.load_states) > 1 else self.load_states[0]
+        return LoadStatus(state, self.load_error if state == "error" else "")  # type: ignore[arg-type]
+
+    def stop_load(self, test_id: str) -> None:
+        self.calls.append(("stop_load", test_id))
+
+    def apply_fault(self, fault: dict[str, Any]) -> str:
+        self.calls.append(("fault", fault))
+        return "done"
+
+    def ledger(self, test_id: str) -> dict[str, Any]:
+        return {"testId": test_id, "requests": 0, "results": {"done": 0, "failed": 0}, "logs": 0}
+
+    def called(self, name: str) -> list[Any]:
+        return [arg for call, arg in self.calls if call == name]
+
+
+def drive(ctx: Context, platform: FakePlatform, clock: FakeClock, status: LoadTestStatus | None = None,
+          max_steps: int = 500, tick: float | None = None) -> tuple[LoadTestStatus, list[str]]:
+    """Call step() as the CLI does, moving the fake clock by each returned delay."""
+    status = status or LoadTestStatus()
+    events: list[str] = []
+    for _ in range(max_steps):
+        result = step(ctx, status, platform, clock)
+        status = result.status
+        events += result.events
+        if status.final:
+            return status, events
+        clock.t += tick if tick is not None else max(result.delay, 0.5)
+    raise AssertionError(f"still {status.phase}/{status.progress.step} after {max_steps} steps")
+
+
+def harness_error(status: LoadTestStatus):
+    (condition,) = [c for c in status.conditions if c.type == "HarnessError"]
+    return condition
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def platform(prometheus_server):
+    return FakePlatform(prometheus_server.url)
+
+
+def test_a_busy_system_is_waited_for_then_an_error_naming_the_holder(make_loadtest, platform, clock):
+    platform.lock_holder = "local/other-test"
+    ctx = Context(make_loadtest(), timeouts=Timeouts(lock=30))
+    status, _ = drive(ctx, platform, clock)
+    assert status.phase == "Error"
+    condition = harness_error(status)
+    assert condition.reason == "SystemBusy"
+    assert "gave up after 30s" in condition.message and "local/other-test" in condition.message
+    assert platform.called("restore") == [] and platform.lock_holder == "local/other-test"
+
+
+def test_a_system_that_never_gets_ready_ends_in_error_and_is_restored(make_loadtest, platform, clock):
+    platform.ready = Readiness(False, "ingestor 0/1 ready")
+    ctx = Context(make_loadtest(system={"replicas": {"ingestor": 1}}), timeouts=Timeouts(system_ready=60))
+    status, _ = drive(ctx, platform, clock)
+    assert (status.phase, harness_error(status).reason) == ("Error", "SystemNotReady")
+    assert "ingestor 0/1 ready" in harness_error(status).message
+    assert platform.called("apply") == [{"replicas": {"ingestor": 1}}]
+    assert platform.called("restore") == [{"ingestor": {"replicas": 1}}]
+    assert platform.called("release") == ["local/unit"] and platform.lock_holder is None
+    assert status.summary.verdict == "Error: SystemNotReady"
+
+
+def test_unreachable_prometheus_is_a_harness_error(make_loadtest, clock):
+    platform = FakePlatform(f"http://127.0.0.1:{free_port()}")
+    status, _ = drive(Context(make_loadtest(), timeouts=Timeouts(prometheus=5)), platform, clock)
+    assert (status.phase, harness_error(status).reason) == ("Error", "PrometheusUnreachable")
+    assert "unreachable" in harness_error(status).message
+    assert platform.called("start_load") == []
+
+
+def test_a_script_error_is_a_harness_error_with_k6s_words(make_loadtest, platform, clock):
+    platform.load_states = ["error"]
+    platform.load_error = "k6 exited with code 107 (script error): ReferenceError: getDta is not defined"
+    status, _ = drive(Context(make_loadtest()), platform, clock)
+    assert (status.phase, harness_error(status).reason) == ("Error", "LoadError")
+    assert "ReferenceError: getDta is not defined" in harness_error(status).message
+    assert status.runs[0].phase == "Error"
+    assert platform.called("restore") and platform.lock_holder is None
+
+
+def test_k6_that_never_starts_or_never_ends_is_stopped(make_loadtest, platform, clock):
+    platform.load_states = ["starting"]
+    status, _ = drive(Context(make_loadtest(), timeouts=Timeouts(load_start=10)), platform, FakeClock())
+    assert harness_error(status).reason == "LoadDidNotStart"
+
+    overrun = FakePlatform(platform.prometheus, load_states=["running"])
+    status, _ = drive(Context(make_loadtest(), timeouts=Timeouts(load_grace=5)), overrun, clock)
+    assert harness_error(status).reason == "LoadOverran"
+    assert overrun.called("stop_load") == ["local/unit/0"]
+
+
+def test_the_load_run_carries_the_plan(make_loadtest, platform, clock):
+    platform.load_states = ["error"]
+    drive(Context(make_loadtest(load={"scenario": "system-mix", "rate": "60/min", "duration": "1m", "users": 3,
+                                      "parallelism": 2})), platform, clock)
+    (run,) = platform.called("start_load")
+    assert run.test_id == "local/unit/0" and run.parallelism == 2 and run.duration_seconds == 60
+    assert run.env["ELVES_TOKENS"] == "t0,t1,t2" and run.env["ELVES_TEST_ID"] == "local/unit/0"
+    assert set(run.scenarios) == {"getData", "getStatus", "getHistory", "getAllHistory"}
+
+
+def test_faults_fire_on_time_in_order_then_drain_and_analysis_run(make_loadtest, platform, clock):
+    test = make_loadtest(load={"scenario": "system-mix", "rate": "60/min", "duration": "1m"}, faults=[
+        {"at": "40s", "scale": {"deployment": "ingestor", "replicas": 1}},
+        {"at": "10s", "scale": {"deployment": "ingestor", "replicas": 0}},
+        {"at": "10s", "killPod": {"deployment": "registry"}},
+    ], drain={"timeout": "20s"})
+    platform.load_states = ["starting"] * 3 + ["running"] * 120 + ["finished"]
+    status, events = drive(Context(test), platform, clock, tick=0.5)
+    run = status.runs[0]
+    assert [(f.index, f.at) for f in run.faults] == [(1, 10), (2, 10), (0, 40)]
+    started = run.load_started_at.timestamp()
+    for fault in run.faults:  # fired within one tick of their time
+        assert 0 <= fault.fired_at.timestamp() - started - fault.at <= 0.5
+    assert [f["scale"]["replicas"] if "scale" in f else "kill" for f in platform.called("fault")] == [0, "kill", 1]
+    # This Prometheus holds no queue depth and no k6 samples: the drain times out (the
+    # system's failure), then the analysis finds nothing k6 wrote (the harness's).
+    assert any("drain timed out after 20s: no queue depth samples" in e for e in events)
+    assert (status.phase, harness_error(status).reason) == ("Error", "NoLoadData")
+    assert "no k6 samples for test id local/unit/0" in harness_error(status).message
+    assert platform.called("restore") and platform.lock_holder is None
+
+
+def test_reset_comes_first_and_every_sweep_point_is_applied(make_loadtest, platform, clock):
+    platform.load_states = ["error"]
+    test = make_loadtest(reset=True, sweep={"system.replicas.ingestor": [1, 2]})
+    status, _ = drive(Context(test), platform, clock)
+    names = [name for name, _ in platform.calls]
+    assert names[:4] == ["acquire", "reset", "apply", "start_load"]
+    assert [r.test_id for r in status.runs] == ["local/unit/0", "local/unit/1"]
+    assert status.runs[0].point == {"system.replicas.ingestor": 1}
+
+
+def test_abort_restores_and_releases(make_loadtest, platform, clock):
+    ctx = Context(make_loadtest())
+    status = LoadTestStatus()
+    for _ in range(5):
+        status = step(ctx, status, platform, clock).status
+        clock.t += 1
+    assert status.phase == "Running"
+    result = abort(ctx, status, platform, clock, "interrupted (Ctrl-C)")
+    assert result.status.phase == "Error" and harness_error(result.status).reason == "Aborted"
+    assert platform.called("stop_load") == ["local/unit/0"]
+    assert platform.called("restore") and platform.lock_holder is None
+    # A final status stays final.
+    assert step(ctx, result.status, platform, clock).status.phase == "Error"
