@@ -145,7 +145,8 @@ def test_render_gives_plain_valid_objects(helm, values_file):
         assert key not in seen, f"{key} rendered twice"
         seen.add(key)
         if obj["kind"] not in {"ClusterRole", "ClusterRoleBinding"}:
-            assert obj["metadata"].get("namespace"), f"{obj['kind']} {name} has no namespace"
+            # A ci set installs into one fresh namespace (as chart-testing and the dry-run tier do).
+            assert obj["metadata"].get("namespace") == NAMESPACE, f"{obj['kind']} {name} is not in the release namespace"
     assert not of_kind(objects, "Ingress"), "nothing is exposed by an Ingress"
 
 
@@ -415,6 +416,11 @@ def test_images_follow_app_version_and_registry(helm):
 
 # --- operator: command and least privilege ---------------------------------------------
 
+# An operator serving two namespaces, with kopf peering (objects outside the release
+# namespace, so not part of a ci value set).
+SCOPED_OPERATOR = ("operator.watchNamespaces={elves,load-tests}", "operator.peering=elves")
+
+
 def _rules(objects, kind):
     return [(o["metadata"]["name"], rule) for o in of_kind(objects, kind) for rule in o["rules"]]
 
@@ -423,7 +429,7 @@ def test_operator_runs_kopf_on_the_handlers_module(helm):
     command = named(render(helm), "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]["command"]
     assert command[:3] == ["kopf", "run", "--module=elves.k8s.handlers"]
     assert "--all-namespaces" in command and "--standalone" in command
-    scoped = named(render(helm, CHART / "ci" / "all-features-values.yaml"), "Deployment", "elves-operator")
+    scoped = named(render(helm, None, *SCOPED_OPERATOR), "Deployment", "elves-operator")
     scoped_command = scoped["spec"]["template"]["spec"]["containers"][0]["command"]
     assert {"--namespace=elves", "--namespace=load-tests", "--peering=elves"} <= set(scoped_command)
     assert "--all-namespaces" not in scoped_command
@@ -474,7 +480,7 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
 
 
 def test_namespace_list_gets_roles_not_cluster_roles(helm):
-    objects = render(helm, CHART / "ci" / "all-features-values.yaml")
+    objects = render(helm, None, *SCOPED_OPERATOR)
     cluster_resources = {r for _, rule in _rules(objects, "ClusterRole") for r in rule["resources"]}
     assert "loadtests" not in cluster_resources and "testruns" not in cluster_resources
     namespaces = {o["metadata"]["namespace"] for o in of_kind(objects, "Role")
@@ -621,6 +627,12 @@ def test_dashboards_ship_as_labelled_config_maps(helm):
     maps = [o for o in of_kind(render(helm), "ConfigMap") if o["metadata"]["labels"].get("grafana_dashboard") == "1"]
     shipped = {key: json.loads(text) for m in maps for key, text in m["data"].items()}
     assert shipped == {p.name: json.loads(p.read_text()) for p in DASHBOARDS}
+
+
+def test_dashboards_can_live_in_grafanas_namespace(helm):
+    objects = render(helm, None, "monitoring.dashboards.namespace=monitoring")
+    maps = [o for o in of_kind(objects, "ConfigMap") if o["metadata"]["labels"].get("grafana_dashboard") == "1"]
+    assert len(maps) == len(DASHBOARDS) and {m["metadata"]["namespace"] for m in maps} == {"monitoring"}
 
 
 def test_a_broken_dashboard_fails_the_render(helm, tmp_path):
