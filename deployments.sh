@@ -119,17 +119,18 @@ wait_until_ready() {
 }
 
 print_access() {
+  local offset="${ELVES_LOCAL_PORT_OFFSET:-0}" elves="${ELVES#"${REPO_DIR}/"}"
   cat <<EOF
 
 Elves runs locally (state in ${STATE_DIR}):
-  gateway     http://127.0.0.1:8080   (through the supervisor's round-robin proxy)
-  registry    http://127.0.0.1:8081
-  Prometheus  http://127.0.0.1:9090
-  supervisor  http://127.0.0.1:9400/state   (control API, kube-state-metrics at /metrics)
+  gateway     http://127.0.0.1:$((8080 + offset))   (through the supervisor's round-robin proxy)
+  registry    http://127.0.0.1:$((8081 + offset))
+  Prometheus  http://127.0.0.1:$((9090 + offset))
+  supervisor  http://127.0.0.1:$((9400 + offset))/state   (control API; kube-state-metrics at /metrics)
 
-A token:  TOKEN=\$(${ELVES#"${REPO_DIR}/"} token --user alice)   (--admin for an administrator)
-Try it:   curl -H "Authorization: Bearer \$TOKEN" http://127.0.0.1:8080/api/v1/users/me
-Status:   ${ELVES#"${REPO_DIR}/"} local status
+A token:  TOKEN=\$(${elves} token --user alice)   (add --admin for an administrator)
+Try it:   curl -H "Authorization: Bearer \$TOKEN" http://127.0.0.1:$((8080 + offset))/api/v1/users/me
+Status:   ${elves} local status
 Stop:     ./cleanup.sh --local
 EOF
 }

@@ -479,7 +479,7 @@ class Supervisor:
         for name, spec in self.specs.items():
             own = [r for r in self.replicas if r.deployment == name]
             settled, detail = is_settled(spec, own)
-            if name in self.blocked:
+            if name in self.blocked and spec.replicas > 0:
                 settled, detail = False, f"{name}: {self.blocked[name]}"
             if not settled:
                 not_ready.append(detail)

@@ -1,0 +1,145 @@
+"""Tier 2: tests against the real local stack (RabbitMQ, PostgreSQL, Prometheus, the services).
+
+The session fixture `local_stack` reuses a stack that is already running and ready, or
+starts one with `./deployments.sh --local`. It never stops the stack: the next run (and
+the person at the keyboard) can use it; `./cleanup.sh --local` ends it. When a
+prerequisite is missing the tests skip, saying which; under CI=true they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import requests
+
+from elves.local.client import SupervisorClient
+from elves.local.layout import Layout
+from elves.local.ports import Ports
+from elves.local.tokens import make_token
+from elves.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY_TIMEOUT_SECONDS = float(os.environ.get("ELVES_DEPLOY_TIMEOUT", 1800))
+POLL_SECONDS = 0.5
+T = TypeVar("T")
+
+
+def missing_prerequisite() -> str:
+    """Why the local stack cannot be brought up on this machine, or "" when it can."""
+    if not Path("/etc/debian_version").exists():
+        return "the local stack installs Debian packages; this machine is not Debian"
+    if os.geteuid() != 0 and not shutil.which("sudo") and not Path("/usr/lib/rabbitmq/bin").exists():
+        return "installing the local stack's Debian packages needs root or sudo"
+    if not (REPO / "services" / "pom.xml").exists():
+        return "services/pom.xml is not in this checkout"
+    return ""
+
+
+def require(reason: str) -> None:
+    if not reason:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"prerequisite missing under CI=true: {reason}")
+    pytest.skip(reason)
+
+
+def wait_for(condition: Callable[[], T], seconds: float, what: str) -> T:
+    """Poll `condition` until it returns something truthy; fail naming `what` at the deadline."""
+    deadline = time.monotonic() + seconds
+    last_error = ""
+    while True:
+        try:
+            value = condition()
+            if value:
+                return value
+        except (requests.RequestException, KeyError, IndexError) as error:
+            last_error = f" (last error: {error})"
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {seconds:g} s waiting for {what}{last_error}")
+        time.sleep(POLL_SECONDS)
+
+
+@dataclass
+class LocalStack:
+    settings: Settings
+    ports: Ports
+    supervisor: SupervisorClient
+
+    wait_for = staticmethod(wait_for)
+
+    def url(self, name: str) -> str:
+        return self.ports.url(getattr(self.ports, name))
+
+    def token(self, user: str, admin: bool = False) -> str:
+        return make_token(Layout(self.settings.state_dir).secret("jwt-secret"), user, admin=admin)
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        """An instant PromQL query against the local Prometheus."""
+        answer = requests.get(f"{self.url('prometheus')}/api/v1/query", params={"query": promql}, timeout=10)
+        answer.raise_for_status()
+        return answer.json()["data"]["result"]
+
+    def value(self, promql: str) -> float | None:
+        """The single value of a query, or None when it has no series."""
+        result = self.query(promql)
+        return float(result[0]["value"][1]) if result else None
+
+    def pods(self, deployment: str) -> list[dict[str, Any]]:
+        return self.supervisor.state()["deployments"][deployment]["pods"]
+
+    def wait_ready(self, seconds: float = 300) -> None:
+        reasons = [""]
+
+        def ready() -> bool:
+            state = self.supervisor.state()
+            reasons[0] = "; ".join(state["notReady"])
+            return state["ready"]
+
+        try:
+            wait_for(ready, seconds, "the local stack to be ready")
+        except AssertionError as error:
+            raise AssertionError(f"{error}: {reasons[0]}") from None
+
+
+def _running_and_ready(stack: LocalStack) -> bool:
+    try:
+        return stack.supervisor.state()["ready"]
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def local_stack() -> LocalStack:
+    settings = Settings.from_env()
+    ports = Ports(settings.port_offset)
+    stack = LocalStack(settings, ports, SupervisorClient(ports))
+    if _running_and_ready(stack):
+        return stack
+    require(missing_prerequisite())
+    try:
+        deployed = subprocess.run([str(REPO / "deployments.sh"), "--local"], cwd=REPO, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  timeout=DEPLOY_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"./deployments.sh --local did not finish within {DEPLOY_TIMEOUT_SECONDS:g} s")
+    if deployed.returncode != 0:
+        pytest.fail(f"./deployments.sh --local failed ({deployed.returncode}):\n{deployed.stdout[-4000:]}")
+    return stack
+
+
+@pytest.fixture
+def restore_replicas(local_stack: LocalStack):
+    """Puts every deployment back to the replicas it had, and waits until it is ready."""
+    before = {name: d["replicas"] for name, d in local_stack.supervisor.state()["deployments"].items()}
+    yield
+    for name, replicas in before.items():
+        local_stack.supervisor.scale(name, replicas)
+    local_stack.wait_ready()

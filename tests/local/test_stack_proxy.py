@@ -1,0 +1,27 @@
+"""The proxy on 8080 keeps answering while one of two gateway replicas is killed."""
+
+import time
+
+import requests
+
+ANSWER_WINDOW_SECONDS = 10.0
+
+
+def test_proxy_answers_through_the_kill_of_one_gateway(local_stack, restore_replicas):
+    local_stack.supervisor.scale("gateway", 2)
+    local_stack.wait_for(lambda: sum(p["ready"] for p in local_stack.pods("gateway")) == 2, 240, "two ready gateways")
+    headers = {"Authorization": f"Bearer {local_stack.token('proxy-test')}"}
+    url = f"{local_stack.url('gateway')}/api/v1/history"
+
+    victim = local_stack.pods("gateway")[0]["pod"]
+    local_stack.supervisor.kill("gateway", victim)
+    statuses, failures = [], []
+    deadline = time.monotonic() + ANSWER_WINDOW_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            # A new connection each time, as new clients would open: the proxy balances connections.
+            statuses.append(requests.get(url, headers=headers, timeout=5).status_code)
+        except requests.RequestException as error:
+            failures.append(repr(error))
+    assert not failures, f"{len(failures)} of {len(failures) + len(statuses)} requests got no answer: {failures[:3]}"
+    assert len(statuses) > 10 and all(status < 500 for status in statuses), sorted(set(statuses))
