@@ -16,13 +16,14 @@ const retries = new Counter('elves_retries');
 // dial timeout, connection refused (no replica listening), reset while connecting.
 const NOT_DELIVERED = new Set([1210, 1211, 1212, 1213]);
 // Answers that say "not now" without having done anything.
-const NOT_NOW = new Set([429, 502, 503, 504]);
+const NOT_NOW = new Set([429, 502, 503]);
 
-// Whether repeating the request cannot do anything twice. A read is always safe; a POST
-// only when it demonstrably did not land (a timeout may have been accepted already).
+// Whether repeating the request cannot do anything twice. A read is always safe to
+// repeat after any transport failure or 504; a POST only when it demonstrably did not
+// land (a timeout or a 504 may come after the gateway accepted it).
 function retryable(method, res) {
   if (NOT_NOW.has(res.status) || NOT_DELIVERED.has(res.error_code)) return true;
-  return method === 'GET' && res.status === 0;
+  return method === 'GET' && (res.status === 0 || res.status === 504);
 }
 
 // The user of this iteration: iterations rotate over the tokens, so every user is used
