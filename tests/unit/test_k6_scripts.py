@@ -1,0 +1,328 @@
+"""The k6 side: every built-in scenario loads in k6, takes the engine's scenarios, packs
+into an archive, fails fast on a dead target, and writes the series the engine queries.
+
+Needs the k6 binary built by tools/install-k6.sh (skipped without it, failed under CI=true);
+the Prometheus test also needs Debian's /usr/bin/prometheus.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tarfile
+import time
+import urllib.parse
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+LOADTESTS = REPO / "loadtests"
+SCENARIO_DIR = LOADTESTS / "scenarios"
+EXAMPLES = LOADTESTS / "examples"
+
+# The contract with the engine (elves.engine.scenarios): the functions each built-in
+# script exports for the mix, and its default mix's keys.
+EXECS = {
+    "system-mix": ("getData", "getStatus", "getHistory", "getAllHistory", "getUser", "getAllUsers", "getImage"),
+    "registry-mix": ("addAppLog", "getAppLog", "getUser", "getAllUsers"),
+    "ingestor": ("getData", "getImage", "getStatus"),
+    "journeys": ("forecaster", "browser", "lostUser"),
+}
+DEFAULT_MIX = {
+    "system-mix": {"getData", "getStatus", "getHistory", "getAllHistory"},
+    "registry-mix": {"addAppLog", "getAppLog", "getUser", "getAllUsers"},
+    "ingestor": {"getData", "getImage"},
+    "journeys": {"forecaster", "browser", "lostUser"},
+}
+STUDY_EXAMPLES = (
+    "case-1a", "case-1b", "case-1c", "case-2a", "case-2b", "case-3-fault-tolerance", "memory-sweep",
+    "registry-1000", "registry-4000", "registry-16000",
+    "warmup-plateau", "spike", "endurance", "breakpoint", "journeys", "quickstart",
+)
+K6_TIMEOUT = 120  # seconds any one k6 command may take before the test gives up on it
+
+
+def _missing(what: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} (CI=true: a missing prerequisite fails the tier)")
+    pytest.skip(what)
+
+
+@pytest.fixture(scope="session")
+def k6() -> str:
+    cache = Path(os.environ.get("ELVES_CACHE") or Path.home() / ".cache" / "elves")
+    for candidate in (os.environ.get("ELVES_K6"), str(cache / "bin" / "k6"), shutil.which("k6")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    _missing("k6 is not built: run tools/install-k6.sh")
+    raise AssertionError("unreachable")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The process environment without ELVES_*/K6_* settings that would leak into a script."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ELVES_", "K6_"))}
+    env.update(extra)
+    return env
+
+
+def run_k6(k6: str, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+           timeout: float = K6_TIMEOUT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([k6, *args], capture_output=True, text=True, env=env or clean_env(),
+                          cwd=cwd, timeout=timeout, check=False)
+
+
+def inspect(k6: str, target: str | Path, *env_pairs: str) -> dict:
+    args = ["inspect", "--execution-requirements"]
+    for pair in env_pairs:
+        args += ["-e", pair]
+    result = run_k6(k6, *args, str(target))
+    assert result.returncode == 0, f"k6 inspect {target} failed:\n{result.stderr[-2000:]}"
+    return json.loads(result.stdout)
+
+
+def engine_like_scenarios(execs: tuple[str, ...], test_id: str) -> dict:
+    """What elves.engine.plan.k6_scenarios produces: constant and ramping arrival rates, testid tags."""
+    scenarios = {}
+    for i, name in enumerate(execs):
+        base = {"exec": name, "timeUnit": "1m", "preAllocatedVUs": 3, "maxVUs": 12, "tags": {"testid": test_id}}
+        if i % 2:
+            base.update(executor="ramping-arrival-rate", startRate=0,
+                        stages=[{"duration": "10s", "target": 30}, {"duration": "20s", "target": 60}])
+        else:
+            base.update(executor="constant-arrival-rate", rate=60, duration="30s")
+        scenarios[name] = base
+    return scenarios
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- the scripts in k6 --------------------------------------------------------------
+
+def test_every_builtin_scenario_has_a_script():
+    assert sorted(p.stem for p in SCENARIO_DIR.glob("*.js")) == sorted(EXECS)
+
+
+@pytest.mark.parametrize("name", sorted(EXECS))
+def test_inspect_standalone_runs_the_default_mix(k6, name):
+    options = inspect(k6, SCENARIO_DIR / f"{name}.js")
+    execs = {s["exec"] for s in options["scenarios"].values()}
+    assert execs == DEFAULT_MIX[name]
+    # Request ids in URLs must not become Prometheus labels.
+    assert "url" not in options["systemTags"] and "endpoint" not in options["systemTags"]
+
+
+@pytest.mark.parametrize("name", sorted(EXECS))
+def test_inspect_takes_the_engines_scenarios_for_every_exec(k6, name):
+    scenarios = engine_like_scenarios(EXECS[name], "local/unit/0")
+    options = inspect(k6, SCENARIO_DIR / f"{name}.js",
+                      f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}", "ELVES_TEST_ID=local/unit/0")
+    assert set(options["scenarios"]) == set(EXECS[name])
+    assert {s["exec"] for s in options["scenarios"].values()} == set(EXECS[name])
+    assert options["tags"] == {"testid": "local/unit/0"}
+    assert options["thresholds"] is None  # under the engine, Prometheus judges
+
+
+def test_the_engines_table_matches_the_scripts(k6):
+    scenarios_module = pytest.importorskip("elves.engine.scenarios")
+    plan = pytest.importorskip("elves.engine.plan")
+    models = pytest.importorskip("elves.engine.models")
+    for name, builtin in scenarios_module.BUILTIN_SCENARIOS.items():
+        assert set(builtin.execs) == set(EXECS[name]), name
+        assert set(builtin.default_mix) == DEFAULT_MIX[name], name
+        load = models.Load.model_validate(
+            {"scenario": name, "rate": "120/min", "duration": "1m", "mix": {e: 1 for e in builtin.execs}})
+        scenarios = plan.k6_scenarios(load, "local/unit/0")
+        inspect(k6, SCENARIO_DIR / f"{name}.js", f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}")
+
+
+def test_an_exec_the_script_lacks_is_named(k6):
+    scenarios = {"x": {"executor": "constant-arrival-rate", "exec": "nope", "rate": 1, "timeUnit": "1s",
+                       "duration": "1s", "preAllocatedVUs": 1}}
+    result = run_k6(k6, "inspect", "-e", f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}",
+                    str(SCENARIO_DIR / "system-mix.js"))
+    assert result.returncode != 0
+    assert 'ELVES_K6_SCENARIOS.x.exec = \\"nope\\" is not a function of this script' in result.stderr
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("ELVES_K6_SCENARIOS={not json", "ELVES_K6_SCENARIOS is not valid JSON"),
+    ("ELVES_K6_SCENARIOS={}", "ELVES_K6_SCENARIOS must be a JSON object with at least one scenario"),
+    ("ELVES_PLOT_DEADLINE=soon", 'ELVES_PLOT_DEADLINE=\\"soon\\" is not a duration'),
+])
+def test_bad_settings_are_named(k6, setting, message):
+    result = run_k6(k6, "inspect", "-e", setting, str(SCENARIO_DIR / "ingestor.js"))
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+@pytest.mark.parametrize("name", sorted(EXECS))
+def test_archive_packs_lib_and_keeps_the_scenarios(k6, name, tmp_path):
+    scenarios = engine_like_scenarios(EXECS[name][:2], "local/archive/0")
+    archive = tmp_path / f"{name}.tar"
+    result = run_k6(k6, "archive", "-q", "-O", str(archive), "-e", f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}",
+                    str(SCENARIO_DIR / f"{name}.js"))
+    assert result.returncode == 0, result.stderr
+    with tarfile.open(archive) as tar:
+        packed = {Path(n).name for n in tar.getnames() if n.endswith(".js")}
+    imported = set(re.findall(r"from '\.\./lib/([a-z-]+\.js)'", (SCENARIO_DIR / f"{name}.js").read_text()))
+    assert imported and imported <= packed
+    assert set(inspect(k6, archive)["scenarios"]) == set(scenarios)
+
+
+# --- setup() against a dead or unwelcoming target -----------------------------------
+
+def test_setup_fails_fast_when_the_gateway_is_down(k6):
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens: the port was only reserved
+    started = time.monotonic()
+    result = run_k6(k6, "run", "-q", "-e", f"ELVES_BASE_URL={url}", "-e", "ELVES_TOKENS=t",
+                    str(SCENARIO_DIR / "system-mix.js"), timeout=60)
+    assert result.returncode == 108, result.stderr[-2000:]  # k6: script aborted
+    assert f"the gateway at {url}/api/v1/users/me is not reachable" in result.stderr
+    assert "ELVES_BASE_URL" in result.stderr
+    assert time.monotonic() - started < 30
+
+
+@pytest.fixture()
+def fake_gateway():
+    spec = importlib.util.spec_from_file_location("fake_gateway", LOADTESTS / "dev" / "fake_gateway.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server, state = module.serve(0)
+    yield f"http://127.0.0.1:{server.server_address[1]}", state
+    server.shutdown()
+    server.server_close()
+
+
+def test_setup_says_when_no_token_is_given(k6, fake_gateway):
+    url, _ = fake_gateway
+    result = run_k6(k6, "run", "-q", "-e", f"ELVES_BASE_URL={url}", str(SCENARIO_DIR / "journeys.js"), timeout=60)
+    assert result.returncode == 108
+    assert "answered 401 to the probe: no token given" in result.stderr
+    assert "ELVES_TOKENS" in result.stderr
+
+
+# --- the examples -------------------------------------------------------------------
+
+def test_every_study_case_has_an_example():
+    assert sorted(p.stem for p in EXAMPLES.glob("*.yaml")) == sorted(STUDY_EXAMPLES)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)
+def test_example_is_a_loadtest_with_a_header(path):
+    text = path.read_text()
+    header = text.split("apiVersion:")[0]
+    assert header.startswith("#"), "start with a header comment"
+    assert "observed" in header.lower(), "say what the study observed"
+    assert "Checks" in header, "say what the file checks"
+    doc = yaml.safe_load(text)
+    assert doc["apiVersion"] == "elves.dev/v1alpha1"
+    assert doc["kind"] == "LoadTest"
+    assert doc["metadata"]["name"] == path.stem
+    assert doc["spec"]["load"]["scenario"] in EXECS
+
+
+# --- the series k6 writes (the names the engine's PromQL relies on) -----------------
+
+PROMETHEUS = "/usr/bin/prometheus"
+
+
+@pytest.fixture()
+def prometheus(tmp_path):
+    if not os.access(PROMETHEUS, os.X_OK):
+        _missing(f"{PROMETHEUS} is missing: apt-get install prometheus")
+    port = free_port()
+    (tmp_path / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\n")
+    log = open(tmp_path / "prometheus.log", "w")  # noqa: SIM115 (closed below)
+    process = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'data'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver",
+         "--enable-feature=native-histograms"],
+        stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # wait for readiness: the TSDB opens in a moment
+            try:
+                with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert process.poll() is None, (tmp_path / "prometheus.log").read_text()[-2000:]
+            assert time.monotonic() < deadline, "Prometheus was not ready within 30 s"
+            time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log.close()
+
+
+def promql(base: str, query: str) -> list[dict]:
+    url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.load(r)["data"]["result"]
+
+
+def test_k6_writes_the_series_the_engine_queries(k6, fake_gateway, prometheus):
+    url, state = fake_gateway
+    test_id = "local/series/0"
+    scenarios = {name: {"executor": "constant-arrival-rate", "exec": name, "rate": 4, "timeUnit": "1s",
+                        "duration": "4s", "preAllocatedVUs": 4, "maxVUs": 8, "tags": {"testid": test_id}}
+                 for name in EXECS["system-mix"]}
+    env = clean_env(K6_PROMETHEUS_RW_SERVER_URL=f"{prometheus}/api/v1/write",
+                    K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM="true", K6_PROMETHEUS_RW_PUSH_INTERVAL="1s")
+    result = run_k6(k6, "run", "-q", "-o", "experimental-prometheus-rw",
+                    "-e", f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}", "-e", f"ELVES_TEST_ID={test_id}",
+                    "-e", f"ELVES_BASE_URL={url}", "-e", "ELVES_TOKENS=alice,bob", "-e", "ELVES_ADMIN_TOKEN=root",
+                    "-e", "ELVES_POLL_INTERVAL=100ms", str(SCENARIO_DIR / "system-mix.js"), env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+    # What the server saw, by endpoint, for this test id (every request carried the header).
+    seen: Counter[str] = Counter()
+    for key, n in state.counts.items():
+        endpoint, status, tid = key.split(" ", 2)
+        assert tid == test_id, f"a request without the test id header: {key}"
+        assert status.startswith("2"), key
+        seen[endpoint] += n
+    assert state.unauthenticated == 0
+
+    # k6's exact counts in Prometheus (max_over_time: increase() misses a series' first sample).
+    query = f'sum by (endpoint) (max_over_time(k6_http_reqs_total{{testid="{test_id}"}}[10m]))'
+    deadline = time.monotonic() + 30
+    while True:
+        counted = {r["metric"]["endpoint"]: float(r["value"][1]) for r in promql(prometheus, query)}
+        if counted == {k: float(v) for k, v in seen.items()} or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert counted == {k: float(v) for k, v in seen.items()}
+    assert set(counted) == set(EXECS["system-mix"])
+
+    [series] = promql(prometheus, f'k6_http_reqs_total{{testid="{test_id}",scenario="getData"}}')
+    assert series["metric"] == {"__name__": "k6_http_reqs_total", "endpoint": "getData", "expected_response": "true",
+                                "method": "POST", "name": "/api/v1/data", "scenario": "getData", "status": "202",
+                                "testid": test_id}
+    durations = promql(prometheus, f'k6_http_req_duration_seconds{{testid="{test_id}",endpoint="getStatus"}}')
+    assert durations and all("histogram" in s for s in durations), "durations must be native histograms"
+    p99 = promql(prometheus, f'histogram_quantile(0.99, sum by (endpoint) '
+                             f'(rate(k6_http_req_duration_seconds{{testid="{test_id}"}}[5m])))')
+    assert {r["metric"]["endpoint"] for r in p99} == set(EXECS["system-mix"])
+    for name in ("k6_iterations_total", "k6_iteration_duration_seconds", "k6_vus", "k6_checks_rate"):
+        assert promql(prometheus, f'{name}{{testid="{test_id}"}}'), f"no {name}"
