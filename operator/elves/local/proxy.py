@@ -2,7 +2,8 @@
 
 Like kube-proxy it balances connections, not requests (a keep-alive client stays on one
 replica), and it only picks replicas that are ready. A replica that refuses the
-connection is skipped for the next one.
+connection is skipped for the next one. With no ready replica at all it answers the
+request with 503, as an ingress would, so an HTTP client sees why instead of a reset.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_SECONDS = 2.0
 CHUNK_BYTES = 64 * 1024
+# Reading the request we cannot forward, so that closing does not reset the connection
+# before the client has read the 503.
+DISCARD_TIMEOUT_SECONDS = 2.0
+DISCARD_MAX_BYTES = 1024 * 1024
 
 Backends = Callable[[], list[tuple[str, int]]]
 
@@ -65,6 +70,7 @@ class RoundRobinProxy:
             upstream = await self._connect()
             if upstream is None:
                 self.rejected_total += 1
+                await self._unavailable(client_reader, client_writer)
                 return
             upstream_reader, upstream_writer = upstream
             await asyncio.gather(_pipe(client_reader, upstream_writer),
@@ -76,6 +82,24 @@ class RoundRobinProxy:
             for writer in (client_writer, upstream_writer):
                 if writer is not None:
                     writer.close()
+
+    async def _unavailable(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(DISCARD_TIMEOUT_SECONDS):
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length" and value.strip().isdigit():
+                        length = int(value.strip())
+                if 0 < length <= DISCARD_MAX_BYTES:
+                    await reader.readexactly(length)
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass
+        body = f'{{"error":"no ready replica of {self.name}"}}\n'.encode()
+        writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                     + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+        await writer.drain()
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

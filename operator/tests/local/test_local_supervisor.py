@@ -127,10 +127,18 @@ def test_bad_input_is_a_400_naming_the_field(supervisor, path, body, field):
     assert field in answer.json()["error"]
 
 
+def test_proxy_answers_503_when_no_replica_is_ready(supervisor):
+    requests.post(f"{BASE}/scale", json={"deployment": "registry", "replicas": 0}, timeout=5)
+    wait_for(lambda: not state()["deployments"]["registry"]["pods"], 30, "the registry to stop")
+    answer = requests.post(PORTS.url(PORTS.registry) + "/api/v1/logs", json={"x": 1}, timeout=5)
+    assert answer.status_code == 503
+    assert answer.json() == {"error": "no ready replica of registry"}
+
+
 def test_sigterm_stops_every_child(supervisor):
     process, state_dir = supervisor
     children = json.loads((state_dir / "run" / "children.json").read_text())
-    assert len(children) >= 3
+    assert {c["name"] for c in children} == {"gateway-0", "ingestor-0"}
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 0
     assert not [c for c in children if is_alive(c["pid"], c["startTime"])]
