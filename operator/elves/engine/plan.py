@@ -62,6 +62,13 @@ class PlannedFault:
         detail = ", ".join(f"{k}={v}" for k, v in self.params.items())
         return f"{self.action}({detail})"
 
+    def label(self) -> str:
+        """A few words for a plot marker: "killPod registry", "scale ingestor to 0"."""
+        target = self.params.get("deployment") or self.params.get("component", "")
+        extra = {"scale": f" to {self.params.get('replicas')}", "pause": f" {self.params.get('for')}",
+                 "resources": f" {self.params.get('memory') or self.params.get('cpu') or ''}"}.get(self.action, "")
+        return f"{self.action} {target}{extra}".strip()
+
 
 @dataclass(frozen=True)
 class SweepPoint:

@@ -277,7 +277,7 @@ class _Step:
             except Exception as exc:  # noqa: BLE001 - any platform failure ends the test with its words
                 raise HarnessError("FaultFailed", f"fault {fault.describe()} at {fault.at:g}s failed: {exc}") from None
             run.faults.append(FaultEvent(index=fault.index, at=fault.at, fired_at=utc(self.now),
-                                         action=fault.describe(), message=message))
+                                         action=fault.describe(), label=fault.label(), message=message))
             self.events.append(f"fault at {fault.at:g}s: {fault.describe()}: {message}")
 
     def _drain(self) -> float:

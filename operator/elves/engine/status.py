@@ -126,6 +126,7 @@ class FaultEvent(StatusModel):
     at: float = Field(description="Planned seconds since the load started.")
     fired_at: datetime
     action: str
+    label: str = Field("", description="A few words for plots: 'killPod registry'.")
     message: str = ""
 
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from elves.engine.models import LoadTest, parse_loadtest
-from engine_testkit import PrometheusServer
+from elves.engine.prometheus import Prometheus
+from engine_testkit import RUN, PrometheusServer, backfill
 
 BASE_SPEC: dict[str, Any] = {
     "load": {"scenario": "system-mix", "rate": "120/min", "duration": "2m"},
@@ -41,4 +42,13 @@ def prometheus_server(tmp_path_factory):
     """An empty Prometheus for this test module."""
     server = PrometheusServer(tmp_path_factory.mktemp("prometheus"))
     yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def known_run_prometheus(tmp_path_factory):
+    """A Prometheus holding engine_testkit.RUN's history (backfilled), as a client."""
+    workdir = tmp_path_factory.mktemp("known-run-prometheus")
+    server = PrometheusServer(workdir, data_dir=backfill(workdir, RUN.history()))
+    yield Prometheus(server.url)
     server.stop()

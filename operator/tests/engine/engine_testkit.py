@@ -95,3 +95,53 @@ def backfill(workdir: Path, samples: list[tuple[str, float, float]]) -> Path:
     subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
                    check=True, capture_output=True)
     return data
+
+
+class KnownRun:
+    """A run's history as Prometheus would hold it, for backfilling: a 60 s load of getData
+    (2/s) and getStatus (1/s, 3 failures); the ingestor queue rises to 300 while the
+    ingestor is OOM-killed once and scaled to 0 and back, then drains by the end; another
+    test id's traffic must not leak into this run's numbers."""
+
+    test_id = "local/analysis/0"
+    queue = "elves.ingestor.data.in"
+
+    def __init__(self) -> None:
+        import time as _time
+
+        self.t0 = (int(_time.time()) - 3 * 3600) // 60 * 60
+        self.load_start, self.load_end, self.drain_end = self.t0 + 10, self.t0 + 70, self.t0 + 100
+
+    def history(self) -> list[tuple[str, float, float]]:
+        samples = []
+        k6 = 'k6_http_reqs_total{{testid="{tid}",endpoint="{ep}",status="{st}",expected_response="{ok}"}}'
+        for offset in range(0, 121, 5):
+            t = self.t0 + offset
+            if 15 <= offset <= 75:  # k6 pushes from its first flush until it stops
+                elapsed = min(offset, 70) - 10
+                samples.append((k6.format(tid=self.test_id, ep="getData", st="202", ok="true"), 2 * elapsed, t))
+                samples.append((k6.format(tid=self.test_id, ep="getStatus", st="200", ok="true"), elapsed, t))
+                samples.append((k6.format(tid=self.test_id, ep="getStatus", st="500", ok="false"), min(3, elapsed // 10), t))
+                samples.append((k6.format(tid="local/other/0", ep="getData", st="202", ok="true"), 999, t))
+                samples.append((f'k6_dropped_iterations_total{{testid="{self.test_id}"}}', 0, t))
+            ready = min(300, 10 * max(0, offset - 10)) if offset < 70 else max(0, 300 - 12 * (offset - 70))
+            samples.append((f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{self.queue}"}}', ready, t))
+            samples.append((f'rabbitmq_detailed_queue_messages_unacked{{vhost="/",queue="{self.queue}"}}',
+                            2 if 10 <= offset < 70 else 0, t))
+            samples.append((f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{self.queue}.dlq"}}', 1, t))
+            desired = 0 if 40 <= offset < 60 else 1
+            ready_replicas = 0 if 40 <= offset < 65 else 1
+            samples.append(('kube_deployment_spec_replicas{namespace="elves",deployment="ingestor"}', desired, t))
+            samples.append(('kube_deployment_status_replicas_ready{namespace="elves",deployment="ingestor"}', ready_replicas, t))
+            samples.append(('kube_deployment_spec_replicas{namespace="elves",deployment="gateway"}', 2, t))
+            samples.append(('kube_deployment_status_replicas_ready{namespace="elves",deployment="gateway"}', 2, t))
+            pod = 'namespace="elves",pod="ingestor-0",container="ingestor"'
+            samples.append((f"kube_pod_container_status_restarts_total{{{pod}}}", 1 if offset >= 30 else 0, t))
+            if offset >= 30:
+                samples.append((f'kube_pod_container_status_last_terminated_reason{{{pod},reason="OOMKilled"}}', 1, t))
+            samples.append(('kube_pod_container_status_restarts_total{namespace="elves",pod="registry-0",container="registry"}',
+                            5, t))
+        return samples
+
+
+RUN = KnownRun()

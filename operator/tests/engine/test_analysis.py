@@ -1,66 +1,18 @@
-"""Analysis of a run window against a real Prometheus holding a known history (backfilled with promtool).
-
-The history: a 60 s load of getData (2/s) and getStatus (1/s, 3 failures); the ingestor
-queue rises to 300 while the ingestor is OOM-killed once and scaled to 0 and back, then
-drains; another test id's traffic must not leak into this run's numbers.
-"""
+"""Analysis of a run window against a real Prometheus holding a known history (backfilled
+with promtool; the history is described in engine_testkit.KnownRun)."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
 from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result
 from elves.engine.models import Objective
-from elves.engine.prometheus import Prometheus
+
 from elves.engine.verdict import evaluate
-from engine_testkit import PrometheusServer, backfill
+from engine_testkit import RUN
 
-T0 = (int(time.time()) - 3 * 3600) // 60 * 60
-LOAD_START, LOAD_END, DRAIN_END = T0 + 10, T0 + 70, T0 + 100
-TEST_ID = "local/analysis/0"
-INGESTOR_QUEUE = "elves.ingestor.data.in"
-
-
-def history() -> list[tuple[str, float, float]]:
-    samples = []
-    k6 = 'k6_http_reqs_total{{testid="{tid}",endpoint="{ep}",status="{st}",expected_response="{ok}"}}'
-    for offset in range(0, 121, 5):
-        t = T0 + offset
-        if 15 <= offset <= 75:  # k6 pushes from its first flush until it stops
-            elapsed = min(offset, 70) - 10
-            samples.append((k6.format(tid=TEST_ID, ep="getData", st="202", ok="true"), 2 * elapsed, t))
-            samples.append((k6.format(tid=TEST_ID, ep="getStatus", st="200", ok="true"), elapsed, t))
-            samples.append((k6.format(tid=TEST_ID, ep="getStatus", st="500", ok="false"), min(3, elapsed // 10), t))
-            samples.append((k6.format(tid="local/other/0", ep="getData", st="202", ok="true"), 999, t))
-            samples.append((f'k6_dropped_iterations_total{{testid="{TEST_ID}"}}', 0, t))
-        ready = min(300, 10 * max(0, offset - 10)) if offset < 70 else max(0, 300 - 12 * (offset - 70))
-        samples.append((f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{INGESTOR_QUEUE}"}}', ready, t))
-        samples.append((f'rabbitmq_detailed_queue_messages_unacked{{vhost="/",queue="{INGESTOR_QUEUE}"}}',
-                        2 if 10 <= offset < 70 else 0, t))
-        samples.append((f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{INGESTOR_QUEUE}.dlq"}}', 1, t))
-        desired = 0 if 40 <= offset < 60 else 1
-        ready_replicas = 0 if 40 <= offset < 65 else 1
-        samples.append(('kube_deployment_spec_replicas{namespace="elves",deployment="ingestor"}', desired, t))
-        samples.append(('kube_deployment_status_replicas_ready{namespace="elves",deployment="ingestor"}', ready_replicas, t))
-        samples.append(('kube_deployment_spec_replicas{namespace="elves",deployment="gateway"}', 2, t))
-        samples.append(('kube_deployment_status_replicas_ready{namespace="elves",deployment="gateway"}', 2, t))
-        pod = 'namespace="elves",pod="ingestor-0",container="ingestor"'
-        samples.append((f"kube_pod_container_status_restarts_total{{{pod}}}", 1 if offset >= 30 else 0, t))
-        if offset >= 30:
-            samples.append((f'kube_pod_container_status_last_terminated_reason{{{pod},reason="OOMKilled"}}', 1, t))
-        samples.append(('kube_pod_container_status_restarts_total{namespace="elves",pod="registry-0",container="registry"}',
-                        5, t))
-    return samples
-
-
-@pytest.fixture(scope="module")
-def prom(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("analysis-prometheus")
-    server = PrometheusServer(workdir, data_dir=backfill(workdir, history()))
-    yield Prometheus(server.url)
-    server.stop()
+T0, LOAD_START, LOAD_END, DRAIN_END = RUN.t0, RUN.load_start, RUN.load_end, RUN.drain_end
+TEST_ID, INGESTOR_QUEUE = RUN.test_id, RUN.queue
 
 
 WINDOW = RunWindow(TEST_ID, LOAD_START, LOAD_END, DRAIN_END, drain_seconds=25.0)
@@ -69,8 +21,8 @@ LEDGER = {"testId": TEST_ID, "requests": 120, "results": {"done": 118, "failed":
 
 
 @pytest.fixture(scope="module")
-def results(prom):
-    return analyze(prom, WINDOW, LEDGER)
+def results(known_run_prometheus):
+    return analyze(known_run_prometheus, WINDOW, LEDGER)
 
 
 def test_k6_totals_are_exact_and_per_test_id(results):
@@ -121,7 +73,7 @@ def test_registry_mix_expects_logs_only_from_add_app_log():
     assert (ledger.logs_expected, ledger.lost_logs, ledger.lost_requests) == (50, 0, 0)
 
 
-def test_verdict_on_the_analysed_run(results, prom):
+def test_verdict_on_the_analysed_run(results, known_run_prometheus):
     objectives = [Objective.model_validate(o) for o in (
         {"metric": "lost_requests", "op": "==", "value": 0},
         {"metric": "http_req_failed_rate", "op": "<", "value": 0.05},
@@ -133,7 +85,7 @@ def test_verdict_on_the_analysed_run(results, prom):
         {"metric": "http_req_duration_p99", "op": "<", "value": "1s"},
         {"promql": 'max_over_time(kube_deployment_spec_replicas{deployment="ingestor"}[100s])', "op": "==", "value": 1},
     )]
-    verdict = evaluate(objectives, results, prom, DRAIN_END)
+    verdict = evaluate(objectives, results, known_run_prometheus, DRAIN_END)
     table = {c.name: (c.observed, c.ok) for c in verdict.checks}
     assert table["lost_requests"] == (1, False)
     assert table["http_req_failed_rate"] == (pytest.approx(3 / 183), True)
@@ -149,6 +101,6 @@ def test_verdict_on_the_analysed_run(results, prom):
     assert not verdict.passed
 
 
-def test_a_run_without_k6_samples_is_a_harness_error(prom):
+def test_a_run_without_k6_samples_is_a_harness_error(known_run_prometheus):
     with pytest.raises(AnalysisError, match="no k6 samples for test id local/absent/0"):
-        analyze(prom, RunWindow("local/absent/0", LOAD_START, LOAD_END, DRAIN_END), None)
+        analyze(known_run_prometheus, RunWindow("local/absent/0", LOAD_START, LOAD_END, DRAIN_END), None)

@@ -1,0 +1,151 @@
+"""What `elves run` prints: the live one-line progress and the final summary tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from elves.engine import promql
+from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.report.html import observed_text
+from elves.engine.status import LoadTestStatus
+from elves.engine.units import format_duration, format_rate, format_seconds
+
+LIVE_QUERY_TIMEOUT_SECONDS = 2.0
+
+
+@dataclass
+class Live:
+    """Figures of the moment, read from Prometheus (None when unknown)."""
+
+    rate: float | None = None
+    p95: float | None = None
+    errors: float | None = None
+    deepest: tuple[str, float] | None = None
+    replicas: dict[str, float] | None = None
+
+
+def read_live(prom: Prometheus, test_id: str) -> Live:
+    """The live figures; a slow or absent Prometheus only blanks them."""
+    live = Live()
+    try:
+        live.rate = prom.value(promql.k6_request_rate(test_id, by=None))
+        live.p95 = prom.value(promql.k6_latency_quantile(0.95, test_id))
+        live.errors = prom.value(promql.k6_error_rate(test_id))
+        top = prom.query(promql.deepest_queue())
+        if top and top[0].value is not None:
+            live.deepest = (top[0].labels.get("queue", "?"), top[0].value)
+        live.replicas = {k: v for k, v in prom.by_label(promql.replicas_ready(), "deployment").items() if v is not None}
+    except PrometheusError:
+        pass
+    return live
+
+
+def _elapsed(status: LoadTestStatus, now: float, duration: float, drain_timeout: float) -> str:
+    if not status.runs:
+        return ""
+    run = status.runs[status.current_run]
+    if status.phase == "Running" and run.load_started_at:
+        return f"{format_duration(round(now - run.load_started_at.timestamp()))}/{format_duration(duration)}"
+    if status.phase == "Draining" and run.load_ended_at:
+        return f"drain {format_duration(round(now - run.load_ended_at.timestamp()))}/{format_duration(drain_timeout)}"
+    return ""
+
+
+def progress_line(status: LoadTestStatus, live: Live, now: float, duration: float, drain_timeout: float) -> str:
+    """`Running run 1/2 0m42s/2m rate 118/min p95 41ms errors 0.00% deepest ingestor.data.in=37 replicas g1 r1 i2`."""
+    parts = [f"{status.phase:<9}"]
+    if len(status.runs) > 1:
+        parts.append(f"run {status.current_run + 1}/{len(status.runs)}")
+    elapsed = _elapsed(status, now, duration, drain_timeout)
+    if elapsed:
+        parts.append(elapsed)
+    if status.phase in ("Running", "Draining"):
+        parts.append(f"rate {format_rate(live.rate)}")
+        parts.append(f"p95 {format_seconds(live.p95)}")
+        parts.append(f"errors {'-' if live.errors is None else f'{live.errors * 100:.2f}%'}")
+        if live.deepest:
+            parts.append(f"deepest {live.deepest[0].removeprefix('elves.')}={live.deepest[1]:g}")
+        if live.replicas:
+            parts.append("replicas " + " ".join(f"{k[0]}{v:g}" for k, v in sorted(live.replicas.items())))
+    if status.progress.waiting_for and status.phase != "Running":
+        parts.append(f"({status.progress.waiting_for})")
+    return "  ".join(parts)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
+    line = lambda cells: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
+                                   for i, (c, w) in enumerate(zip(cells, widths)))
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
+    """The tables printed at the end of `elves run`, one string per line."""
+    out: list[str] = []
+    for run in status.runs:
+        results = run.results
+        if results is None:
+            continue
+        point = ", ".join(f"{k}={v}" for k, v in run.point.items())
+        out.append("")
+        out.append(f"Run {run.index} ({run.test_id}{', ' + point if point else ''}): {run.phase}")
+        rows = [[name, str(e.requests), format_rate(e.rate),
+                 "-" if e.error_rate is None else f"{e.error_rate * 100:.2f}%",
+                 format_seconds(e.p50), format_seconds(e.p95), format_seconds(e.p99)]
+                for name, e in list(results.endpoints.items()) + [("all", results.total)]]
+        out += _table(["endpoint", "requests", "rate", "failed", "p50", "p95", "p99"], rows)
+        queues = [[q, f"{v.max:g}" if v.max is not None else "-", f"{v.final:g}" if v.final is not None else "-"]
+                  for q, v in results.queues.items()]
+        if queues:
+            out.append("")
+            out += _table(["queue", "deepest", "final"], queues)
+        out.append("")
+        out += _table(["deployment", "restarts", "OOM kills", "ready min..max"], [
+            [d, str(v.restarts), str(v.oom_kills), f"{_n(v.replicas_min)}..{_n(v.replicas_max)}"]
+            for d, v in results.deployments.items()])
+        ledger = results.ledger
+        out.append("")
+        if ledger is None:
+            out.append("ledger: unavailable")
+        else:
+            out.append(f"ledger: {ledger.accepted} accepted by k6, {ledger.logs_persisted}/{ledger.logs_expected} logs and"
+                       f" {ledger.results_done + ledger.results_failed}/{ledger.requests_accepted} results persisted;"
+                       f" lost {ledger.lost_requests} requests, {ledger.lost_logs} logs;"
+                       f" {ledger.duplicates} duplicates discarded")
+        drained = format_seconds(results.drain_seconds) if results.drain_completed else f"not within {drain_timeout}"
+        out.append(f"dropped iterations: {results.dropped_iterations}; drained in {drained}")
+    if status.sweep:
+        out.append("")
+        keys = list(status.sweep[0].point)
+        out += _table(["run"] + keys + ["throughput", "speedup", "efficiency", "p99", "deepest", "lost", "verdict"], [
+            [str(r.index)] + [str(r.point.get(k)) for k in keys] + [
+                format_rate(r.throughput), "-" if r.speedup is None else f"{r.speedup:.2f}x",
+                "-" if r.efficiency is None else f"{r.efficiency * 100:.0f}%", format_seconds(r.p99),
+                _n(r.queue_depth_max), _n(r.lost), "passed" if r.passed else "failed"]
+            for r in status.sweep])
+    if status.verdict is not None:
+        out.append("")
+        out += _table(["check", "observed", "objective", "result"], [
+            [c.name, observed_text(c.name, c.observed), c.target, "ok" if c.ok else "MISSED" + (f" ({c.detail})" if c.detail else "")]
+            for c in status.verdict.checks])
+        if status.verdict.breakpoint is not None:
+            b = status.verdict.breakpoint
+            out.append(f"breakpoint: {b.check} broke at {format_duration(b.at_seconds)}, planned rate "
+                       f"{format_rate(b.rate)} (achieved {format_rate(b.achieved_rate)})")
+    return out
+
+
+def verdict_line(status: LoadTestStatus) -> str:
+    if status.phase == "Error":
+        errors = [c for c in status.conditions if c.type == "HarnessError" and c.status == "True"]
+        reason = f" ({errors[0].reason}): {errors[0].message}" if errors else ""
+        return f"Verdict: ERROR{reason}"
+    checks = status.verdict.checks if status.verdict else []
+    passed = sum(c.ok for c in checks)
+    word = "PASSED" if status.phase == "Succeeded" else "FAILED"
+    missed = [c.name for c in checks if not c.ok]
+    return f"Verdict: {word} ({passed}/{len(checks)} checks)" + (f"; missed: {', '.join(missed)}" if missed else "")
+
+
+def _n(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"

@@ -1,0 +1,118 @@
+"""`elves run FILE` in local mode: drive the phase machine in a loop, show progress, report.
+
+Exit codes: 0 passed, 1 failed (an objective missed), 2 harness error (bad spec file,
+local stack not running, k6 script error, Prometheus unreachable, interrupted).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
+from elves.engine.models import SpecError, load_file
+from elves.engine.prometheus import Prometheus
+from elves.engine.report import write_report
+from elves.engine.runner import Context, SystemClock, abort, step
+from elves.engine.status import LoadTestStatus
+from elves.engine.units import parse_duration
+
+EXIT_PASSED, EXIT_FAILED, EXIT_HARNESS_ERROR = 0, 1, 2
+LIVE_REFRESH_SECONDS = 2.0  # how often the progress line re-reads Prometheus
+PLAIN_PROGRESS_SECONDS = 10.0  # without a terminal, one progress line this often
+
+
+class Progress:
+    """One line rewritten in place on a terminal; plain lines now and then otherwise."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.width = 0
+        self.last_plain = 0.0
+
+    def event(self, text: str) -> None:
+        self.clear()
+        print(f"  {text}", file=self.stream, flush=True)
+
+    def show(self, text: str, now: float) -> None:
+        if self.tty:
+            padded = text.ljust(self.width)
+            self.width = len(text)
+            self.stream.write("\r" + padded)
+            self.stream.flush()
+        elif now - self.last_plain >= PLAIN_PROGRESS_SECONDS:
+            self.last_plain = now
+            print(text, file=self.stream, flush=True)
+
+    def clear(self) -> None:
+        if self.tty and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0
+
+
+def exit_code(status: LoadTestStatus) -> int:
+    return {"Succeeded": EXIT_PASSED, "Failed": EXIT_FAILED}.get(status.phase, EXIT_HARNESS_ERROR)
+
+
+def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = Path("reports"),
+             out: TextIO = sys.stdout) -> int:
+    try:
+        tests = load_file(path)
+    except SpecError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_HARNESS_ERROR
+    if len(tests) != 1:
+        print(f"{path}: holds {len(tests)} LoadTests; elves run takes one per file", file=sys.stderr)
+        return EXIT_HARNESS_ERROR
+    test = tests[0]
+    try:
+        from elves.local.platform import LocalPlatform  # imported late: the engine does not need local mode
+
+        platform = LocalPlatform()
+    except Exception as exc:  # noqa: BLE001 - any failure to set up local mode is a harness error
+        print(f"elves run: local mode is not available: {exc}", file=sys.stderr)
+        return EXIT_HARNESS_ERROR
+
+    ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url)
+    prom = ctx.prometheus(platform)
+    live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS)
+    clock = SystemClock()
+    progress = Progress(out)
+    status = LoadTestStatus()
+    duration = test.spec.load.duration_seconds
+    drain_timeout = parse_duration(test.spec.drain.timeout)
+    print(f"{test.name}: {len(ctx.plans())} run(s) of {test.spec.load.duration or duration}, "
+          f"Prometheus {prom.url}", file=out, flush=True)
+    live, live_read = Live(), 0.0
+    try:
+        while not status.final:
+            result = step(ctx, status, platform, clock)
+            status = result.status
+            for event in result.events:
+                progress.event(event)
+            if status.final:
+                break
+            now = clock.now()
+            if status.phase in ("Running", "Draining") and now - live_read >= LIVE_REFRESH_SECONDS:
+                live, live_read = read_live(live_prom, status.runs[status.current_run].test_id), now
+            progress.show(progress_line(status, live, now, duration, drain_timeout), now)
+            time.sleep(result.delay)  # the phase machine asked to be called again after this long
+    except KeyboardInterrupt:
+        result = abort(ctx, status, platform, clock, "interrupted (Ctrl-C)")
+        status = result.status
+        for event in result.events:
+            progress.event(event)
+    progress.clear()
+
+    directory = reports_dir / f"{test.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    html = write_report(directory, test, status, prom)
+    for line in summary_text(status, test.spec.drain.timeout):
+        print(line, file=out)
+    print("", file=out)
+    print(verdict_line(status), file=out)
+    print(f"Report: {html}", file=out, flush=True)
+    return exit_code(status)

@@ -1,0 +1,198 @@
+"""The report page: one self-contained HTML file (inline CSS and SVG, nothing fetched)."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+import yaml
+
+from elves.engine.report.svg import Marker, chart
+from elves.engine.status import LoadTestStatus, RunStatus
+from elves.engine.units import format_duration, format_rate, format_seconds
+
+CSS = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto; max-width: 1000px;
+       color: #222; padding: 0 12px; }
+h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid #ddd; }
+h3 { font-size: 15px; margin: 18px 0 6px; }
+table { border-collapse: collapse; margin: 6px 0 12px; } td, th { padding: 3px 10px; border-bottom: 1px solid #eee;
+       text-align: right; } th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
+.badge { display: inline-block; padding: 2px 10px; border-radius: 10px; color: #fff; font-weight: 600; }
+.Succeeded { background: #2e7d32; } .Failed { background: #c62828; } .Error { background: #ef6c00; }
+.Running, .Pending, .Preparing, .Draining, .Analyzing { background: #1565c0; }
+.ok { color: #2e7d32; font-weight: 600; } .bad { color: #c62828; font-weight: 600; }
+.muted { color: #777; } .chart { display: block; margin: 4px 0 10px; }
+.tick, .legend { font-size: 11px; fill: #444; } .marker-label { font-size: 10px; } .empty { fill: #aaa; }
+pre { background: #f7f7f7; padding: 10px; overflow-x: auto; font-size: 12px; }
+"""
+
+
+def _fmt(value: Any, kind: str = "number") -> str:
+    if value is None:
+        return "-"
+    if kind == "seconds":
+        return format_seconds(value)
+    if kind == "percent":
+        return f"{value * 100:.2f} %"
+    if kind == "rate":
+        return format_rate(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def observed_text(name: str, value: float | None) -> str:
+    """A check's observed value in the unit its metric speaks."""
+    if "duration" in name or "drain_seconds" in name:
+        return _fmt(value, "seconds")
+    if "failed_rate" in name:
+        return _fmt(value, "percent")
+    if "reqs_rate" in name:
+        return _fmt(value, "rate")
+    return _fmt(value)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def verdict_table(status: LoadTestStatus) -> str:
+    if status.verdict is None:
+        return "<p class='muted'>No verdict: the test did not get as far as the analysis.</p>"
+    rows = [[escape(c.name), observed_text(c.name, c.observed), escape(c.target),
+             "<span class='ok'>ok</span>" if c.ok else "<span class='bad'>missed</span>", escape(c.detail)]
+            for c in status.verdict.checks]
+    html = _table(["check", "observed", "objective", "", "note"], rows)
+    breakpoint = status.verdict.breakpoint
+    if breakpoint is not None:
+        html += (f"<p><b>Breakpoint:</b> {escape(breakpoint.check)} broke {format_duration(breakpoint.at_seconds)}"
+                 f" into the ramp, at a planned {format_rate(breakpoint.rate)}"
+                 f" (k6 achieved {format_rate(breakpoint.achieved_rate)}).</p>")
+    return html
+
+
+def sweep_html(status: LoadTestStatus) -> str:
+    if not status.sweep:
+        return ""
+    keys = list(status.sweep[0].point)
+    rows = []
+    for row in status.sweep:
+        rows.append([str(row.index)] + [escape(str(row.point.get(k))) for k in keys] + [
+            _fmt(row.rate, "rate"), _fmt(row.throughput, "rate"),
+            f"{row.speedup:.2f}x" if row.speedup is not None else "-",
+            f"{row.efficiency * 100:.0f} %" if row.efficiency is not None else "-",
+            _fmt(row.p95, "seconds"), _fmt(row.p99, "seconds"), _fmt(row.queue_depth_max), _fmt(row.lost),
+            "<span class='ok'>passed</span>" if row.passed else "<span class='bad'>failed</span>"])
+    headers = ["run"] + keys + ["rate", "throughput", "speedup", "efficiency", "p95", "p99", "deepest queue",
+                                "lost", "verdict"]
+    return ("<h2>Sweep</h2><p class='muted'>Throughput is completed work per second over load and drain;"
+            " efficiency is the speedup over the first point divided by the growth of the swept value.</p>"
+            + _table(headers, rows))
+
+
+def _markers(run: RunStatus) -> list[Marker]:
+    markers = [Marker(f.at, f.label or f.action) for f in run.faults]
+    start = run.load_started_at.timestamp() if run.load_started_at else None
+    if start is not None and run.load_ended_at:
+        markers.append(Marker(run.load_ended_at.timestamp() - start, "load end", "phase"))
+    if start is not None and run.drained_at:
+        markers.append(Marker(run.drained_at.timestamp() - start, "drained", "phase"))
+    return markers
+
+
+def plots_html(run: RunStatus, series: dict[str, Any] | None) -> str:
+    if not series:
+        return "<p class='muted'>No time series saved for this run.</p>"
+    points = [p[0] for lines in series.values() for line in lines for p in line["points"]]
+    x_range = (min(points, default=0.0), max(points, default=1.0))
+    markers = _markers(run)
+    charts = [
+        chart("Queue depth (messages, ready + unacknowledged)", series.get("queue_depth", []), x_range, markers),
+        chart("Request rate (per second, by endpoint)", series.get("request_rate", []), x_range, markers,
+              y_format=lambda v: f"{v:.3g}"),
+        chart("Latency percentiles (all endpoints)", series.get("latency", []), x_range, markers,
+              y_format=format_seconds),
+        chart("Failed requests (share)", series.get("error_rate", []), x_range, markers,
+              y_format=lambda v: f"{v * 100:.3g} %"),
+        chart("Replicas per deployment (dashed: desired)", series.get("replicas", []), x_range, markers,
+              dashed=lambda label: label.endswith("desired"), steps=True),
+        chart("Restarts per deployment during the run", series.get("restarts", []), x_range, markers, steps=True),
+    ]
+    return "".join(f"<h3>{escape(c.split('<title>')[1].split('</title>')[0])}</h3>{c}" for c in charts)
+
+
+def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
+    parts = [f"<h2>{escape(title)}</h2>"]
+    if run.message:
+        parts.append(f"<p>{escape(run.message)}</p>")
+    results = run.results
+    if results is not None:
+        rows = []
+        for name, e in list(results.endpoints.items()) + [("all", results.total)]:
+            rows.append([escape(name), str(e.requests), _fmt(e.rate, "rate"), _fmt(e.error_rate, "percent"),
+                         _fmt(e.p50, "seconds"), _fmt(e.p90, "seconds"), _fmt(e.p95, "seconds"),
+                         _fmt(e.p99, "seconds"), _fmt(e.mean, "seconds"), _fmt(e.concurrency)])
+        parts.append("<h3>Requests</h3>" + _table(
+            ["endpoint", "requests", "rate", "failed", "p50", "p90", "p95", "p99", "mean",
+             "in flight (Little)"], rows))
+        parts.append(f"<p>Dropped iterations: <b>{results.dropped_iterations}</b>; most VUs busy: "
+                     f"{_fmt(results.vus_max)}; drain: "
+                     f"{format_seconds(results.drain_seconds) if results.drain_completed else 'did not complete'}.</p>")
+        parts.append("<h3>Queues</h3>" + _table(["queue", "deepest", "final"], [
+            [escape(q), _fmt(v.max), _fmt(v.final)] for q, v in results.queues.items()]))
+        parts.append("<h3>Deployments</h3>" + _table(["deployment", "restarts", "OOM kills", "ready min", "ready max"], [
+            [escape(d), str(v.restarts), str(v.oom_kills), _fmt(v.replicas_min), _fmt(v.replicas_max)]
+            for d, v in results.deployments.items()]))
+        ledger = results.ledger
+        if ledger is not None:
+            endpoints = sorted(set(ledger.accepted_by_endpoint) | set(ledger.logs_by_endpoint))
+            parts.append("<h3>Ledger</h3>" + _table(["", "k6 2xx (accepted)", "activity logs persisted"], [
+                [escape(e), str(ledger.accepted_by_endpoint.get(e, 0)), str(ledger.logs_by_endpoint.get(e, "-"))]
+                for e in endpoints] + [["all", str(ledger.accepted), str(ledger.logs_persisted)]]))
+            parts.append(_table(["data requests accepted", "persisted", "results done", "failed", "lost requests",
+                                 "lost logs", "duplicates discarded"], [[
+                str(ledger.requests_accepted), str(ledger.requests_persisted), str(ledger.results_done),
+                str(ledger.results_failed), _lost(ledger.lost_requests), _lost(ledger.lost_logs),
+                str(ledger.duplicates)]]))
+        else:
+            parts.append("<p class='bad'>The registry's ledger was unavailable: nothing lost cannot be claimed.</p>")
+    if run.faults:
+        parts.append("<h3>Faults</h3>" + _table(["at", "fired", "action", "result"], [
+            [format_duration(f.at), f.fired_at.strftime("%H:%M:%S"), escape(f.action), escape(f.message)]
+            for f in run.faults]))
+    parts.append(plots_html(run, series))
+    return "".join(parts)
+
+
+def _lost(count: int) -> str:
+    return f"<span class='{'ok' if count == 0 else 'bad'}'>{count}</span>"
+
+
+def page(document: dict[str, Any], status: LoadTestStatus, series: dict[str, Any], note: str = "") -> str:
+    """The whole report; `document` is the LoadTest as written (apiVersion, kind, metadata, spec)."""
+    name = document.get("metadata", {}).get("name", "loadtest")
+    by_index = {r["index"]: r["series"] for r in series.get("runs", [])}
+    errors = [c for c in status.conditions if c.type == "HarnessError" and c.status == "True"]
+    lines = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Elves report: {escape(name)}</title>",
+             f"<style>{CSS}</style></head><body>",
+             f"<h1>{escape(name)} <span class='badge {status.phase}'>{status.phase}</span></h1>",
+             f"<p class='muted'>{escape(status.summary.verdict)} · started "
+             f"{status.started_at.strftime('%Y-%m-%d %H:%M:%S UTC') if status.started_at else '-'} · "
+             f"{len(status.runs)} run(s) · rate {escape(status.summary.rate or '-')} · "
+             f"p99 {escape(status.summary.p99 or '-')} · deepest queue {escape(status.summary.deepest_queue or '-')}</p>"]
+    for condition in errors:
+        lines.append(f"<p class='bad'>Harness error ({escape(condition.reason)}): {escape(condition.message)}</p>")
+    if note:
+        lines.append(f"<p class='muted'>{escape(note)}</p>")
+    lines.append("<h2>Verdict</h2>" + verdict_table(status))
+    lines.append(sweep_html(status))
+    for run in status.runs:
+        point = ", ".join(f"{k} = {v}" for k, v in run.point.items())
+        title = f"Run {run.index}" + (f" ({point})" if point else "") + f" · {run.test_id} · {run.phase}"
+        lines.append(run_html(run, by_index.get(run.index), title))
+    spec_yaml = yaml.safe_dump(document, sort_keys=False)
+    lines.append(f"<h2>The LoadTest</h2><pre>{escape(spec_yaml)}</pre></body></html>")
+    return "\n".join(lines)
