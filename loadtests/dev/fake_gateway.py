@@ -29,6 +29,9 @@ from urllib.parse import parse_qs, urlsplit
 TEST_ID_HEADER = "X-Elves-Test-Id"
 # How long a fake plot takes from 202 to DONE.
 PLOT_SECONDS = 0.5
+# Like the real registry, which records a request from the queue a moment after the 202:
+# until then getStatus and getImage answer 404.
+KNOWN_AFTER_SECONDS = 0.1
 
 
 def tiny_png() -> bytes:
@@ -139,9 +142,9 @@ def make_handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
             if endpoint in ("getStatus", "getImage"):
                 with state.lock:
                     known = state.requests.get(match.group("id"))
-                if known is None or known[0] != token:
-                    return 404, {"error": "no such request"}, "application/json"
-                age = now - known[1]
+                age = now - known[1] if known else 0.0
+                if known is None or known[0] != token or age < KNOWN_AFTER_SECONDS:
+                    return 404, {"error": "request not known (yet)"}, "application/json"
                 status = "DONE" if age >= PLOT_SECONDS else "PROCESSING" if age >= PLOT_SECONDS / 2 else "QUEUED"
                 if endpoint == "getStatus":
                     return 200, {"id": match.group("id"), "status": status}, "application/json"

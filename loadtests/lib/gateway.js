@@ -9,6 +9,7 @@ import { requireTarget } from './target.js';
 
 const API = `${config.baseUrl}/api/v1`;
 const TERMINAL = new Set(['DONE', 'FAILED']);
+const NOT_YET_IS_FINE = [{ min: 200, max: 299 }, 404];
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
 // From 202 to a terminal status, as the client saw it (k6_elves_plot_duration_seconds).
@@ -90,11 +91,15 @@ export function getAllUsers(opts) {
 }
 
 // Poll the status until DONE/FAILED or the deadline; returns the last status word
-// ('' when every poll failed, 'LATE' past the deadline).
+// ('LATE' past the deadline). A 404 while polling is the gateway's "not known yet" (the
+// registry records a request from the queue, a moment after the 202): expected, not a
+// failure, and polled again.
 export function waitForPlot(id, acceptedAt, opts) {
   const deadline = acceptedAt + config.plotDeadlineSeconds * 1000;
+  const poll = { ...opts, expected: NOT_YET_IS_FINE };
   for (;;) {
-    const { status } = getStatus(id, opts);
+    sleep(config.pollIntervalSeconds);
+    const { status } = getStatus(id, poll);
     if (TERMINAL.has(status)) {
       plotDuration.add(Date.now() - acceptedAt, { status });
       return status;
@@ -103,7 +108,6 @@ export function waitForPlot(id, acceptedAt, opts) {
       plotDuration.add(Date.now() - acceptedAt, { status: 'LATE' });
       return 'LATE';
     }
-    sleep(config.pollIntervalSeconds);
   }
 }
 
@@ -120,28 +124,35 @@ export function plotRoundTrip(opts) {
 
 // Seed requests made in setup() for the scenarios that read a request's status or plot:
 // k6 VUs share no memory, so reads need ids known before the load starts. One per user
-// (at most `count`), each read later with its owner's token.
-// waitDone: wait until they are DONE (getImage needs a plot), else just accepted.
+// (at most `count`), each read later with its owner's token. They are polled together
+// until each is DONE (waitDone: getImage needs a plot) or at least known to the registry
+// (so the first getStatus of the load does not meet a 404), within ELVES_PLOT_DEADLINE.
 export function seedPool(count, waitDone) {
   const users = Math.max(1, Math.min(count, config.tokens.length || 1));
-  const pool = [];
+  let waiting = [];
   for (let i = 0; i < users; i += 1) {
-    const user = userAt(i);
-    const id = postData({ user });
-    if (id) pool.push({ id, user: i, acceptedAt: Date.now() });
+    const id = postData({ user: userAt(i) });
+    if (id) waiting.push({ id, user: i });
   }
-  if (pool.length === 0) {
+  if (waiting.length === 0) {
     throw new Error(`no seed data request was accepted by ${API}/data; see the getData errors above`);
   }
-  if (waitDone) {
-    const done = pool.filter((p) => waitForPlot(p.id, p.acceptedAt, { user: userAt(p.user) }) === 'DONE');
-    if (done.length === 0) {
-      throw new Error(`none of ${pool.length} seed plots was DONE within ELVES_PLOT_DEADLINE`
-        + ` (${config.plotDeadlineSeconds}s): is an ingestor running?`);
-    }
-    return done.map(({ id, user }) => ({ id, user }));
+  const ready = [];
+  const deadline = Date.now() + config.plotDeadlineSeconds * 1000;
+  while (waiting.length > 0 && Date.now() < deadline) {
+    sleep(config.pollIntervalSeconds);
+    waiting = waiting.filter((seed) => {
+      const { status } = getStatus(seed.id, { user: userAt(seed.user), expected: NOT_YET_IS_FINE });
+      const isReady = waitDone ? status === 'DONE' : status !== '';
+      if (isReady) ready.push(seed);
+      return !isReady && status !== 'FAILED';
+    });
   }
-  return pool.map(({ id, user }) => ({ id, user }));
+  if (ready.length === 0) {
+    throw new Error(`none of the seed requests was ${waitDone ? 'DONE' : 'known to the registry'} within`
+      + ` ELVES_PLOT_DEADLINE (${config.plotDeadlineSeconds}s): ${waitDone ? 'is an ingestor' : 'is the registry'} running?`);
+  }
+  return ready;
 }
 
 // A pool entry for this iteration and the user who owns it.
