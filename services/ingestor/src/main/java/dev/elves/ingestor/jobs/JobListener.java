@@ -1,0 +1,142 @@
+package dev.elves.ingestor.jobs;
+
+import java.util.UUID;
+
+import com.rabbitmq.client.Channel;
+import dev.elves.contracts.DataRequest;
+import dev.elves.contracts.Envelope;
+import dev.elves.contracts.MessageTypes;
+import dev.elves.contracts.MetricNames;
+import dev.elves.contracts.PlotOutcome;
+import dev.elves.contracts.Queues;
+import dev.elves.contracts.ResultIds;
+import dev.elves.contracts.Route;
+import dev.elves.contracts.messaging.ConfirmedPublisher;
+import dev.elves.contracts.messaging.Deliveries;
+import dev.elves.contracts.messaging.EnvelopeMessageConverter;
+import dev.elves.contracts.messaging.MessagingProperties;
+import dev.elves.contracts.messaging.PoisonMessageException;
+import dev.elves.contracts.messaging.PublishFailedException;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.stereotype.Component;
+
+/**
+ * Consumes {@code elves.ingestor.data.in}. A request is acknowledged only after its result is
+ * confirmed by the broker, so a crash at any point means redelivery, and the result ids
+ * (derived from the request id) let the registry discard the second copy.
+ */
+@Component
+class JobListener {
+
+	private static final Logger log = LoggerFactory.getLogger(JobListener.class);
+
+	private final PlotJob job;
+
+	private final ConfirmedPublisher publisher;
+
+	private final EnvelopeMessageConverter converter;
+
+	private final Deliveries deliveries;
+
+	private final MeterRegistry meters;
+
+	private final int deliveryLimit;
+
+	JobListener(PlotJob job, ConfirmedPublisher publisher, EnvelopeMessageConverter converter,
+			MessagingProperties messaging, MeterRegistry meters) {
+		this.job = job;
+		this.publisher = publisher;
+		this.converter = converter;
+		this.deliveries = new Deliveries(Queues.INGESTOR_DATA, meters);
+		this.meters = meters;
+		this.deliveryLimit = messaging.deliveryLimit();
+	}
+
+	@RabbitListener(id = "data-requests", queues = Queues.INGESTOR_DATA, containerFactory = "jobContainerFactory")
+	void onRequest(Message message, Channel channel) {
+		Envelope envelope;
+		try {
+			envelope = this.converter.fromMessage(message);
+		}
+		catch (PoisonMessageException ex) {
+			this.deliveries.deadLetter(channel, message, ex.getMessage());
+			return;
+		}
+		Timer.Sample sample = Timer.start(this.meters);
+		String outcome = handle(envelope, message, channel);
+		sample.stop(this.meters.timer(MetricNames.INGESTOR_JOB, "outcome", outcome));
+	}
+
+	private String handle(Envelope envelope, Message message, Channel channel) {
+		try {
+			DataRequest request = read(envelope);
+			publish(envelope, MessageTypes.PLOT_STARTED, PlotOutcome.started(envelope.id()));
+			byte[] png = this.job.run(envelope.id(), request);
+			publish(envelope, MessageTypes.PLOT_COMPLETED, PlotOutcome.completed(envelope.id(), png));
+			this.deliveries.ack(channel, message);
+			return "completed";
+		}
+		catch (PoisonMessageException ex) {
+			return failForGood(envelope, message, channel, ex.getMessage());
+		}
+		catch (PublishFailedException ex) {
+			// The broker is in trouble; the request waits in the queue for a better moment.
+			this.deliveries.retryLater(channel, message, ex.getMessage());
+			return "retried";
+		}
+		catch (Exception | OutOfMemoryError ex) {
+			// Unexpected (disk full, a bug, too little heap without ExitOnOutOfMemoryError): try
+			// again, and on the last delivery the broker allows, report the failure to the user.
+			String reason = ex.getClass().getSimpleName() + ": " + ex.getMessage();
+			log.warn("job {} failed: {}", envelope.id(), reason);
+			if (Deliveries.previousDeliveries(message) + 1 >= this.deliveryLimit) {
+				return failForGood(envelope, message, channel, "gave up after " + this.deliveryLimit + " attempts: "
+						+ reason);
+			}
+			this.deliveries.retryLater(channel, message, reason);
+			return "retried";
+		}
+	}
+
+	/** Tells the registry (status FAILED) and parks the request in the dead-letter queue. */
+	private String failForGood(Envelope envelope, Message message, Channel channel, String reason) {
+		try {
+			publish(envelope, MessageTypes.PLOT_FAILED, PlotOutcome.failed(envelope.id(), reason));
+		}
+		catch (PublishFailedException ex) {
+			this.deliveries.retryLater(channel, message, ex.getMessage());
+			return "retried";
+		}
+		this.deliveries.deadLetter(channel, message, reason);
+		return "failed";
+	}
+
+	private DataRequest read(Envelope envelope) {
+		if (!MessageTypes.DATA_REQUESTED.equals(envelope.type())) {
+			throw new PoisonMessageException("message " + envelope.id() + " has type " + envelope.type()
+					+ ", not " + MessageTypes.DATA_REQUESTED);
+		}
+		DataRequest request = this.converter.data(envelope, DataRequest.class);
+		if (request.radar() == null || request.radar().isBlank() || request.date() == null || request.start() == null
+				|| request.end() == null) {
+			throw new PoisonMessageException("request " + envelope.id() + " lacks radar, date, start or end");
+		}
+		if (!request.end().isAfter(request.start())) {
+			throw new PoisonMessageException("request " + envelope.id() + " ends before it starts");
+		}
+		return request;
+	}
+
+	private void publish(Envelope request, String type, PlotOutcome outcome) {
+		UUID id = ResultIds.derive(request.id(), type);
+		this.publisher.publish(Route.PLOT_RESULT,
+				Envelope.create(id, type, request.userId(), request.testId(), this.converter.tree(outcome)));
+	}
+
+}
