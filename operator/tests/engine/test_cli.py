@@ -1,0 +1,41 @@
+"""The engine's commands as a person types them: validate, crd, and run's bad-input path."""
+
+from __future__ import annotations
+
+import yaml
+
+from elves.cli import main as elves_main
+from elves.engine.crd import crd_yaml
+
+
+def test_validate_names_the_bad_field_and_exits_1(tmp_path, make_document, capsys):
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(make_document()))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(make_document(load={"scenario": "system-mix", "rate": "lots", "duration": "1m"})))
+    assert elves_main(["validate", str(good)]) == 0
+    assert capsys.readouterr().out == f"ok {good} (unit)\n"
+    assert elves_main(["validate", str(good), str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}: invalid LoadTest" in err and "spec.load.rate: 'lots' is not a rate" in err
+
+
+def test_run_with_a_bad_spec_exits_2_naming_the_field_before_touching_anything(tmp_path, make_document, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(make_document(faults=[{"at": "1m", "killPod": {"deployment": "database"}}])))
+    assert elves_main(["run", str(bad), "--reports", str(tmp_path / "reports")]) == 2
+    assert "spec.faults[0].killPod.deployment" in capsys.readouterr().err
+    assert not (tmp_path / "reports").exists()
+
+
+def test_run_of_a_missing_file_exits_2(tmp_path, capsys):
+    assert elves_main(["run", str(tmp_path / "nope.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_crd_prints_or_writes_the_generated_crd(tmp_path, capsys):
+    assert elves_main(["crd"]) == 0
+    assert capsys.readouterr().out == crd_yaml()
+    target = tmp_path / "crd.yaml"
+    assert elves_main(["crd", "--output", str(target)]) == 0
+    assert target.read_text() == crd_yaml()
