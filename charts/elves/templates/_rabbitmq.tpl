@@ -5,8 +5,10 @@ enabled_plugins: |
   [{{ join "," $rabbitmq.plugins }}].
 rabbitmq.conf: |
   listeners.tcp.default = 5672
-  management.tcp.port = 15672
   prometheus.tcp.port = 15692
+  {{- if has "rabbitmq_management" $rabbitmq.plugins }}
+  management.tcp.port = 15672
+  {{- end }}
   # Logs go to the container's stdout; the root filesystem is read-only.
   log.console = true
   log.console.level = info
