@@ -6,6 +6,7 @@ local stack not running, k6 script error, Prometheus unreachable, interrupted).
 
 from __future__ import annotations
 
+import resource
 import sys
 import time
 from pathlib import Path
@@ -54,6 +55,20 @@ class Progress:
             self.width = 0
 
 
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def harness_cpu_line(began_wall: float, began_self: float, began_children: float) -> str:
+    """The harness's own cost: CPU of this process (the engine) and of its finished children (k6)."""
+    wall = max(time.monotonic() - began_wall, 1e-9)
+    engine = _cpu(resource.RUSAGE_SELF) - began_self
+    k6 = _cpu(resource.RUSAGE_CHILDREN) - began_children
+    return (f"Harness CPU over {wall:.0f}s: engine {engine:.1f}s ({engine / wall * 100:.1f}% of a core),"
+            f" k6 {k6:.1f}s ({k6 / wall * 100:.1f}% of a core)")
+
+
 def exit_code(status: LoadTestStatus) -> int:
     return {"Succeeded": EXIT_PASSED, "Failed": EXIT_FAILED}.get(status.phase, EXIT_HARNESS_ERROR)
 
@@ -88,6 +103,9 @@ def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = P
     print(f"{test.name}: {len(ctx.plans())} run(s) of {test.spec.load.duration or duration}, "
           f"Prometheus {prom.url}", file=out, flush=True)
     live, live_read = Live(), 0.0
+    began_wall = time.monotonic()
+    began_self = _cpu(resource.RUSAGE_SELF)
+    began_children = _cpu(resource.RUSAGE_CHILDREN)
     try:
         while not status.final:
             result = step(ctx, status, platform, clock)
@@ -113,6 +131,7 @@ def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = P
     for line in summary_text(status, test.spec.drain.timeout):
         print(line, file=out)
     print("", file=out)
+    print(harness_cpu_line(began_wall, began_self, began_children), file=out)
     print(verdict_line(status), file=out)
     print(f"Report: {html}", file=out, flush=True)
     return exit_code(status)

@@ -14,6 +14,7 @@ the end, whatever the end.
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,8 +41,6 @@ class Clock(Protocol):
 
 class SystemClock:
     def now(self) -> float:
-        import time
-
         return time.time()
 
 
@@ -340,6 +339,7 @@ class _Step:
         except Exception as exc:  # noqa: BLE001 - analysed without it; the lost_* checks then fail with why
             ledger = None
             self.events.append(f"the registry's ledger is unavailable: {exc}")
+        began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
         try:
             results = analyze(prom, window, ledger, self._logged_endpoints())
             verdict = evaluate(spec.objectives, results, prom, end)
@@ -352,6 +352,8 @@ class _Step:
             raise HarnessError("ObjectiveError", str(exc)) from None
         run.results, run.verdict = results, verdict
         run.finished_at = utc(self.now)
+        run.analysis_seconds = round(time.monotonic() - began, 3)
+        self.events.append(f"analysis and verdict took {run.analysis_seconds:.2f}s")
         run.phase = "Succeeded" if verdict.passed else "Failed"
         failed = [c.name for c in verdict.checks if not c.ok]
         self.events.append(f"run {run.index}: {'passed' if verdict.passed else 'failed: ' + ', '.join(failed)}")

@@ -140,6 +140,7 @@ class RunStatus(StatusModel):
     load_ended_at: datetime | None = None
     drained_at: datetime | None = None
     finished_at: datetime | None = None
+    analysis_seconds: float | None = Field(None, description="From the end of the drain to the verdict.")
     faults: list[FaultEvent] = Field(default_factory=list)
     results: RunResults | None = None
     verdict: Verdict | None = None
