@@ -79,18 +79,9 @@ class _Structural:
             return out
 
         if "x-elves-number-or-duration" in schema:
-            pattern = schema.pop("x-elves-number-or-duration")
-            return {
-                **({"description": schema["description"]} if "description" in schema else {}),
-                "x-kubernetes-preserve-unknown-fields": True,
-                "x-kubernetes-validations": [{
-                    "rule": f"type(self) == int || type(self) == double"
-                            f" || (type(self) == string && self.matches({_quote(pattern)}))",
-                    "message": "must be a number or a duration (0.01, 500, 100ms)",
-                }],
-            }
-        if schema.get("x-elves-scalar"):
-            return {"x-kubernetes-preserve-unknown-fields": True}
+            # Untyped: CEL cannot compile rules over such a field, so none is attached.
+            return {"description": schema.get("description", "A number, or a duration for time metrics (100ms)."),
+                    "x-kubernetes-preserve-unknown-fields": True}
 
         if "anyOf" in schema:
             options = schema.pop("anyOf")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, field_validator, model_validator
@@ -311,7 +311,8 @@ SloValue = Annotated[
     float | str,
     BeforeValidator(_slo_value),
     # A number or a duration string: kube-apiserver's structural schemas have no such
-    # union, so the CRD generator turns this marker into an untyped field plus a CEL rule.
+    # union (int-or-string refuses 0.01), so the CRD leaves this one field untyped and
+    # the engine's model is what rejects a bad value (with its field path).
     WithJsonSchema({"x-elves-number-or-duration": SLO_VALUE_PATTERN}),
 ]
 
@@ -331,10 +332,9 @@ class Objective(SpecModel):
                 "queue applies only to queue_depth_max and queue_depth_final"),
         CelRule(f"!has(self.deployment) || (has(self.metric) && self.metric in {_names(POD_METRICS)})",
                 "deployment applies only to pod_restarts and oom_kills"),
-        CelRule(f"type(self.value) != string || !self.value.matches('[hms]$')"
-                f" || (has(self.metric) && self.metric in {_names(TIME_METRICS)})",
-                "a duration value needs a time metric (http_req_duration_*, drain_seconds)"),
     )
+    # Checked here only: kube-apiserver's CEL cannot see an untyped field such as `value`.
+    duration_needs_time: ClassVar[str] = "a duration value needs a time metric (http_req_duration_*, drain_seconds)"
 
     metric: Metric | None = Field(None, description="A built-in metric (see the docs for the list).")
     promql: str | None = Field(None, min_length=1, description="A PromQL expression; its first value is compared.")
@@ -357,7 +357,7 @@ class Objective(SpecModel):
             raise ValueError(messages[3])
         if isinstance(self.value, str) and self.metric not in TIME_METRICS:
             raise ValueError(f"value {self.value!r} is a duration but {self.metric or 'promql'} is not a time;"
-                             f" {messages[4]}")
+                             f" {self.duration_needs_time}")
         return self
 
     @property
@@ -388,10 +388,14 @@ class Drain(SpecModel):
 
 
 SWEEP_PATH_PATTERN = r"^system\.(replicas|resources|env)\.(gateway|registry|ingestor)(\.[A-Za-z_][A-Za-z0-9_]*)?$"
-SweepValue = Annotated[
-    int | float | str,
-    WithJsonSchema({"x-elves-scalar": True}),
-]
+def _sweep_value(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"{value!r}: a sweep value is an integer or a string (quote decimals: \"{value}\")")
+    return value
+
+
+# int-or-string, as Kubernetes has it (and as CEL can still see the sweep map).
+SweepValue = Annotated[int | str, BeforeValidator(_sweep_value), WithJsonSchema({"x-kubernetes-int-or-string": True})]
 
 
 class LoadTestSpec(SpecModel):

@@ -133,6 +133,8 @@ INVALID = {
                                          "system.replicas.ingestor[1] = 'many'"),
     "sweep with three keys": ({"sweep": {"system.replicas.ingestor": [1], "system.replicas.registry": [1],
                                          "system.replicas.gateway": [1]}}, "spec.sweep", "at most 2"),
+    "sweep value a decimal": ({"sweep": {"system.env.ingestor.X": [0.5]}}, "spec.sweep.system.env.ingestor.X[0]",
+                              'quote decimals: "0.5"'),
     "empty sweep list": ({"sweep": {"system.replicas.ingestor": []}}, "spec.sweep.system.replicas.ingestor", "at least 1"),
     "unknown slo metric": ({"slo": [{"metric": "latency", "op": "<", "value": 1}]}, "spec.slo[0].metric", "'lost_requests'"),
     "unknown slo op": ({"slo": [{"metric": "lost_requests", "op": "=", "value": 0}]}, "spec.slo[0].op", "'=='"),
