@@ -26,6 +26,17 @@ has_version() {
   [[ "$first_line" == "k6 ${version} "* || "$first_line" == "k6 ${version}" ]]
 }
 
+# The remote-write output is built in since k6 v0.42 but `k6 version` lists only
+# extensions, so try it: one empty iteration with the output on (an unknown output fails
+# at start; pushing to a closed loopback port only logs an error).
+has_prometheus_output() {
+  local binary="$1" script
+  script="$SCRATCH/noop.js"
+  echo 'export default function () {}' >"$script"
+  K6_PROMETHEUS_RW_SERVER_URL=http://127.0.0.1:9/api/v1/write \
+    "$binary" run -q --no-usage-report --iterations 1 -o experimental-prometheus-rw "$script" >/dev/null 2>&1
+}
+
 main() {
   # shellcheck source=versions.env
   local pinned
@@ -58,6 +69,8 @@ main() {
 
   has_version "$SCRATCH/k6" "$version" \
     || die "the built binary does not report k6 $version: $("$SCRATCH/k6" version 2>&1 | head -n 1)"
+  has_prometheus_output "$SCRATCH/k6" \
+    || die "k6 $version has no experimental-prometheus-rw output, which Elves writes its metrics with"
   mv -f "$SCRATCH/k6" "$binary"
   echo "install-k6: installed $binary" >&2
   echo "$binary"
