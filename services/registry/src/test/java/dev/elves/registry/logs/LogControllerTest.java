@@ -1,0 +1,67 @@
+package dev.elves.registry.logs;
+
+import dev.elves.registry.schema.SchemaMigrator;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.bean.override.mockito.MockitoBean;
+import org.springframework.test.web.servlet.MockMvc;
+
+import static org.mockito.Mockito.verifyNoInteractions;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+/** Bad input to the registry's log API is a 400 naming the field, before any database work. */
+@WebMvcTest(LogController.class)
+@Import(SimpleMeterRegistry.class)
+class LogControllerTest {
+
+	@Autowired
+	private MockMvc mvc;
+
+	@MockitoBean
+	private LogStore store;
+
+	@MockitoBean
+	private LogQueries queries;
+
+	@MockitoBean
+	private SchemaMigrator schema;
+
+	@Test
+	void addAppLogNeedsAUser() throws Exception {
+		this.mvc.perform(post("/api/v1/logs").contentType(MediaType.APPLICATION_JSON).content("{\"endpoint\":\"x\"}"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("userId"));
+		this.mvc.perform(post("/api/v1/logs").contentType(MediaType.APPLICATION_JSON)
+			.content("{\"userId\":\"" + "u".repeat(1_000_000) + "\"}"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("userId"));
+		this.mvc.perform(post("/api/v1/logs").contentType(MediaType.APPLICATION_JSON).content("{\"userId\":[]}"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("body"));
+		verifyNoInteractions(this.store);
+	}
+
+	@Test
+	void getAppLogChecksItsParameters() throws Exception {
+		this.mvc.perform(get("/api/v1/logs")).andExpect(status().isBadRequest()).andExpect(jsonPath("$.field").value("user"));
+		this.mvc.perform(get("/api/v1/logs?user=a&limit=0"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("limit"));
+		this.mvc.perform(get("/api/v1/logs?user=a&all=true&size=100000"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("size"));
+		this.mvc.perform(get("/api/v1/logs?user=a&all=true&page=-1"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("page"));
+		verifyNoInteractions(this.queries);
+	}
+
+}
