@@ -6,6 +6,7 @@ local stack not running, k6 script error, Prometheus unreachable, interrupted).
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import time
@@ -92,7 +93,8 @@ def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = P
         print(f"elves run: local mode is not available: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
 
-    ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url)
+    ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url,
+                  driver=f"elves run, pid {os.getpid()}")
     prom = ctx.prometheus(platform)
     live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS)
     clock = SystemClock()

@@ -73,11 +73,15 @@ class Context:
     prometheus_url: str | None = None  # instead of the platform's
     timeouts: Timeouts = field(default_factory=Timeouts)
     intervals: Intervals = field(default_factory=Intervals)
+    # Tells two drivers of the same test apart (two `elves run` of one file must not
+    # both hold the system); the operator leaves it empty so a restart re-takes its lock.
+    driver: str = ""
 
     @property
     def owner(self) -> str:
         meta = self.test.metadata
-        return f"{meta.namespace or 'local'}/{meta.name}"
+        key = f"{meta.namespace or 'local'}/{meta.name}"
+        return f"{key} ({self.driver})" if self.driver else key
 
     def plans(self) -> list[RunPlan]:
         return plan_runs(self.test, self.source_dir)
