@@ -1,0 +1,177 @@
+package dev.elves.registry;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.time.LocalTime;
+import java.util.Map;
+import java.util.UUID;
+
+import dev.elves.contracts.Activity;
+import dev.elves.contracts.DataRequest;
+import dev.elves.contracts.Envelope;
+import dev.elves.contracts.MessageTypes;
+import dev.elves.contracts.PlotOutcome;
+import dev.elves.contracts.Queues;
+import dev.elves.contracts.ResultIds;
+import dev.elves.contracts.messaging.EnvelopeMessageConverter;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.amqp.core.AmqpAdmin;
+import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageProperties;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.client.RestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The registry against a real PostgreSQL and RabbitMQ (ELVES_IT_* variables; see README):
+ * idempotency, poison messages, status order, the ledger.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.server.port=0", "elves.registry.batch-wait=20ms" })
+class RegistryIT {
+
+	private static final Duration DEADLINE = Duration.ofSeconds(30);
+
+	@DynamicPropertySource
+	static void infrastructure(DynamicPropertyRegistry registry) {
+		registry.add("spring.datasource.url", () -> required("ELVES_IT_DB_URL"));
+		registry.add("spring.datasource.username", () -> required("ELVES_IT_DB_USER"));
+		registry.add("spring.datasource.password", () -> required("ELVES_IT_DB_PASSWORD"));
+		registry.add("spring.rabbitmq.host", () -> "127.0.0.1");
+		registry.add("spring.rabbitmq.port", () -> required("ELVES_IT_RABBITMQ_PORT"));
+		registry.add("spring.rabbitmq.username", () -> required("ELVES_IT_RABBITMQ_USER"));
+		registry.add("spring.rabbitmq.password", () -> required("ELVES_IT_RABBITMQ_PASSWORD"));
+		// No other registry may consume from this virtual host while the tests run.
+		registry.add("spring.rabbitmq.virtual-host", () -> System.getenv().getOrDefault("ELVES_IT_RABBITMQ_VHOST", "/"));
+	}
+
+	private static String required(String name) {
+		String value = System.getenv(name);
+		if (value == null || value.isBlank()) {
+			throw new IllegalStateException(name + " is not set: integration tests need a real PostgreSQL and RabbitMQ");
+		}
+		return value;
+	}
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private RabbitTemplate rabbit;
+
+	@Autowired
+	private AmqpAdmin admin;
+
+	@Autowired
+	private EnvelopeMessageConverter converter;
+
+	private RestClient http() {
+		return RestClient.create("http://127.0.0.1:" + this.port);
+	}
+
+	@SuppressWarnings("unchecked")
+	private Map<String, Object> ledger(String testId) {
+		return http().get().uri("/api/v1/ledger?testId={t}", testId).retrieve().body(Map.class);
+	}
+
+	private void send(String queue, Envelope envelope) {
+		this.rabbit.send("", queue, this.converter.toMessage(envelope, new MessageProperties()));
+	}
+
+	@Test
+	void theSameActivityLogDeliveredTwiceIsOneRowAndOneCountedDuplicate() {
+		String testId = "it/" + UUID.randomUUID();
+		Envelope log = Envelope.create(UUID.randomUUID(), MessageTypes.ACTIVITY_LOGGED, "it-user", testId,
+				this.converter.tree(new Activity("getHistory", null)));
+
+		send(Queues.REGISTRY_APPLOG, log);
+		send(Queues.REGISTRY_APPLOG, log);
+
+		await().atMost(DEADLINE).untilAsserted(() -> assertThat(ledger(testId)).containsEntry("logs", 1)
+			.containsEntry("duplicates", 1)
+			.containsEntry("logsByEndpoint", Map.of("getHistory", 1)));
+	}
+
+	@Test
+	void poisonMessagesEndInTheDeadLetterQueueAndGoodOnesStillFlow() {
+		String dlq = Queues.deadLetterQueue(Queues.REGISTRY_APPLOG);
+		this.admin.purgeQueue(dlq, false);
+		String testId = "it/" + UUID.randomUUID();
+		for (int i = 0; i < 10; i++) {
+			this.rabbit.send("", Queues.REGISTRY_APPLOG,
+					new Message(("poison " + i).getBytes(StandardCharsets.UTF_8), new MessageProperties()));
+		}
+		send(Queues.REGISTRY_APPLOG, Envelope.create(UUID.randomUUID(), MessageTypes.ACTIVITY_LOGGED, "it-user",
+				testId, this.converter.tree(new Activity("getUser", null))));
+
+		await().atMost(DEADLINE).untilAsserted(() -> {
+			assertThat(ledger(testId)).containsEntry("logs", 1);
+			assertThat(this.admin.getQueueInfo(dlq).getMessageCount()).isEqualTo(10);
+		});
+	}
+
+	@Test
+	void aRequestGoesQueuedToDoneOnceWithItsPlotAndNeverBack() {
+		String testId = "it/" + UUID.randomUUID();
+		UUID requestId = UUID.randomUUID();
+		DataRequest request = new DataRequest("KTLX", LocalDate.of(2024, 5, 20), LocalTime.of(10, 0),
+				LocalTime.of(11, 0));
+		byte[] png = { (byte) 0x89, 'P', 'N', 'G', 1, 2, 3 };
+		send(Queues.REGISTRY_APPLOG, Envelope.create(requestId, MessageTypes.DATA_REQUESTED, "it-user", testId,
+				this.converter.tree(request)));
+		Envelope completed = result(requestId, testId, MessageTypes.PLOT_COMPLETED, PlotOutcome.completed(requestId, png));
+
+		send(Queues.REGISTRY_INGESTOR, result(requestId, testId, MessageTypes.PLOT_STARTED, PlotOutcome.started(requestId)));
+		send(Queues.REGISTRY_INGESTOR, completed);
+		send(Queues.REGISTRY_INGESTOR, completed);
+		// A late copy of plot.started (redelivered after the ingestor crashed) must not undo DONE.
+		send(Queues.REGISTRY_INGESTOR, result(requestId, testId, MessageTypes.PLOT_STARTED, PlotOutcome.started(requestId)));
+
+		await().atMost(DEADLINE).untilAsserted(() -> assertThat(ledger(testId)).containsEntry("requests", 1)
+			.containsEntry("results", Map.of("done", 1, "failed", 0))
+			.containsEntry("logs", 1)
+			.containsEntry("duplicates", 2));
+		assertThat(http().get().uri("/api/v1/requests/{id}", requestId).retrieve().body(Map.class))
+			.containsEntry("status", "DONE")
+			.containsEntry("radar", "KTLX");
+		assertThat(http().get().uri("/api/v1/plots/{id}", requestId).retrieve().body(byte[].class)).isEqualTo(png);
+		Integer otherUsersView = http().get()
+			.uri("/api/v1/plots/{id}?user=someone-else", requestId)
+			.exchange((req, res) -> res.getStatusCode().value());
+		assertThat(otherUsersView).isEqualTo(404);
+	}
+
+	@Test
+	void addAppLogWritesOnceForOneIdAndTheUserAppears() {
+		String testId = "it/" + UUID.randomUUID();
+		String user = "it-" + UUID.randomUUID();
+		String body = "{\"id\":\"" + UUID.randomUUID() + "\",\"userId\":\"" + user + "\"}";
+		for (int i = 0; i < 2; i++) {
+			http().post()
+				.uri("/api/v1/logs")
+				.header("X-Elves-Test-Id", testId)
+				.header("Content-Type", "application/json")
+				.body(body)
+				.retrieve()
+				.toBodilessEntity();
+		}
+		assertThat(ledger(testId)).containsEntry("logs", 1).containsEntry("logsByEndpoint", Map.of("addAppLog", 1));
+		assertThat(http().get().uri("/api/v1/users/{id}", user).retrieve().body(Map.class)).containsEntry("id", user);
+		assertThat(http().get().uri("/api/v1/logs?user={u}&all=true&size=1", user).retrieve().body(Map.class))
+			.containsEntry("hasNext", false);
+	}
+
+	private Envelope result(UUID requestId, String testId, String type, PlotOutcome outcome) {
+		return Envelope.create(ResultIds.derive(requestId, type), type, "it-user", testId, this.converter.tree(outcome));
+	}
+
+}
