@@ -1,0 +1,59 @@
+// One endpoint at one constant arrival rate (open model), for bench/services.sh.
+// ELVES_BENCH_TARGET: getData (gateway) or addAppLog (registry); ELVES_BENCH_RATE per second;
+// ELVES_BENCH_DURATION (k6 duration); ELVES_BENCH_URL; ELVES_BENCH_TOKEN for the gateway.
+import http from 'k6/http';
+import { check } from 'k6';
+
+const target = __ENV.ELVES_BENCH_TARGET || 'getData';
+const rate = Number(__ENV.ELVES_BENCH_RATE || '50');
+const url = __ENV.ELVES_BENCH_URL || 'http://127.0.0.1:8080';
+const testId = __ENV.ELVES_BENCH_TEST_ID || `bench/${target}/${rate}`;
+
+export const options = {
+  discardResponseBodies: true,
+  scenarios: {
+    steady: {
+      executor: 'constant-arrival-rate',
+      rate,
+      timeUnit: '1s',
+      duration: __ENV.ELVES_BENCH_DURATION || '20s',
+      preAllocatedVUs: Math.max(20, rate),
+      maxVUs: Math.max(50, rate * 4),
+    },
+  },
+};
+
+const radars = ['KTLX', 'KIND', 'KFWS', 'KAMX', 'KOKX', 'KLOT'];
+
+function pad(n) {
+  return String(n).padStart(2, '0');
+}
+
+export default function () {
+  let res;
+  if (target === 'getData') {
+    const hour = Math.floor(Math.random() * 23);
+    const body = JSON.stringify({
+      radar: radars[Math.floor(Math.random() * radars.length)],
+      date: `2021-${pad(1 + Math.floor(Math.random() * 12))}-${pad(1 + Math.floor(Math.random() * 28))}`,
+      start: `${pad(hour)}:00`,
+      end: `${pad(hour + 1)}:00`,
+    });
+    res = http.post(`${url}/api/v1/data`, body, {
+      headers: {
+        'Content-Type': 'application/json',
+        Authorization: `Bearer ${__ENV.ELVES_BENCH_TOKEN}`,
+        'X-Elves-Test-Id': testId,
+      },
+      timeout: '10s',
+    });
+    check(res, { accepted: (r) => r.status === 202 });
+  } else {
+    const body = JSON.stringify({ userId: `bench-${Math.floor(Math.random() * 500)}` });
+    res = http.post(`${url}/api/v1/logs`, body, {
+      headers: { 'Content-Type': 'application/json', 'X-Elves-Test-Id': testId },
+      timeout: '10s',
+    });
+    check(res, { stored: (r) => r.status === 201 });
+  }
+}
