@@ -3,11 +3,12 @@ by its Service name through CoreDNS and talks to it through kube-proxy's rules."
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
 
-from kube import Cluster
+from kube import Cluster, cluster_sh
 
 NAMESPACE = "e2e-smoke"
 
@@ -65,7 +66,7 @@ spec:
     - name: probe
       image: {cluster.image("k6-starter")}
       imagePullPolicy: Never
-      command: [bash, -c, {script!r}]
+      command: {json.dumps(["bash", "-c", script])}
 """, namespace=NAMESPACE)
     phase = cluster.wait_pod_phase(NAMESPACE, name, {"Succeeded", "Failed"}, timeout=120)
     return phase, cluster.kubectl("logs", name, "-n", NAMESPACE)
@@ -98,3 +99,10 @@ def test_names_outside_the_cluster_do_not_resolve(cluster: Cluster, rabbitmq: st
     phase, logs = run_probe_pod(cluster, "getent hosts deb.debian.org && echo LEAKED || echo 'no answer'")
     assert phase == "Succeeded", logs
     assert "no answer" in logs and "LEAKED" not in logs
+
+
+def test_pods_cannot_reach_beyond_this_machine(cluster: Cluster, rabbitmq: str) -> None:
+    # Asked of the kernel's routing, with pods running: nothing is sent off the machine.
+    out = cluster_sh("confinement", timeout=30)
+    assert out.startswith("confined"), out
+    assert open("/proc/sys/net/ipv4/ip_forward").read().strip() == "0"

@@ -24,7 +24,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/versions.env"
 REPO=$(cd "$here/../.." && pwd)
 export ELVES_CACHE=${ELVES_CACHE:-$HOME/.cache/elves}
-ELVES_VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/operator/pyproject.toml")
+# The services' and operator's tag: the chart's appVersion, which is the tag it deploys.
+ELVES_VERSION=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$REPO/charts/elves/Chart.yaml" 2>/dev/null)
+ELVES_VERSION=${ELVES_VERSION:-$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/operator/pyproject.toml")}
+export ELVES_VERSION
 CACHE=$ELVES_CACHE/images
 LAYOUT=$CACHE/oci
 
@@ -213,7 +216,9 @@ import_image() {
   local socket=$1 archive=$2
   local key=${archive##*-}
   key=${key%.tar}
+  # The name containerd (and the kubelet) knows the image by: Docker Hub's normalisation.
   local ref=docker.io/$TAG ctr=(ctr --address "$socket" -n k8s.io)
+  [[ ${TAG%%/*} == "$TAG" ]] && ref=docker.io/library/$TAG
   if "${ctr[@]}" images ls "name==$ref" 2>/dev/null | grep -q "elves.key=$key"; then
     log "$IMAGE_NAME: already in containerd"
     return

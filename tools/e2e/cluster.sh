@@ -10,9 +10,9 @@
 # containerd (started by hand, runc, CNI bridge), etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubelet and kube-proxy (iptables), CoreDNS as a Deployment.
 # Safety: nothing in the cluster reaches beyond this machine. The node's address sits on a
-# dummy device and the pod and service ranges are routed to it; the CNI bridge does no
+# sink device (a bridge without ports) and the pod and service ranges are routed to it; the CNI bridge does no
 # masquerade; net.ipv4.ip_forward is left at 0 (and `up` refuses a machine where it is 1);
-# CoreDNS forwards nowhere; every listener is on loopback or on the node's dummy address.
+# CoreDNS forwards nowhere; every listener is on loopback or on the node's sink-device address.
 #
 # Settings (environment):
 #   ELVES_CACHE      cache root (default $HOME/.cache/elves): Kubernetes binaries, images,
@@ -33,11 +33,13 @@ KUBE_BIN=$CACHE/kubernetes/$KUBERNETES_VERSION/bin
 CONTAINERD_ROOT=$CACHE/e2e/containerd
 CONTAINERD_SOCKET=$STATE/containerd/containerd.sock
 
-# Addresses and ports. The ranges are only ever routed to the dummy device and the bridge.
+# Addresses and ports. The ranges are only ever routed to the sink device and the bridge.
 NODE_NAME=$(hostname)
-readonly DUMMY=elves-e2e0 BRIDGE=elves-br0
+readonly SINK=elves-e2e0 BRIDGE=elves-br0
 readonly NODE_IP=10.88.0.1
-readonly POD_CIDR=10.244.0.0/16 NODE_POD_CIDR=10.244.0.0/24
+readonly POD_CIDR=10.244.0.0/16 NODE_POD_CIDR=10.244.0.0/24 POD_GATEWAY_IP=10.244.0.1
+# The routing table (and rule priority) for what arrives from the pods' bridge.
+readonly POD_ROUTE_TABLE=2244
 readonly SERVICE_CIDR=10.96.0.0/16 API_SERVICE_IP=10.96.0.1 DNS_SERVICE_IP=10.96.0.10
 readonly API_PORT=16443 ETCD_PORT=23790 ETCD_PEER_PORT=23800
 readonly KUBELET_PORT=10250 KUBELET_HEALTHZ_PORT=10248
@@ -110,6 +112,24 @@ fail_with_log() {
 }
 
 # --- up ------------------------------------------------------------------------
+
+# Fails when something has opened a way off the machine while the cluster started
+# (the CNI bridge plugin, for one, switches net.ipv4.ip_forward on when told isGateway).
+check_confinement() {
+  local address
+  [[ $(sysctl -n net.ipv4.ip_forward) == 0 ]] ||
+    { log "net.ipv4.ip_forward was switched on while the cluster started: refusing to run it"; return 1; }
+  # The question is asked right: another pod is reached over the bridge...
+  [[ $(pod_route_device "${NODE_POD_CIDR%.*}.2") == "$BRIDGE" ]] ||
+    { log "cannot tell where the pods' packets go (no route to the pod subnet over $BRIDGE)"; return 1; }
+  # ... and the default gateway, or any outside address, is not reached at all.
+  local gateway device
+  gateway=$(ip route show default | awk '{print $3; exit}')
+  for address in ${gateway:-} 192.0.2.123 198.51.100.1; do
+    device=$(pod_route_device "$address")
+    [[ -z $device ]] || { log "packets from pods to $address would be forwarded to $device: refusing to run it"; return 1; }
+  done
+}
 
 start_containerd() {
   write_containerd_config
@@ -211,11 +231,14 @@ up() {
   start_coredns
   wait_until_ready
   log "node Ready and CoreDNS ready ($((SECONDS - phase)) s)"
+  check_confinement
   trap - ERR
   log "up in $((SECONDS - started)) s; to use it: eval \"\$($0 env)\""
 }
 
 up_failed() {
+  # A failure inside $(...) reaches here twice: in the subshell, then in `up` itself.
+  ((BASH_SUBSHELL == 0)) || exit 1
   trap - ERR
   if [[ ${ELVES_E2E_KEEP_ON_FAILURE:-0} == 1 ]]; then
     log "up failed; the cluster is left running (ELVES_E2E_KEEP_ON_FAILURE=1): $0 down to stop it"
@@ -257,7 +280,7 @@ stop_our_shims() {
   for cmdline in /proc/[0-9]*/cmdline; do
     pid=${cmdline#/proc/}
     pid=${pid%/cmdline}
-    if tr '\0' ' ' <"$cmdline" 2>/dev/null | grep -q "containerd-shim.* -address $CONTAINERD_SOCKET "; then
+    if { tr '\0' ' ' <"$cmdline"; } 2>/dev/null | grep -q "containerd-shim.* -address $CONTAINERD_SOCKET "; then
       log "stopping a leftover containerd shim (pid $pid)"
       kill -KILL "$pid" 2>/dev/null || true
     fi
@@ -314,6 +337,7 @@ main() {
     status) status ;;
     images) shift; load_images "$@" ;;
     prerequisites) missing_prerequisites ;;
+    confinement) check_confinement && echo "confined: pods can reach nothing beyond this machine" ;;
     *) sed -n '2,9p' "${BASH_SOURCE[0]}" >&2; exit 2 ;;
   esac
 }

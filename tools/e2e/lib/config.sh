@@ -39,7 +39,8 @@ TOML
 
 # A bridge on this node's pod subnet. No masquerade: pods talk to each other, to Services
 # and to this machine, and since net.ipv4.ip_forward stays 0 nothing they send is routed
-# anywhere else.
+# anywhere else. isGateway is false because with it the bridge plugin switches
+# net.ipv4.ip_forward on; the bridge and its gateway address are made by make_network.
 write_cni_config() {
   mkdir -p "$STATE/cni/net.d" "$STATE/cni/ipam"
   cat >"$STATE/cni/net.d/10-elves.conflist" <<JSON
@@ -50,14 +51,14 @@ write_cni_config() {
     {
       "type": "bridge",
       "bridge": "$BRIDGE",
-      "isGateway": true,
+      "isGateway": false,
       "ipMasq": false,
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
         "dataDir": "$STATE/cni/ipam",
-        "ranges": [[{"subnet": "$NODE_POD_CIDR"}]],
-        "routes": [{"dst": "0.0.0.0/0"}]
+        "ranges": [[{"subnet": "$NODE_POD_CIDR", "gateway": "$POD_GATEWAY_IP"}]],
+        "routes": [{"dst": "0.0.0.0/0", "gw": "$POD_GATEWAY_IP"}]
       }
     }
   ]
@@ -111,7 +112,7 @@ clusterCIDR: $POD_CIDR
 bindAddress: 127.0.0.1
 healthzBindAddress: 127.0.0.1:$KUBE_PROXY_HEALTHZ_PORT
 metricsBindAddress: 127.0.0.1:$KUBE_PROXY_METRICS_PORT
-# NodePorts only on the node's own (dummy) address, never on the machine's interfaces,
+# NodePorts only on the node's own (sink device) address, never on the machine's interfaces,
 # and not on localhost (that would set route_localnet).
 nodePortAddresses: ["$NODE_IP/32"]
 iptables: {localhostNodePorts: false, masqueradeAll: false}

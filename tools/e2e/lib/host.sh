@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Changes the cluster makes to the host, each recorded at `up` and undone at `down`
-# (sourced by tools/e2e/cluster.sh): the dummy interface and its routes, the bridge,
+# (sourced by tools/e2e/cluster.sh): the sink device and its routes, the bridge,
 # iptables chains, sysctls, pod network namespaces, mounts, cgroups.
 
 # Sysctls that kubelet or kube-proxy may set: their values before `up` are restored.
@@ -31,24 +31,57 @@ iptables_chains() {
 
 # --- network -------------------------------------------------------------------
 
-# The node's address lives on a dummy device, and the pod and service ranges are routed
+# The node's address lives on a sink device, and the pod and service ranges are routed
 # to it: a packet for a cluster address that no bridge or kube-proxy rule claims is
-# dropped here instead of following the default route off the machine.
+# dropped here instead of following the default route off the machine. The sink is a
+# bridge without ports (this kernel has no dummy driver): whatever it is given to send
+# goes nowhere, while its own address is local like any other.
 make_network() {
-  ip link add "$DUMMY" type dummy
-  echo "$DUMMY" >>"$STATE/links"
-  ip addr add "$NODE_IP/32" dev "$DUMMY"
-  ip link set "$DUMMY" up
-  ip route add "$POD_CIDR" dev "$DUMMY"
-  ip route add "$SERVICE_CIDR" dev "$DUMMY"
+  ip link add "$SINK" type bridge
+  echo "$SINK" >>"$STATE/links"
+  ip addr add "$NODE_IP/32" dev "$SINK"
+  ip link set "$SINK" up
+  ip route add "$POD_CIDR" dev "$SINK"
+  ip route add "$SERVICE_CIDR" dev "$SINK"
+  # The pods' bridge, with their gateway address (this machine, as seen from the pods).
+  ip link add "$BRIDGE" type bridge
+  echo "$BRIDGE" >>"$STATE/links"
+  ip addr add "$POD_GATEWAY_IP/${NODE_POD_CIDR#*/}" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
   # kube-proxy's ClusterIP rules must see traffic between pods on the bridge.
   sysctl -qw net.bridge.bridge-nf-call-iptables=1
-  # The bridge is made by the CNI plugin on the first pod; recorded now so down removes it.
-  echo "$BRIDGE" >>"$STATE/links"
+  confine_pod_forwarding
+}
+
+# A pod reaching a Service backed by another pod sends to its gateway (this machine),
+# kube-proxy's DNAT turns the packet towards the other pod, and the kernel must forward
+# it back out of the bridge it came from. Forwarding is switched on for the bridge only
+# (net.ipv4.ip_forward, i.e. every other interface, stays 0), and what arrives from the
+# bridge is routed by a table of its own that knows the pod subnet and nothing else
+# (everything else is a blackhole): the only forwarding path is bridge -> same bridge.
+# Addresses of this machine (the node, the gateway) are local and never forwarded.
+confine_pod_forwarding() {
+  ip route add "$NODE_POD_CIDR" dev "$BRIDGE" table "$POD_ROUTE_TABLE"
+  ip route add blackhole default table "$POD_ROUTE_TABLE"
+  ip rule add iif "$BRIDGE" lookup "$POD_ROUTE_TABLE" priority "$POD_ROUTE_TABLE"
+  echo "$POD_ROUTE_TABLE" >"$STATE/route-table"
+  sysctl -qw "net.ipv4.conf.$BRIDGE.forwarding=1"
+}
+
+# The interface the kernel would forward a pod's packet for ADDRESS to ("" when it would
+# drop it). Asked of the kernel with a pod address as the source; nothing is sent.
+pod_route_device() {
+  local pod_address=${NODE_POD_CIDR%.*}.254
+  { ip route get "$1" from "$pod_address" iif "$BRIDGE" 2>/dev/null || true; } | awk '{for (i = 1; i < NF; i++) if ($i == "dev") {print $(i+1); exit}}'
 }
 
 remove_network() {
-  local link veth
+  local link veth table
+  if [[ -f $STATE/route-table ]]; then
+    table=$(<"$STATE/route-table")
+    while ip rule del lookup "$table" 2>/dev/null; do :; done
+    ip route flush table "$table" 2>/dev/null || true
+  fi
   # veths left behind by pods that were not torn down through CNI.
   for veth in $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1); do
     ip link del "$veth" 2>/dev/null || true
@@ -117,10 +150,9 @@ unmount_below() {
   local dir mount
   for dir in "$@"; do
     [[ -d $dir ]] || continue
-    awk '{print $5}' /proc/self/mountinfo | grep -E "^$(realpath "$dir")(/|$)" | sort -r |
-      while read -r mount; do
-        umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || log "could not unmount $mount"
-      done
+    for mount in $(awk -v d="$(realpath "$dir")" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+      umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || log "could not unmount $mount"
+    done
   done
 }
 
