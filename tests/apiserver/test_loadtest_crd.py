@@ -1,0 +1,224 @@
+"""The LoadTest CRD on a real kube-apiserver: what `kubectl apply` accepts and rejects.
+
+The CRD (charts/elves/crds/) is generated from the engine's models; these tests hold it to
+the syntax every helper agreed on (loadtests/examples/, the LoadTest syntax note): the
+examples go in, and a bad spec comes back with a message that names the field.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from . import control_plane as cp
+from .conftest import require
+
+CRD_FILE = cp.REPO / "charts" / "elves" / "crds" / "loadtests.elves.dev.yaml"
+EXAMPLES = sorted((cp.REPO / "loadtests" / "examples").glob("*.yaml"))
+NAMESPACE = "loadtest-crd"
+
+# Every section of the syntax with a valid value, so each invalid case below changes one
+# thing only. test_the_base_spec_is_accepted proves the base itself passes.
+VALID_SPEC: dict[str, Any] = {
+    "reset": True,
+    "system": {
+        "replicas": {"gateway": 2, "registry": 2, "ingestor": 1},
+        "resources": {"ingestor": {"memory": "2Gi", "cpu": "500m"}},
+        "env": {"ingestor": {"ELVES_INGESTOR_CONCURRENCY": "4"}},
+    },
+    "load": {
+        "scenario": "system-mix",
+        "rate": "120/min",
+        "mix": {"getData": 1, "getStatus": 1, "getHistory": 1, "getAllHistory": 0.33},
+        "stages": [{"duration": "1m", "target": "30/min"}, {"duration": "8m", "target": "120/min"}],
+        "duration": "10m",
+        "parallelism": 1,
+        "users": 10,
+        "vus": {"preAllocated": 20, "max": 100},
+    },
+    "faults": [
+        {"at": "3m", "scale": {"deployment": "ingestor", "replicas": 0}},
+        {"at": "4m", "killPod": {"deployment": "registry"}},
+        {"at": "5m", "restart": {"deployment": "gateway"}},
+        {"at": "6m", "pause": {"deployment": "gateway", "for": "1.5s"}},
+        {"at": "7m", "restartInfra": {"component": "rabbitmq", "downFor": "10s"}},
+        {"at": "8m", "resources": {"deployment": "ingestor", "memory": "512Mi"}},
+    ],
+    "sweep": {"system.replicas.ingestor": [1, 3, 5]},
+    "drain": {"timeout": "5m"},
+    "slo": [
+        {"metric": "lost_requests", "op": "==", "value": 0},
+        {"metric": "http_req_failed_rate", "op": "<", "value": 0.01},
+        {"metric": "http_req_duration_p99", "endpoint": "getHistory", "op": "<", "value": "100ms"},
+        {"metric": "queue_depth_max", "queue": "elves.ingestor.data.in", "op": "<", "value": 500},
+        {"metric": "pod_restarts", "deployment": "ingestor", "op": "==", "value": 0},
+        {"promql": "max_over_time(up[5m])", "op": "<", "value": 1},
+    ],
+}
+
+# spec fragment (merged into VALID_SPEC; a list replaces the list, None removes the key)
+# -> the field path the error message must name.
+INVALID_SPECS = [
+    pytest.param({"reset": "yes"}, "spec.reset", id="reset-not-boolean"),
+    pytest.param({"load": {"rate": "fast"}}, "spec.load.rate", id="rate-not-a-rate"),
+    pytest.param({"load": {"rate": "120/fortnight"}}, "spec.load.rate", id="rate-unknown-unit"),
+    pytest.param({"load": {"duration": "ten minutes"}}, "spec.load.duration", id="duration-words"),
+    pytest.param({"load": {"parallelism": 0}}, "spec.load.parallelism", id="parallelism-zero"),
+    pytest.param({"load": {"parallelism": "two"}}, "spec.load.parallelism", id="parallelism-string"),
+    pytest.param({"load": {"users": 0}}, "spec.load.users", id="users-zero"),
+    pytest.param({"load": {"scenario": "no-such-mix"}}, "spec.load.scenario", id="scenario-unknown"),
+    pytest.param({"load": {"profile": "sawtooth"}}, "spec.load.profile", id="profile-unknown"),
+    pytest.param({"load": {"stages": [{"duration": "1m", "target": "lots"}]}},
+                 "spec.load.stages[0].target", id="stage-target-not-a-rate"),
+    pytest.param({"load": {"stages": [{"target": "30/min"}]}},
+                 "spec.load.stages[0].duration", id="stage-without-duration"),
+    pytest.param({"load": {"vus": {"preAllocated": -1}}}, "spec.load.vus.preAllocated",
+                 id="vus-negative"),
+    pytest.param({"load": {"scenario": None, "script": {"configMap": {"name": "my-script"}}}},
+                 "spec.load.script.configMap.file", id="script-configmap-without-file"),
+    pytest.param({"load": {"rat": "120/min"}}, "spec.load.rat", id="unknown-field-typo"),
+    pytest.param({"system": {"replicas": {"ingestor": -1}}}, "spec.system.replicas.ingestor",
+                 id="replicas-negative"),
+    pytest.param({"system": {"resources": {"ingestor": {"memory": "lots"}}}},
+                 "spec.system.resources.ingestor.memory", id="memory-not-a-quantity"),
+    pytest.param({"system": {"resources": {"ingestor": {"cpu": "fast"}}}},
+                 "spec.system.resources.ingestor.cpu", id="cpu-not-a-quantity"),
+    pytest.param({"faults": [{"at": "soon", "killPod": {"deployment": "registry"}}]},
+                 "spec.faults[0].at", id="fault-at-not-a-duration"),
+    pytest.param({"faults": [{"at": "3m", "scale": {"deployment": "ingestor", "replicas": -1}}]},
+                 "spec.faults[0].scale.replicas", id="fault-scale-negative"),
+    pytest.param({"faults": [{"at": "3m", "scale": {"replicas": 0}}]},
+                 "spec.faults[0].scale.deployment", id="fault-scale-without-deployment"),
+    pytest.param({"faults": [{"at": "7m", "restartInfra": {"component": "redis", "downFor": "10s"}}]},
+                 "spec.faults[0].restartInfra.component", id="fault-infra-unknown-component"),
+    pytest.param({"faults": [{"at": "6m", "pause": {"deployment": "gateway", "for": "a while"}}]},
+                 "spec.faults[0].pause.for", id="fault-pause-not-a-duration"),
+    pytest.param({"drain": {"timeout": "forever"}}, "spec.drain.timeout", id="drain-forever"),
+    pytest.param({"slo": [{"metric": "lost_requests", "op": "~=", "value": 0}]},
+                 "spec.slo[0].op", id="slo-unknown-operator"),
+    pytest.param({"slo": [{"metric": "happiness", "op": ">", "value": 1}]},
+                 "spec.slo[0].metric", id="slo-unknown-metric"),
+    pytest.param({"sweep": {"system.replicas.ingestor": 3}}, "spec.sweep", id="sweep-not-a-list"),
+]
+
+# Rules across fields (CEL in the CRD): spec fragment -> the object the error is reported
+# on, and the words of the rule's message that tell the user what to change.
+BROKEN_RULES = [
+    pytest.param({"load": {"script": {"configMap": {"name": "s", "file": "s.js"}}}},
+                 "spec.load", "exactly one of scenario or script", id="scenario-and-script"),
+    pytest.param({"load": {"rate": None, "stages": None}},
+                 "spec.load", "set rate", id="neither-rate-nor-stages"),
+    pytest.param({"load": {"vus": {"preAllocated": 50, "max": 10}}},
+                 "spec.load.vus", "max must be at least preAllocated", id="vus-max-below-preallocated"),
+    pytest.param({"faults": [{"at": "3m"}]},
+                 "spec.faults[0]", "exactly one action", id="fault-without-action"),
+    pytest.param({"faults": [{"at": "3m", "killPod": {"deployment": "registry"},
+                              "restart": {"deployment": "gateway"}}]},
+                 "spec.faults[0]", "exactly one action", id="fault-with-two-actions"),
+    pytest.param({"faults": [{"at": "3m", "resources": {"deployment": "ingestor"}}]},
+                 "spec.faults[0].resources", "memory or cpu", id="fault-resources-empty"),
+    pytest.param({"faults": [{"at": "20m", "killPod": {"deployment": "registry"}}]},
+                 "spec", "before the load ends", id="fault-after-the-load"),
+    pytest.param({"slo": [{"metric": "lost_requests", "promql": "up", "op": "==", "value": 0}]},
+                 "spec.slo[0]", "exactly one of metric or promql", id="slo-metric-and-promql"),
+    pytest.param({"slo": [{"metric": "lost_requests", "endpoint": "getData", "op": "==", "value": 0}]},
+                 "spec.slo[0]", "endpoint applies only", id="slo-endpoint-on-a-ledger-metric"),
+    pytest.param({"sweep": {"system.replicas.database": [1, 2]}},
+                 "spec", "sweep keys are", id="sweep-unknown-key"),
+]
+
+
+def merged(base: dict[str, Any], fragment: dict[str, Any]) -> dict[str, Any]:
+    """base with fragment laid over it: dicts merge, anything else replaces, None deletes."""
+    result = copy.deepcopy(base)
+    for key, value in fragment.items():
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = merged(result[key], value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
+def loadtest(name: str, spec: dict[str, Any]) -> str:
+    return json.dumps({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
+                       "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec})
+
+
+@pytest.fixture(scope="module")
+def loadtest_crd(control_plane: cp.ControlPlane) -> dict[str, Any]:
+    """The chart's LoadTest CRD, installed and Established, and a namespace to apply into."""
+    require([] if CRD_FILE.exists() else
+            [f"{CRD_FILE.relative_to(cp.REPO)} is not there (it is generated from the engine's models)"])
+    control_plane.install_crds(CRD_FILE)
+    control_plane.kubectl("create", "namespace", NAMESPACE)
+    return json.loads(control_plane.kubectl("get", "crd", "loadtests.elves.dev", "-o", "json").stdout)
+
+
+def dry_run_apply(plane: cp.ControlPlane, manifest: str) -> Any:
+    return plane.kubectl("apply", "--dry-run=server", "-f", "-", stdin=manifest, check=False)
+
+
+def test_the_crd_has_the_agreed_names_and_a_status_subresource(loadtest_crd: dict[str, Any]) -> None:
+    spec = loadtest_crd["spec"]
+    assert spec["group"] == "elves.dev"
+    assert spec["scope"] == "Namespaced"
+    assert spec["names"]["kind"] == "LoadTest"
+    assert "lt" in spec["names"].get("shortNames", [])
+    (version,) = [v for v in spec["versions"] if v["name"] == "v1alpha1"]
+    assert version["served"] and version["storage"]
+    assert "status" in version.get("subresources", {})
+
+
+def test_kubectl_get_lt_shows_the_printer_columns(control_plane: cp.ControlPlane,
+                                                  loadtest_crd: dict[str, Any]) -> None:
+    control_plane.kubectl("apply", "-f", "-", stdin=loadtest("columns", VALID_SPEC))
+    header = control_plane.kubectl("get", "lt", "-n", NAMESPACE).stdout.splitlines()[0].split()
+    for column in ("PHASE", "VERDICT", "AGE"):
+        assert column in header, f"`kubectl get lt` shows {header}, without {column}"
+
+
+def test_there_are_examples() -> None:
+    require([] if EXAMPLES else ["loadtests/examples/ has no LoadTest yet"])
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+def test_every_example_is_accepted(control_plane: cp.ControlPlane, loadtest_crd: dict[str, Any],
+                                   example: Path) -> None:
+    manifest = example.read_text()
+    assert any(doc and doc.get("kind") == "LoadTest" for doc in yaml.safe_load_all(manifest)), \
+        f"{example.name} holds no LoadTest"
+    result = control_plane.kubectl("apply", "--dry-run=server", "-n", NAMESPACE, "-f", str(example),
+                                   check=False)
+    assert result.returncode == 0, f"{example.name} was rejected: {result.stderr}"
+
+
+def test_the_base_spec_is_accepted(control_plane: cp.ControlPlane,
+                                   loadtest_crd: dict[str, Any]) -> None:
+    result = dry_run_apply(control_plane, loadtest("base", VALID_SPEC))
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(("fragment", "field"), INVALID_SPECS)
+def test_an_invalid_spec_is_rejected_naming_the_field(
+        control_plane: cp.ControlPlane, loadtest_crd: dict[str, Any],
+        fragment: dict[str, Any], field: str) -> None:
+    result = dry_run_apply(control_plane, loadtest("invalid", merged(VALID_SPEC, fragment)))
+    assert result.returncode != 0, f"accepted: {fragment}"
+    assert field in result.stderr, f"the error does not name {field}: {result.stderr}"
+
+
+@pytest.mark.parametrize(("fragment", "where", "says"), BROKEN_RULES)
+def test_a_spec_breaking_a_rule_across_fields_is_rejected_saying_which(
+        control_plane: cp.ControlPlane, loadtest_crd: dict[str, Any],
+        fragment: dict[str, Any], where: str, says: str) -> None:
+    result = dry_run_apply(control_plane, loadtest("invalid", merged(VALID_SPEC, fragment)))
+    assert result.returncode != 0, f"accepted: {fragment}"
+    assert f"{where}: Invalid value" in result.stderr and says in result.stderr, \
+        f"the error does not say {says!r} about {where}: {result.stderr}"
