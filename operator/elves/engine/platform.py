@@ -31,7 +31,10 @@ class LoadRun:
     duration_seconds: float = 0.0  # the planned length of the load, for deadlines
 
 
-LoadState = Literal["starting", "running", "finished", "error"]
+# "setup" (optional): k6 runs but is still in setup(), so the scenarios, and with them the
+# load's clock and the fault schedule, have not begun. A platform that cannot tell
+# reports "running" from the start; the runner then counts setup as part of the load.
+LoadState = Literal["starting", "setup", "running", "finished", "error"]
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,10 @@ class Timeouts:
     system_ready: float = 300.0  # replicas up and ready after a reset or a change
     prometheus: float = 60.0  # Prometheus answering
     load_start: float = 60.0  # k6 running after start_load
-    load_grace: float = 90.0  # beyond the planned duration (k6 gracefulStop 30 s + start-up)
+    load_setup: float = 180.0  # k6's setup() (seeding requests, waiting for their plots)
+    # Beyond the planned duration: k6's gracefulStop (30 s), and setup() when the platform
+    # cannot tell it apart from the load (see LoadState).
+    load_grace: float = 180.0
 
 
 @dataclass(frozen=True)
@@ -248,11 +251,16 @@ class _Step:
             raise HarnessError("LoadError", f"k6 failed for {plan.test_id}: {load.reason}")
         if load.state == "starting":
             return self.wait("k6 starting", self.ctx.timeouts.load_start, "LoadDidNotStart")
+        if load.state == "setup" and run.load_started_at is None:
+            if self.status.progress.waiting_for != "k6 running setup()":
+                self.status.progress.deadline = None  # a new wait, with its own deadline
+            return self.wait("k6 running setup()", self.ctx.timeouts.load_setup, "LoadSetupTooLong",
+                             self.ctx.intervals.running)
         if run.load_started_at is None:
             # The load clock starts when k6 runs; faults count from here.
             run.load_started_at = utc(self.now)
             self.status.progress.deadline = utc(self.now + plan.duration_seconds + self.ctx.timeouts.load_grace)
-        if load.state == "running":
+        if load.state in ("running", "setup"):
             self._fire_due_faults()
             self.status.progress.waiting_for = f"load until {format_duration(plan.duration_seconds)}"
             if self.now > epoch(self.status.progress.deadline):  # type: ignore[arg-type]

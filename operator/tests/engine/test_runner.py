@@ -206,6 +206,25 @@ def test_faults_fire_on_time_in_order_then_drain_and_analysis_run(make_loadtest,
     assert platform.called("restore") and platform.lock_holder is None
 
 
+def test_the_load_clock_starts_after_k6s_setup_when_the_platform_tells(make_loadtest, platform, clock):
+    test = make_loadtest(load={"scenario": "system-mix", "rate": "60/min", "duration": "30s"},
+                         faults=[{"at": "5s", "killPod": {"deployment": "ingestor"}}])
+    platform.load_states = ["starting"] * 2 + ["setup"] * 20 + ["running"] * 80 + ["error"]
+    status, _ = drive(Context(test), platform, clock, tick=0.5)
+    run = status.runs[0]
+    (fault,) = run.faults
+    # 2 polls starting, 20 in setup(), then the clock starts: the kill comes 5 s after that.
+    assert fault.fired_at.timestamp() - run.load_started_at.timestamp() == pytest.approx(5, abs=0.5)
+    assert run.load_started_at.timestamp() - run.started_at.timestamp() >= 10
+
+
+def test_a_setup_that_never_ends_is_a_harness_error(make_loadtest, platform, clock):
+    platform.load_states = ["setup"]
+    status, _ = drive(Context(make_loadtest(), timeouts=Timeouts(load_setup=20)), platform, clock)
+    assert harness_error(status).reason == "LoadSetupTooLong"
+    assert platform.called("stop_load") == ["local/unit/0"]
+
+
 def test_reset_comes_first_and_every_sweep_point_is_applied(make_loadtest, platform, clock):
     platform.load_states = ["error"]
     test = make_loadtest(reset=True, sweep={"system.replicas.ingestor": [1, 2]})
