@@ -1,0 +1,390 @@
+#!/usr/bin/env bash
+# Installs Elves into the current kube context (what `./deployments.sh` runs).
+#
+#   tools/cluster/deploy.sh [options]
+#
+# In order, each step idempotent (running it twice upgrades in place):
+#   1. kube-prometheus-stack from its upstream chart into ELVES_MONITORING_NAMESPACE, with
+#      the remote-write receiver and native histograms on and every ServiceMonitor and
+#      rule selected (tools/cluster/kube-prometheus-stack-values.yaml);
+#   2. k6-operator from its upstream chart (the TestRun CRD and its controller);
+#   3. the elves-gateway, elves-registry, elves-ingestor and elves-operator images, built
+#      with docker, podman or nerdctl and loaded into kind or minikube when the context is
+#      one of those (or pushed to ELVES_IMAGE_REGISTRY);
+#   4. the LoadTest CRD (kubectl apply: Helm never upgrades CRDs), then the elves chart
+#      into ELVES_NAMESPACE, waiting until every Deployment and StatefulSet is rolled out.
+# Upstream chart versions are pinned in tools/cluster/versions.env. A release that exists
+# but was not installed by this script is left as it is.
+#
+# Options:
+#   --skip-monitoring    the cluster has Prometheus already (say where: ELVES_PROMETHEUS_URL)
+#   --skip-k6-operator   the cluster has k6-operator already
+#   --skip-images        the images are on the nodes (or in the registry) already
+#   --no-wait            do not wait for the pods (same as ELVES_HELM_WAIT=0)
+#   -f, --values FILE    more values for the elves chart (repeatable; after this script's)
+#   --set KEY=VALUE      a value for the elves chart (repeatable; wins over every file)
+#   -h, --help           this text
+#
+# Settings (environment):
+#   ELVES_NAMESPACE              namespace of the elves release (default: elves)
+#   ELVES_RELEASE                name of the elves release (default: elves)
+#   ELVES_TIMEOUT                deadline of each install and rollout wait (default: 10m)
+#   ELVES_HELM_WAIT              0: do not wait for pods to be ready (default: 1)
+#   ELVES_SKIP_MONITORING        1: as --skip-monitoring (default: 0)
+#   ELVES_SKIP_K6_OPERATOR       1: as --skip-k6-operator (default: 0)
+#   ELVES_SKIP_IMAGES            1: as --skip-images (default: 0)
+#   ELVES_MONITORING_NAMESPACE   namespace of Prometheus (default: monitoring)
+#   ELVES_MONITORING_RELEASE     its Helm release, the `release` label it selects by
+#                                (default: kube-prometheus-stack)
+#   ELVES_PROMETHEUS_URL         Prometheus the operator queries and k6 writes to (default:
+#                                http://<monitoring release>-prometheus.<namespace>.svc:9090)
+#   ELVES_MONITORING_CHART_REPO  chart repository of kube-prometheus-stack, e.g. a mirror
+#                                (default: prometheus-community's, see versions.env)
+#   ELVES_K6_OPERATOR_NAMESPACE  namespace of k6-operator (default: k6-operator-system)
+#   ELVES_K6_OPERATOR_RELEASE    its Helm release (default: k6-operator)
+#   ELVES_K6_OPERATOR_CHART_REPO chart repository of k6-operator (default: grafana's)
+#   ELVES_IMAGE_BUILDER          docker, podman or nerdctl (default: the first that answers)
+#   ELVES_IMAGE_REGISTRY         push the images there and pull them from there (default: none)
+#   ELVES_IMAGE_TAG              tag of the four images (default: the chart's appVersion)
+#   ELVES_CACHE                  built tools (default: $HOME/.cache/elves)
+#   ELVES_HELM                   helm binary (default: $ELVES_CACHE/bin/helm, else helm on
+#                                PATH, else built by tools/install-helm.sh)
+#   ELVES_KUBECTL                kubectl binary (default: kubectl on PATH)
+#   KUBECONFIG                   as for kubectl: the cluster is its current context
+set -Eeuo pipefail
+
+# shellcheck disable=SC2034 # read by common.sh
+readonly SCRIPT_NAME=deployments
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+readonly CHART_DIR="${REPO_DIR}/charts/elves"
+# appVersion: "0.1.0" -> 0.1.0 (the chart's default image tag)
+APP_VERSION="$(sed -n 's/^appVersion:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"\{0,1\}[[:space:]]*$/\1/p' "${CHART_DIR}/Chart.yaml")"
+readonly APP_VERSION
+readonly IMAGE_TAG="${ELVES_IMAGE_TAG:-${APP_VERSION}}"
+readonly IMAGE_REGISTRY="${ELVES_IMAGE_REGISTRY:-}"
+readonly PROMETHEUS_URL="${ELVES_PROMETHEUS_URL:-http://${MONITORING_RELEASE}-prometheus.${MONITORING_NAMESPACE}.svc:9090}"
+readonly IMAGES=(gateway registry ingestor operator)
+readonly MONITORING_CHART_REPO="${ELVES_MONITORING_CHART_REPO:-${KUBE_PROMETHEUS_STACK_CHART_REPO}}"
+readonly K6_OPERATOR_CHART_REPO_URL="${ELVES_K6_OPERATOR_CHART_REPO:-${K6_OPERATOR_CHART_REPO}}"
+
+SKIP_MONITORING="${ELVES_SKIP_MONITORING:-0}"
+SKIP_K6_OPERATOR="${ELVES_SKIP_K6_OPERATOR:-0}"
+SKIP_IMAGES="${ELVES_SKIP_IMAGES:-0}"
+HELM_WAIT="${ELVES_HELM_WAIT:-1}"
+USER_VALUES=()
+# --wait for every helm install, or nothing with ELVES_HELM_WAIT=0 / --no-wait (set by main).
+HELM_WAIT_FLAGS=()
+# Scratch files (generated values, image archives), removed on exit.
+WORK_DIR=""
+trap 'if [[ -n ${WORK_DIR} ]]; then rm -rf "${WORK_DIR}"; fi' EXIT
+
+parse_args() {
+  while (($#)); do
+    case "$1" in
+      --skip-monitoring) SKIP_MONITORING=1 ;;
+      --skip-k6-operator) SKIP_K6_OPERATOR=1 ;;
+      --skip-images) SKIP_IMAGES=1 ;;
+      --no-wait) HELM_WAIT=0 ;;
+      -f|--values)
+        (($# >= 2)) || die "$1 needs a file"
+        [[ -r $2 ]] || die "$1 $2: no such file"
+        USER_VALUES+=(--values "$2")
+        shift ;;
+      --set)
+        (($# >= 2)) || die "--set needs KEY=VALUE"
+        [[ $2 == ?*=* ]] || die "--set $2: expected KEY=VALUE"
+        USER_VALUES+=(--set "$2")
+        shift ;;
+      -h|--help) usage; exit 0 ;;
+      *) die "unknown argument: $1 (see --help)" ;;
+    esac
+    shift
+  done
+}
+
+
+# ---- 1. monitoring and 2. k6-operator from their upstream charts ------------------------
+
+# Creates namespace $1 unless it exists, labelled so that cleanup.sh knows it may delete it.
+ensure_namespace() {
+  if kube get namespace "$1" >/dev/null 2>&1; then
+    return
+  fi
+  kube create namespace "$1" >/dev/null
+  kube label namespace "$1" "${INSTALLED_BY_KEY}=${INSTALLED_BY_VALUE}" >/dev/null
+}
+
+# Installs or upgrades upstream chart $1 as release $2 in namespace $3 from repository $4
+# at version $5 with values file $6, unless someone else installed that release.
+install_upstream() {
+  local chart="$1" release="$2" namespace="$3" repo="$4" version="$5" values="$6" output
+  if release_exists "${release}" "${namespace}" && ! release_is_ours "${release}" "${namespace}"; then
+    log "${chart}: release ${namespace}/${release} exists and was not installed by this script: left as it is"
+    return
+  fi
+  log "${chart} ${version}: installing release ${namespace}/${release} from ${repo}"
+  ensure_namespace "${namespace}"
+  if ! output="$(helm_ upgrade --install "${release}" "${chart}" --repo "${repo}" --version "${version}" \
+      --namespace "${namespace}" --values "${values}" \
+      --labels "${INSTALLED_BY_KEY}=${INSTALLED_BY_VALUE}" \
+      "${HELM_WAIT_FLAGS[@]}" --timeout "${TIMEOUT}" 2>&1)"; then
+    echo "${output}" >&2
+    die "could not install ${chart} ${version} from ${repo} (see above); if the cluster has it already, pass the matching --skip option"
+  fi
+}
+
+# The prometheus-operator CRDs in the cluster, one name a line.
+monitoring_crds() {
+  kube get crds --output name | sed -n 's|^customresourcedefinition.apiextensions.k8s.io/\(.*\.monitoring\.coreos\.com\)$|\1|p'
+}
+
+install_monitoring() {
+  local before crd
+  if [[ ${SKIP_MONITORING} == 1 ]]; then
+    log "monitoring: skipped; the operator will query ${PROMETHEUS_URL}"
+    return
+  fi
+  before="$(monitoring_crds)"
+  install_upstream kube-prometheus-stack "${MONITORING_RELEASE}" "${MONITORING_NAMESPACE}" \
+    "${MONITORING_CHART_REPO}" "${KUBE_PROMETHEUS_STACK_CHART_VERSION}" \
+    "${CLUSTER_DIR}/kube-prometheus-stack-values.yaml"
+  # Helm leaves a chart's crds/ behind on uninstall: label the ones this install brought, so
+  # cleanup.sh removes those and never CRDs the cluster had before.
+  for crd in $(monitoring_crds); do
+    if ! grep -qxF "${crd}" <<<"${before}"; then
+      kube label crd "${crd}" "${INSTALLED_BY_KEY}=${INSTALLED_BY_VALUE}" --overwrite >/dev/null
+    fi
+  done
+}
+
+install_k6_operator() {
+  if [[ ${SKIP_K6_OPERATOR} == 1 ]]; then
+    log "k6-operator: skipped"
+  else
+    install_upstream k6-operator "${K6_OPERATOR_RELEASE}" "${K6_OPERATOR_NAMESPACE}" \
+      "${K6_OPERATOR_CHART_REPO_URL}" "${K6_OPERATOR_CHART_VERSION}" \
+      "${CLUSTER_DIR}/k6-operator-values.yaml"
+  fi
+  if ! crd_exists testruns.k6.io; then
+    warn "the cluster has no testruns.k6.io CRD: LoadTests will end in Error until k6-operator is installed"
+  fi
+}
+
+# ---- 3. images --------------------------------------------------------------------------
+
+dockerfile_of() {
+  if [[ $1 == operator ]]; then
+    echo "${REPO_DIR}/operator/Dockerfile"
+  else
+    echo "${REPO_DIR}/services/$1/Dockerfile"
+  fi
+}
+
+image_ref() {
+  echo "${IMAGE_REGISTRY:+${IMAGE_REGISTRY%/}/}elves-$1:${IMAGE_TAG}"
+}
+
+# Sets BUILDER to the first container engine that answers (ELVES_IMAGE_BUILDER: only that one).
+find_builder() {
+  local candidate candidates=(docker podman nerdctl)
+  if [[ -n ${ELVES_IMAGE_BUILDER:-} ]]; then
+    candidates=("${ELVES_IMAGE_BUILDER}")
+  fi
+  for candidate in "${candidates[@]}"; do
+    # The CLI alone is not enough: `info` needs the engine behind it.
+    if command -v "${candidate}" >/dev/null && "${candidate}" info >/dev/null 2>&1; then
+      BUILDER="${candidate}"
+      return
+    fi
+  done
+  die "no container engine answers (tried: ${candidates[*]}): start one, or build the images elsewhere, put them on the nodes and pass --skip-images"
+}
+
+# kind, minikube or other: where the images must go for the nodes to find them.
+cluster_flavour() {
+  local provider
+  provider="$(kube config view --minify -o jsonpath='{.contexts[0].context.extensions[*].extension.provider}' 2>/dev/null || true)"
+  if [[ ${CONTEXT} == kind-* ]]; then
+    echo kind
+  elif [[ ${provider} == *minikube.sigs.k8s.io* || ${CONTEXT} == minikube ]]; then
+    echo minikube
+  else
+    echo other
+  fi
+}
+
+build_images() {
+  local name build_args
+  for name in "${IMAGES[@]}"; do
+    build_args=()
+    if [[ ${name} == operator ]]; then
+      build_args=(--build-arg "K6_VERSION=${K6_VERSION}")
+    fi
+    log "building $(image_ref "${name}") with ${BUILDER}"
+    "${BUILDER}" build "${build_args[@]}" --file "$(dockerfile_of "${name}")" \
+      --tag "$(image_ref "${name}")" "${REPO_DIR}" >&2 \
+      || die "${BUILDER} build of $(image_ref "${name}") failed (see above)"
+  done
+}
+
+# Puts the built images where the cluster's nodes look for them.
+ship_images() {
+  local name archive flavour
+  if [[ -n ${IMAGE_REGISTRY} ]]; then
+    for name in "${IMAGES[@]}"; do
+      log "pushing $(image_ref "${name}")"
+      "${BUILDER}" push "$(image_ref "${name}")" >&2 || die "could not push $(image_ref "${name}")"
+    done
+    return
+  fi
+  flavour="$(cluster_flavour)"
+  if [[ ${flavour} == other ]]; then
+    warn "context ${CONTEXT} is neither kind nor minikube and ELVES_IMAGE_REGISTRY is not set: the images are only in this machine's ${BUILDER}; the pods find them only if the nodes share that image store (Docker Desktop does)"
+    return
+  fi
+  for name in "${IMAGES[@]}"; do
+    archive="${WORK_DIR}/elves-${name}.tar"
+    "${BUILDER}" save --output "${archive}" "$(image_ref "${name}")" >&2
+    log "loading $(image_ref "${name}") into ${flavour} (${CONTEXT})"
+    case "${flavour}" in
+      kind) kind load image-archive "${archive}" --name "${CONTEXT#kind-}" >&2 ;;
+      minikube) minikube --profile "${CONTEXT}" image load "${archive}" >&2 ;;
+    esac
+    rm -f "${archive}"
+  done
+}
+
+provide_images() {
+  if [[ ${SKIP_IMAGES} == 1 ]]; then
+    log "images: skipped; the nodes must have $(image_ref gateway) and the three others"
+    return
+  fi
+  find_builder
+  build_images
+  ship_images
+}
+
+# ---- 4. the LoadTest CRD and the elves chart -----------------------------------------------
+
+apply_crd() {
+  log "applying the LoadTest CRD (${CRD})"
+  kube apply --server-side --force-conflicts --field-manager=elves-deploy \
+    --filename "${CHART_DIR}/crds/" >/dev/null
+  kube wait --for=condition=Established "crd/${CRD}" --timeout="${TIMEOUT}" >/dev/null
+}
+
+# A YAML double-quoted scalar of $1.
+yaml_string() {
+  local text="${1//\\/\\\\}"
+  printf '"%s"' "${text//\"/\\\"}"
+}
+
+# The values this script gives the chart, in a file, so the user's --values can override them.
+write_values() {
+  local file="${WORK_DIR}/elves-values.yaml" name
+  {
+    echo "monitoring:"
+    echo "  release: $(yaml_string "${MONITORING_RELEASE}")"
+    echo "  namespace: $(yaml_string "${MONITORING_NAMESPACE}")"
+    if ! crd_exists servicemonitors.monitoring.coreos.com; then
+      echo "  serviceMonitors: {enabled: false}"
+      echo "  prometheusRules: {enabled: false}"
+    fi
+    echo "operator:"
+    echo "  prometheusUrl: $(yaml_string "${PROMETHEUS_URL}")"
+    if [[ -n ${ELVES_IMAGE_TAG:-} ]]; then
+      echo "  image: {tag: $(yaml_string "${IMAGE_TAG}")}"
+      echo "services:"
+      for name in gateway registry ingestor; do
+        echo "  ${name}: {image: {tag: $(yaml_string "${IMAGE_TAG}")}}"
+      done
+    fi
+    if [[ -n ${IMAGE_REGISTRY} ]]; then
+      echo "global: {imageRegistry: $(yaml_string "${IMAGE_REGISTRY%/}")}"
+    fi
+  } >"${file}"
+  echo "${file}"
+}
+
+install_chart() {
+  local values
+  if ! crd_exists servicemonitors.monitoring.coreos.com; then
+    warn "the cluster has no monitoring.coreos.com CRDs: the chart's ServiceMonitors and alerts are left out"
+  fi
+  values="$(write_values)"
+  log "installing the elves chart as release ${NAMESPACE}/${RELEASE}"
+  ensure_namespace "${NAMESPACE}"
+  helm_ upgrade --install "${RELEASE}" "${CHART_DIR}" --namespace "${NAMESPACE}" \
+    --skip-crds --values "${values}" "${USER_VALUES[@]}" \
+    "${HELM_WAIT_FLAGS[@]}" --timeout "${TIMEOUT}" >/dev/null \
+    || die "helm could not install the elves chart (see above); \`kubectl -n ${NAMESPACE} get pods\` and \`kubectl -n ${NAMESPACE} get events\` say what waits"
+}
+
+wait_rollouts() {
+  local workload
+  if [[ ${HELM_WAIT} != 1 ]]; then
+    log "not waiting for the pods (ELVES_HELM_WAIT=0)"
+    return
+  fi
+  for workload in $(kube get deployments,statefulsets --namespace "${NAMESPACE}" \
+                      --selector "app.kubernetes.io/instance=${RELEASE}" --output name); do
+    kube rollout status "${workload}" --namespace "${NAMESPACE}" --timeout="${TIMEOUT}" >&2 \
+      || die "${workload} did not roll out within ${TIMEOUT}: kubectl -n ${NAMESPACE} describe ${workload}"
+  done
+}
+
+print_next_steps() {
+  local ns="${NAMESPACE}"
+  cat <<EOF
+
+Elves is installed in namespace ${ns} of context ${CONTEXT} (release ${RELEASE}).
+
+Run a load test and follow it:
+  kubectl -n ${ns} apply -f loadtests/examples/quickstart.yaml
+  kubectl -n ${ns} get lt -w                 # phase, verdict, rate, p99, deepest queue, lost
+  kubectl -n ${ns} describe lt quickstart    # conditions and events
+
+Look at it:
+  kubectl -n ${ns} port-forward svc/gateway 8080:8080
+  kubectl -n ${ns} port-forward svc/rabbitmq 15672:15672      # RabbitMQ management UI
+EOF
+  if [[ ${SKIP_MONITORING} != 1 ]]; then
+    cat <<EOF
+  kubectl -n ${MONITORING_NAMESPACE} port-forward svc/${MONITORING_RELEASE}-prometheus 9090:9090
+  kubectl -n ${MONITORING_NAMESPACE} port-forward svc/${MONITORING_RELEASE}-grafana 3000:80   # dashboards in folder Elves
+  kubectl -n ${MONITORING_NAMESPACE} get secret ${MONITORING_RELEASE}-grafana -o jsonpath='{.data.admin-password}' | base64 -d; echo
+EOF
+  fi
+  cat <<EOF
+
+Check the release:  helm test ${RELEASE} -n ${ns}
+Remove everything:  ./cleanup.sh
+EOF
+}
+
+main() {
+  parse_args "$@"
+  check_timeout
+  if [[ ${HELM_WAIT} == 1 ]]; then
+    HELM_WAIT_FLAGS=(--wait)
+  fi
+  [[ -n ${APP_VERSION} ]] || die "no appVersion in ${CHART_DIR}/Chart.yaml"
+  find_kubectl
+  check_cluster
+  if ! find_helm; then
+    log "helm not found: building helm ${HELM_VERSION} (tools/install-helm.sh, a few minutes; needs Go)"
+    HELM="$("${REPO_DIR}/tools/install-helm.sh")"
+  fi
+  WORK_DIR="$(mktemp -d)"
+  install_monitoring
+  install_k6_operator
+  provide_images
+  apply_crd
+  install_chart
+  wait_rollouts
+  print_next_steps
+}
+
+main "$@"
