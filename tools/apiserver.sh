@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway Kubernetes API server (etcd + kube-apiserver on 127.0.0.1) for people, the
-# same one the API-server test tier starts, with the prometheus-operator and k6-operator
-# CRDs installed.
+# same one the API-server test tier starts, with the upstream CRDs the project uses
+# installed (ServiceMonitor, PodMonitor, PrometheusRule, TestRun, PrivateLoadZone).
 #
 #   tools/apiserver.sh start     start it (builds nothing: run tools/build-kubernetes.sh
 #                                and tools/fetch-crds.sh first); prints `export KUBECONFIG=...`

@@ -35,7 +35,7 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cp.Contr
     plane = cp.start(workdir, tie_to_parent=True)
     try:
         ready = time.monotonic()
-        plane.install_crds(*cp.upstream_crd_dirs())
+        plane.install_crds(*cp.upstream_crd_files())
         # Shown with `pytest -s` or in the report of a failing test.
         print(f"control plane ready in {ready - began:.1f} s, upstream CRDs in "
               f"{time.monotonic() - ready:.1f} s ({workdir})")
