@@ -140,7 +140,7 @@ load_recipe() {
   local recipe=${RECIPE_OF[$IMAGE_NAME]:-}
   [[ -n $recipe ]] || die "unknown image '$IMAGE_NAME' (known: ${ALL_IMAGES[*]})"
   RECIPE_DIR=$REPO/images/$recipe
-  TAG='' BASE='' IMAGE_USER='' WORKDIR='' ENTRYPOINT=() CMD=() ENV=()
+  TAG='' BASE='' IMAGE_USER='' WORKDIR='' ENTRYPOINT=() CMD=() ENV=() ALIASES=()
   input_files() { :; }
   add_files() { :; }
   # shellcheck disable=SC1091
@@ -151,7 +151,7 @@ load_recipe() {
 # The cache key of an image: this script, its recipe directory, its base, its inputs.
 image_key() {
   {
-    echo "$IMAGE_NAME $TAG"
+    echo "$IMAGE_NAME $TAG ${ALIASES[*]}"
     cat "${BASH_SOURCE[0]}"
     find "$RECIPE_DIR" -type f -print0 | sort -z | xargs -0 cat
     [[ $BASE == scratch ]] || base_key "$BASE"
@@ -203,7 +203,9 @@ build_image() {
 
   mkdir -p "$CACHE/archives"
   rm -f "$CACHE/archives/$IMAGE_NAME"-*.tar
-  skopeo copy --quiet "oci:$LAYOUT:$work" "docker-archive:$archive.tmp:$TAG" >&2
+  local alias additional=()
+  for alias in "${ALIASES[@]}"; do additional+=(--additional-tag "$alias"); done
+  skopeo copy --quiet "${additional[@]}" "oci:$LAYOUT:$work" "docker-archive:$archive.tmp:$TAG" >&2
   mv "$archive.tmp" "$archive"
   umoci rm --image "$LAYOUT:$work"
   log "$IMAGE_NAME: built $TAG in $((SECONDS - started)) s ($(du -h "$archive" | cut -f1))"
@@ -216,16 +218,28 @@ import_image() {
   local socket=$1 archive=$2
   local key=${archive##*-}
   key=${key%.tar}
-  # The name containerd (and the kubelet) knows the image by: Docker Hub's normalisation.
-  local ref=docker.io/$TAG ctr=(ctr --address "$socket" -n k8s.io)
-  [[ ${TAG%%/*} == "$TAG" ]] && ref=docker.io/library/$TAG
-  if "${ctr[@]}" images ls "name==$ref" 2>/dev/null | grep -q "elves.key=$key"; then
+  local ctr=(ctr --address "$socket" -n k8s.io) ref
+  if "${ctr[@]}" images ls "name==$(normalized_ref "$TAG")" 2>/dev/null | grep -q "elves.key=$key"; then
     log "$IMAGE_NAME: already in containerd"
     return
   fi
   "${ctr[@]}" images import "$archive" >/dev/null
-  "${ctr[@]}" images label "$ref" "elves.key=$key" >/dev/null
-  log "$IMAGE_NAME: imported $ref"
+  for ref in "$TAG" "${ALIASES[@]}"; do
+    "${ctr[@]}" images label "$(normalized_ref "$ref")" "elves.key=$key" >/dev/null
+  done
+  log "$IMAGE_NAME: imported $TAG${ALIASES[*]:+ (also as ${ALIASES[*]})}"
+}
+
+# The name containerd (and the kubelet) knows an image by: Docker Hub's normalisation.
+normalized_ref() {
+  local first=${1%%/*}
+  if [[ $first == "$1" ]]; then
+    echo "docker.io/library/$1"
+  elif [[ $first == *.* || $first == *:* || $first == localhost ]]; then
+    echo "$1"
+  else
+    echo "docker.io/$1"
+  fi
 }
 
 main() {

@@ -1,0 +1,149 @@
+"""The user's path on a real cluster (issue 5): `./deployments.sh` into a cluster that has
+monitoring and k6-operator already, `kubectl apply` of a LoadTest, the verdict through
+k6-operator runner pods, what Prometheus saw, and `./cleanup.sh` leaving nothing behind.
+
+Runs in file order: install (module fixture), quickstart, fault case, cleanup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kube import REPO, Cluster, run
+
+NAMESPACE = "elves"
+PROMETHEUS_URL = "http://prometheus.monitoring.svc:9090"
+PROMETHEUS_PROXY = "/api/v1/namespaces/monitoring/services/prometheus:9090/proxy"
+QUEUES = ("elves.ingestor.data.in", "elves.registry.applog.in", "elves.registry.ingestor.in")
+IMAGES = ("rabbitmq", "postgres", "prometheus", "kube-state-metrics", "prometheus-operator",
+          "prometheus-config-reloader", "k6-operator", "k6", "k6-starter", "operator",
+          "gateway", "registry", "ingestor")
+FAULTS_LOADTEST = Path(__file__).parent / "loadtests" / "faults.yaml"
+INSTALL_TIMEOUT_S = 1200
+LOADTEST_TIMEOUT_S = 900
+
+
+def e2e_values(cluster: Cluster) -> dict:
+    """The chart values of this tier: images built here, no PersistentVolumes."""
+    def image(name: str) -> dict:
+        repository, tag = cluster.image(name).rsplit(":", 1)
+        return {"repository": repository, "tag": tag, "pullPolicy": "Never"}
+
+    return {
+        # The Debian-built brokers stand in for the official images, which cannot be pulled.
+        "rabbitmq": {"image": image("rabbitmq"), "persistence": {"enabled": False}},
+        "postgresql": {"image": image("postgres"), "persistence": {"enabled": False}},
+        # k6-operator's runner pods run the k6 built by tools/install-k6.sh.
+        "operator": {"env": {"ELVES_K6_IMAGE": cluster.image("k6")}},
+    }
+
+
+@pytest.fixture(scope="module")
+def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Cluster:
+    cluster.load_images(*IMAGES)
+    env = {"KUBECONFIG": cluster.kubeconfig}
+    run([sys.executable, str(REPO / "tools" / "e2e" / "addons.py"), "apply"], env=env, timeout=INSTALL_TIMEOUT_S)
+    values = tmp_path_factory.mktemp("e2e") / "values.yaml"
+    values.write_text(yaml.safe_dump(e2e_values(cluster)))
+    # What `./deployments.sh` runs for a kube context (until it delegates to it, called directly).
+    run([str(REPO / "tools" / "cluster" / "deploy.sh"), "--skip-monitoring", "--skip-k6-operator", "--skip-images", "-f", str(values)],
+        env={**env, "ELVES_PROMETHEUS_URL": PROMETHEUS_URL, "ELVES_MONITORING_NAMESPACE": "monitoring",
+             "ELVES_TIMEOUT": "15m"},
+        timeout=INSTALL_TIMEOUT_S)
+    return cluster
+
+
+def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
+    """Applies a LoadTest and polls it until it ends; returns the LoadTest."""
+    cluster.kubectl("apply", "-n", NAMESPACE, "-f", str(manifest))
+    deadline = time.monotonic() + LOADTEST_TIMEOUT_S
+    while time.monotonic() < deadline:
+        lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
+        if lt.get("status", {}).get("phase") in ("Succeeded", "Failed", "Error"):
+            return lt
+        time.sleep(2)
+    raise AssertionError(f"LoadTest {name} did not finish within {LOADTEST_TIMEOUT_S} s: "
+                         + json.dumps(lt.get("status"), indent=1)[:4000])
+
+
+def promql(cluster: Cluster, query: str, at: float | None = None) -> list[dict]:
+    """An instant query to the cluster's Prometheus, through the API server's Service proxy."""
+    params = {"query": query, **({"time": f"{at:.3f}"} if at else {})}
+    body = json.loads(cluster.kubectl("get", "--raw", f"{PROMETHEUS_PROXY}/api/v1/query?{urllib.parse.urlencode(params)}"))
+    assert body["status"] == "success", body
+    return body["data"]["result"]
+
+
+def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster) -> None:
+    lt = run_loadtest(installed, REPO / "loadtests" / "examples" / "quickstart.yaml", "quickstart")
+    status = lt["status"]
+    assert status["phase"] == "Succeeded", json.dumps(status, indent=1)[:4000]
+    # k6-operator ran it: the run's TestRun went through its stages to the end.
+    testruns = installed.kubectl_json("get", "testruns.k6.io", "-n", NAMESPACE)["items"]
+    assert testruns, "no k6-operator TestRun was created"
+    assert {tr.get("status", {}).get("stage") for tr in testruns} == {"finished"}, \
+        [tr.get("status") for tr in testruns]
+    # What `kubectl get lt` shows a user.
+    table = installed.kubectl("get", "lt", "quickstart", "-n", NAMESPACE)
+    header, row = table.splitlines()[:2]
+    columns = dict(zip(re.split(r"\s{2,}", header.strip()), re.split(r"\s{2,}", row.strip())))
+    for column in ("VERDICT", "RATE", "P99", "DEEPEST QUEUE", "LOST"):
+        assert columns.get(column), f"`kubectl get lt` shows no {column}:\n{table}"
+    assert columns["LOST"] == "0", table
+
+
+def test_prometheus_saw_the_quickstart(installed: Cluster) -> None:
+    lt = installed.kubectl_json("get", "loadtest", "quickstart", "-n", NAMESPACE)
+    test_id = f"{NAMESPACE}/quickstart/0"
+    # Queue depth of the three work queues, from RabbitMQ's detailed endpoint.
+    for queue in QUEUES:
+        assert promql(installed, f'rabbitmq_detailed_queue_messages{{queue="{queue}"}}'), f"no depth series for {queue}"
+    # k6 wrote its series by remote write, tagged with the test id.
+    reqs = promql(installed, f'sum(max_over_time(k6_http_reqs_total{{testid="{test_id}"}}[1h]))')
+    assert reqs and float(reqs[0]["value"][1]) > 0, f"no k6 series tagged testid={test_id}"
+    # The killed ingestor shows in kube-state-metrics.
+    restarts = promql(installed, f'max(max_over_time(kube_pod_container_status_restarts_total{{namespace="{NAMESPACE}", container="ingestor"}}[1h]))')
+    pods = promql(installed, f'count(count_over_time(kube_pod_info{{namespace="{NAMESPACE}", pod=~"ingestor-.*"}}[1h]))')
+    assert (restarts and float(restarts[0]["value"][1]) >= 1) or (pods and float(pods[0]["value"][1]) >= 2), \
+        f"the ingestor kill is not visible: restarts {restarts}, ingestor pods seen {pods}; status {lt.get('status', {}).get('summary')}"
+
+
+def test_fault_case_scale_and_kill_then_restore(installed: Cluster) -> None:
+    lt = run_loadtest(installed, FAULTS_LOADTEST, "e2e-faults")
+    status = lt["status"]
+    assert status["phase"] in ("Succeeded", "Failed"), json.dumps(status, indent=1)[:4000]
+    assert status["summary"]["lost"] in (0, "0"), status["summary"]
+    # Prometheus followed the scale fault: the ingestor went to 0 replicas and came back.
+    low = promql(installed, f'min(min_over_time(kube_deployment_status_replicas{{namespace="{NAMESPACE}", deployment="ingestor"}}[15m]))')
+    high = promql(installed, f'max(max_over_time(kube_deployment_status_replicas{{namespace="{NAMESPACE}", deployment="ingestor"}}[15m]))')
+    assert float(low[0]["value"][1]) == 0 and float(high[0]["value"][1]) >= 1, (low, high)
+    # The operator restored what it changed.
+    for deployment in ("gateway", "registry", "ingestor"):
+        spec = installed.kubectl_json("get", "deployment", deployment, "-n", NAMESPACE)["spec"]
+        assert spec["replicas"] == 1, f"{deployment} left at {spec['replicas']} replicas"
+
+
+def test_cleanup_leaves_nothing_behind(installed: Cluster) -> None:
+    # What `./cleanup.sh` runs for a kube context (until it delegates to it, called directly).
+    run([str(REPO / "tools" / "cluster" / "cleanup.sh")], env={"KUBECONFIG": installed.kubeconfig}, timeout=600)
+    namespaces = {ns["metadata"]["name"] for ns in installed.kubectl_json("get", "namespaces")["items"]}
+    assert NAMESPACE not in namespaces
+    crds = {c["metadata"]["name"] for c in installed.kubectl_json("get", "crds")["items"]}
+    assert "loadtests.elves.dev" not in crds
+    helm = str(Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves")) / "bin" / "helm")
+    releases = json.loads(run([helm, "list", "-A", "-o", "json"], env={"KUBECONFIG": installed.kubeconfig}, timeout=60))
+    assert not [r for r in releases if r["namespace"] == NAMESPACE], releases
+    # No process of the release is left running on this machine (port-forwards, helm).
+    leftovers = subprocess.run(["pgrep", "-af", f"{installed.kubeconfig}.*(port-forward|helm)"],
+                               capture_output=True, text=True).stdout
+    assert not leftovers.strip(), leftovers
