@@ -15,10 +15,14 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param concurrency jobs in parallel (listener consumers) [ELVES_INGESTOR_CONCURRENCY]
  * @param prefetch    unacknowledged requests per consumer [ELVES_INGESTOR_PREFETCH]
  * @param scratchDir  where volumes are written and read back [ELVES_INGESTOR_SCRATCH_DIR]
+ * @param fetchDelay  the archive download the original ingestor waited for, which no machine
+ *                    here can reach, as a wait per job [ELVES_INGESTOR_FETCH_DELAY]; it makes
+ *                    a replica's throughput bounded by its concurrency, not only by CPU, so
+ *                    more replicas drain a pile even on one machine, as pods would
  */
 @ConfigurationProperties("elves.ingestor")
 public record IngestorProperties(int gates, int sweeps, int imageSize, int concurrency, int prefetch,
-		Path scratchDir) {
+		Path scratchDir, java.time.Duration fetchDelay) {
 
 	static final int MAX_GATES = 100_000;
 
@@ -32,6 +36,12 @@ public record IngestorProperties(int gates, int sweeps, int imageSize, int concu
 		check("ELVES_INGESTOR_IMAGE_SIZE", imageSize, 64, MAX_IMAGE_SIZE);
 		check("ELVES_INGESTOR_CONCURRENCY", concurrency, 1, 64);
 		check("ELVES_INGESTOR_PREFETCH", prefetch, 1, 1000);
+		if (fetchDelay == null) {
+			fetchDelay = java.time.Duration.ZERO;
+		}
+		if (fetchDelay.isNegative()) {
+			throw new IllegalArgumentException("ELVES_INGESTOR_FETCH_DELAY must not be negative, got " + fetchDelay);
+		}
 		if (scratchDir == null) {
 			scratchDir = Path.of(System.getProperty("java.io.tmpdir"), "elves-ingestor");
 		}

@@ -90,6 +90,12 @@ class JobListener {
 			this.deliveries.retryLater(channel, message, ex.getMessage());
 			return "retried";
 		}
+		catch (InterruptedException ex) {
+			// Shutting down mid-job: another replica (or this one, restarted) does it again.
+			Thread.currentThread().interrupt();
+			this.deliveries.retryLater(channel, message, "interrupted by shutdown");
+			return "retried";
+		}
 		catch (Exception | OutOfMemoryError ex) {
 			// Unexpected (disk full, a bug, too little heap without ExitOnOutOfMemoryError): try
 			// again, and on the last delivery the broker allows, report the failure to the user.

@@ -27,16 +27,20 @@ public class PlotJob {
 
 	private final PpiRenderer renderer;
 
+	private final java.time.Duration fetchDelay;
+
 	PlotJob(ScratchSpace scratch, IngestorProperties properties) {
 		this.scratch = scratch;
 		this.synthesizer = new VolumeSynthesizer(properties.sweeps(), properties.gates());
 		this.renderer = new PpiRenderer(properties.imageSize());
+		this.fetchDelay = properties.fetchDelay();
 	}
 
-	public byte[] run(UUID requestId, DataRequest request) throws IOException {
+	public byte[] run(UUID requestId, DataRequest request) throws IOException, InterruptedException {
 		try (ScratchSpace.JobDirectory directory = this.scratch.open(requestId)) {
 			Path file = directory.path().resolve("volume.elv");
 			VolumeFile.write(this.synthesizer.synthesize(request), file);
+			Thread.sleep(this.fetchDelay.toMillis());
 			RadarVolume volume = VolumeFile.read(file);
 			return this.renderer.render(volume, title(request));
 		}

@@ -21,11 +21,11 @@ class ScratchSpaceTest {
 	Path root;
 
 	private IngestorProperties properties() {
-		return new IngestorProperties(200, 2, 128, 1, 1, this.root);
+		return new IngestorProperties(200, 2, 128, 1, 1, this.root, java.time.Duration.ZERO);
 	}
 
 	@Test
-	void aJobLeavesNothingBehindWhenItSucceeds() throws IOException {
+	void aJobLeavesNothingBehindWhenItSucceeds() throws Exception {
 		PlotJob job = new PlotJob(new ScratchSpace(properties()), properties());
 
 		byte[] png = job.run(UUID.randomUUID(),
