@@ -197,7 +197,7 @@ def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | None,
     if ledger is not None:
         ledger_model = ledger_result({e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)
     span, at = window.k6_range()
-    vus_max = prom.value(promql.k6_vus_max(span), at)
+    vus_max = prom.value(promql.k6_vus_max(window.test_id, span), at)
     results = RunResults(
         window=Window(start=utc(window.load_start), end=utc(window.end)),
         load_seconds=round(window.load_seconds, 3),

@@ -5,7 +5,8 @@ Prometheus 2.42 with native histograms):
 - k6, by remote write: `k6_http_reqs_total` (counter; labels `endpoint` (the scripts'
   tag), `status`, `expected_response`, `scenario`, `testid`, ...), `k6_http_req_duration_seconds`
   (a native histogram, same labels), `k6_dropped_iterations_total`, `k6_iterations_total`,
-  `k6_vus`, `k6_vus_max` (the last two carry no `testid`). k6 counters are cumulative from
+  `k6_vus`, `k6_vus_max` (with `testid` only as the global tag the scripts and platforms
+  set; without one, runs could not be told apart). k6 counters are cumulative from
   its start and every run has its own `testid`, so the last value over a run's window is
   the run's exact total: `max_over_time`, not `increase` (which extrapolates).
 - RabbitMQ's Prometheus plugin, `/metrics/detailed?family=queue_coarse_metrics`:
@@ -122,7 +123,7 @@ def k6_request_rate(test_id: str, by: str | None = "endpoint", rate_window: str 
     return f"sum{_by(by)} (rate({selector(K6_REQUESTS, testid=test_id)}[{rate_window}]))"
 
 
-def k6_error_rate(test_id: str, endpoint: str | None = None, rate_window: str = RATE_WINDOW) -> str:
+def k6_error_rate(test_id: str, rate_window: str = RATE_WINDOW, endpoint: str | None = None) -> str:
     """Share of requests failing now, over all endpoints or one."""
     failed = selector(K6_REQUESTS, testid=test_id, endpoint=endpoint, expected_response="false")
     every = selector(K6_REQUESTS, testid=test_id, endpoint=endpoint)
@@ -143,14 +144,15 @@ def k6_mean_latency(test_id: str, window: str, by: str | None = "endpoint") -> s
             f" / histogram_count(sum{_by(by)} (increase({sel}[{window}])))")
 
 
-def k6_vus() -> str:
-    """VUs busy now over all k6 processes (k6 tags this metric with no test id)."""
-    return f"sum({K6_VUS})"
+def k6_vus(test_id: str | None = None) -> str:
+    """VUs busy now over all runners of a run, or of every run when no test id is given
+    (k6 carries the global `testid` tag here too)."""
+    return f"sum({selector(K6_VUS, testid=test_id)})"
 
 
-def k6_vus_max(window: str) -> str:
-    """The most VUs busy at once over a window (all k6 processes)."""
-    return f"max_over_time(({k6_vus()})[{window}:{SUBQUERY_STEP}])"
+def k6_vus_max(test_id: str, window: str) -> str:
+    """The most VUs busy at once over a window, all runners together."""
+    return f"max_over_time(({k6_vus(test_id)})[{window}:{SUBQUERY_STEP}])"
 
 
 def k6_samples_present(test_id: str, window: str) -> str:

@@ -56,7 +56,7 @@ ALL_QUERIES = [
     promql.k6_dropped_iterations_so_far("t/x/0"), promql.k6_duration_histograms("t/x/0", "60s"),
     promql.k6_request_rate("t/x/0"), promql.k6_error_rate("t/x/0", endpoint="getData"),
     promql.k6_latency_quantile(0.95, "t/x/0", by="endpoint"), promql.k6_mean_latency("t/x/0", "60s"),
-    promql.k6_vus(), promql.k6_vus_max("60s"), promql.k6_samples_present("t/x/0", "60s"),
+    promql.k6_vus("t/x/0"), promql.k6_vus_max("t/x/0", "60s"), promql.k6_samples_present("t/x/0", "60s"),
     promql.queue_depth(), promql.queue_depth_max("60s"), promql.deepest_queue(), promql.queue_depth_deepest(),
     promql.queue_depth_total(), promql.replicas_desired(), promql.replicas_ready(), promql.restarts_total(),
     promql.restarts("60s"), promql.oom_kills("60s"),
