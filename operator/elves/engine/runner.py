@@ -29,7 +29,7 @@ from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.status import Condition, FaultEvent, LoadTestStatus, RunStatus, Verdict
 from elves.engine.summary import summarize
-from elves.engine.units import format_duration
+from elves.engine.units import format_duration, parse_duration
 from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, sweep_table
 from elves.constants import GATEWAY_ENDPOINTS
 
@@ -169,10 +169,6 @@ class _Step:
             raise HarnessError(error_reason, f"gave up after {format_duration(timeout)}: {reason}")
         return interval if interval is not None else self.ctx.intervals.waiting
 
-    def elapsed_in_step(self) -> float:
-        since = self.status.progress.since
-        return self.now - epoch(since) if since else 0.0
-
     # --- phases ----------------------------------------------------------------------
 
     def advance(self) -> float:
@@ -299,7 +295,7 @@ class _Step:
         timeout = self.ctx.test.spec.drain.timeout
         if waiting:
             try:
-                return self.wait("draining: " + "; ".join(waiting), _seconds(timeout), "DrainTimeout",
+                return self.wait("draining: " + "; ".join(waiting), parse_duration(timeout), "DrainTimeout",
                                  self.ctx.intervals.draining)
             except HarnessError:
                 # Not converging is the system's failure, not the harness's: analyse what happened.
@@ -405,12 +401,6 @@ class _Step:
                       self.now)
         status.summary = summarize(status)
         self.events.append(f"{status.phase}: {len(checks) - len(failed)}/{len(checks)} checks passed")
-
-
-def _seconds(text: str) -> float:
-    from elves.engine.units import parse_duration
-
-    return parse_duration(text)
 
 
 def _observed(value: float | None) -> str:
