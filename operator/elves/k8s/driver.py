@@ -1,0 +1,227 @@
+"""Drives LoadTests on a cluster: one step of the phase machine per call, its state kept in
+the LoadTest's status. Plain code over the API and the engine, testable without kopf;
+elves.k8s.handlers calls it from kopf's create, timer and delete handlers.
+
+Every call reads the LoadTest afresh (not kopf's cached body), so a step never runs on a
+status older than the last one written, and writes the whole status back through the
+status subresource. Calls for one LoadTest are serialised in this process (the operator
+runs as one replica).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from kubernetes.client.exceptions import ApiException
+
+from elves.engine.models import LoadTest, SpecError, parse_loadtest
+from elves.engine.runner import Clock, Context, SystemClock, abort, fail, step, utc
+from elves.engine.status import LoadTestStatus
+from elves.k8s import grafana
+from elves.k8s.faults import cluster_problems
+from elves.k8s.kube import Kube
+from elves.k8s.platform import KubernetesPlatform
+from elves.k8s.report import extract_command, store_report
+from elves.k8s.settings import OperatorSettings
+
+log = logging.getLogger(__name__)
+
+# (type: Normal | Warning, reason, message) -> a Kubernetes Event on the LoadTest.
+Emit = Callable[[str, str, str], None]
+SAVE_ATTEMPTS = 3
+WAITING_PHASES = ("Pending", "Preparing")
+
+
+class RestoreFailed(RuntimeError):
+    """A deleted LoadTest could not put the system back; the delete is retried."""
+
+
+@dataclass(frozen=True)
+class _Owner:
+    """What the phase machine's cleanup needs of a test whose spec can no longer be read."""
+
+    owner: str
+
+
+def event_kind(text: str) -> tuple[str, str]:
+    """(type, reason) of one of the phase machine's event lines."""
+    rules = (
+        (r"Error \(", "Warning", "Error"),
+        (r"fault at ", "Normal", "Fault"),
+        (r"fault .* not fired", "Warning", "FaultNotFired"),
+        (r"could not ", "Warning", "CleanupFailed"),
+        (r"drain timed out", "Warning", "DrainTimeout"),
+        (r"Succeeded: ", "Normal", "Succeeded"),
+        (r"Failed: ", "Warning", "Failed"),
+        (r"run \d+: [A-Z]", "Normal", "Phase"),
+    )
+    for pattern, type_, reason in rules:
+        if re.match(pattern, text):
+            return type_, reason
+    return "Normal", "Progress"
+
+
+def document(body: dict[str, Any]) -> dict[str, Any]:
+    """The LoadTest as the engine's models take it (no status, the metadata they know)."""
+    meta = body.get("metadata") or {}
+    return {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"),
+            "metadata": {k: meta[k] for k in ("name", "namespace", "generation", "uid") if k in meta},
+            "spec": body.get("spec")}
+
+
+def parse(body: dict[str, Any]) -> tuple[LoadTest | None, list[str]]:
+    """The LoadTest, or the problems (each naming its field) that keep it from running here."""
+    try:
+        test = parse_loadtest(document(body), "LoadTest")
+    except SpecError as exc:
+        return None, exc.problems
+    return test, cluster_problems(test.spec)
+
+
+def new_faults(before: LoadTestStatus, after: LoadTestStatus) -> list[tuple[str, str]]:
+    """(label, message) of the faults fired by this step."""
+    seen = {(run.index, f.index) for run in before.runs for f in run.faults}
+    return [(f.label or f.action, f.message) for run in after.runs for f in run.faults if (run.index, f.index) not in seen]
+
+
+class Driver:
+    def __init__(self, settings: OperatorSettings, kube: Kube, clock: Clock | None = None):
+        self.settings = settings
+        self.kube = kube
+        self.clock = clock or SystemClock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _lock(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def _context(self, test: LoadTest) -> Context:
+        return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts())
+
+    # --- one step ----------------------------------------------------------------------
+
+    def tick(self, namespace: str, name: str, emit: Emit) -> None:
+        """Advance one LoadTest as far as it goes without waiting."""
+        with self._lock(f"{namespace}/{name}"):
+            body = self.kube.loadtest(namespace, name)
+            if body is None or body["metadata"].get("deletionTimestamp"):
+                return
+            before = LoadTestStatus.model_validate(body.get("status") or {})
+            if before.final:
+                return
+            platform = KubernetesPlatform(self.settings, self.kube, body)
+            test, problems = parse(body)
+            if test is None or problems:
+                result_status, events = self._refuse(f"{namespace}/{name}", before, platform, problems)
+            else:
+                result = step(self._context(test), before, platform, self.clock)
+                result_status, events = result.status, result.events
+            after = result_status
+            if self.settings.grafana_url and after.started_at is not None:
+                after.report.grafana = grafana.dashboard_link(self.settings.grafana_url, after.started_at,
+                                                              after.finished_at)
+            if after.final and test is not None:
+                self._report(body, test, after, emit)
+            self._save(body, after)
+            self._announce(f"{namespace}/{name}", before, after, events, emit)
+
+    def _refuse(self, owner: str, status: LoadTestStatus, platform: KubernetesPlatform,
+                problems: list[str]) -> tuple[LoadTestStatus, list[str]]:
+        """End a test whose spec cannot run here in Error, naming the fields (and clean up,
+        should it have been edited in the middle of a run)."""
+        status = status.model_copy(deep=True)
+        events: list[str] = []
+        fail(_Owner(owner), status, platform, self.clock.now(), "InvalidSpec", "; ".join(problems), events)  # type: ignore[arg-type]
+        return status, events
+
+    def _report(self, body: dict[str, Any], test: LoadTest, status: LoadTestStatus, emit: Emit) -> None:
+        meta = body["metadata"]
+        try:
+            status.report.path = store_report(self.kube, body, test, status, self.settings.prometheus_url)
+        except Exception as exc:  # noqa: BLE001 - the verdict stands without its page
+            log.warning("report of %s/%s not kept: %s", meta["namespace"], meta["name"], exc)
+            emit("Warning", "ReportFailed", f"the HTML report could not be kept: {exc}")
+            return
+        emit("Normal", "Report", f"report kept in {status.report.path}: "
+                                 f"{extract_command(meta['namespace'], meta['name'])}")
+
+    def _save(self, body: dict[str, Any], status: LoadTestStatus) -> None:
+        """Write the whole status; on a conflict (kopf wrote the object meanwhile) read it again."""
+        meta = body["metadata"]
+        for _ in range(SAVE_ATTEMPTS):
+            body["status"] = status.model_dump(mode="json", by_alias=True, exclude_none=True)
+            try:
+                self.kube.replace_loadtest_status(body)
+                return
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+            fresh = self.kube.loadtest(meta["namespace"], meta["name"])
+            if fresh is None:
+                return
+            body = fresh
+        raise RuntimeError(f"the status of {meta['namespace']}/{meta['name']} kept changing under the operator")
+
+    def _announce(self, owner: str, before: LoadTestStatus, after: LoadTestStatus, events: list[str],
+                  emit: Emit) -> None:
+        for text in events:
+            emit(*event_kind(text), text)
+        waiting = after.progress.waiting_for
+        if after.phase in WAITING_PHASES and waiting and waiting != before.progress.waiting_for:
+            emit("Normal", "Waiting", waiting)
+        if not self.settings.grafana_url:
+            return
+        now = utc(self.clock.now())
+        marks = [("fault", f"fault {label}: {message}") for label, message in new_faults(before, after)]
+        if after.phase != before.phase:
+            marks.append(("phase", f"{before.phase} -> {after.phase}"))
+        for kind, text in marks:
+            try:
+                grafana.post_annotation(self.settings.grafana_url, self.settings.grafana_token,
+                                        grafana.annotation(owner, kind, text, now), self.settings.http_timeout_seconds)
+            except grafana.GrafanaError as exc:
+                log.warning("no Grafana annotation for %s: %s", owner, exc)
+
+    def _save_quietly(self, body: dict[str, Any], status: LoadTestStatus) -> None:
+        """Save the status of a LoadTest that is going away: a courtesy for whoever looks."""
+        try:
+            self._save(body, status)
+        except Exception as exc:  # noqa: BLE001
+            log.info("status of deleted %s/%s not saved: %s", body["metadata"]["namespace"],
+                     body["metadata"]["name"], exc)
+
+    # --- deletion --------------------------------------------------------------------------
+
+    def delete(self, namespace: str, name: str, emit: Emit) -> None:
+        """A deleted LoadTest: stop its load, restore the system, give the system back."""
+        key = f"{namespace}/{name}"
+        with self._lock(key):
+            body = self.kube.loadtest(namespace, name)
+            if body is None:
+                return
+            after = LoadTestStatus.model_validate(body.get("status") or {})
+            platform = KubernetesPlatform(self.settings, self.kube, body)
+            if not after.final:
+                test, _ = parse(body)
+                ctx = self._context(test) if test is not None else _Owner(key)
+                result = abort(ctx, after, platform, self.clock, "the LoadTest was deleted")  # type: ignore[arg-type]
+                for text in result.events:
+                    emit(*event_kind(text), text)
+                after = result.status
+            if after.snapshot is not None and not after.restored:  # also a restore that failed before
+                try:
+                    platform.restore_system(after.snapshot)
+                except Exception as exc:  # noqa: BLE001 - kopf retries the deletion
+                    self._save_quietly(body, after)
+                    raise RestoreFailed(f"{key}: the system could not be restored, retrying: {exc}") from None
+                after.restored = True
+                emit("Normal", "Restored", "restored the system as it was before the test")
+            platform.release(key)  # also a release that was lost before; a no-op when not held
+            self._save_quietly(body, after)
+        with self._guard:
+            self._locks.pop(key, None)

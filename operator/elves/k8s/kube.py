@@ -1,0 +1,173 @@
+"""The few Kubernetes API calls the operator makes, as plain dicts, each with a timeout.
+
+Creates tolerate 409 (the object is there: a retried step made it) and deletes tolerate
+404 (it is gone already), as crate-operator's kubeapi does, so every step can run twice.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from elves.constants import API_GROUP, API_VERSION, PLURAL
+
+REQUEST_TIMEOUT_SECONDS = 15.0
+K6_GROUP, K6_VERSION, K6_PLURAL = "k6.io", "v1alpha1", "testruns"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def status_of(exc: BaseException) -> int | None:
+    return exc.status if isinstance(exc, ApiException) else None
+
+
+def describe(exc: ApiException) -> str:
+    """The API server's own message, not the client's wall of headers."""
+    import json
+
+    try:
+        return json.loads(exc.body or "{}").get("message") or f"HTTP {exc.status} {exc.reason}"
+    except ValueError:
+        return f"HTTP {exc.status} {exc.reason}"
+
+
+def api_client() -> client.ApiClient:
+    """In a pod: its service account; elsewhere: the kubeconfig ($KUBECONFIG or ~/.kube/config)."""
+    configuration = client.Configuration()
+    try:
+        config.load_incluster_config(client_configuration=configuration)
+    except config.ConfigException:
+        # $KUBECONFIG read now: the client's default is read once, when it is imported.
+        config.load_kube_config(config_file=os.environ.get("KUBECONFIG"), client_configuration=configuration)
+    return client.ApiClient(configuration)
+
+
+class Kube:
+    def __init__(self, api: client.ApiClient, timeout: float = REQUEST_TIMEOUT_SECONDS):
+        self.api = api
+        self.timeout = timeout
+        self.core = client.CoreV1Api(api)
+        self.apps = client.AppsV1Api(api)
+        self.custom = client.CustomObjectsApi(api)
+        self.coordination = client.CoordinationV1Api(api)
+
+    def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        result = method(*args, _request_timeout=self.timeout, **kwargs)
+        return result if isinstance(result, (dict, list)) or result is None else self.api.sanitize_for_serialization(result)
+
+    def _get(self, method: Callable[..., Any], *args: Any) -> dict[str, Any] | None:
+        try:
+            return self._call(method, *args)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    # --- LoadTests ---------------------------------------------------------------------
+
+    def loadtest(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(self.custom.get_namespaced_custom_object, API_GROUP, API_VERSION, namespace, PLURAL, name)
+
+    def replace_loadtest_status(self, body: dict[str, Any]) -> dict[str, Any]:
+        meta = body["metadata"]
+        return self._call(self.custom.replace_namespaced_custom_object_status, API_GROUP, API_VERSION,
+                          meta["namespace"], PLURAL, meta["name"], body)
+
+    # --- k6-operator TestRuns ------------------------------------------------------------
+
+    def testrun(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(self.custom.get_namespaced_custom_object, K6_GROUP, K6_VERSION, namespace, K6_PLURAL, name)
+
+    def create_testrun(self, body: dict[str, Any]) -> bool:
+        return self._create(lambda: self._call(self.custom.create_namespaced_custom_object, K6_GROUP, K6_VERSION,
+                                               body["metadata"]["namespace"], K6_PLURAL, body))
+
+    def delete_testrun(self, namespace: str, name: str) -> bool:
+        return self._delete(lambda: self._call(self.custom.delete_namespaced_custom_object, K6_GROUP, K6_VERSION,
+                                               namespace, K6_PLURAL, name, propagation_policy="Background"))
+
+    # --- core objects --------------------------------------------------------------------
+
+    def configmap(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(self.core.read_namespaced_config_map, name, namespace)
+
+    def apply_configmap(self, body: dict[str, Any]) -> None:
+        """Create it, or replace what a previous attempt left under the same name."""
+        meta = body["metadata"]
+        try:
+            self._call(self.core.create_namespaced_config_map, meta["namespace"], body)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            self._call(self.core.replace_namespaced_config_map, meta["name"], meta["namespace"], body)
+
+    def secret(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(self.core.read_namespaced_secret, name, namespace)
+
+    def pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        return self._call(self.core.list_namespaced_pod, namespace, label_selector=selector).get("items") or []
+
+    def delete_pod(self, namespace: str, name: str, grace_seconds: int | None = None) -> bool:
+        return self._delete(lambda: self._call(self.core.delete_namespaced_pod, name, namespace,
+                                               grace_period_seconds=grace_seconds))
+
+    # --- the system's workloads ------------------------------------------------------------
+
+    def deployment(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(self.apps.read_namespaced_deployment, name, namespace)
+
+    def statefulset(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(self.apps.read_namespaced_stateful_set, name, namespace)
+
+    def patch_deployment(self, namespace: str, name: str, patch: dict[str, Any] | list[dict[str, Any]]) -> None:
+        """A list is a JSON patch, a dict a strategic merge patch."""
+        self._call(self.apps.patch_namespaced_deployment, name, namespace, patch)
+
+    def scale_deployment(self, namespace: str, name: str, replicas: int) -> None:
+        self._call(self.apps.patch_namespaced_deployment_scale, name, namespace, {"spec": {"replicas": replicas}})
+
+    # --- the test lock -----------------------------------------------------------------------
+
+    def lease(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(self.coordination.read_namespaced_lease, name, namespace)
+
+    def create_lease(self, body: dict[str, Any]) -> bool:
+        return self._create(lambda: self._call(self.coordination.create_namespaced_lease,
+                                               body["metadata"]["namespace"], body))
+
+    def replace_lease(self, body: dict[str, Any]) -> bool:
+        """False when someone changed the Lease since it was read (409: read it again)."""
+        meta = body["metadata"]
+        try:
+            self._call(self.coordination.replace_namespaced_lease, meta["name"], meta["namespace"], body)
+        except ApiException as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _create(create: Callable[[], Any]) -> bool:
+        """True when created, False when it was there already."""
+        try:
+            create()
+        except ApiException as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
+
+    @staticmethod
+    def _delete(delete: Callable[[], Any]) -> bool:
+        """True when deleted, False when it was gone already."""
+        try:
+            delete()
+        except ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True

@@ -1,0 +1,92 @@
+"""The objects the operator creates, as plain dicts: the script ConfigMap, the k6-operator
+TestRun, the report ConfigMap. Pure functions, so unit tests read them as data.
+
+The TestRun follows k6-operator v0.0.19 (tools/versions.env): `spec.arguments` is one
+string split on single spaces, so everything with spaces or JSON (the scenarios, the
+tokens) travels as runner environment variables instead. k6-operator tags each runner
+`instance_id=<i>`, which keeps the runners' series apart in Prometheus.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from elves.engine.platform import LoadRun
+from elves.local.k6 import PUSH_INTERVAL
+from elves.k8s import names
+
+K6_API_VERSION = "k6.io/v1alpha1"
+
+
+def k6_arguments(test_id: str) -> str:
+    """`spec.arguments`: remote write to Prometheus, and the test id on every sample."""
+    return f"--out experimental-prometheus-rw --tag testid={test_id}"
+
+
+def runner_env(run: LoadRun, prometheus_url: str, gateway_url: str, registry_url: str) -> list[dict[str, str]]:
+    """The runner pods' environment: k6's remote-write output and the scripts' ELVES_* variables
+    (docs/architecture.md, "Harness"); the run's own variables win."""
+    env = {
+        "K6_PROMETHEUS_RW_SERVER_URL": f"{prometheus_url.rstrip('/')}/api/v1/write",
+        "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true",
+        "K6_PROMETHEUS_RW_PUSH_INTERVAL": PUSH_INTERVAL,
+        # Series end when the test ends, instead of lingering for five minutes.
+        "K6_PROMETHEUS_RW_STALE_MARKERS": "true",
+        "K6_NO_USAGE_REPORT": "true",
+        "ELVES_BASE_URL": gateway_url,
+        "ELVES_REGISTRY_URL": registry_url,
+        "ELVES_TEST_ID": run.test_id,
+        **run.env,
+    }
+    return [{"name": name, "value": value} for name, value in env.items()]
+
+
+def script_configmap(loadtest: dict, run: int, archive: bytes) -> dict[str, Any]:
+    """The k6 archive of one run (its scenarios are packed in: k6 takes a script's options
+    from the archive, not from the runner's environment)."""
+    name = loadtest["metadata"]["name"]
+    return {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": names.script_configmap_name(name, run), "namespace": loadtest["metadata"]["namespace"],
+                     "labels": names.child_labels(name, run), "ownerReferences": [names.owner_reference(loadtest)]},
+        "binaryData": {names.SCRIPT_KEY: base64.b64encode(archive).decode("ascii")},
+    }
+
+
+def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
+            env: list[dict[str, str]]) -> dict[str, Any]:
+    """The k6-operator TestRun of one run; `script` is (ConfigMap name, key)."""
+    name = loadtest["metadata"]["name"]
+    index = names.run_index(run.test_id)
+    configmap, key = script
+    return {
+        "apiVersion": K6_API_VERSION, "kind": "TestRun",
+        "metadata": {
+            "name": names.testrun_name(name, index), "namespace": loadtest["metadata"]["namespace"],
+            "labels": names.child_labels(name, index),
+            "annotations": {names.ANNOTATION_TEST_ID: run.test_id},
+            "ownerReferences": [names.owner_reference(loadtest)],
+        },
+        "spec": {
+            "parallelism": max(1, run.parallelism),
+            "script": {"configMap": {"name": configmap, "file": key}},
+            "arguments": k6_arguments(run.test_id),
+            # The initializer (k6 inspect) takes the runner's settings when it has none.
+            "runner": {
+                "image": image,
+                "metadata": {"labels": names.child_labels(name, index)},
+                "env": env,
+            },
+        },
+    }
+
+
+def report_configmap(loadtest: dict, html: str, summary: str) -> dict[str, Any]:
+    name = loadtest["metadata"]["name"]
+    return {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": names.report_configmap_name(name), "namespace": loadtest["metadata"]["namespace"],
+                     "labels": names.child_labels(name), "ownerReferences": [names.owner_reference(loadtest)]},
+        "data": {names.REPORT_HTML_KEY: html, names.REPORT_SUMMARY_KEY: summary},
+    }

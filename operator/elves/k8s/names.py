@@ -1,0 +1,74 @@
+"""Names and labels of what the operator creates: deterministic, so every create is idempotent.
+
+A TestRun's name becomes k6-operator's Job names (`<name>-initializer`, `<name>-<i>`),
+their `job-name` labels (at most 63 characters) and Service names (`<name>-service-<i>`,
+which must start with a letter): hence the `elves-` prefix and the length budget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from elves.constants import API_GROUP
+
+TESTRUN_NAME_MAX = 50
+LOCK_LEASE = "elves-loadtest-lock"  # in the system namespace: who holds the system
+SCRIPT_KEY = "archive.tar"  # the key of the k6 archive in a script ConfigMap
+REPORT_HTML_KEY = "report.html"
+REPORT_SUMMARY_KEY = "summary.json"
+
+LABEL_LOADTEST = f"{API_GROUP}/loadtest"  # the LoadTest's name, on every child and runner pod
+LABEL_RUN = f"{API_GROUP}/run"  # the run index (sweep point) of a TestRun and its ConfigMap
+MANAGED_BY = {"app.kubernetes.io/managed-by": "elves-operator"}
+ANNOTATION_TEST_ID = f"{API_GROUP}/test-id"
+ANNOTATION_HOLDER_UID = f"{API_GROUP}/holder-uid"
+
+# k6-operator's labels on the pods of a TestRun (pkg/resources/jobs): `k6_cr` = the
+# TestRun's name on every pod, `runner=true` on the runners.
+K6_LABEL_TESTRUN = "k6_cr"
+K6_LABEL_RUNNER = "runner"
+# The chart's label selecting a service's pods.
+COMPONENT_LABEL = "app.kubernetes.io/component"
+
+
+def _fit(base: str, budget: int) -> str:
+    """`base` if it fits, else a prefix of it plus a short hash of the whole, within budget."""
+    if len(base) <= budget:
+        return base
+    digest = hashlib.sha256(base.encode()).hexdigest()[:6]
+    return f"{base[:budget - 7].rstrip('-')}-{digest}"
+
+
+def testrun_name(loadtest: str, run: int) -> str:
+    suffix = f"-{run}"
+    return _fit(f"elves-{loadtest}", TESTRUN_NAME_MAX - len(suffix)) + suffix
+
+
+def script_configmap_name(loadtest: str, run: int) -> str:
+    return f"{testrun_name(loadtest, run)}-script"
+
+
+def report_configmap_name(loadtest: str) -> str:
+    return _fit(f"elves-{loadtest}", 63 - len("-report")) + "-report"
+
+
+def run_index(test_id: str) -> int:
+    """The run index of a test id `<namespace>/<name>/<run>`."""
+    try:
+        return int(test_id.rsplit("/", 1)[1])
+    except (IndexError, ValueError):
+        raise ValueError(f"test id {test_id!r} is not <namespace>/<name>/<run>") from None
+
+
+def child_labels(loadtest: str, run: int | None = None) -> dict[str, str]:
+    labels = {**MANAGED_BY, LABEL_LOADTEST: loadtest}
+    if run is not None:
+        labels[LABEL_RUN] = str(run)
+    return labels
+
+
+def owner_reference(loadtest: dict) -> dict:
+    """The LoadTest as the controlling owner: its children go when it goes."""
+    meta = loadtest["metadata"]
+    return {"apiVersion": loadtest.get("apiVersion", f"{API_GROUP}/v1alpha1"), "kind": loadtest.get("kind", "LoadTest"),
+            "name": meta["name"], "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}

@@ -1,0 +1,132 @@
+"""The system's Deployments and StatefulSets as plain dicts: what to snapshot, how to patch
+them, and whether they are ready. No API calls here; elves.k8s.platform makes them.
+
+A service's container has the Deployment's name (docs/architecture.md, "Kubernetes").
+Env and resources are changed with JSON patches that first `test` the container's name
+at its index, so a patch never lands on the wrong container.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timezone
+from typing import Any
+
+from elves.engine.units import parse_cpu, parse_memory
+
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # the annotation `kubectl rollout restart` sets
+
+
+class WorkloadError(RuntimeError):
+    """The Deployment is not shaped as the chart makes it."""
+
+
+def container_index(deployment: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    name = deployment["metadata"]["name"]
+    containers = deployment["spec"]["template"]["spec"].get("containers") or []
+    for index, container in enumerate(containers):
+        if container.get("name") == name:
+            return index, container
+    raise WorkloadError(f"Deployment {name} has no container named {name} "
+                        f"(containers: {', '.join(c.get('name', '?') for c in containers)})")
+
+
+def snapshot(deployment: dict[str, Any]) -> dict[str, Any]:
+    """What a test may change and the end of the test puts back."""
+    _, container = container_index(deployment)
+    return {"replicas": deployment["spec"].get("replicas", 1),
+            "resources": copy.deepcopy(container.get("resources") or {}),
+            "env": copy.deepcopy(container.get("env") or [])}
+
+
+def _container_ops(deployment: dict[str, Any], changes: dict[str, Any]) -> list[dict[str, Any]]:
+    index, container = container_index(deployment)
+    path = f"/spec/template/spec/containers/{index}"
+    ops = [{"op": "add", "path": f"{path}/{key}", "value": value}
+           for key, value in changes.items() if container.get(key) != value]
+    return [{"op": "test", "path": f"{path}/name", "value": container["name"]}] + ops if ops else []
+
+
+def restore_ops(deployment: dict[str, Any], wanted: dict[str, Any]) -> list[dict[str, Any]]:
+    """JSON patch putting env and resources back as snapshotted ([] when nothing differs)."""
+    return _container_ops(deployment, {"env": wanted.get("env") or [], "resources": wanted.get("resources") or {}})
+
+
+def _merged_env(container: dict[str, Any], env: dict[str, str]) -> list[dict[str, Any]]:
+    merged = copy.deepcopy(container.get("env") or [])
+    for name, value in env.items():
+        entry = {"name": name, "value": value}
+        for i, existing in enumerate(merged):
+            if existing.get("name") == name:
+                merged[i] = entry  # also replaces a valueFrom
+                break
+        else:
+            merged.append(entry)
+    return merged
+
+
+def _limited(container: dict[str, Any], memory: str | None, cpu: str | None) -> dict[str, Any]:
+    resources = copy.deepcopy(container.get("resources") or {})
+    limits, requests = resources.setdefault("limits", {}), resources.get("requests") or {}
+    for key, value, parse in (("memory", memory, parse_memory), ("cpu", cpu, parse_cpu)):
+        if value is None:
+            continue
+        limits[key] = value
+        if key in requests and parse(str(requests[key])) > parse(value):
+            requests[key] = value  # a request may not exceed its limit
+    return resources
+
+
+def change_ops(deployment: dict[str, Any], env: dict[str, str] | None = None,
+               memory: str | None = None, cpu: str | None = None) -> list[dict[str, Any]]:
+    """JSON patch setting env variables (by name, in place; new ones appended; others stay)
+    and memory/CPU limits (a request above its new limit comes down to it)."""
+    _, container = container_index(deployment)
+    changes: dict[str, Any] = {}
+    if env:
+        changes["env"] = _merged_env(container, env)
+    if memory is not None or cpu is not None:
+        changes["resources"] = _limited(container, memory, cpu)
+    return _container_ops(deployment, changes)
+
+
+def restart_patch(now: float) -> dict[str, Any]:
+    """A strategic merge patch doing what `kubectl rollout restart` does."""
+    stamp = datetime.fromtimestamp(now, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: stamp}}}}}
+
+
+def deployment_not_ready(deployment: dict[str, Any]) -> str | None:
+    """Why a Deployment does not run its desired replicas, all updated and ready; None when it does."""
+    name = deployment["metadata"]["name"]
+    wanted = deployment["spec"].get("replicas", 1)
+    status = deployment.get("status") or {}
+    generation, observed = deployment["metadata"].get("generation", 0), status.get("observedGeneration")
+    if observed is None or observed < generation:
+        return f"{name}: the change is not rolled out yet (generation {generation}, observed {observed or 0})"
+    updated, ready, total = (status.get(k) or 0 for k in ("updatedReplicas", "readyReplicas", "replicas"))
+    if updated < wanted:
+        return f"{name}: {updated} of {wanted} replicas updated"
+    if ready < wanted:
+        return f"{name}: {ready} of {wanted} replicas ready"
+    if total > wanted:
+        return f"{name}: {total - wanted} old replica(s) still running"
+    return None
+
+
+def statefulset_not_ready(statefulset: dict[str, Any]) -> str | None:
+    name = statefulset["metadata"]["name"]
+    wanted = statefulset["spec"].get("replicas", 1)
+    ready = (statefulset.get("status") or {}).get("readyReplicas") or 0
+    return None if ready >= wanted else f"{name}: {ready} of {wanted} replicas ready"
+
+
+def pick_pod(pods: list[dict[str, Any]], choose=None) -> dict[str, Any] | None:
+    """A pod to kill: one that runs and is not already going (`choose` picks among them)."""
+    alive = [p for p in pods if not p["metadata"].get("deletionTimestamp")
+             and (p.get("status") or {}).get("phase") in ("Running", "Pending")]
+    running = [p for p in alive if p["status"].get("phase") == "Running"] or alive
+    if not running:
+        return None
+    running.sort(key=lambda p: p["metadata"]["name"])
+    return choose(running) if choose else running[0]

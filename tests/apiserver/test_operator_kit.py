@@ -1,0 +1,313 @@
+"""What the operator's API-server tests stand on (no tests here; the name keeps it among
+the operator test files).
+
+The tier has a real kube-apiserver but no kubelet and no controllers, so:
+- the system's Deployments exist as objects whose status the test makes look ready;
+- the test plays k6-operator: it moves a TestRun's `status.stage` as k6-operator does and,
+  where a test needs results, runs the TestRun's runner for real: the k6 archive from its
+  ConfigMap, with its arguments and its runner environment, against loadtests/dev's fake
+  gateway, writing to a real Prometheus by remote write;
+- the registry's ledger and RabbitMQ's queue-depth series come from a small HTTP server
+  in the test (the real ones need the Java services): the ledger counts what the fake
+  gateway answered, the queues are empty. Prometheus scrapes it every second.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import tarfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlsplit
+
+import requests
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, GATEWAY_ENDPOINTS, PLURAL, WORK_QUEUES
+from elves.k8s.kube import K6_GROUP, K6_PLURAL, K6_VERSION
+
+from . import control_plane as cp
+
+REPO = cp.REPO
+K6_BINARY = cp.cache_dir() / "bin" / "k6"
+JWT_SECRET = "0123456789abcdef" * 4  # 64 hex characters, as the chart generates
+SCRAPE_INTERVAL = "1s"
+T = TypeVar("T")
+
+
+def _load(name: str, path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+engine_testkit = _load("engine_testkit", REPO / "operator" / "tests" / "engine" / "engine_testkit.py")
+fake_gateway = _load("fake_gateway", REPO / "loadtests" / "dev" / "fake_gateway.py")
+
+
+def wait_for(check: Callable[[], T], what: str, timeout: float = 30.0, interval: float = 0.2) -> T:
+    """Poll `check` until it returns something truthy; fail naming `what` at the deadline."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)  # polling with the deadline above
+    raise AssertionError(f"gave up after {timeout:g}s waiting for {what} (last: {last!r})")
+
+
+# --------------------------------------------------------------------------- stand-ins
+
+
+class SystemStandIn:
+    """The registry's ledger and RabbitMQ's queue depth, on a loopback port."""
+
+    def __init__(self, gateway: Any):
+        self.gateway = gateway  # the fake gateway's state: what it answered, per test id
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                url = urlsplit(self.path)
+                if url.path == "/metrics":
+                    body, kind = stand_in.metrics().encode(), "text/plain; version=0.0.4"
+                elif url.path == "/api/v1/ledger":
+                    body, kind = json.dumps(stand_in.ledger(parse_qs(url.query)["testId"][0])).encode(), "application/json"
+                else:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, name="system-stand-in", daemon=True).start()
+
+    def metrics(self) -> str:
+        lines = ["# TYPE rabbitmq_detailed_queue_messages_ready gauge",
+                 "# TYPE rabbitmq_detailed_queue_messages_unacked gauge"]
+        for queue in WORK_QUEUES:
+            lines.append(f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{queue}"}} 0')
+            lines.append(f'rabbitmq_detailed_queue_messages_unacked{{vhost="/",queue="{queue}"}} 0')
+        return "\n".join(lines) + "\n"
+
+    def ledger(self, test_id: str) -> dict[str, Any]:
+        """What the registry would have persisted: a result per accepted getData, a log per
+        2xx answer of a gateway endpoint (the fake finishes every plot)."""
+        with self.gateway.lock:
+            counts = dict(self.gateway.counts)
+        accepted: dict[str, int] = {}
+        for key, n in counts.items():
+            endpoint, status, tid = key.split(" ", 2)
+            if tid == test_id and 200 <= int(status) < 300:
+                accepted[endpoint] = accepted.get(endpoint, 0) + n
+        logs = {e: n for e, n in accepted.items() if e in GATEWAY_ENDPOINTS}
+        requests_ = accepted.get("getData", 0)
+        return {"testId": test_id, "requests": requests_, "results": {"done": requests_, "failed": 0},
+                "logs": sum(logs.values()), "logsByEndpoint": logs, "duplicates": 0}
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def start_prometheus(workdir: Path, scrape_target: str) -> Any:
+    """Debian's Prometheus (engine_testkit's, remote-write receiver and native histograms on),
+    reloaded with a job scraping the stand-in, as the chart's ServiceMonitors would."""
+    server = engine_testkit.PrometheusServer(workdir)
+    (workdir / "prometheus.yml").write_text(json.dumps({
+        "global": {"scrape_interval": SCRAPE_INTERVAL},
+        "scrape_configs": [{"job_name": "rabbitmq-queues", "honor_labels": True,
+                            "static_configs": [{"targets": [scrape_target.removeprefix("http://")]}]}],
+    }))
+    server.process.send_signal(signal.SIGHUP)  # Prometheus re-reads its configuration
+    query = f"{server.url}/api/v1/query"
+    wait_for(lambda: requests.get(query, params={"query": "rabbitmq_detailed_queue_messages_ready"}, timeout=5)
+             .json()["data"]["result"], "Prometheus to scrape the stand-in's queue depth")
+    return server
+
+
+# --------------------------------------------------------------------------- the cluster
+
+
+class Cluster:
+    """The session's kube-apiserver through the kubernetes client, as the test uses it."""
+
+    def __init__(self, kubeconfig: Path):
+        self.api = config.new_client_from_config(config_file=str(kubeconfig))
+        self.core = client.CoreV1Api(self.api)
+        self.apps = client.AppsV1Api(self.api)
+        self.custom = client.CustomObjectsApi(self.api)
+        self.coordination = client.CoordinationV1Api(self.api)
+
+    def plain(self, obj: Any) -> Any:
+        return obj if isinstance(obj, dict) else self.api.sanitize_for_serialization(obj)
+
+    def namespace(self, name: str) -> str:
+        try:
+            self.core.create_namespace({"metadata": {"name": name}})
+            # No controller-manager here makes the default ServiceAccount pods need.
+            self.core.create_namespaced_service_account(name, {"metadata": {"name": "default"}})
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+        return name
+
+    # --- the system under test ---
+
+    def system(self, namespace: str) -> str:
+        """The chart's three Deployments (ready) and its Secret, as objects."""
+        self.namespace(namespace)
+        self.core.create_namespaced_secret(namespace, {
+            "metadata": {"name": "elves"}, "type": "Opaque",
+            "data": {"jwt-secret": base64.b64encode(JWT_SECRET.encode()).decode()}})
+        for name in DEPLOYMENTS:
+            labels = {"app.kubernetes.io/component": name}
+            self.apps.create_namespaced_deployment(namespace, {
+                "metadata": {"name": name, "labels": labels},
+                "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{
+                        "name": name, "image": f"elves-{name}:test",
+                        "env": [{"name": "SERVER_PORT", "value": "8080"}],
+                        "resources": {"requests": {"memory": "256Mi"}, "limits": {"memory": "512Mi"}}}]}}}})
+            self.make_ready(namespace, name)
+        return namespace
+
+    def deployment(self, namespace: str, name: str) -> dict[str, Any]:
+        return self.plain(self.apps.read_namespaced_deployment(name, namespace))
+
+    def make_ready(self, namespace: str, name: str) -> None:
+        """What the deployment controller and the kubelet would report once the pods run."""
+        deployment = self.deployment(namespace, name)
+        replicas = deployment["spec"]["replicas"]
+        self.apps.patch_namespaced_deployment_status(name, namespace, {"status": {
+            "observedGeneration": deployment["metadata"]["generation"], "replicas": replicas,
+            "updatedReplicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}})
+
+    def lock_holder(self, namespace: str) -> str:
+        try:
+            lease = self.plain(self.coordination.read_namespaced_lease("elves-loadtest-lock", namespace))
+        except ApiException as exc:
+            if exc.status == 404:
+                return ""
+            raise
+        return (lease.get("spec") or {}).get("holderIdentity") or ""
+
+    # --- LoadTests ---
+
+    def create_loadtest(self, namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return self.custom.create_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, {
+            "apiVersion": f"{API_GROUP}/{API_VERSION}", "kind": "LoadTest",
+            "metadata": {"name": name}, "spec": spec})
+
+    def loadtest(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self.custom.get_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def status(self, namespace: str, name: str) -> dict[str, Any]:
+        return (self.loadtest(namespace, name) or {}).get("status") or {}
+
+    def delete_loadtest(self, namespace: str, name: str) -> None:
+        self.custom.delete_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
+
+    def events(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        listed = self.plain(self.core.list_namespaced_event(
+            namespace, field_selector=f"involvedObject.name={name}"))
+        return listed.get("items") or []
+
+    # --- k6-operator's objects ---
+
+    def testrun(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self.custom.get_namespaced_custom_object(K6_GROUP, K6_VERSION, namespace, K6_PLURAL, name)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def set_stage(self, namespace: str, name: str, stage: str) -> None:
+        """What k6-operator's controller writes as the runners go along."""
+        self.custom.patch_namespaced_custom_object_status(
+            K6_GROUP, K6_VERSION, namespace, K6_PLURAL, name, {"status": {"stage": stage}},
+            _content_type="application/merge-patch+json")
+
+    def walk_stages(self, namespace: str, name: str, *stages: str) -> None:
+        for stage in stages:
+            self.set_stage(namespace, name, stage)
+
+    def configmap(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self.plain(self.core.read_namespaced_config_map(name, namespace))
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+
+def run_runner(testrun: dict[str, Any], archive: bytes, workdir: Path, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    """Runner 0 of a TestRun as k6-operator's Job would start it (without --paused: nobody
+    needs to release it), here instead of in a pod."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    script = workdir / testrun["spec"]["script"]["configMap"]["file"]
+    script.write_bytes(archive)
+    env = {e["name"]: e["value"] for e in testrun["spec"]["runner"]["env"]}
+    env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=str(workdir))
+    argv = [str(K6_BINARY), "run", "--quiet", *testrun["spec"]["arguments"].split(" "), str(script),
+            f"--address=127.0.0.1:{engine_testkit.free_port()}", "--tag", "instance_id=0"]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+
+
+def archive_members(archive: bytes) -> dict[str, bytes]:
+    import io
+
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------- the operator
+
+
+@contextmanager
+def operator(monkeypatch: Any, namespace: str, env: dict[str, str]) -> Iterator[Any]:
+    """The operator under kopf's KopfRunner, serving one namespace, with these settings."""
+    from kopf.testing import KopfRunner
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    args = ["run", "--standalone", "--namespace", namespace, "--module", "elves.k8s.handlers"]
+    with KopfRunner(args, timeout=60) as runner:
+        yield runner
+    print(runner.output[-5000:])  # shown with -s, or in the report of a failing test
+
+
+def kubectl_get_loadtests(plane: cp.ControlPlane, namespace: str) -> list[dict[str, str]]:
+    """`kubectl get lt` as one dict per row, keyed by the column headers."""
+    lines = plane.kubectl("get", "lt", "-n", namespace).stdout.splitlines()
+    header = re.split(r"\s{2,}", lines[0].strip())
+    return [dict(zip(header, re.split(r"\s{2,}", line.strip()))) for line in lines[1:]]

@@ -1,0 +1,260 @@
+"""The kopf operator under KopfRunner against a real kube-apiserver: what a LoadTest makes,
+how it follows k6-operator's stages, faults, one test at a time, failing runners, results.
+
+The test plays k6-operator (it moves the TestRun's stage and, for a verdict, runs the
+runner's k6 itself): see test_operator_kit.py for what stands in for what.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+
+from elves.engine.status import FINAL_PHASES
+
+from . import control_plane as cp
+from .conftest import require
+from .test_operator_kit import (
+    JWT_SECRET, K6_BINARY, Cluster, SystemStandIn, archive_members, fake_gateway, kubectl_get_loadtests, operator,
+    run_runner, start_prometheus, wait_for,
+)
+
+CRD_FILE = cp.REPO / "charts" / "elves" / "crds" / "loadtests.elves.dev.yaml"
+STAGES_BEFORE_START = ("initialization", "initialized", "created")
+
+
+@pytest.fixture(scope="module")
+def cluster(control_plane: cp.ControlPlane, kubeconfig: Path) -> Cluster:
+    require([] if K6_BINARY.exists() else [f"{K6_BINARY} is missing (run tools/install-k6.sh)"])
+    require([] if shutil.which("prometheus") else ["prometheus is not installed (apt-get install prometheus)"])
+    control_plane.install_crds(CRD_FILE)
+    return Cluster(kubeconfig)
+
+
+@pytest.fixture(scope="module")
+def gateway() -> Any:
+    server, state = fake_gateway.serve(0)
+    yield f"http://127.0.0.1:{server.server_address[1]}", state
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def stand_in(gateway: Any) -> Any:
+    system = SystemStandIn(gateway[1])
+    yield system
+    system.stop()
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory: pytest.TempPathFactory, stand_in: SystemStandIn) -> Any:
+    server = start_prometheus(tmp_path_factory.mktemp("operator-prometheus"), stand_in.url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def env(request: pytest.FixtureRequest, cluster: Cluster, kubeconfig: Path, gateway: Any,
+        stand_in: SystemStandIn, prometheus: Any) -> dict[str, Any]:
+    """A LoadTest namespace, a system namespace with the chart's objects, the operator's settings."""
+    short = request.node.name.removeprefix("test_").replace("_", "-")[:40].rstrip("-")
+    namespace, system = cluster.namespace(f"lt-{short}"), cluster.system(f"sys-{short}")
+    settings = {
+        "KUBECONFIG": str(kubeconfig), "ELVES_SYSTEM_NAMESPACE": system, "ELVES_SECRET_NAME": "elves",
+        "ELVES_GATEWAY_URL": gateway[0], "ELVES_REGISTRY_URL": stand_in.url, "ELVES_PROMETHEUS_URL": prometheus.url,
+        "ELVES_K6": str(K6_BINARY), "ELVES_GRAFANA_URL": "",
+    }
+    return {"namespace": namespace, "system": system, "settings": settings}
+
+
+def phase_is(cluster: Cluster, namespace: str, name: str, *phases: str):
+    def check() -> dict[str, Any] | None:
+        status = cluster.status(namespace, name)
+        return status if status.get("phase") in phases else None
+    return check
+
+
+def events_with(cluster: Cluster, namespace: str, name: str, reason: str) -> list[str]:
+    return [e["message"] for e in cluster.events(namespace, name) if e["reason"] == reason]
+
+
+def replicas(cluster: Cluster, namespace: str, deployment: str) -> int:
+    return cluster.deployment(namespace, deployment)["spec"]["replicas"]
+
+
+def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_verdict(
+        cluster, env, control_plane, monkeypatch, gateway, prometheus, tmp_path):
+    ns, name = env["namespace"], "quick"
+    test_id = f"{ns}/{name}/0"
+    spec = {"load": {"scenario": "system-mix", "rate": "240/min", "duration": "6s", "users": 2,
+                     "mix": {"getData": 1, "getHistory": 1}},
+            "drain": {"timeout": "90s"}}
+    with operator(monkeypatch, ns, env["settings"]) as runner:
+        created = cluster.create_loadtest(ns, name, spec)
+        testrun = wait_for(lambda: cluster.testrun(ns, "elves-quick-0"), "the LoadTest's TestRun")
+
+        # The TestRun: the script ConfigMap, parallel runners, remote write, the test id tag, owned.
+        assert testrun["spec"]["parallelism"] == 1
+        assert testrun["spec"]["arguments"] == f"--out experimental-prometheus-rw --tag testid={test_id}"
+        assert testrun["spec"]["script"] == {"configMap": {"name": "elves-quick-0-script", "file": "archive.tar"}}
+        owner, = testrun["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["uid"], owner["controller"]) == ("LoadTest", created["metadata"]["uid"], True)
+        runner_env = {e["name"]: e["value"] for e in testrun["spec"]["runner"]["env"]}
+        assert runner_env["K6_PROMETHEUS_RW_SERVER_URL"] == f"{prometheus.url}/api/v1/write"
+        assert runner_env["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] == "true"
+        assert (runner_env["ELVES_BASE_URL"], runner_env["ELVES_TEST_ID"]) == (gateway[0], test_id)
+        scenarios = json.loads(runner_env["ELVES_K6_SCENARIOS"])
+        assert set(scenarios) == {"getData", "getHistory"}
+        assert all(s["tags"] == {"testid": test_id} for s in scenarios.values())
+        tokens = runner_env["ELVES_TOKENS"].split(",")
+        assert [jwt.decode(t, JWT_SECRET, algorithms=["HS256"])["sub"] for t in tokens] == \
+            ["loadtest-user-0000", "loadtest-user-0001"]
+        assert jwt.decode(runner_env["ELVES_ADMIN_TOKEN"], JWT_SECRET, algorithms=["HS256"])["admin"] is True
+
+        # The script: a k6 archive with the lib/ imports and this run's scenarios packed in.
+        configmap = cluster.configmap(ns, "elves-quick-0-script")
+        archive = base64.b64decode(configmap["binaryData"]["archive.tar"])
+        members = archive_members(archive)
+        assert any(m.endswith("/lib/options.js") for m in members)
+        assert json.loads(members["metadata.json"])["env"]["ELVES_K6_SCENARIOS"] == runner_env["ELVES_K6_SCENARIOS"]
+
+        # Until k6-operator says the runners started, the load clock does not run.
+        cluster.walk_stages(ns, "elves-quick-0", *STAGES_BEFORE_START)
+        status = wait_for(lambda: cluster.status(ns, name).get("progress", {}).get("waitingFor") == "k6 starting"
+                          and cluster.status(ns, name), "the LoadTest to wait for k6")
+        assert status["phase"] == "Running" and "loadStartedAt" not in status["runs"][0]
+
+        cluster.set_stage(ns, "elves-quick-0", "started")
+        wait_for(lambda: cluster.status(ns, name)["runs"][0].get("loadStartedAt"), "the load clock to start")
+        k6 = run_runner(testrun, archive, tmp_path / "runner-0")
+        assert k6.returncode == 0, k6.stderr[-3000:]
+        cluster.walk_stages(ns, "elves-quick-0", "stopped", "finished")
+
+        status = wait_for(phase_is(cluster, ns, name, *FINAL_PHASES), "a verdict", timeout=150)
+        assert status["phase"] == "Succeeded", status["conditions"]
+        phases = [f"run 0: {p}" for p in ("Preparing", "Running", "Draining", "Analyzing")]
+        wait_for(lambda: sorted(events_with(cluster, ns, name, "Phase")) == sorted(phases), "an Event per phase")
+        # The results: k6's totals from Prometheus, the ledger, the columns of `kubectl get lt`.
+        answered = sum(n for key, n in gateway[1].counts.items() if key.endswith(f" {test_id}"))
+        results = status["results"]
+        assert results["requests"] == answered > 0
+        assert results["ledger"]["lostRequests"] == 0 and results["ledger"]["requestsAccepted"] > 0
+        row, = kubectl_get_loadtests(control_plane, ns)
+        assert row["PHASE"] == "Succeeded" and row["VERDICT"].startswith("Passed ")
+        assert row["LOST"] == "0" and row["RESTARTS"] == "0"
+        assert row["RATE"].endswith(("/min", "/s")) and row["P99"].endswith(("ms", "s")), row
+        # The report beside it, and the system given back.
+        assert status["report"]["path"] == "configmap/elves-quick-report"
+        report = cluster.configmap(ns, "elves-quick-report")["data"]
+        assert "<html" in report["report.html"] and json.loads(report["summary.json"])["status"]["phase"] == "Succeeded"
+        assert cluster.lock_holder(env["system"]) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_fault_scales_a_deployment_on_time_and_deleting_the_loadtest_restores_it(
+        cluster, env, monkeypatch):
+    ns, system, name = env["namespace"], env["system"], "faulty"
+    spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"},
+            "faults": [{"at": "3s", "scale": {"deployment": "ingestor", "replicas": 0}}]}
+    with operator(monkeypatch, ns, env["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        wait_for(lambda: cluster.testrun(ns, "elves-faulty-0"), "the TestRun")
+        cluster.walk_stages(ns, "elves-faulty-0", *STAGES_BEFORE_START)
+        assert replicas(cluster, system, "ingestor") == 1  # nothing before the load starts
+
+        before_start = time.monotonic()
+        cluster.set_stage(ns, "elves-faulty-0", "started")
+        wait_for(lambda: replicas(cluster, system, "ingestor") == 0, "the scale fault", timeout=30)
+        assert time.monotonic() - before_start >= 3.0  # not before its time
+        fault, = cluster.status(ns, name)["runs"][0]["faults"]
+        assert fault["label"] == "scale ingestor to 0"
+        assert fault["message"] == "scaled Deployment ingestor from 1 to 0 replicas"
+        assert wait_for(lambda: events_with(cluster, ns, name, "Fault"), "the Fault event")
+
+        cluster.delete_loadtest(ns, name)
+        wait_for(lambda: cluster.loadtest(ns, name) is None, "the LoadTest to go (its finalizer restores first)")
+        assert replicas(cluster, system, "ingestor") == 1
+        assert cluster.testrun(ns, "elves-faulty-0") is None  # the load was stopped
+        assert cluster.lock_holder(system) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_second_loadtest_waits_in_pending_saying_for_whom(cluster, env, monkeypatch):
+    ns, system = env["namespace"], env["system"]
+    spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"}}
+    with operator(monkeypatch, ns, env["settings"]) as runner:
+        cluster.create_loadtest(ns, "first", spec)
+        wait_for(lambda: cluster.testrun(ns, "elves-first-0"), "the first TestRun")
+        cluster.create_loadtest(ns, "second", spec)
+        waiting = wait_for(lambda: cluster.status(ns, "second").get("progress", {}).get("waitingFor"),
+                           "the second LoadTest to say why it waits")
+        assert waiting.startswith(f"LoadTest {ns}/first holds the system in namespace {system}")
+        assert cluster.status(ns, "second")["phase"] == "Pending"
+        assert cluster.testrun(ns, "elves-second-0") is None
+        assert wait_for(lambda: events_with(cluster, ns, "second", "Waiting"), "the Waiting event") == [waiting]
+
+        cluster.delete_loadtest(ns, "first")
+        wait_for(lambda: cluster.testrun(ns, "elves-second-0"), "the second TestRun, once the first is gone")
+        assert cluster.lock_holder(system) == f"{ns}/second"
+        cluster.delete_loadtest(ns, "second")
+        wait_for(lambda: cluster.loadtest(ns, "second") is None, "the second LoadTest to go")
+        assert cluster.lock_holder(system) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_an_oom_killed_runner_ends_the_test_in_error_with_the_reason(cluster, env, control_plane, monkeypatch):
+    ns, name, testrun = env["namespace"], "hungry", "elves-hungry-0"
+    spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"}}
+    with operator(monkeypatch, ns, env["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        wait_for(lambda: cluster.testrun(ns, testrun), "the TestRun")
+        cluster.walk_stages(ns, testrun, *STAGES_BEFORE_START, "started")
+        wait_for(lambda: cluster.status(ns, name)["runs"][0].get("loadStartedAt"), "the load to run")
+
+        # A runner pod as k6-operator labels it, OOM-killed as the kubelet would report it.
+        pod = f"{testrun}-0-x7k2p"
+        cluster.core.create_namespaced_pod(ns, {
+            "metadata": {"name": pod, "labels": {"app": "k6", "k6_cr": testrun, "runner": "true",
+                                                 "job-name": f"{testrun}-0"}},
+            "spec": {"restartPolicy": "Never", "containers": [{
+                "name": "k6", "image": "grafana/k6:1.8.1", "resources": {"limits": {"memory": "64Mi"}}}]}})
+        cluster.core.patch_namespaced_pod_status(pod, ns, {"status": {"phase": "Failed", "containerStatuses": [{
+            "name": "k6", "image": "grafana/k6:1.8.1", "imageID": "", "ready": False, "restartCount": 0,
+            "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}})
+
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert error["reason"] == "LoadError"
+        assert f"runner pod {ns}/{pod} was OOMKilled (memory limit 64Mi)" in error["message"]
+        row, = kubectl_get_loadtests(control_plane, ns)
+        assert (row["PHASE"], row["VERDICT"]) == ("Error", "Error: LoadError")
+        assert wait_for(lambda: cluster.testrun(ns, testrun) is None, "the load to be stopped")
+        assert cluster.lock_holder(env["system"]) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_spec_only_the_local_mode_can_run_ends_in_error_naming_the_field(cluster, env, monkeypatch):
+    ns, name = env["namespace"], "local-only"
+    spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "1m"},
+            "faults": [{"at": "10s", "pause": {"deployment": "gateway", "for": "1.5s"}}]}
+    with operator(monkeypatch, ns, env["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert error["reason"] == "InvalidSpec"
+        assert error["message"].startswith("spec.faults[0].pause: freezing processes works in local mode only")
+        assert cluster.testrun(ns, "elves-local-only-0") is None
+        assert cluster.lock_holder(env["system"]) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
