@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TextIO
 from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
 from elves.engine.models import SpecError, load_file
 from elves.engine.prometheus import Prometheus
-from elves.engine.report import write_report
+from elves.engine.report import HTML, write_report
 from elves.engine.runner import Context, SystemClock, abort, step
 from elves.engine.status import LoadTestStatus
 from elves.engine.units import parse_duration
@@ -41,6 +42,8 @@ class Progress:
 
     def show(self, text: str, now: float) -> None:
         if self.tty:
+            # A line wider than the terminal wraps, and "\r" would then rewrite only its end.
+            text = text[:max(20, shutil.get_terminal_size().columns - 1)]
             padded = text.ljust(self.width)
             self.width = len(text)
             self.stream.write("\r" + padded)
@@ -129,6 +132,7 @@ def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = P
     progress.clear()
 
     directory = reports_dir / f"{test.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    status.report.path = str(directory / HTML)
     html = write_report(directory, test, status, prom)
     for line in summary_text(status, test.spec.drain.timeout):
         print(line, file=out)
