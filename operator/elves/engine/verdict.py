@@ -21,6 +21,7 @@ OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">=": operator.ge, ">": operator.gt,
 }
 BREAKPOINT_STEP_SECONDS = 5.0
+BREAKPOINT_SUSTAIN = 3  # samples (15 s) an objective must stay broken to count as the breakpoint
 
 
 class VerdictError(RuntimeError):
@@ -128,6 +129,24 @@ def timeline_query(objective: Objective, test_id: str) -> str | None:
     return None
 
 
+def first_sustained_breach(points: list[tuple[float, float | None]], objective: Objective) -> float | None:
+    """When the objective broke and stayed broken for BREAKPOINT_SUSTAIN samples in a row.
+
+    Early in a ramp a handful of requests makes ratios jumpy (one failure of five is 20 %);
+    a breakpoint is where the system stops holding, not one unlucky sample."""
+    run: list[float] = []
+    for t, value in points:
+        if value is None:
+            continue
+        if compare(value, objective.op, objective.target):
+            run = []
+            continue
+        run.append(t)
+        if len(run) >= BREAKPOINT_SUSTAIN:
+            return run[0]
+    return None
+
+
 def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str, load_start: float,
                     load_end: float, profile: list[Segment]) -> Breakpoint | None:
     """The planned arrival rate at the first moment any objective broke during a ramp."""
@@ -141,11 +160,9 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
         except PrometheusError as exc:
             raise VerdictError(f"breakpoint search for {objective.name} failed: {exc}") from None
         for s in series:
-            for t, value in s.points:
-                if value is not None and not compare(value, objective.op, objective.target):
-                    if first is None or t < first[0]:
-                        first = (t, objective.name)
-                    break
+            broken_since = first_sustained_breach(s.points, objective)
+            if broken_since is not None and (first is None or broken_since < first[0]):
+                first = (broken_since, objective.name)
     if first is None:
         return None
     t, check = first
