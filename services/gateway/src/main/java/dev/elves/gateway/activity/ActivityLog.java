@@ -1,6 +1,8 @@
 package dev.elves.gateway.activity;
 
+import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Collectors;
 
 import dev.elves.contracts.Activity;
 import dev.elves.contracts.DataRequest;
@@ -10,12 +12,9 @@ import dev.elves.contracts.MetricNames;
 import dev.elves.contracts.Route;
 import dev.elves.contracts.messaging.ConfirmedPublisher;
 import dev.elves.contracts.messaging.EnvelopeMessageConverter;
-import dev.elves.gateway.security.Caller;
+import dev.elves.gateway.web.Call;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-
-import java.util.Map;
-import java.util.stream.Collectors;
 
 import org.springframework.stereotype.Component;
 
@@ -43,18 +42,18 @@ public class ActivityLog {
 	}
 
 	/** Queues a data request for the ingestor; the same publish is its getData activity log. */
-	public UUID requestData(Caller caller, String testId, DataRequest request) {
+	public UUID requestData(Call call, DataRequest request) {
 		UUID requestId = UUID.randomUUID();
 		this.publisher.publish(Route.DATA_REQUEST, Envelope.create(requestId, MessageTypes.DATA_REQUESTED,
-				caller.userId(), testId, this.converter.tree(request)));
+				call.userId(), call.testId(), this.converter.tree(request)));
 		this.accepted.get(Endpoints.GET_DATA).increment();
 		return requestId;
 	}
 
 	/** Logs a successful read; call it last, just before answering. */
-	public void record(Caller caller, String testId, String endpoint, UUID requestId) {
+	public void record(Call call, String endpoint, UUID requestId) {
 		this.publisher.publish(Route.ACTIVITY_LOG, Envelope.create(UUID.randomUUID(), MessageTypes.ACTIVITY_LOGGED,
-				caller.userId(), testId, this.converter.tree(new Activity(endpoint, requestId))));
+				call.userId(), call.testId(), this.converter.tree(new Activity(endpoint, requestId))));
 		this.accepted.get(endpoint).increment();
 	}
 

@@ -4,18 +4,14 @@ import java.util.Map;
 import java.util.UUID;
 
 import dev.elves.contracts.DataRequest;
-import dev.elves.contracts.ElvesHeaders;
 import dev.elves.gateway.activity.ActivityLog;
-import dev.elves.gateway.security.Caller;
-import dev.elves.gateway.web.TestIds;
+import dev.elves.gateway.web.Call;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.security.core.Authentication;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
-import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 import tools.jackson.databind.JsonNode;
@@ -34,10 +30,9 @@ class DataController {
 	}
 
 	@PostMapping(path = "/api/v1/data", consumes = MediaType.APPLICATION_JSON_VALUE)
-	ResponseEntity<Map<String, UUID>> getData(@RequestBody(required = false) JsonNode body,
-			@RequestHeader(name = ElvesHeaders.TEST_ID, required = false) String testId, Authentication authentication) {
+	ResponseEntity<Map<String, UUID>> getData(@RequestBody(required = false) JsonNode body, Call call) {
 		DataRequest request = this.validator.validate(body);
-		UUID id = this.activity.requestData(Caller.of(authentication), TestIds.check(testId), request);
+		UUID id = this.activity.requestData(call, request);
 		return ResponseEntity.status(HttpStatus.ACCEPTED).body(Map.of("id", id));
 	}
 

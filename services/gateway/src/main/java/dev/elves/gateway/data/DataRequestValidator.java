@@ -7,7 +7,7 @@ import java.time.format.DateTimeParseException;
 import java.util.Set;
 
 import dev.elves.contracts.DataRequest;
-import dev.elves.gateway.web.InvalidInputException;
+import dev.elves.web.InvalidInputException;
 
 import org.springframework.stereotype.Component;
 

@@ -3,19 +3,16 @@ package dev.elves.gateway.reads;
 import java.util.HashMap;
 import java.util.Map;
 
-import dev.elves.contracts.ElvesHeaders;
 import dev.elves.gateway.activity.ActivityLog;
 import dev.elves.gateway.activity.Endpoints;
 import dev.elves.gateway.registry.RegistryClient;
-import dev.elves.gateway.security.Caller;
+import dev.elves.gateway.web.Call;
 import dev.elves.gateway.web.NotFoundException;
-import dev.elves.gateway.web.TestIds;
+import dev.elves.web.Paging;
 
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.security.core.Authentication;
 import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -36,13 +33,9 @@ class HistoryController {
 
 	@GetMapping(path = "/api/v1/history", produces = MediaType.APPLICATION_JSON_VALUE)
 	ResponseEntity<String> history(@RequestParam(defaultValue = "false") boolean all,
-			@RequestParam(defaultValue = "0") int page, @RequestParam(defaultValue = "100") int size,
-			@RequestHeader(name = ElvesHeaders.TEST_ID, required = false) String testIdHeader,
-			Authentication authentication) {
-		Caller caller = Caller.of(authentication);
-		String testId = TestIds.check(testIdHeader);
+			@RequestParam(defaultValue = "0") int page, @RequestParam(defaultValue = "100") int size, Call call) {
 		Map<String, Object> query = new HashMap<>();
-		query.put("user", caller.userId());
+		query.put("user", call.userId());
 		if (all) {
 			query.put("all", true);
 			query.putAll(new Paging(page, size).query());
@@ -50,9 +43,9 @@ class HistoryController {
 		else {
 			query.put("limit", LATEST);
 		}
-		String logs = this.registry.json("/api/v1/logs", Map.of(), query, testId)
+		String logs = this.registry.json("/api/v1/logs", Map.of(), query, call.testId())
 			.orElseThrow(() -> new NotFoundException("registry has no activity log endpoint"));
-		this.activity.record(caller, testId, all ? Endpoints.GET_ALL_HISTORY : Endpoints.GET_HISTORY, null);
+		this.activity.record(call, all ? Endpoints.GET_ALL_HISTORY : Endpoints.GET_HISTORY, null);
 		return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(logs);
 	}
 

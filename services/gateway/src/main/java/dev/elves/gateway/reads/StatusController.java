@@ -3,20 +3,16 @@ package dev.elves.gateway.reads;
 import java.util.Map;
 import java.util.UUID;
 
-import dev.elves.contracts.ElvesHeaders;
 import dev.elves.gateway.activity.ActivityLog;
 import dev.elves.gateway.activity.Endpoints;
 import dev.elves.gateway.registry.RegistryClient;
-import dev.elves.gateway.security.Caller;
+import dev.elves.gateway.web.Call;
 import dev.elves.gateway.web.NotFoundException;
-import dev.elves.gateway.web.TestIds;
 
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.security.core.Authentication;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
-import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -36,32 +32,24 @@ class StatusController {
 	}
 
 	@GetMapping(path = "/api/v1/status/{id}", produces = MediaType.APPLICATION_JSON_VALUE)
-	ResponseEntity<String> getStatus(@PathVariable UUID id,
-			@RequestHeader(name = ElvesHeaders.TEST_ID, required = false) String testIdHeader,
-			Authentication authentication) {
-		Caller caller = Caller.of(authentication);
-		String testId = TestIds.check(testIdHeader);
-		String status = this.registry.json("/api/v1/requests/{id}", Map.of("id", id), owner(caller), testId)
+	ResponseEntity<String> getStatus(@PathVariable UUID id, Call call) {
+		String status = this.registry.json("/api/v1/requests/{id}", Map.of("id", id), owner(call), call.testId())
 			.orElseThrow(() -> new NotFoundException("request " + id + " is not known (yet)"));
-		this.activity.record(caller, testId, Endpoints.GET_STATUS, id);
+		this.activity.record(call, Endpoints.GET_STATUS, id);
 		return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(status);
 	}
 
 	@GetMapping(path = "/api/v1/plots/{id}", produces = { MediaType.IMAGE_PNG_VALUE, MediaType.APPLICATION_JSON_VALUE })
-	ResponseEntity<byte[]> getImage(@PathVariable UUID id,
-			@RequestHeader(name = ElvesHeaders.TEST_ID, required = false) String testIdHeader,
-			Authentication authentication) {
-		Caller caller = Caller.of(authentication);
-		String testId = TestIds.check(testIdHeader);
-		byte[] png = this.registry.bytes("/api/v1/plots/{id}", Map.of("id", id), owner(caller), testId)
+	ResponseEntity<byte[]> getImage(@PathVariable UUID id, Call call) {
+		byte[] png = this.registry.bytes("/api/v1/plots/{id}", Map.of("id", id), owner(call), call.testId())
 			.orElseThrow(() -> new NotFoundException("no plot for request " + id + " (unknown, or not DONE yet)"));
-		this.activity.record(caller, testId, Endpoints.GET_IMAGE, id);
+		this.activity.record(call, Endpoints.GET_IMAGE, id);
 		return ResponseEntity.ok().contentType(MediaType.IMAGE_PNG).body(png);
 	}
 
 	/** Admins may read any request; everyone else only their own. */
-	private static Map<String, String> owner(Caller caller) {
-		return caller.admin() ? Map.of() : Map.of("user", caller.userId());
+	private static Map<String, String> owner(Call call) {
+		return call.caller().admin() ? Map.of() : Map.of("user", call.userId());
 	}
 
 }

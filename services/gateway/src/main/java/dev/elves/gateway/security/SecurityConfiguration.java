@@ -3,8 +3,6 @@ package dev.elves.gateway.security;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
-import dev.elves.gateway.web.ErrorBody;
-
 import javax.crypto.spec.SecretKeySpec;
 
 import org.springframework.boot.security.autoconfigure.actuate.web.servlet.EndpointRequest;
@@ -35,12 +33,11 @@ import org.springframework.security.web.SecurityFilterChain;
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(JwtProperties.class)
-@Import({ JsonAuthenticationEntryPoint.class, JsonAccessDeniedHandler.class, ErrorBody.class })
+@Import(JsonSecurityErrors.class)
 public class SecurityConfiguration {
 
 	@Bean
-	SecurityFilterChain apiSecurity(HttpSecurity http, JsonAuthenticationEntryPoint entryPoint,
-			JsonAccessDeniedHandler accessDenied) throws Exception {
+	SecurityFilterChain apiSecurity(HttpSecurity http, JsonSecurityErrors errors) throws Exception {
 		http.csrf((csrf) -> csrf.disable())
 			.sessionManagement((session) -> session.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
 			.requestCache((cache) -> cache.disable())
@@ -50,11 +47,10 @@ public class SecurityConfiguration {
 				.hasAuthority(Caller.ADMIN_AUTHORITY)
 				.anyRequest()
 				.authenticated())
-			.oauth2ResourceServer((server) -> server.authenticationEntryPoint(entryPoint)
-				.accessDeniedHandler(accessDenied)
+			.oauth2ResourceServer((server) -> server.authenticationEntryPoint(errors)
+				.accessDeniedHandler(errors)
 				.jwt((jwt) -> jwt.jwtAuthenticationConverter(adminClaimConverter())))
-			.exceptionHandling((handling) -> handling.authenticationEntryPoint(entryPoint)
-				.accessDeniedHandler(accessDenied));
+			.exceptionHandling((handling) -> handling.authenticationEntryPoint(errors).accessDeniedHandler(errors));
 		return http.build();
 	}
 

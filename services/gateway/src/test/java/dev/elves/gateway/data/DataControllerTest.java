@@ -16,6 +16,7 @@ import dev.elves.gateway.TestTokens;
 import dev.elves.gateway.activity.ActivityLog;
 import dev.elves.gateway.security.Caller;
 import dev.elves.gateway.security.SecurityConfiguration;
+import dev.elves.gateway.web.Call;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -33,7 +34,6 @@ import org.springframework.test.web.servlet.MvcResult;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.ArgumentMatchers.any;
-import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.BDDMockito.given;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.verifyNoInteractions;
@@ -58,14 +58,14 @@ class DataControllerTest {
 	@Test
 	void aValidRequestIsQueuedAndAnsweredWith202AndItsId() throws Exception {
 		UUID id = UUID.randomUUID();
-		given(this.activity.requestData(any(), any(), any())).willReturn(id);
+		given(this.activity.requestData(any(), any())).willReturn(id);
 
 		this.mvc.perform(post("/api/v1/data").header("Authorization", TestTokens.bearer("alice"))
 			.header("X-Elves-Test-Id", "local/case-1a/0")
 			.contentType(MediaType.APPLICATION_JSON)
 			.content(VALID)).andExpect(status().isAccepted()).andExpect(jsonPath("$.id").value(id.toString()));
 
-		verify(this.activity).requestData(new Caller("alice", false), "local/case-1a/0",
+		verify(this.activity).requestData(new Call(new Caller("alice", false), "local/case-1a/0"),
 				new DataRequest("KTLX", LocalDate.of(2024, 5, 20), LocalTime.of(10, 0), LocalTime.of(11, 30)));
 	}
 
@@ -149,7 +149,7 @@ class DataControllerTest {
 
 	@Test
 	void whenTheBrokerCannotConfirmTheAnswerIs503() throws Exception {
-		given(this.activity.requestData(any(), any(), any()))
+		given(this.activity.requestData(any(), any()))
 			.willThrow(new PublishFailedException("broker unreachable: Connection refused", null));
 
 		this.mvc.perform(post("/api/v1/data").header("Authorization", TestTokens.bearer("alice"))
@@ -187,7 +187,7 @@ class DataControllerTest {
 				.getStatus();
 			assertThat(status).as(body.toString()).isLessThan(500);
 		}
-		verify(this.activity, org.mockito.Mockito.never()).requestData(any(), eq(null), any());
+		verify(this.activity, org.mockito.Mockito.never()).requestData(any(), any());
 	}
 
 	@TestConfiguration

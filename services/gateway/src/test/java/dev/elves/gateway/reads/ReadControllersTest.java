@@ -12,6 +12,7 @@ import dev.elves.gateway.registry.RegistryTimeoutException;
 import dev.elves.gateway.registry.RegistryUnavailableException;
 import dev.elves.gateway.security.Caller;
 import dev.elves.gateway.security.SecurityConfiguration;
+import dev.elves.gateway.web.Call;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -56,7 +57,7 @@ class ReadControllersTest {
 		this.mvc.perform(get("/api/v1/status/" + id).header("Authorization", TestTokens.bearer("alice"))
 			.header("X-Elves-Test-Id", "t1")).andExpect(status().isOk()).andExpect(jsonPath("$.status").value("DONE"));
 
-		verify(this.activity).record(ALICE, "t1", "getStatus", id);
+		verify(this.activity).record(new Call(ALICE, "t1"), "getStatus", id);
 	}
 
 	@Test
@@ -96,7 +97,7 @@ class ReadControllersTest {
 		given(this.registry.json(eq("/api/v1/logs"), anyMap(), anyMap(), any())).willReturn(Optional.of("{}"));
 		org.mockito.BDDMockito.willThrow(new PublishFailedException("broker unreachable", null))
 			.given(this.activity)
-			.record(any(), any(), any(), any());
+			.record(any(), any(), any());
 
 		this.mvc.perform(get("/api/v1/history").header("Authorization", TestTokens.bearer("alice")))
 			.andExpect(status().isServiceUnavailable());
@@ -115,8 +116,8 @@ class ReadControllersTest {
 		verify(this.registry).json("/api/v1/logs", Map.of(), Map.of("user", "alice", "limit", 20), null);
 		verify(this.registry).json("/api/v1/logs", Map.of(),
 				Map.of("user", "alice", "all", true, "page", 2, "size", 50), null);
-		verify(this.activity).record(ALICE, null, "getHistory", null);
-		verify(this.activity).record(ALICE, null, "getAllHistory", null);
+		verify(this.activity).record(new Call(ALICE, null), "getHistory", null);
+		verify(this.activity).record(new Call(ALICE, null), "getAllHistory", null);
 	}
 
 	@Test
@@ -142,7 +143,7 @@ class ReadControllersTest {
 		this.mvc.perform(get("/api/v1/users").header("Authorization", TestTokens.adminBearer("root")))
 			.andExpect(status().isOk());
 
-		verify(this.activity).record(new Caller("root", true), null, "getAllUsers", null);
+		verify(this.activity).record(new Call(new Caller("root", true), null), "getAllUsers", null);
 	}
 
 	@Test

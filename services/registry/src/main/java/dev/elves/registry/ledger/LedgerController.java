@@ -3,7 +3,7 @@ package dev.elves.registry.ledger;
 import java.util.Map;
 import java.util.TreeMap;
 
-import dev.elves.registry.web.InvalidInputException;
+import dev.elves.web.InvalidInputException;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.annotation.Transactional;

@@ -7,8 +7,10 @@ import java.util.UUID;
 
 import dev.elves.contracts.ElvesHeaders;
 import dev.elves.contracts.MetricNames;
-import dev.elves.registry.web.InvalidInputException;
 import dev.elves.registry.web.Page;
+import dev.elves.web.InvalidInputException;
+import dev.elves.web.Paging;
+import dev.elves.web.TestIds;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -58,9 +60,9 @@ class LogController {
 	@PostMapping(path = "/api/v1/logs", consumes = MediaType.APPLICATION_JSON_VALUE)
 	ResponseEntity<Map<String, Object>> addAppLog(@RequestBody AppLog body,
 			@RequestHeader(name = ElvesHeaders.TEST_ID, required = false) String testId) {
-		String userId = text("userId", body.userId(), true);
-		String endpoint = text("endpoint", (body.endpoint() != null) ? body.endpoint() : ADD_APP_LOG, true);
-		String test = text(ElvesHeaders.TEST_ID, (testId == null || testId.isBlank()) ? null : testId, false);
+		String userId = text("userId", body.userId());
+		String endpoint = text("endpoint", (body.endpoint() != null) ? body.endpoint() : ADD_APP_LOG);
+		String test = TestIds.check(testId);
 		UUID id = (body.id() != null) ? body.id() : UUID.randomUUID();
 		LogStore.Saved saved = this.store.save(
 				List.of(new NewLog(id, userId, endpoint, body.requestId(), test, Instant.now(), null)), HTTP_SOURCE);
@@ -74,10 +76,10 @@ class LogController {
 	Object getAppLog(@RequestParam String user, @RequestParam(defaultValue = "" + DEFAULT_LIMIT) int limit,
 			@RequestParam(defaultValue = "false") boolean all, @RequestParam(defaultValue = "0") int page,
 			@RequestParam(defaultValue = "100") int size) {
-		text("user", user, true);
+		text("user", user);
 		if (all) {
-			Page.check(page, size);
-			return Page.of(page, size, this.queries.newest(user, size + 1, (long) page * size));
+			Paging paging = new Paging(page, size);
+			return Page.of(paging, this.queries.newest(user, paging.size() + 1, paging.offset()));
 		}
 		if (limit < 1 || limit > MAX_LIMIT) {
 			throw new InvalidInputException("limit", "limit: must be between 1 and " + MAX_LIMIT);
@@ -85,12 +87,9 @@ class LogController {
 		return Map.of("user", user, "items", this.queries.newest(user, limit, 0));
 	}
 
-	private static String text(String field, String value, boolean required) {
+	private static String text(String field, String value) {
 		if (value == null || value.isBlank()) {
-			if (required) {
-				throw new InvalidInputException(field, field + ": required");
-			}
-			return null;
+			throw new InvalidInputException(field, field + ": required");
 		}
 		if (value.length() > LogBatchListener.MAX_TEXT) {
 			throw new InvalidInputException(field, field + ": too long (" + value.length() + " characters, at most "

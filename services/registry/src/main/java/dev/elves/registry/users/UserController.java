@@ -3,6 +3,7 @@ package dev.elves.registry.users;
 import java.time.Instant;
 
 import dev.elves.registry.web.Page;
+import dev.elves.web.Paging;
 
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -39,9 +40,9 @@ class UserController {
 
 	@GetMapping("/api/v1/users")
 	Page<User> getAllUsers(@RequestParam(defaultValue = "0") int page, @RequestParam(defaultValue = "100") int size) {
-		Page.check(page, size);
-		return Page.of(page, size, this.jdbc.query("SELECT id, first_seen FROM users ORDER BY id LIMIT ? OFFSET ?",
-				USER, size + 1, (long) page * size));
+		Paging paging = new Paging(page, size);
+		return Page.of(paging, this.jdbc.query("SELECT id, first_seen FROM users ORDER BY id LIMIT ? OFFSET ?",
+				USER, paging.size() + 1, paging.offset()));
 	}
 
 }

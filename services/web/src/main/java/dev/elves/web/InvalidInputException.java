@@ -1,4 +1,4 @@
-package dev.elves.registry.web;
+package dev.elves.web;
 
 /** Bad input from the caller: answered with 400 naming the field. */
 public class InvalidInputException extends RuntimeException {

@@ -1,4 +1,4 @@
-package dev.elves.gateway.web;
+package dev.elves.web;
 
 import dev.elves.contracts.ElvesHeaders;
 
