@@ -22,12 +22,15 @@ import requests
 
 from elves.local.client import SupervisorClient
 from elves.local.layout import Layout
+from elves.local.platform import LocalPlatform
 from elves.local.ports import Ports
 from elves.local.tokens import make_token
 from elves.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY_TIMEOUT_SECONDS = float(os.environ.get("ELVES_DEPLOY_TIMEOUT", 1800))
+# How long a test waits for another test (or a LoadTest run) to release the system.
+LOCK_TIMEOUT_SECONDS = float(os.environ.get("ELVES_TEST_LOCK_TIMEOUT", 1800))
 POLL_SECONDS = 0.5
 T = TypeVar("T")
 
@@ -136,10 +139,34 @@ def local_stack() -> LocalStack:
 
 
 @pytest.fixture
-def restore_replicas(local_stack: LocalStack):
+def exclusive_stack(local_stack: LocalStack, request: pytest.FixtureRequest) -> LocalStack:
+    """The stack, held with the one-test-at-a-time lock that LoadTest runs take too, so a
+    test that kills, scales or resets never meets another one doing the same."""
+    platform = LocalPlatform(local_stack.settings)
+    owner = f"pytest/{request.node.name}"
+    reasons = [""]
+
+    def acquired() -> bool:
+        readiness = platform.acquire(owner)
+        reasons[0] = readiness.reason
+        return readiness.ready
+
+    try:
+        wait_for(acquired, LOCK_TIMEOUT_SECONDS, "the local system's test lock")
+    except AssertionError as error:
+        raise AssertionError(f"{error}: {reasons[0]}") from None
+    try:
+        local_stack.wait_ready()
+        yield local_stack
+    finally:
+        platform.release(owner)
+
+
+@pytest.fixture
+def restore_replicas(exclusive_stack: LocalStack):
     """Puts every deployment back to the replicas it had, and waits until it is ready."""
-    before = {name: d["replicas"] for name, d in local_stack.supervisor.state()["deployments"].items()}
+    before = {name: d["replicas"] for name, d in exclusive_stack.supervisor.state()["deployments"].items()}
     yield
     for name, replicas in before.items():
-        local_stack.supervisor.scale(name, replicas)
-    local_stack.wait_ready()
+        exclusive_stack.supervisor.scale(name, replicas)
+    exclusive_stack.wait_ready()

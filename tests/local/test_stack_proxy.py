@@ -7,14 +7,15 @@ import requests
 ANSWER_WINDOW_SECONDS = 10.0
 
 
-def test_proxy_answers_through_the_kill_of_one_gateway(local_stack, restore_replicas):
-    local_stack.supervisor.scale("gateway", 2)
-    local_stack.wait_for(lambda: sum(p["ready"] for p in local_stack.pods("gateway")) == 2, 240, "two ready gateways")
-    headers = {"Authorization": f"Bearer {local_stack.token('proxy-test')}"}
-    url = f"{local_stack.url('gateway')}/api/v1/history"
+def test_proxy_answers_through_the_kill_of_one_gateway(exclusive_stack, restore_replicas):
+    stack = exclusive_stack
+    stack.supervisor.scale("gateway", 2)
+    stack.wait_for(lambda: sum(p["ready"] for p in stack.pods("gateway")) == 2, 240, "two ready gateways")
+    headers = {"Authorization": f"Bearer {stack.token('proxy-test')}"}
+    url = f"{stack.url('gateway')}/api/v1/history"
 
-    victim = local_stack.pods("gateway")[0]["pod"]
-    local_stack.supervisor.kill("gateway", victim)
+    victim = stack.pods("gateway")[0]["pod"]
+    stack.supervisor.kill("gateway", victim)
     statuses, failures = [], []
     deadline = time.monotonic() + ANSWER_WINDOW_SECONDS
     while time.monotonic() < deadline:

@@ -11,17 +11,18 @@ def ledger_logs(stack, test_id):
     return answer.json()["logs"]
 
 
-def test_reset_leaves_an_empty_ledger_and_a_ready_system(local_stack):
+def test_reset_leaves_an_empty_ledger_and_a_ready_system(exclusive_stack):
+    stack = exclusive_stack
     test_id = f"local/reset-test/{uuid.uuid4().hex[:8]}"
-    headers = {"Authorization": f"Bearer {local_stack.token('reset-test')}", "X-Elves-Test-Id": test_id}
+    headers = {"Authorization": f"Bearer {stack.token('reset-test')}", "X-Elves-Test-Id": test_id}
     for _ in range(3):
-        answer = requests.get(f"{local_stack.url('gateway')}/api/v1/history", headers=headers, timeout=10)
+        answer = requests.get(f"{stack.url('gateway')}/api/v1/history", headers=headers, timeout=10)
         assert answer.status_code == 200, answer.text
-    local_stack.wait_for(lambda: ledger_logs(local_stack, test_id) == 3, 60, "3 activity logs in the ledger")
+    stack.wait_for(lambda: ledger_logs(stack, test_id) == 3, 60, "3 activity logs in the ledger")
 
-    operation = local_stack.supervisor.reset()
+    operation = stack.supervisor.reset()
     assert operation["state"] == "running"
-    local_stack.wait_ready(300)
-    done = [op for op in local_stack.supervisor.state()["operations"] if op["id"] == operation["id"]][0]
+    stack.wait_ready(300)
+    done = [op for op in stack.supervisor.state()["operations"] if op["id"] == operation["id"]][0]
     assert done["state"] == "done", done
-    assert ledger_logs(local_stack, test_id) == 0
+    assert ledger_logs(stack, test_id) == 0

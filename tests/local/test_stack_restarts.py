@@ -1,19 +1,20 @@
 """A replica killed with SIGKILL comes back, and Prometheus shows the restart and its reason."""
 
 
-def test_sigkilled_replica_is_restarted_and_prometheus_counts_it(local_stack):
-    pod = local_stack.pods("ingestor")[0]["pod"]
+def test_sigkilled_replica_is_restarted_and_prometheus_counts_it(exclusive_stack):
+    stack = exclusive_stack
+    pod = stack.pods("ingestor")[0]["pod"]
     restarts = f'kube_pod_container_status_restarts_total{{namespace="elves",pod="{pod}"}}'
-    local_stack.wait_for(lambda: local_stack.value(restarts) is not None, 30, f"Prometheus to scrape {restarts}")
-    before = local_stack.value(restarts)
+    stack.wait_for(lambda: stack.value(restarts) is not None, 30, f"Prometheus to scrape {restarts}")
+    before = stack.value(restarts)
 
-    killed = local_stack.supervisor.kill("ingestor", pod)
+    killed = stack.supervisor.kill("ingestor", pod)
 
-    local_stack.wait_for(lambda: local_stack.value(restarts) == before + 1, 60, f"{restarts} to reach {before + 1:g}")
+    stack.wait_for(lambda: stack.value(restarts) == before + 1, 60, f"{restarts} to reach {before + 1:g}")
     reason = (f'kube_pod_container_status_last_terminated_reason'
               f'{{namespace="elves",pod="{pod}",container="ingestor",reason="Error"}}')
-    local_stack.wait_for(lambda: local_stack.value(reason) == 1, 30, f"{reason} in Prometheus")
-    back = local_stack.wait_for(lambda: [p for p in local_stack.pods("ingestor") if p["pod"] == pod and p["ready"]],
+    stack.wait_for(lambda: stack.value(reason) == 1, 30, f"{reason} in Prometheus")
+    back = stack.wait_for(lambda: [p for p in stack.pods("ingestor") if p["pod"] == pod and p["ready"]],
                     180, f"{pod} to be ready again")[0]
     assert back["pid"] != killed["pid"]
     assert back["lastExitCode"] == 137  # 128 + SIGKILL, as a container runtime reports it

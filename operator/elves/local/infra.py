@@ -195,9 +195,20 @@ class Postgres(Component):
             entry = pwd.getpwnam(self.os_user)
             shutil.chown(path, entry.pw_uid, entry.pw_gid)
 
+    def _check_reachable(self, directory: Path) -> None:
+        """PostgreSQL runs as another user: every directory above its data must let it pass."""
+        for parent in directory.resolve().parents:
+            if not parent.stat().st_mode & 0o001:
+                raise InfraError(
+                    f"PostgreSQL runs as user {self.os_user} and cannot pass {parent} "
+                    f"(mode {parent.stat().st_mode & 0o777:o}): put the state directory "
+                    "(ELVES_STATE_DIR) under directories others may enter")
+
     def prepare(self) -> None:
         _require(POSTGRES_BIN / "postgres", "postgresql-15")
         self.layout.secret("postgres-password")  # fail early when it is missing
+        if self.os_user:
+            self._check_reachable(self.layout.root)
         for path in (self.layout.postgres, self.socket_dir):
             self._own(path)
         # The postgres user must be able to reach its directories under ours.

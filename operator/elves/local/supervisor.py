@@ -401,6 +401,8 @@ class Supervisor:
         if not candidates:
             return None
         replica = random.choice(candidates)
+        # Out of the proxy's rotation first: no new connection may race the kill.
+        replica.ready = False
         self.replica_children[replica.pod].send(signal.SIGKILL)
         log.info("SIGKILL %s (pid %s)", replica.pod, replica.pid)
         return replica
