@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from elves.engine import promql
@@ -135,10 +136,21 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
     return out
 
 
+def headline(message: str) -> str:
+    """One line out of a long reason: k6's last error message when it quotes its log."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    errors = re.findall(r'level=error msg="((?:[^"\\]|\\.)*)"', message)
+    if errors:
+        exited = re.match(r"^(.*?exited with code \d+(?: \([^)]*\))?)", first)
+        prefix = exited.group(1) if exited else first.split(": ")[0]
+        return f"{prefix}: {errors[-1]}"
+    return first[:300]
+
+
 def verdict_line(status: LoadTestStatus) -> str:
     if status.phase == "Error":
         errors = [c for c in status.conditions if c.type == "HarnessError" and c.status == "True"]
-        reason = f" ({errors[0].reason}): {errors[0].message}" if errors else ""
+        reason = f" ({errors[0].reason}): {headline(errors[0].message)}" if errors else ""
         return f"Verdict: ERROR{reason}"
     checks = status.verdict.checks if status.verdict else []
     passed = sum(c.ok for c in checks)

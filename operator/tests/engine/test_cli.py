@@ -39,3 +39,15 @@ def test_crd_prints_or_writes_the_generated_crd(tmp_path, capsys):
     target = tmp_path / "crd.yaml"
     assert elves_main(["crd", "--output", str(target)]) == 0
     assert target.read_text() == crd_yaml()
+
+
+def test_the_verdict_line_of_an_error_quotes_k6s_own_last_error():
+    from elves.engine.console import headline
+
+    reason = ('k6 failed for local/t/0: k6 exited with code 108 (the script called test.abort()): p(90)=4.99s\n'
+              'time="x" level=error msg="test aborted: the gateway at http://127.0.0.1:8080 is not reachable"\n'
+              'time="y" level=warning msg="Request Failed"')
+    assert headline(reason) == ("k6 failed for local/t/0: k6 exited with code 108 (the script called test.abort()):"
+                                " test aborted: the gateway at http://127.0.0.1:8080 is not reachable")
+    assert headline("Prometheus at http://x is unreachable: Connection refused\nmore") == \
+        "Prometheus at http://x is unreachable: Connection refused"
