@@ -141,7 +141,7 @@ def headline(message: str) -> str:
     first = message.strip().splitlines()[0] if message.strip() else ""
     errors = re.findall(r'level=error msg="((?:[^"\\]|\\.)*)"', message)
     if errors:
-        exited = re.match(r"^(.*?exited with code \d+(?: \([^)]*\))?)", first)
+        exited = re.match(r"^(.*?exited with code \d+(?: \(.*?\))?):\s", first)
         prefix = exited.group(1) if exited else first.split(": ")[0]
         return f"{prefix}: {errors[-1]}"
     return first[:300]
