@@ -1,0 +1,150 @@
+"""What the system-under-test tests (tests/local/test_sut_*.py) share.
+
+- `Gateway`: one user's calls under one test id, counting the 2xx answers per endpoint,
+  since every 2xx answer has exactly one activity log (docs/architecture.md, "Services").
+- `ledger` / `wait_ledger`: the registry's per-test counts, polled with a deadline.
+- `Broker`: publishes raw messages to the local RabbitMQ and reads queue depths, for the
+  tests that must act below the gateway (duplicates, poison messages).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pika
+import requests
+
+from elves.constants import EXCHANGE, TEST_ID_HEADER
+from elves.local.infra import USER
+from elves.local.layout import Layout
+from elves.local.ports import HOST
+
+# A client waits this long for any answer; a test asserts that no call ever needs it.
+HTTP_TIMEOUT_SECONDS = 10.0
+# One plot request as the gateway expects it (services/README.md).
+DATA_BODY = {"radar": "KTLX", "date": "2024-05-20", "start": "10:00", "end": "11:30"}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# How long the ingestor may take for a batch of jobs: one replica does a few per second
+# at the default cost on this 2-core machine, slower while other work shares the cores.
+SECONDS_PER_JOB = 1.0
+MIN_JOB_WAIT_SECONDS = 90.0
+
+
+def unique(prefix: str) -> str:
+    """A name no earlier run has used: test ids and users, so every count starts at zero."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def job_deadline(jobs: int) -> float:
+    return max(MIN_JOB_WAIT_SECONDS, jobs * SECONDS_PER_JOB)
+
+
+class Gateway:
+    """One user's calls to the gateway under one test id (thread-safe)."""
+
+    def __init__(self, stack: Any, user: str, test_id: str | None, admin: bool = False) -> None:
+        self.base = stack.url("gateway")
+        self.user = user
+        self.test_id = test_id
+        self.headers = {"Authorization": f"Bearer {stack.token(user, admin=admin)}"}
+        if test_id is not None:
+            self.headers[TEST_ID_HEADER] = test_id
+        # 2xx answers per endpoint name: what the registry must have logged for this test id.
+        self.logged: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def call(self, endpoint: str, method: str, path: str, **kwargs: Any) -> requests.Response:
+        answer = requests.request(method, self.base + path, headers={**self.headers, **kwargs.pop("headers", {})},
+                                  timeout=HTTP_TIMEOUT_SECONDS, **kwargs)
+        if 200 <= answer.status_code < 300:
+            with self._lock:
+                self.logged[endpoint] += 1
+        return answer
+
+    def get_data(self, body: Any = DATA_BODY) -> requests.Response:
+        return self.call("getData", "POST", "/api/v1/data", json=body)
+
+    def request_plot(self, body: Any = DATA_BODY) -> str:
+        """getData that must be accepted; the request id."""
+        answer = self.get_data(body)
+        assert answer.status_code == 202, f"getData answered {answer.status_code}: {answer.text}"
+        return answer.json()["id"]
+
+    def status(self, request_id: str) -> requests.Response:
+        return self.call("getStatus", "GET", f"/api/v1/status/{request_id}")
+
+    def plot(self, request_id: str) -> requests.Response:
+        return self.call("getImage", "GET", f"/api/v1/plots/{request_id}")
+
+    def history(self, **params: Any) -> requests.Response:
+        endpoint = "getAllHistory" if params.get("all") else "getHistory"
+        return self.call(endpoint, "GET", "/api/v1/history", params=params)
+
+    def me(self) -> requests.Response:
+        return self.call("getUser", "GET", "/api/v1/users/me")
+
+
+def ledger(stack: Any, test_id: str) -> dict[str, Any]:
+    answer = requests.get(f"{stack.url('registry')}/api/v1/ledger", params={"testId": test_id},
+                          timeout=HTTP_TIMEOUT_SECONDS)
+    answer.raise_for_status()
+    return answer.json()
+
+
+def wait_ledger(stack: Any, test_id: str, condition: Callable[[dict[str, Any]], bool],
+                seconds: float, what: str) -> dict[str, Any]:
+    """Polls the ledger of `test_id` until `condition` holds; fails with the last ledger seen."""
+    seen: list[dict[str, Any]] = [{}]
+
+    def check() -> dict[str, Any] | None:
+        seen[0] = ledger(stack, test_id)
+        return seen[0] if condition(seen[0]) else None
+
+    try:
+        return stack.wait_for(check, seconds, what)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; last ledger: {seen[0]}") from None
+
+
+def finished(entry: dict[str, Any]) -> int:
+    return entry["results"]["done"] + entry["results"]["failed"]
+
+
+def wait_jobs_finished(stack: Any, test_id: str, jobs: int) -> dict[str, Any]:
+    """Waits until `jobs` requests of `test_id` have a terminal result (DONE or FAILED)."""
+    return wait_ledger(stack, test_id, lambda entry: finished(entry) >= jobs, job_deadline(jobs),
+                       f"{jobs} results of test {test_id}")
+
+
+class Broker:
+    """A publisher-confirm channel on the local RabbitMQ, as user elves."""
+
+    def __init__(self, stack: Any) -> None:
+        password = Layout(stack.settings.state_dir).secret("rabbitmq-password")
+        parameters = pika.ConnectionParameters(
+            host=HOST, port=stack.ports.amqp, credentials=pika.PlainCredentials(USER, password),
+            connection_attempts=3, retry_delay=1, socket_timeout=10, blocked_connection_timeout=30)
+        self.connection = pika.BlockingConnection(parameters)
+        self.channel = self.connection.channel()
+        self.channel.confirm_delivery()
+
+    def __enter__(self) -> "Broker":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        if self.connection.is_open:
+            self.connection.close()
+
+    def publish(self, routing_key: str, body: bytes, message_id: str | None = None,
+                exchange: str = EXCHANGE) -> None:
+        """Publishes one persistent message; raises unless the broker confirms it was routed."""
+        properties = pika.BasicProperties(content_type="application/json", delivery_mode=2, message_id=message_id)
+        self.channel.basic_publish(exchange, routing_key, body, properties, mandatory=True)
+
+    def depth(self, queue: str) -> int:
+        """Messages ready in `queue` (a passive declare: the broker's count, no scrape lag)."""
+        return self.channel.queue_declare(queue, passive=True).method.message_count
