@@ -2,6 +2,8 @@ package dev.elves.contracts.messaging;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Optional;
+import java.util.function.Function;
 
 import com.rabbitmq.client.Channel;
 import dev.elves.contracts.MetricNames;
@@ -28,6 +30,20 @@ public final class Deliveries {
 		this.queue = queue;
 		this.meters = meters;
 		meters.counter(MetricNames.DEAD_LETTERED, "queue", queue);
+	}
+
+	/**
+	 * Reads a delivery with {@code reader} (say, the envelope and its payload). A message the
+	 * reader finds poison is dead-lettered here and the answer is empty: the caller is done with it.
+	 */
+	public <T> Optional<T> read(Channel channel, Message message, Function<Message, T> reader) {
+		try {
+			return Optional.of(reader.apply(message));
+		}
+		catch (PoisonMessageException ex) {
+			deadLetter(channel, message, ex.getMessage());
+			return Optional.empty();
+		}
 	}
 
 	public void ack(Channel channel, Message message) {

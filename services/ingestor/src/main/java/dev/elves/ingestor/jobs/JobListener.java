@@ -60,17 +60,11 @@ class JobListener {
 
 	@RabbitListener(id = "data-requests", queues = Queues.INGESTOR_DATA, containerFactory = "jobContainerFactory")
 	void onRequest(Message message, Channel channel) {
-		Envelope envelope;
-		try {
-			envelope = this.converter.fromMessage(message);
-		}
-		catch (PoisonMessageException ex) {
-			this.deliveries.deadLetter(channel, message, ex.getMessage());
-			return;
-		}
-		Timer.Sample sample = Timer.start(this.meters);
-		String outcome = handle(envelope, message, channel);
-		sample.stop(this.meters.timer(MetricNames.INGESTOR_JOB, "outcome", outcome));
+		this.deliveries.read(channel, message, this.converter::fromMessage).ifPresent((envelope) -> {
+			Timer.Sample sample = Timer.start(this.meters);
+			String outcome = handle(envelope, message, channel);
+			sample.stop(this.meters.timer(MetricNames.INGESTOR_JOB, "outcome", outcome));
+		});
 	}
 
 	private String handle(Envelope envelope, Message message, Channel channel) {

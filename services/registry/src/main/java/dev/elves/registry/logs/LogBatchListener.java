@@ -15,7 +15,7 @@ import dev.elves.contracts.messaging.Deliveries;
 import dev.elves.contracts.messaging.EnvelopeMessageConverter;
 import dev.elves.contracts.messaging.PoisonMessageException;
 import dev.elves.registry.duplicates.DuplicateCounter;
-import dev.elves.registry.messaging.TransientRetry;
+import dev.elves.registry.messaging.AckAfterCommit;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -39,7 +39,7 @@ class LogBatchListener {
 
 	private final EnvelopeMessageConverter converter;
 
-	private final TransientRetry retry;
+	private final AckAfterCommit settle;
 
 	private final DuplicateCounter duplicates;
 
@@ -47,11 +47,11 @@ class LogBatchListener {
 
 	private final Counter persisted;
 
-	LogBatchListener(LogStore store, EnvelopeMessageConverter converter, TransientRetry retry,
+	LogBatchListener(LogStore store, EnvelopeMessageConverter converter, AckAfterCommit settle,
 			DuplicateCounter duplicates, MeterRegistry meters) {
 		this.store = store;
 		this.converter = converter;
-		this.retry = retry;
+		this.settle = settle;
 		this.duplicates = duplicates;
 		this.deliveries = new Deliveries(Queues.REGISTRY_APPLOG, meters);
 		this.persisted = meters.counter(MetricNames.LOGS_PERSISTED);
@@ -64,12 +64,8 @@ class LogBatchListener {
 	void onBatch(List<Message> messages, Channel channel) {
 		List<Incoming> good = new ArrayList<>(messages.size());
 		for (Message message : messages) {
-			try {
-				good.add(new Incoming(message, toLog(this.converter.fromMessage(message))));
-			}
-			catch (PoisonMessageException ex) {
-				this.deliveries.deadLetter(channel, message, ex.getMessage());
-			}
+			this.deliveries.read(channel, message, (m) -> new Incoming(m, toLog(this.converter.fromMessage(m))))
+				.ifPresent(good::add);
 		}
 		if (good.isEmpty()) {
 			return;
@@ -84,8 +80,7 @@ class LogBatchListener {
 					store(List.of(incoming), channel);
 				}
 				catch (DataIntegrityViolationException refused) {
-					this.deliveries.deadLetter(channel, incoming.message(), "database refused it: "
-							+ refused.getMostSpecificCause().getMessage());
+					AckAfterCommit.deadLetterRefused(this.deliveries, channel, incoming.message(), refused);
 				}
 			}
 		}
@@ -93,17 +88,12 @@ class LogBatchListener {
 
 	private void store(List<Incoming> batch, Channel channel) {
 		List<NewLog> logs = batch.stream().map(Incoming::log).toList();
-		LogStore.Saved saved;
-		try {
-			saved = this.retry.call(() -> this.store.save(logs, Queues.REGISTRY_APPLOG));
-		}
-		catch (TransientRetry.GaveUpException ex) {
-			batch.forEach((incoming) -> this.deliveries.retryLater(channel, incoming.message(), ex.getMessage()));
-			return;
-		}
-		batch.forEach((incoming) -> this.deliveries.ack(channel, incoming.message()));
-		this.persisted.increment(saved.inserted());
-		this.duplicates.count(Queues.REGISTRY_APPLOG, saved.duplicates());
+		List<Message> messages = batch.stream().map(Incoming::message).toList();
+		this.settle.store(this.deliveries, channel, messages, () -> this.store.save(logs, Queues.REGISTRY_APPLOG))
+			.ifPresent((saved) -> {
+				this.persisted.increment(saved.inserted());
+				this.duplicates.count(Queues.REGISTRY_APPLOG, saved.duplicates());
+			});
 	}
 
 	/** Both a data request (the getData log) and an activity log become a log row. */

@@ -1,5 +1,8 @@
 package dev.elves.registry.results;
 
+import java.util.List;
+import java.util.Optional;
+
 import com.rabbitmq.client.Channel;
 import dev.elves.contracts.Envelope;
 import dev.elves.contracts.MessageTypes;
@@ -10,7 +13,7 @@ import dev.elves.contracts.messaging.Deliveries;
 import dev.elves.contracts.messaging.EnvelopeMessageConverter;
 import dev.elves.contracts.messaging.PoisonMessageException;
 import dev.elves.registry.duplicates.DuplicateCounter;
-import dev.elves.registry.messaging.TransientRetry;
+import dev.elves.registry.messaging.AckAfterCommit;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.amqp.core.Message;
@@ -26,7 +29,7 @@ class ResultListener {
 
 	private final EnvelopeMessageConverter converter;
 
-	private final TransientRetry retry;
+	private final AckAfterCommit settle;
 
 	private final DuplicateCounter duplicates;
 
@@ -34,11 +37,11 @@ class ResultListener {
 
 	private final MeterRegistry meters;
 
-	ResultListener(ResultStore store, EnvelopeMessageConverter converter, TransientRetry retry,
+	ResultListener(ResultStore store, EnvelopeMessageConverter converter, AckAfterCommit settle,
 			DuplicateCounter duplicates, MeterRegistry meters) {
 		this.store = store;
 		this.converter = converter;
-		this.retry = retry;
+		this.settle = settle;
 		this.duplicates = duplicates;
 		this.deliveries = new Deliveries(Queues.REGISTRY_INGESTOR, meters);
 		this.meters = meters;
@@ -46,31 +49,32 @@ class ResultListener {
 		meters.counter(MetricNames.RESULTS_PERSISTED, "status", "FAILED");
 	}
 
+	private record Result(Envelope envelope, PlotOutcome outcome) {
+	}
+
 	@RabbitListener(id = "plot-results", queues = Queues.REGISTRY_INGESTOR, containerFactory = "resultContainerFactory")
 	void onResult(Message message, Channel channel) {
-		Envelope envelope;
-		PlotOutcome outcome;
-		try {
-			envelope = this.converter.fromMessage(message);
-			outcome = read(envelope);
-		}
-		catch (PoisonMessageException ex) {
-			this.deliveries.deadLetter(channel, message, ex.getMessage());
+		Optional<Result> result = this.deliveries.read(channel, message, (m) -> {
+			Envelope envelope = this.converter.fromMessage(m);
+			return new Result(envelope, read(envelope));
+		});
+		if (result.isEmpty()) {
 			return;
 		}
-		ResultStore.Applied applied;
+		Envelope envelope = result.get().envelope();
+		Optional<ResultStore.Applied> applied;
 		try {
-			applied = this.retry.call(() -> this.store.apply(envelope, outcome));
-		}
-		catch (TransientRetry.GaveUpException ex) {
-			this.deliveries.retryLater(channel, message, ex.getMessage());
-			return;
+			applied = this.settle.store(this.deliveries, channel, List.of(message),
+					() -> this.store.apply(envelope, result.get().outcome()));
 		}
 		catch (DataIntegrityViolationException ex) {
-			this.deliveries.deadLetter(channel, message, "database refused it: " + ex.getMostSpecificCause().getMessage());
+			AckAfterCommit.deadLetterRefused(this.deliveries, channel, message, ex);
 			return;
 		}
-		this.deliveries.ack(channel, message);
+		applied.ifPresent((what) -> count(what, envelope));
+	}
+
+	private void count(ResultStore.Applied applied, Envelope envelope) {
 		if (applied == ResultStore.Applied.DUPLICATE) {
 			this.duplicates.count(Queues.REGISTRY_INGESTOR, 1);
 		}
