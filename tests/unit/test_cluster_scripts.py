@@ -30,7 +30,9 @@ CLUSTER = REPO / "tools" / "cluster"
 SCRIPTS = {"deploy": CLUSTER / "deploy.sh", "cleanup": CLUSTER / "cleanup.sh"}
 COMMON = CLUSTER / "common.sh"
 SERVICES = ("gateway", "registry", "ingestor")
-DOCKERFILES = {**{name: REPO / "services" / name / "Dockerfile" for name in SERVICES},
+# One Dockerfile builds every service (--build-arg SERVICE=<name>).
+SERVICE_DOCKERFILE = REPO / "services" / "Dockerfile"
+DOCKERFILES = {**{name: SERVICE_DOCKERFILE for name in SERVICES},
                "operator": REPO / "operator" / "Dockerfile"}
 # The uid the chart runs every Elves pod as (values.yaml runAsUser).
 POD_UID = "10001"
@@ -342,23 +344,36 @@ def final_copies(parsed: Dockerfile) -> list[tuple[dict[str, str], list[str], st
 @pytest.mark.parametrize("service", SERVICES)
 def test_service_image_runs_its_jar_with_container_aware_memory(service: str) -> None:
     parsed = parse_dockerfile(DOCKERFILES[service])
+    # The jar is copied from /src/<SERVICE>/target/<SERVICE>.jar: each module's jar has its name.
     final_name = re.search(r"<finalName>([^<]+)</finalName>",
                            (REPO / "services" / service / "pom.xml").read_text()).group(1)
+    assert final_name == service
     jars = [(flags, sources, dest) for flags, sources, dest in final_copies(parsed)
             if flags.get("from") == "build"]
     assert [(sources, dest) for _, sources, dest in jars] == \
-        [([f"/src/{service}/target/{final_name}.jar"], f"/app/{service}.jar")]
+        [(["/src/${SERVICE}/target/${SERVICE}.jar"], "/app/service.jar")]
     # Owned by root, readable by everyone: uid 10001 reads it and cannot change it.
     assert jars[0][0].get("chmod") in ("0644", "0444", "644", "444")
     entrypoint = json.loads(next(a for kw, a in parsed.final.instructions if kw == "ENTRYPOINT"))
-    assert entrypoint == ["java", "-jar", f"/app/{service}.jar"]
+    assert entrypoint == ["java", "-jar", "/app/service.jar"]
     options = final_env(parsed)["JAVA_TOOL_OPTIONS"]
     assert "-XX:MaxRAMPercentage=" in options and "-XX:+ExitOnOutOfMemoryError" in options
     build = parsed.stages[0]
     assert build.image.startswith("maven:") and build.image.endswith("-eclipse-temurin-17")
     assert parsed.final.image.startswith("eclipse-temurin:17.") and "-jre" in parsed.final.image
-    assert any(f"--projects {service} --also-make package" in args
+    assert any('--projects "${SERVICE}" --also-make package' in args
                for kw, args in build.instructions if kw == "RUN")
+
+
+def test_one_dockerfile_builds_exactly_the_services_deploy_builds() -> None:
+    parsed = parse_dockerfile(SERVICE_DOCKERFILE)
+    # Both stages read the build argument; a missing or unknown one fails the build, naming it.
+    assert all(("ARG", "SERVICE") in stage.instructions for stage in parsed.stages)
+    accepted = re.search(r'case "\$\{SERVICE\}" in ([a-z|]+)\)', "\n".join(parsed.instructions("RUN")))
+    assert accepted and set(accepted.group(1).split("|")) == set(SERVICES)
+    deploy = SCRIPTS["deploy"].read_text()
+    assert 'echo "${REPO_DIR}/services/Dockerfile"' in deploy
+    assert 'build_args=(--build-arg "SERVICE=${name}")' in deploy
 
 
 def test_operator_image_has_k6_at_the_pinned_version_and_the_scenarios() -> None:
@@ -392,10 +407,3 @@ def test_images_are_the_ones_the_chart_deploys() -> None:
     assert all(values["services"][name]["image"]["tag"] == "" for name in SERVICES)
     assert all(values["services"][name]["runAsUser"] == int(POD_UID) for name in SERVICES)
     assert values["operator"]["runAsUser"] == int(POD_UID)
-
-
-def test_services_share_their_base_images() -> None:
-    # Three Dockerfiles of one shape (the ingestor adds fonts): their pins move together.
-    bases = {service: [stage.image for stage in parse_dockerfile(DOCKERFILES[service]).stages]
-             for service in SERVICES}
-    assert len({tuple(images) for images in bases.values()}) == 1, bases

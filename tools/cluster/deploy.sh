@@ -178,7 +178,7 @@ dockerfile_of() {
   if [[ $1 == operator ]]; then
     echo "${REPO_DIR}/operator/Dockerfile"
   else
-    echo "${REPO_DIR}/services/$1/Dockerfile"
+    echo "${REPO_DIR}/services/Dockerfile"
   fi
 }
 
@@ -218,9 +218,10 @@ cluster_flavour() {
 build_images() {
   local name build_args
   for name in "${IMAGES[@]}"; do
-    build_args=()
     if [[ ${name} == operator ]]; then
       build_args=(--build-arg "K6_VERSION=${K6_VERSION}")
+    else
+      build_args=(--build-arg "SERVICE=${name}")  # services/Dockerfile builds any service
     fi
     log "building $(image_ref "${name}") with ${BUILDER}"
     "${BUILDER}" build "${build_args[@]}" --file "$(dockerfile_of "${name}")" \
