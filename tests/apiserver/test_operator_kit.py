@@ -9,7 +9,7 @@ The tier has a real kube-apiserver but no kubelet and no controllers, so:
   gateway, writing to a real Prometheus by remote write;
 - the registry's ledger and RabbitMQ's queue-depth series come from a small HTTP server
   in the test (the real ones need the Java services): the ledger counts what the fake
-  gateway answered, the queues are empty. Prometheus scrapes it every second.
+  gateway answered, the queues are empty. Prometheus scrapes it every second; another keeps the Grafana annotations it is sent.
 """
 
 from __future__ import annotations
@@ -132,6 +132,39 @@ class SystemStandIn:
         self.server.server_close()
 
 
+class AnnotationSink:
+    """Grafana's annotation API as far as the operator uses it: it keeps what it is sent."""
+
+    def __init__(self) -> None:
+        self.received: list[dict[str, Any]] = []
+        sink = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path != "/api/annotations":
+                    self.send_error(404)
+                    return
+                sink.received.append(json.loads(body))
+                answer = b'{"message":"Annotation added"}'
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, name="grafana-sink", daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 def start_prometheus(workdir: Path, scrape_target: str) -> Any:
     """Debian's Prometheus (engine_testkit's, remote-write receiver and native histograms on),
     reloaded with a job scraping the stand-in, as the chart's ServiceMonitors would."""
@@ -151,6 +184,16 @@ def start_prometheus(workdir: Path, scrape_target: str) -> Any:
 # --------------------------------------------------------------------------- the cluster
 
 
+def or_none(read: Callable[..., Any], *args: Any) -> Any:
+    """What `read` returns, or None for a 404."""
+    try:
+        return read(*args)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
 class Cluster:
     """The session's kube-apiserver through the kubernetes client, as the test uses it."""
 
@@ -162,7 +205,7 @@ class Cluster:
         self.coordination = client.CoordinationV1Api(self.api)
 
     def plain(self, obj: Any) -> Any:
-        return obj if isinstance(obj, dict) else self.api.sanitize_for_serialization(obj)
+        return obj if isinstance(obj, dict) or obj is None else self.api.sanitize_for_serialization(obj)
 
     def namespace(self, name: str) -> str:
         try:
@@ -206,14 +249,18 @@ class Cluster:
             "observedGeneration": deployment["metadata"]["generation"], "replicas": replicas,
             "updatedReplicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}})
 
+    def pod(self, namespace: str, name: str, labels: dict[str, str], phase: str) -> None:
+        """A pod as the kubelet would report it (none runs here)."""
+        self.core.create_namespaced_pod(namespace, {"metadata": {"name": name, "labels": labels}, "spec": {
+            "containers": [{"name": name.split("-")[0], "image": "elves:test"}]}})
+        self.core.patch_namespaced_pod_status(name, namespace, {"status": {"phase": phase}})
+
+    def pod_names(self, namespace: str) -> list[str]:
+        return sorted(p.metadata.name for p in self.core.list_namespaced_pod(namespace).items)
+
     def lock_holder(self, namespace: str) -> str:
-        try:
-            lease = self.plain(self.coordination.read_namespaced_lease("elves-loadtest-lock", namespace))
-        except ApiException as exc:
-            if exc.status == 404:
-                return ""
-            raise
-        return (lease.get("spec") or {}).get("holderIdentity") or ""
+        lease = self.plain(or_none(self.coordination.read_namespaced_lease, "elves-loadtest-lock", namespace))
+        return ((lease or {}).get("spec") or {}).get("holderIdentity") or ""
 
     # --- LoadTests ---
 
@@ -223,12 +270,7 @@ class Cluster:
             "metadata": {"name": name}, "spec": spec})
 
     def loadtest(self, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return self.custom.get_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return or_none(self.custom.get_namespaced_custom_object, API_GROUP, API_VERSION, namespace, PLURAL, name)
 
     def status(self, namespace: str, name: str) -> dict[str, Any]:
         return (self.loadtest(namespace, name) or {}).get("status") or {}
@@ -244,12 +286,7 @@ class Cluster:
     # --- k6-operator's objects ---
 
     def testrun(self, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return self.custom.get_namespaced_custom_object(K6_GROUP, K6_VERSION, namespace, K6_PLURAL, name)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return or_none(self.custom.get_namespaced_custom_object, K6_GROUP, K6_VERSION, namespace, K6_PLURAL, name)
 
     def set_stage(self, namespace: str, name: str, stage: str) -> None:
         """What k6-operator's controller writes as the runners go along."""
@@ -262,12 +299,7 @@ class Cluster:
             self.set_stage(namespace, name, stage)
 
     def configmap(self, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return self.plain(self.core.read_namespaced_config_map(name, namespace))
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return self.plain(or_none(self.core.read_namespaced_config_map, name, namespace))
 
 
 def run_runner(testrun: dict[str, Any], archive: bytes, workdir: Path, timeout: float = 120.0) -> subprocess.CompletedProcess:

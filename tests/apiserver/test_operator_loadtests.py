@@ -22,7 +22,7 @@ from elves.engine.status import FINAL_PHASES
 from . import control_plane as cp
 from .conftest import require
 from .test_operator_kit import (
-    JWT_SECRET, K6_BINARY, Cluster, SystemStandIn, archive_members, fake_gateway, kubectl_get_loadtests, operator,
+    JWT_SECRET, K6_BINARY, AnnotationSink, Cluster, SystemStandIn, archive_members, fake_gateway, kubectl_get_loadtests, operator,
     run_runner, start_prometheus, wait_for,
 )
 
@@ -159,12 +159,26 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
     assert runner.exception is None
 
 
-def test_a_fault_scales_a_deployment_on_time_and_deleting_the_loadtest_restores_it(
-        cluster, env, monkeypatch):
+@pytest.fixture
+def grafana() -> Any:
+    sink = AnnotationSink()
+    yield sink
+    sink.stop()
+
+
+def test_faults_act_through_the_api_on_time_and_deleting_the_loadtest_restores_the_system(
+        cluster, env, monkeypatch, grafana):
     ns, system, name = env["namespace"], env["system"], "faulty"
     spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"},
-            "faults": [{"at": "3s", "scale": {"deployment": "ingestor", "replicas": 0}}]}
-    with operator(monkeypatch, ns, env["settings"]) as runner:
+            "faults": [{"at": "3s", "scale": {"deployment": "ingestor", "replicas": 0}},
+                       {"at": "4s", "killPod": {"deployment": "registry"}},
+                       {"at": "4s", "restart": {"deployment": "gateway"}},
+                       {"at": "5s", "resources": {"deployment": "registry", "memory": "256Mi"}},
+                       {"at": "5s", "restartInfra": {"component": "rabbitmq"}}]}
+    cluster.pod(system, "registry-5d8f-abcde", {"app.kubernetes.io/component": "registry"}, phase="Running")
+    cluster.pod(system, "rabbitmq-0", {"app.kubernetes.io/component": "rabbitmq"}, phase="Running")
+    registry_before = cluster.deployment(system, "registry")["spec"]["template"]["spec"]["containers"][0]
+    with operator(monkeypatch, ns, {**env["settings"], "ELVES_GRAFANA_URL": grafana.url}) as runner:
         cluster.create_loadtest(ns, name, spec)
         wait_for(lambda: cluster.testrun(ns, "elves-faulty-0"), "the TestRun")
         cluster.walk_stages(ns, "elves-faulty-0", *STAGES_BEFORE_START)
@@ -174,16 +188,63 @@ def test_a_fault_scales_a_deployment_on_time_and_deleting_the_loadtest_restores_
         cluster.set_stage(ns, "elves-faulty-0", "started")
         wait_for(lambda: replicas(cluster, system, "ingestor") == 0, "the scale fault", timeout=30)
         assert time.monotonic() - before_start >= 3.0  # not before its time
-        fault, = cluster.status(ns, name)["runs"][0]["faults"]
-        assert fault["label"] == "scale ingestor to 0"
-        assert fault["message"] == "scaled Deployment ingestor from 1 to 0 replicas"
-        assert wait_for(lambda: events_with(cluster, ns, name, "Fault"), "the Fault event")
+        faults = wait_for(lambda: len(cluster.status(ns, name)["runs"][0]["faults"]) == 5
+                          and cluster.status(ns, name)["runs"][0]["faults"], "every fault to fire")
+        assert [f["message"] for f in faults] == [
+            "scaled Deployment ingestor from 1 to 0 replicas",
+            "deleted pod registry-5d8f-abcde of registry without a grace period",
+            "rollout restart of Deployment gateway",
+            "Deployment registry: limits memory 256Mi (a rolling update)",
+            "deleted pod rabbitmq-0; its StatefulSet starts it again"]
+        assert cluster.pod_names(system) == []
+        gateway_template = cluster.deployment(system, "gateway")["spec"]["template"]
+        assert "kubectl.kubernetes.io/restartedAt" in gateway_template["metadata"]["annotations"]
+        registry = cluster.deployment(system, "registry")["spec"]["template"]["spec"]["containers"][0]
+        assert registry["resources"] == {"limits": {"memory": "256Mi"}, "requests": {"memory": "256Mi"}}
+        assert wait_for(lambda: len(events_with(cluster, ns, name, "Fault")) == 5, "an Event per fault")
+        # Grafana: a link for the test's window, an annotation per fault and phase change.
+        assert cluster.status(ns, name)["report"]["grafana"].startswith(f"{grafana.url}/d/elves-queue-pileup?from=")
+        marks = {(a["tags"][1], a["text"].split(": ", 1)[1]) for a in grafana.received}
+        assert ("fault", "fault at 3s: scale(deployment=ingestor, replicas=0): "
+                         "scaled Deployment ingestor from 1 to 0 replicas") in marks
+        assert {("phase", "run 0: Preparing"), ("phase", "run 0: Running")} <= marks
+        assert all(a["tags"][0] == "elves" and a["tags"][2] == f"loadtest:{ns}/{name}" for a in grafana.received)
 
         cluster.delete_loadtest(ns, name)
         wait_for(lambda: cluster.loadtest(ns, name) is None, "the LoadTest to go (its finalizer restores first)")
         assert replicas(cluster, system, "ingestor") == 1
+        assert cluster.deployment(system, "registry")["spec"]["template"]["spec"]["containers"][0] == registry_before
         assert cluster.testrun(ns, "elves-faulty-0") is None  # the load was stopped
         assert cluster.lock_holder(system) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_the_system_of_the_spec_is_applied_awaited_and_put_back(cluster, env, monkeypatch):
+    ns, system, name = env["namespace"], env["system"], "sized"
+    spec = {"system": {"replicas": {"ingestor": 3}, "resources": {"ingestor": {"memory": "1Gi", "cpu": "500m"}},
+                       "env": {"ingestor": {"ELVES_INGESTOR_CONCURRENCY": "4", "SERVER_PORT": "9090"}}},
+            "load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"}}
+    ingestor_before = cluster.deployment(system, "ingestor")["spec"]
+    with operator(monkeypatch, ns, env["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        waiting = wait_for(lambda: "system not ready" in cluster.status(ns, name).get("progress", {}).get(
+            "waitingFor", "") and cluster.status(ns, name), "the LoadTest to wait for the system")
+        assert waiting["phase"] == "Preparing"
+        assert "ingestor: the change is not rolled out yet" in waiting["progress"]["waitingFor"]
+        ingestor = cluster.deployment(system, "ingestor")["spec"]
+        container = ingestor["template"]["spec"]["containers"][0]
+        assert ingestor["replicas"] == 3
+        assert container["env"] == [{"name": "SERVER_PORT", "value": "9090"},
+                                    {"name": "ELVES_INGESTOR_CONCURRENCY", "value": "4"}]
+        assert container["resources"] == {"limits": {"memory": "1Gi", "cpu": "500m"}, "requests": {"memory": "256Mi"}}
+        assert cluster.testrun(ns, "elves-sized-0") is None  # no load on a system still rolling out
+
+        cluster.make_ready(system, "ingestor")
+        wait_for(lambda: cluster.testrun(ns, "elves-sized-0"), "the TestRun once the system is ready")
+        cluster.delete_loadtest(ns, name)
+        wait_for(lambda: cluster.loadtest(ns, name) is None, "the LoadTest to go")
+        assert cluster.deployment(system, "ingestor")["spec"] == ingestor_before  # replicas, env, resources
     assert runner.exit_code == 0
     assert runner.exception is None
 

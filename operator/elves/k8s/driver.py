@@ -14,6 +14,7 @@ import logging
 import re
 import threading
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Callable
 
 from kubernetes.client.exceptions import ApiException
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 Emit = Callable[[str, str, str], None]
 SAVE_ATTEMPTS = 3
 WAITING_PHASES = ("Pending", "Preparing")
+# Event reasons that become Grafana annotations: the phases, the faults and the end.
+ANNOTATED = ("Phase", "Fault", "Succeeded", "Failed", "Error")
 
 
 class RestoreFailed(RuntimeError):
@@ -80,12 +83,6 @@ def parse(body: dict[str, Any]) -> tuple[LoadTest | None, list[str]]:
     except SpecError as exc:
         return None, exc.problems
     return test, cluster_problems(test.spec)
-
-
-def new_faults(before: LoadTestStatus, after: LoadTestStatus) -> list[tuple[str, str]]:
-    """(label, message) of the faults fired by this step."""
-    seen = {(run.index, f.index) for run in before.runs for f in run.faults}
-    return [(f.label or f.action, f.message) for run in after.runs for f in run.faults if (run.index, f.index) not in seen]
 
 
 class Driver:
@@ -174,18 +171,19 @@ class Driver:
         waiting = after.progress.waiting_for
         if after.phase in WAITING_PHASES and waiting and waiting != before.progress.waiting_for:
             emit("Normal", "Waiting", waiting)
-        if not self.settings.grafana_url:
-            return
-        now = utc(self.clock.now())
-        marks = [("fault", f"fault {label}: {message}") for label, message in new_faults(before, after)]
-        if after.phase != before.phase:
-            marks.append(("phase", f"{before.phase} -> {after.phase}"))
-        for kind, text in marks:
-            try:
-                grafana.post_annotation(self.settings.grafana_url, self.settings.grafana_token,
-                                        grafana.annotation(owner, kind, text, now), self.settings.http_timeout_seconds)
-            except grafana.GrafanaError as exc:
-                log.warning("no Grafana annotation for %s: %s", owner, exc)
+        if self.settings.grafana_url:
+            now = utc(self.clock.now())
+            for text in events:
+                _, reason = event_kind(text)
+                if reason in ANNOTATED:
+                    self._annotate(owner, reason.lower(), text, now)
+
+    def _annotate(self, owner: str, kind: str, text: str, at: datetime) -> None:
+        try:
+            grafana.post_annotation(self.settings.grafana_url, self.settings.grafana_token,
+                                    grafana.annotation(owner, kind, text, at), self.settings.http_timeout_seconds)
+        except grafana.GrafanaError as exc:  # the test goes on without its marks
+            log.warning("no Grafana annotation for %s: %s", owner, exc)
 
     def _save_quietly(self, body: dict[str, Any], status: LoadTestStatus) -> None:
         """Save the status of a LoadTest that is going away: a courtesy for whoever looks."""
@@ -204,15 +202,14 @@ class Driver:
             body = self.kube.loadtest(namespace, name)
             if body is None:
                 return
-            after = LoadTestStatus.model_validate(body.get("status") or {})
+            after = before = LoadTestStatus.model_validate(body.get("status") or {})
             platform = KubernetesPlatform(self.settings, self.kube, body)
-            if not after.final:
+            if not before.final:
                 test, _ = parse(body)
                 ctx = self._context(test) if test is not None else _Owner(key)
-                result = abort(ctx, after, platform, self.clock, "the LoadTest was deleted")  # type: ignore[arg-type]
-                for text in result.events:
-                    emit(*event_kind(text), text)
+                result = abort(ctx, before, platform, self.clock, "the LoadTest was deleted")  # type: ignore[arg-type]
                 after = result.status
+                self._announce(key, before, after, result.events, emit)
             if after.snapshot is not None and not after.restored:  # also a restore that failed before
                 try:
                     platform.restore_system(after.snapshot)

@@ -140,34 +140,25 @@ class Kube:
     def replace_lease(self, body: dict[str, Any]) -> bool:
         """False when someone changed the Lease since it was read (409: read it again)."""
         meta = body["metadata"]
-        try:
-            self._call(self.coordination.replace_namespaced_lease, meta["name"], meta["namespace"], body)
-        except ApiException as exc:
-            if exc.status == 409:
-                return False
-            raise
-        return True
+        return self._tolerating(409, lambda: self._call(self.coordination.replace_namespaced_lease, meta["name"],
+                                                        meta["namespace"], body))
 
     # --- helpers -----------------------------------------------------------------------------
 
     @staticmethod
-    def _create(create: Callable[[], Any]) -> bool:
-        """True when created, False when it was there already."""
+    def _tolerating(status: int, call: Callable[[], Any]) -> bool:
+        """True when `call` did it, False when the API answered `status` (409: it is there
+        already, 404: it is gone already)."""
         try:
-            create()
+            call()
         except ApiException as exc:
-            if exc.status == 409:
+            if exc.status == status:
                 return False
             raise
         return True
 
-    @staticmethod
-    def _delete(delete: Callable[[], Any]) -> bool:
-        """True when deleted, False when it was gone already."""
-        try:
-            delete()
-        except ApiException as exc:
-            if exc.status == 404:
-                return False
-            raise
-        return True
+    def _create(self, create: Callable[[], Any]) -> bool:
+        return self._tolerating(409, create)
+
+    def _delete(self, delete: Callable[[], Any]) -> bool:
+        return self._tolerating(404, delete)

@@ -1,0 +1,101 @@
+"""The objects the operator creates, read as data: names, the TestRun, the ConfigMaps."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import pytest
+
+from elves.engine.platform import LoadRun
+from elves.k8s import manifests, names
+
+LOADTEST = {"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
+            "metadata": {"name": "case-3", "namespace": "team-a", "uid": "1234-abcd"}}
+DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def a_run(**changes) -> LoadRun:
+    fields = dict(test_id="team-a/case-3/2", script="/scenarios/system-mix.js",
+                  scenarios={"getData": {"exec": "getData"}}, parallelism=3, duration_seconds=60,
+                  env={"ELVES_K6_SCENARIOS": '{"getData":{}}', "ELVES_TEST_ID": "team-a/case-3/2",
+                       "ELVES_TOKENS": "t1,t2", "ELVES_ADMIN_TOKEN": "admin"})
+    fields.update(changes)
+    return LoadRun(**fields)
+
+
+def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
+    env = manifests.runner_env(a_run(), "http://prometheus:9090/", "http://gateway.elves.svc:8080",
+                               "http://registry.elves.svc:8081")
+    testrun = manifests.testrun(LOADTEST, a_run(), ("elves-case-3-2-script", "archive.tar"), "grafana/k6:1.8.1", env)
+    assert (testrun["apiVersion"], testrun["kind"]) == ("k6.io/v1alpha1", "TestRun")
+    spec = testrun["spec"]
+    assert spec["parallelism"] == 3
+    assert spec["arguments"] == "--out experimental-prometheus-rw --tag testid=team-a/case-3/2"
+    assert spec["script"] == {"configMap": {"name": "elves-case-3-2-script", "file": "archive.tar"}}
+    assert spec["runner"]["image"] == "grafana/k6:1.8.1"
+    variables = {e["name"]: e["value"] for e in spec["runner"]["env"]}
+    assert variables["K6_PROMETHEUS_RW_SERVER_URL"] == "http://prometheus:9090/api/v1/write"
+    assert variables["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] == "true"
+    assert variables["K6_PROMETHEUS_RW_STALE_MARKERS"] == "true"
+    assert (variables["ELVES_BASE_URL"], variables["ELVES_REGISTRY_URL"]) == \
+        ("http://gateway.elves.svc:8080", "http://registry.elves.svc:8081")
+    assert (variables["ELVES_TOKENS"], variables["ELVES_ADMIN_TOKEN"], variables["ELVES_TEST_ID"]) == \
+        ("t1,t2", "admin", "team-a/case-3/2")
+    assert variables["ELVES_K6_SCENARIOS"] == '{"getData":{}}'
+
+
+def test_arguments_survive_k6_operators_split_on_single_spaces():
+    arguments = manifests.k6_arguments("team-a/case-3/0")
+    assert "  " not in arguments and all(arguments.split(" "))
+
+
+def test_children_are_owned_by_the_loadtest_and_labelled_with_it():
+    env = manifests.runner_env(a_run(), "http://p", "http://g", "http://r")
+    for child in (manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env),
+                  manifests.script_configmap(LOADTEST, 2, b"tar"),
+                  manifests.report_configmap(LOADTEST, "<html>", "{}")):
+        meta = child["metadata"]
+        assert meta["namespace"] == "team-a"
+        assert meta["ownerReferences"] == [{"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "name": "case-3",
+                                            "uid": "1234-abcd", "controller": True, "blockOwnerDeletion": True}]
+        assert meta["labels"]["elves.dev/loadtest"] == "case-3"
+        assert meta["labels"]["app.kubernetes.io/managed-by"] == "elves-operator"
+    testrun = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env)
+    assert testrun["metadata"]["labels"]["elves.dev/run"] == "2"
+    assert testrun["spec"]["runner"]["metadata"]["labels"]["elves.dev/loadtest"] == "case-3"
+    assert testrun["metadata"]["annotations"]["elves.dev/test-id"] == "team-a/case-3/2"
+
+
+def test_the_script_configmap_holds_the_archive_as_binary_data():
+    configmap = manifests.script_configmap(LOADTEST, 2, b"\x00archive bytes\xff")
+    assert configmap["metadata"]["name"] == "elves-case-3-2-script"
+    assert base64.b64decode(configmap["binaryData"]["archive.tar"]) == b"\x00archive bytes\xff"
+
+
+def test_the_report_configmap_holds_the_page_and_the_summary():
+    configmap = manifests.report_configmap(LOADTEST, "<html>page</html>", json.dumps({"status": {}}))
+    assert configmap["metadata"]["name"] == "elves-case-3-report"
+    assert configmap["data"] == {"report.html": "<html>page</html>", "summary.json": '{"status": {}}'}
+
+
+@pytest.mark.parametrize("loadtest", ["a", "9-starts-with-a-digit", "x" * 63, "case-" + "y" * 58])
+def test_names_stay_valid_for_the_jobs_and_services_k6_operator_derives_from_them(loadtest):
+    testrun = names.testrun_name(loadtest, 12)
+    for derived in (f"{testrun}-initializer", f"{testrun}-starter", f"{testrun}-11", f"{testrun}-service-11"):
+        assert len(derived) <= 63 and DNS_1035.match(derived), derived
+    assert len(names.script_configmap_name(loadtest, 12)) <= 253
+    assert len(names.report_configmap_name(loadtest)) <= 63
+    assert names.testrun_name(loadtest, 12) == testrun  # deterministic: a retried create finds it
+
+
+def test_long_names_keep_apart_when_their_prefixes_agree():
+    first, second = "p" * 60 + "-a", "p" * 60 + "-b"
+    assert names.testrun_name(first, 0) != names.testrun_name(second, 0)
+
+
+def test_the_run_index_comes_from_the_test_id():
+    assert names.run_index("team-a/case-3/7") == 7
+    with pytest.raises(ValueError, match="not <namespace>/<name>/<run>"):
+        names.run_index("case-3")
