@@ -1,8 +1,8 @@
 package dev.elves.ingestor.jobs;
 
+import dev.elves.contracts.messaging.ManualAckListeners;
 import dev.elves.ingestor.IngestorProperties;
 
-import org.springframework.amqp.core.AcknowledgeMode;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
@@ -19,14 +19,8 @@ class ListenerConfiguration {
 	@Bean
 	SimpleRabbitListenerContainerFactory jobContainerFactory(SimpleRabbitListenerContainerFactoryConfigurer configurer,
 			ConnectionFactory connectionFactory, IngestorProperties properties) {
-		SimpleRabbitListenerContainerFactory factory = new SimpleRabbitListenerContainerFactory();
-		configurer.configure(factory, connectionFactory);
-		factory.setAcknowledgeMode(AcknowledgeMode.MANUAL);
-		factory.setDefaultRequeueRejected(false);
-		factory.setMissingQueuesFatal(false);
-		factory.setConcurrentConsumers(properties.concurrency());
-		factory.setPrefetchCount(properties.prefetch());
-		return factory;
+		return ManualAckListeners.factory(configurer, connectionFactory, properties.concurrency(),
+				properties.prefetch());
 	}
 
 }

@@ -1,8 +1,8 @@
 package dev.elves.registry.messaging;
 
+import dev.elves.contracts.messaging.ManualAckListeners;
 import dev.elves.registry.RegistryProperties;
 
-import org.springframework.amqp.core.AcknowledgeMode;
 import org.springframework.amqp.rabbit.config.SimpleRabbitListenerContainerFactory;
 import org.springframework.amqp.rabbit.connection.ConnectionFactory;
 import org.springframework.boot.amqp.autoconfigure.SimpleRabbitListenerContainerFactoryConfigurer;
@@ -10,8 +10,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The registry's consumers: manual acks after the commit, bounded prefetch, and no start until
- * the schema is migrated ({@code SchemaMigrator} starts them).
+ * The registry's consumers: the shared manual-ack settings, and no start until the schema is
+ * migrated ({@code SchemaMigrator} starts them).
  */
 @Configuration(proxyBeanMethods = false)
 class ListenerConfiguration {
@@ -20,9 +20,9 @@ class ListenerConfiguration {
 	@Bean
 	SimpleRabbitListenerContainerFactory logBatchContainerFactory(SimpleRabbitListenerContainerFactoryConfigurer configurer,
 			ConnectionFactory connectionFactory, RegistryProperties properties) {
-		SimpleRabbitListenerContainerFactory factory = common(configurer, connectionFactory);
-		factory.setConcurrentConsumers(properties.concurrency());
-		factory.setPrefetchCount(properties.prefetch());
+		SimpleRabbitListenerContainerFactory factory = ManualAckListeners.factory(configurer, connectionFactory,
+				properties.concurrency(), properties.prefetch());
+		factory.setAutoStartup(false);
 		factory.setBatchListener(true);
 		factory.setConsumerBatchEnabled(true);
 		factory.setBatchSize(properties.batchSize());
@@ -34,19 +34,8 @@ class ListenerConfiguration {
 	@Bean
 	SimpleRabbitListenerContainerFactory resultContainerFactory(SimpleRabbitListenerContainerFactoryConfigurer configurer,
 			ConnectionFactory connectionFactory, RegistryProperties properties) {
-		SimpleRabbitListenerContainerFactory factory = common(configurer, connectionFactory);
-		factory.setConcurrentConsumers(properties.resultConcurrency());
-		factory.setPrefetchCount(properties.resultPrefetch());
-		return factory;
-	}
-
-	private static SimpleRabbitListenerContainerFactory common(SimpleRabbitListenerContainerFactoryConfigurer configurer,
-			ConnectionFactory connectionFactory) {
-		SimpleRabbitListenerContainerFactory factory = new SimpleRabbitListenerContainerFactory();
-		configurer.configure(factory, connectionFactory);
-		factory.setAcknowledgeMode(AcknowledgeMode.MANUAL);
-		factory.setDefaultRequeueRejected(false);
-		factory.setMissingQueuesFatal(false);
+		SimpleRabbitListenerContainerFactory factory = ManualAckListeners.factory(configurer, connectionFactory,
+				properties.resultConcurrency(), properties.resultPrefetch());
 		factory.setAutoStartup(false);
 		return factory;
 	}
