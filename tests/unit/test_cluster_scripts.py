@@ -122,6 +122,14 @@ def test_bad_timeout_is_named(name: str) -> None:
     assert "ELVES_TIMEOUT=ten minutes is not a duration" in result.stderr
 
 
+@pytest.mark.parametrize("duration, seconds", [("10m", 600), ("1h30m", 5400), ("2m5s", 125), ("1500ms", 2)])
+def test_deadlines_follow_the_timeout(duration: str, seconds: int) -> None:
+    # ELVES_TIMEOUT is a Go duration (helm, kubectl); the scripts' own polls count seconds.
+    result = subprocess.run(["bash", "-c", f'source "{COMMON}"; seconds_of {duration}'],
+                            capture_output=True, text=True)
+    assert result.stdout.strip() == str(seconds), result.stderr
+
+
 def test_deploy_names_a_missing_values_file(tmp_path: Path) -> None:
     result = run_script("deploy", "--values", str(tmp_path / "nope.yaml"))
     assert result.returncode == 1

@@ -17,9 +17,8 @@
 # Options:
 #   --skip-monitoring    keep kube-prometheus-stack even if deploy.sh installed it
 #   --skip-k6-operator   keep k6-operator even if deploy.sh installed it
-#   --force              LoadTests still held by their finalizer after ELVES_TIMEOUT (the
-#                        operator is gone or stuck) lose the finalizer and go; the replicas
-#                        they changed are then not restored
+#   --force              do not wait for the operator (it is gone or stuck): the LoadTests
+#                        lose their finalizers at once; what they changed is not restored
 #   -h, --help           this text
 #
 # Settings (environment):
@@ -71,7 +70,7 @@ remaining_loadtests() {
     -o 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}'
 }
 
-# Drops the finalizers of the LoadTests still there (--force): nothing restores them then.
+# Drops the finalizers of LoadTests $@ (--force) and waits until they are gone.
 release_loadtests() {
   local loadtest
   for loadtest in "$@"; do
@@ -90,8 +89,10 @@ delete_loadtests() {
   REMOVED=1
   log "deleting ${#loadtests[@]} LoadTest(s); the operator aborts them and restores what they changed"
   kube delete "${CRD}" --all --all-namespaces --wait=false >/dev/null
-  # `kubectl wait` fails when they are all gone before it starts: the list below decides.
-  kube wait --for=delete "${CRD}" --all --all-namespaces --timeout="${TIMEOUT}" >/dev/null 2>&1 || true
+  if [[ ${FORCE} != 1 ]]; then
+    # `kubectl wait` fails when they are all gone before it starts: the list below decides.
+    kube wait --for=delete "${CRD}" --all --all-namespaces --timeout="${TIMEOUT}" >/dev/null 2>&1 || true
+  fi
   mapfile -t loadtests < <(remaining_loadtests)
   ((${#loadtests[@]})) || return 0
   if [[ ${FORCE} == 1 ]]; then

@@ -40,6 +40,22 @@ check_timeout() {
   [[ ${TIMEOUT} =~ ^([0-9]+(ms|s|m|h))+$ ]] || die "ELVES_TIMEOUT=${TIMEOUT} is not a duration such as 600s or 10m"
 }
 
+# The whole seconds in a Go duration (check_timeout accepted it), rounded up.
+seconds_of() {
+  local rest="$1" total=0 number
+  while [[ ${rest} =~ ^([0-9]+)(ms|s|m|h)(.*)$ ]]; do
+    number=$((10#${BASH_REMATCH[1]}))
+    case "${BASH_REMATCH[2]}" in
+      h) total=$((total + number * 3600)) ;;
+      m) total=$((total + number * 60)) ;;
+      s) total=$((total + number)) ;;
+      ms) total=$((total + (number + 999) / 1000)) ;;
+    esac
+    rest="${BASH_REMATCH[3]}"
+  done
+  echo "${total}"
+}
+
 # Sets KUBECTL: ELVES_KUBECTL, else kubectl on PATH, else the one tools/build-kubernetes.sh built.
 find_kubectl() {
   local built="${CACHE}/kubernetes/${KUBERNETES_VERSION}/bin/kubectl"

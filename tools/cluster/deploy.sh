@@ -270,10 +270,17 @@ provide_images() {
 # ---- 4. the LoadTest CRD and the elves chart -----------------------------------------------
 
 apply_crd() {
+  local deadline established='{.status.conditions[?(@.type=="Established")].status}'
   log "applying the LoadTest CRD (${CRD})"
   kube apply --server-side --force-conflicts --field-manager=elves-deploy \
     --filename "${CHART_DIR}/crds/" >/dev/null
-  kube wait --for=condition=Established "crd/${CRD}" --timeout="${TIMEOUT}" >/dev/null
+  # Polled: `kubectl wait --for=condition=Established` fails at once, instead of waiting,
+  # while a new CRD's status.conditions is still null.
+  deadline=$((SECONDS + $(seconds_of "${TIMEOUT}")))
+  until [[ "$(kube get crd "${CRD}" -o "jsonpath=${established}")" == True ]]; do
+    ((SECONDS < deadline)) || die "the CRD ${CRD} is not Established after ${TIMEOUT}: kubectl get crd ${CRD} -o yaml"
+    sleep 0.2
+  done
 }
 
 # A YAML double-quoted scalar of $1.
