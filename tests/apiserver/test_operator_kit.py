@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+import logging
 import os
 import re
 import signal
@@ -326,8 +327,9 @@ def archive_members(archive: bytes) -> dict[str, bytes]:
 
 
 @contextmanager
-def operator(monkeypatch: Any, namespace: str, env: dict[str, str]) -> Iterator[Any]:
-    """The operator under kopf's KopfRunner, serving one namespace, with these settings."""
+def operator(monkeypatch: Any, caplog: Any, namespace: str, env: dict[str, str]) -> Iterator[Any]:
+    """The operator under kopf's KopfRunner, serving one namespace, with these settings.
+    kopf logs a handler that raised and carries on: any ERROR it logged fails the test."""
     from kopf.testing import KopfRunner
 
     for name, value in env.items():
@@ -335,7 +337,8 @@ def operator(monkeypatch: Any, namespace: str, env: dict[str, str]) -> Iterator[
     args = ["run", "--standalone", "--namespace", namespace, "--module", "elves.k8s.handlers"]
     with KopfRunner(args, timeout=60) as runner:
         yield runner
-    print(runner.output[-5000:])  # shown with -s, or in the report of a failing test
+    errors = [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, "the operator logged errors:\n" + "\n".join(errors)
 
 
 def kubectl_get_loadtests(plane: cp.ControlPlane, namespace: str) -> list[dict[str, str]]:

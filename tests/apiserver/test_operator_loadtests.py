@@ -90,13 +90,13 @@ def replicas(cluster: Cluster, namespace: str, deployment: str) -> int:
 
 
 def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_verdict(
-        cluster, env, control_plane, monkeypatch, gateway, prometheus, tmp_path):
+        cluster, env, control_plane, monkeypatch, caplog, gateway, prometheus, tmp_path):
     ns, name = env["namespace"], "quick"
     test_id = f"{ns}/{name}/0"
     spec = {"load": {"scenario": "system-mix", "rate": "240/min", "duration": "6s", "users": 2,
                      "mix": {"getData": 1, "getHistory": 1}},
             "drain": {"timeout": "90s"}}
-    with operator(monkeypatch, ns, env["settings"]) as runner:
+    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
         created = cluster.create_loadtest(ns, name, spec)
         testrun = wait_for(lambda: cluster.testrun(ns, "elves-quick-0"), "the LoadTest's TestRun")
 
@@ -167,7 +167,7 @@ def grafana() -> Any:
 
 
 def test_faults_act_through_the_api_on_time_and_deleting_the_loadtest_restores_the_system(
-        cluster, env, monkeypatch, grafana):
+        cluster, env, monkeypatch, caplog, grafana):
     ns, system, name = env["namespace"], env["system"], "faulty"
     spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"},
             "faults": [{"at": "3s", "scale": {"deployment": "ingestor", "replicas": 0}},
@@ -178,7 +178,7 @@ def test_faults_act_through_the_api_on_time_and_deleting_the_loadtest_restores_t
     cluster.pod(system, "registry-5d8f-abcde", {"app.kubernetes.io/component": "registry"}, phase="Running")
     cluster.pod(system, "rabbitmq-0", {"app.kubernetes.io/component": "rabbitmq"}, phase="Running")
     registry_before = cluster.deployment(system, "registry")["spec"]["template"]["spec"]["containers"][0]
-    with operator(monkeypatch, ns, {**env["settings"], "ELVES_GRAFANA_URL": grafana.url}) as runner:
+    with operator(monkeypatch, caplog, ns, {**env["settings"], "ELVES_GRAFANA_URL": grafana.url}) as runner:
         cluster.create_loadtest(ns, name, spec)
         wait_for(lambda: cluster.testrun(ns, "elves-faulty-0"), "the TestRun")
         cluster.walk_stages(ns, "elves-faulty-0", *STAGES_BEFORE_START)
@@ -220,13 +220,13 @@ def test_faults_act_through_the_api_on_time_and_deleting_the_loadtest_restores_t
     assert runner.exception is None
 
 
-def test_the_system_of_the_spec_is_applied_awaited_and_put_back(cluster, env, monkeypatch):
+def test_the_system_of_the_spec_is_applied_awaited_and_put_back(cluster, env, monkeypatch, caplog):
     ns, system, name = env["namespace"], env["system"], "sized"
     spec = {"system": {"replicas": {"ingestor": 3}, "resources": {"ingestor": {"memory": "1Gi", "cpu": "500m"}},
                        "env": {"ingestor": {"ELVES_INGESTOR_CONCURRENCY": "4", "SERVER_PORT": "9090"}}},
             "load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"}}
     ingestor_before = cluster.deployment(system, "ingestor")["spec"]
-    with operator(monkeypatch, ns, env["settings"]) as runner:
+    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
         cluster.create_loadtest(ns, name, spec)
         waiting = wait_for(lambda: "system not ready" in cluster.status(ns, name).get("progress", {}).get(
             "waitingFor", "") and cluster.status(ns, name), "the LoadTest to wait for the system")
@@ -249,10 +249,10 @@ def test_the_system_of_the_spec_is_applied_awaited_and_put_back(cluster, env, mo
     assert runner.exception is None
 
 
-def test_a_second_loadtest_waits_in_pending_saying_for_whom(cluster, env, monkeypatch):
+def test_a_second_loadtest_waits_in_pending_saying_for_whom(cluster, env, monkeypatch, caplog):
     ns, system = env["namespace"], env["system"]
     spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"}}
-    with operator(monkeypatch, ns, env["settings"]) as runner:
+    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
         cluster.create_loadtest(ns, "first", spec)
         wait_for(lambda: cluster.testrun(ns, "elves-first-0"), "the first TestRun")
         cluster.create_loadtest(ns, "second", spec)
@@ -273,10 +273,11 @@ def test_a_second_loadtest_waits_in_pending_saying_for_whom(cluster, env, monkey
     assert runner.exception is None
 
 
-def test_an_oom_killed_runner_ends_the_test_in_error_with_the_reason(cluster, env, control_plane, monkeypatch):
+def test_an_oom_killed_runner_ends_the_test_in_error_with_the_reason(
+        cluster, env, control_plane, monkeypatch, caplog):
     ns, name, testrun = env["namespace"], "hungry", "elves-hungry-0"
     spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"}}
-    with operator(monkeypatch, ns, env["settings"]) as runner:
+    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
         cluster.create_loadtest(ns, name, spec)
         wait_for(lambda: cluster.testrun(ns, testrun), "the TestRun")
         cluster.walk_stages(ns, testrun, *STAGES_BEFORE_START, "started")
@@ -305,11 +306,11 @@ def test_an_oom_killed_runner_ends_the_test_in_error_with_the_reason(cluster, en
     assert runner.exception is None
 
 
-def test_a_spec_only_the_local_mode_can_run_ends_in_error_naming_the_field(cluster, env, monkeypatch):
+def test_a_spec_only_the_local_mode_can_run_ends_in_error_naming_the_field(cluster, env, monkeypatch, caplog):
     ns, name = env["namespace"], "local-only"
     spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "1m"},
             "faults": [{"at": "10s", "pause": {"deployment": "gateway", "for": "1.5s"}}]}
-    with operator(monkeypatch, ns, env["settings"]) as runner:
+    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
         cluster.create_loadtest(ns, name, spec)
         status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
         error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]

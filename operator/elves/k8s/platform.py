@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 STATEFULSETS = ("rabbitmq", "postgres")
 JWT_SECRET_KEY = "jwt-secret"
 CONFIGMAP_SCRIPT_PREFIX = "configmap:"
+# Linux refuses to start a process with one environment string longer than 128 KiB
+# (MAX_ARG_STRLEN); ELVES_TOKENS carries a token per user.
+MAX_ENV_VALUE_BYTES = 120 * 1024
 
 
 class LoadError(RuntimeError):
@@ -164,6 +167,11 @@ class KubernetesPlatform:
         return names.script_configmap_name(self.loadtest["metadata"]["name"], index), names.SCRIPT_KEY
 
     def start_load(self, run: LoadRun) -> None:
+        tokens = run.env.get("ELVES_TOKENS", "")
+        if len(tokens) > MAX_ENV_VALUE_BYTES:
+            users = tokens.count(",") + 1
+            raise LoadError(f"spec.load.users: {users} users make {len(tokens)} bytes of ELVES_TOKENS, more than a "
+                            f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // len(tokens)}")
         script = self._script(run)
         env = manifests.runner_env(run, self.settings.prometheus_url, self.settings.gateway_url,
                                    self.settings.registry_url)
