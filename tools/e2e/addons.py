@@ -7,7 +7,7 @@ cluster to have when it is told --skip-monitoring --skip-k6-operator.
 Installs, with the images of tools/e2e/build-images.sh (nothing is pulled):
 - the prometheus-operator and k6-operator CRDs (tools/fetch-crds.sh);
 - prometheus-operator v0.85.0 with its upstream RBAC (example/rbac of its Go module);
-- a Prometheus (Debian's 2.42) selecting every ServiceMonitor and PrometheusRule in every
+- a Prometheus (3.5, built from its Go module) selecting every ServiceMonitor and PrometheusRule in every
   namespace, with the remote-write receiver and native histograms on, behind the Service
   prometheus.monitoring.svc:9090 (PROMETHEUS_URL below);
 - kube-state-metrics v2.15.0, scraped through a ServiceMonitor;
@@ -117,7 +117,7 @@ def prometheus(version: str) -> list[dict]:
         "spec": {
             "image": f"docker.io/{image('prometheus')}",
             # The flags prometheus-operator generates depend on the version it is told.
-            "version": "v2.42.0",
+            "version": image("prometheus").rsplit(":", 1)[1],
             "replicas": 1,
             "serviceAccountName": "prometheus",
             # Empty selectors: every ServiceMonitor, PodMonitor and rule, in every namespace.

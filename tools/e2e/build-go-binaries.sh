@@ -7,12 +7,13 @@
 #   tools/e2e/build-go-binaries.sh [program...]    default: all of them
 #
 # Programs: kube-state-metrics, prometheus-operator, prometheus-config-reloader,
-# k6-operator-manager, coredns.
+# k6-operator-manager, coredns, prometheus.
 #
 # Why a wrapper module per program: prometheus-operator and k6-operator carry `replace`
 # directives in their go.mod, so `go install module@version` refuses them. A tiny main
 # module that requires the program's module (and, for prometheus-operator, its nested
-# modules at the same published version) builds all of them the same way.
+# modules at the same published version; for prometheus, the replace its go.mod has)
+# builds all of them the same way.
 set -Eeuo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,8 +34,11 @@ declare -A RECIPES=(
   [prometheus-config-reloader]="github.com/prometheus-operator/prometheus-operator $PROMETHEUS_OPERATOR_VERSION github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring github.com/prometheus-operator/prometheus-operator/pkg/client"
   [k6-operator-manager]="github.com/grafana/k6-operator $K6_OPERATOR_VERSION github.com/grafana/k6-operator"
   [coredns]="github.com/coredns/coredns $COREDNS_VERSION github.com/coredns/coredns"
+  # Prometheus' Go module versions are v0.<minor>.<patch> for Prometheus 3.<minor>.<patch>.
+  # Its go.mod pins fsnotify back to v1.7.0; the wrapper repeats that replace.
+  [prometheus]="github.com/prometheus/prometheus $PROMETHEUS_MODULE_VERSION github.com/prometheus/prometheus/cmd/prometheus github.com/fsnotify/fsnotify@v1.8.0=>github.com/fsnotify/fsnotify@v1.7.0"
 )
-readonly ORDER=(coredns kube-state-metrics prometheus-operator prometheus-config-reloader k6-operator-manager)
+readonly ORDER=(coredns kube-state-metrics prometheus-operator prometheus-config-reloader k6-operator-manager prometheus)
 
 # The path a program's binary has in the cache.
 binary_path() {
@@ -61,7 +65,14 @@ build_one() {
     echo
     echo "require $module $version"
     local m
-    for m in $extra; do echo "require $m $version"; done
+    for m in $extra; do
+      if [[ $m == *'=>'* ]]; then
+        m=${m//@/ }
+        echo "replace ${m/=>/ => }"
+      else
+        echo "require $m $version"
+      fi
+    done
   } >"$dir/go.mod"
   : >"$dir/go.sum"
 

@@ -35,7 +35,7 @@ LAYOUT=$CACHE/oci
 declare -A RECIPE_OF=(
   [pause]=pause [coredns]=static-program
   [gateway]=service [registry]=service [ingestor]=service [operator]=operator
-  [rabbitmq]=rabbitmq [postgres]=postgres [prometheus]=prometheus
+  [rabbitmq]=rabbitmq [postgres]=postgres [prometheus]=static-program
   [kube-state-metrics]=static-program [prometheus-operator]=static-program
   [prometheus-config-reloader]=static-program [k6-operator]=static-program
   [k6]=k6 [k6-starter]=k6-starter
@@ -76,7 +76,7 @@ base_rootfs() {
   tarball=$CACHE/rootfs/$base-$key.tar
   if [[ ! -s $tarball ]]; then
     (
-      PACKAGES=() EXPECT_VERSIONS=() FIXED_USERS=() NO_POSTGRES_CLUSTER=0
+      PACKAGES=() EXPECT_VERSIONS=() FIXED_USERS=() NO_POSTGRES_CLUSTER=0 MAKE_DIRS=()
       # shellcheck disable=SC1090
       source "$REPO/images/bases/$base.conf"
       local hooks=() spec name uid home
@@ -86,6 +86,8 @@ base_rootfs() {
         IFS=: read -r name uid home <<<"$spec"
         hooks+=(--essential-hook="echo '$name:x:$uid:$uid::$home:/usr/sbin/nologin' >>\"\$1/etc/passwd\"; echo '$name:x:$uid:' >>\"\$1/etc/group\"; echo '$name:*:19000:0:99999:7:::' >>\"\$1/etc/shadow\"")
       done
+      local dir
+      for dir in "${MAKE_DIRS[@]}"; do hooks+=(--essential-hook="mkdir -p \"\$1$dir\""); done
       if ((NO_POSTGRES_CLUSTER)); then
         hooks+=(--essential-hook='mkdir -p "$1/etc/postgresql-common" && echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.conf"')
       fi
