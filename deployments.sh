@@ -24,6 +24,7 @@ readonly ELVES="${VENV}/bin/elves"
 readonly SERVICES=(gateway registry ingestor)
 readonly SUPERVISOR_PID_FILE="${STATE_DIR}/run/supervisor.pid"
 readonly SUPERVISOR_LOG="${STATE_DIR}/logs/supervisor.log"
+BUILT_SERVICES=0  # set when this run rebuilt the jars
 
 log() { echo "deployments: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -69,6 +70,7 @@ build_services() {
   fi
   log "building the services (mvn package)"
   nice -n 10 mvn -q -B -f "${REPO_DIR}/services/pom.xml" package -DskipTests
+  BUILT_SERVICES=1
 }
 
 build_k6() {
@@ -101,6 +103,10 @@ start_supervisor() {
   local pid
   if pid="$(supervisor_pid)"; then
     log "the local stack is already running (supervisor pid ${pid})"
+    if [[ ${BUILT_SERVICES} == 1 ]]; then
+      # Replicas run a copy of the jar they started with; roll them onto the new build.
+      "${ELVES}" local rollout
+    fi
     return
   fi
   mkdir -p "${STATE_DIR}/logs"

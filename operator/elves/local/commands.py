@@ -33,6 +33,10 @@ def register(subcommands) -> None:
                         help="wait up to SECONDS until everything is ready")
     status.add_argument("--json", action="store_true", help="print the supervisor's state as JSON")
     status.set_defaults(handler=_status)
+    rollout = actions.add_parser(
+        "rollout", help="rolling restart of deployments (all by default), e.g. to run a new build")
+    rollout.add_argument("deployments", nargs="*", metavar="DEPLOYMENT", help="gateway, registry, ingestor")
+    rollout.set_defaults(handler=_rollout)
     reap = actions.add_parser(
         "reap", help="kill processes left behind by a supervisor that is gone (by recorded PID)")
     reap.set_defaults(handler=_reap)
@@ -95,6 +99,22 @@ def _status(args: argparse.Namespace) -> int:
         waited = f" after waiting {args.wait:g} s" if args.wait else ""
         print(f"not ready{waited}: {problem}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _rollout(args: argparse.Namespace) -> int:
+    from elves.constants import DEPLOYMENTS
+    from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
+    from elves.local.ports import Ports
+
+    client = SupervisorClient(Ports(Settings.from_env().port_offset))
+    try:
+        for name in args.deployments or DEPLOYMENTS:
+            client.restart(name)
+            print(f"rolling restart of {name}")
+    except (SupervisorRefused, SupervisorUnreachable) as error:
+        print(f"elves local rollout: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

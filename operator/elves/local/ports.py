@@ -6,6 +6,8 @@ supervisor's own tests) can run beside the real one.
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from elves.constants import GATEWAY, INGESTOR, REGISTRY
@@ -75,3 +77,26 @@ class Ports:
 
     def url(self, port: int) -> str:
         return f"http://{HOST}:{port}"
+
+    def all(self, slots: int = 2) -> list[int]:
+        """Every port of a stack whose deployments run up to `slots` replicas each."""
+        fixed = [self.gateway, self.registry, self.supervisor, self.prometheus, self.amqp,
+                 self.rabbitmq_prometheus, self.erlang_distribution, self.epmd, self.postgres]
+        replicas = [port for name in _MANAGEMENT_BASE for slot in range(slots)
+                    for port in (self.replica_http(name, slot), self.replica_management(name, slot))
+                    if port is not None]
+        return fixed + replicas
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex((HOST, port)) == 0
+
+
+def free_offset(candidates: Iterable[int], slots: int = 2) -> int | None:
+    """The first offset none of whose ports is in use (other stacks may share the machine)."""
+    for offset in candidates:
+        if not any(listening(port) for port in Ports(offset).all(slots)):
+            return offset
+    return None

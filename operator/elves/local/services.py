@@ -7,8 +7,11 @@ own env (LoadTest spec.system.env) comes on top; the ports cannot be overridden.
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
+import shutil
+import zipfile
 from pathlib import Path
 
 from elves.constants import GATEWAY, INGESTOR, REGISTRY
@@ -19,6 +22,8 @@ from elves.local.ports import HOST, Ports
 from elves.local.replicas import DeploymentSpec, Replica
 from elves.settings import Settings
 
+log = logging.getLogger(__name__)
+
 READINESS_PATH = "/actuator/health/readiness"
 
 
@@ -26,21 +31,70 @@ def jar_path(settings: Settings, deployment: str) -> Path:
     return settings.repo_dir / "services" / deployment / "target" / f"{deployment}.jar"
 
 
-def missing_executable(settings: Settings, deployment: str) -> str:
+def _complete(jar: Path) -> bool:
+    """Whether the jar is a whole zip file (Maven may be writing it right now)."""
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            return bool(archive.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def runnable_jar(settings: Settings, layout: Layout, deployment: str) -> Path | None:
+    """A private copy of the newest complete build of the deployment's jar.
+
+    A JVM loads classes from its jar for as long as it runs; a rebuild that rewrites
+    services/*/target/*.jar under a running replica breaks it (NoClassDefFoundError).
+    Replicas therefore run a copy, named after the build it came from, and a new
+    build reaches the replicas started after it (a rolling restart picks it up).
+    """
+    source = jar_path(settings, deployment)
+    copies = layout.root / "jars"
+    try:
+        stat = source.stat()
+    except FileNotFoundError:
+        stat = None
+    if stat is not None:
+        copy = copies / f"{deployment}-{stat.st_mtime_ns}-{stat.st_size}.jar"
+        if copy.exists():
+            return copy
+        if _complete(source):
+            copies.mkdir(parents=True, exist_ok=True)
+            partial = copy.with_suffix(".partial")
+            shutil.copyfile(source, partial)
+            if _complete(partial) and source.stat().st_mtime_ns == stat.st_mtime_ns:
+                partial.replace(copy)
+                log.info("%s: running the build of %s", deployment, copy.name)
+                return copy
+            partial.unlink(missing_ok=True)
+    # No (complete) build now: the last copy, if any, keeps the deployment going.
+    previous = sorted(copies.glob(f"{deployment}-*.jar"), key=lambda p: p.stat().st_mtime_ns)
+    return previous[-1] if previous else None
+
+
+def prune_jars(layout: Layout, deployment: str, in_use: set[str]) -> None:
+    """Delete copies that no replica runs, keeping the newest."""
+    copies = sorted((layout.root / "jars").glob(f"{deployment}-*.jar"), key=lambda p: p.stat().st_mtime_ns)
+    for copy in copies[:-1]:
+        if str(copy) not in in_use:
+            copy.unlink(missing_ok=True)
+
+
+def missing_executable(settings: Settings, layout: Layout, deployment: str) -> str:
     """Why a replica of `deployment` cannot be started now, or "" when it can."""
-    if settings.service_command:
+    if settings.service_command or runnable_jar(settings, layout, deployment) is not None:
         return ""
-    jar = jar_path(settings, deployment)
-    if not jar.exists():
-        return (f"{jar} not found: build it with "
-                "`mvn -q -f services/pom.xml package -DskipTests` (./deployments.sh --local does)")
-    return ""
+    return (f"{jar_path(settings, deployment)} not found: build it with "
+            "`mvn -q -f services/pom.xml package -DskipTests` (./deployments.sh --local does)")
 
 
-def command(settings: Settings, deployment: str) -> list[str]:
+def command(settings: Settings, layout: Layout, deployment: str) -> list[str]:
     if settings.service_command:
         return shlex.split(settings.service_command)
-    return ["java", "-jar", str(jar_path(settings, deployment))]
+    jar = runnable_jar(settings, layout, deployment)
+    if jar is None:
+        raise FileNotFoundError(missing_executable(settings, layout, deployment))
+    return ["java", "-jar", str(jar)]
 
 
 def environment(settings: Settings, layout: Layout, ports: Ports,

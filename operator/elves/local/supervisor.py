@@ -145,11 +145,13 @@ class Supervisor:
         log.info("stopping every child")
         for proxy in self.proxies.values():
             await proxy.close()
+        # Taken before the background tasks are cancelled: a cancelled stop of a
+        # terminating replica forgets its child, which must still be stopped here.
+        replicas = list(self.replica_children.values())
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await asyncio.gather(*(child.stop(REPLICA_GRACE_SECONDS)
-                               for child in self.replica_children.values()))
+        await asyncio.gather(*(child.stop(REPLICA_GRACE_SECONDS) for child in replicas))
         self.replica_children.clear()
         self.replicas.clear()
         # epmd last: RabbitMQ talks to it until it has stopped.
@@ -157,8 +159,12 @@ class Supervisor:
         first = [n for n in self.infra_children if n not in last]
         for group in (first, last):
             await asyncio.gather(*(self._stop_component(name) for name in group))
-        self._record_children(force=True)
-        if not any(c.running() for c in self._all_children()):
+        leftover = [c for c in (*replicas, *self.infra_children.values()) if c.running()]
+        if leftover:
+            # Kept for ./cleanup.sh, which kills them by these PIDs.
+            write_children(self.layout.children, leftover)
+            log.error("still running after the stop: %s", ", ".join(f"{c.name} ({c.pid})" for c in leftover))
+        else:
             self.layout.children.unlink(missing_ok=True)
         log.info("stopped")
 
@@ -261,7 +267,7 @@ class Supervisor:
                         replica.restarts)
 
     def _reconcile(self, spec: DeploymentSpec, now: float) -> None:
-        why = services.missing_executable(self.settings, spec.name)
+        why = services.missing_executable(self.settings, self.layout, spec.name)
         if why:
             self.blocked[spec.name] = why
         else:
@@ -282,10 +288,10 @@ class Supervisor:
     def _start_replica(self, spec: DeploymentSpec, replica: Replica, now: float) -> None:
         if spec.name == "ingestor":
             (self.layout.scratch / replica.pod).mkdir(parents=True, exist_ok=True)
-        child = Child(replica.pod, services.command(self.settings, spec.name),
-                      services.environment(self.settings, self.layout, self.ports, spec, replica),
-                      self.layout.logs / f"{replica.pod}.log", cwd=self.settings.repo_dir)
         try:
+            child = Child(replica.pod, services.command(self.settings, self.layout, spec.name),
+                          services.environment(self.settings, self.layout, self.ports, spec, replica),
+                          self.layout.logs / f"{replica.pod}.log", cwd=self.settings.repo_dir)
             pid = child.start()
         except OSError as error:
             # Cannot even exec (java missing...): count it as a crash, with back-off.
@@ -295,6 +301,8 @@ class Supervisor:
             return
         self.replica_children[replica.pod] = child
         replica.started(pid, now)
+        if not self.settings.service_command:
+            services.prune_jars(self.layout, spec.name, {c.argv[-1] for c in self.replica_children.values()})
 
     def _stop_replica(self, replica: Replica) -> None:
         replica.phase, replica.ready = "terminating", False

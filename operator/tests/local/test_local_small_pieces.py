@@ -77,3 +77,36 @@ def test_k6_command_tags_the_test_and_passes_the_scenarios():
 def test_k6_exit_codes_in_words():
     assert k6.describe_exit(107) == "k6 exited with code 107 (script error)"
     assert 99 in k6.FINISHED_CODES and 107 not in k6.FINISHED_CODES
+
+
+def write_jar(path, content):
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("BOOT-INF/x.class", content)
+
+
+def test_replicas_run_a_private_copy_of_the_newest_complete_build(tmp_path):
+    import os
+
+    from elves.local.layout import Layout
+    from elves.local.services import jar_path, prune_jars, runnable_jar
+
+    settings = Settings.from_env({"ELVES_REPO": str(tmp_path)})
+    layout = Layout(tmp_path / ".elves")
+    assert runnable_jar(settings, layout, "gateway") is None
+    source = jar_path(settings, "gateway")
+    write_jar(source, "v1")
+    first = runnable_jar(settings, layout, "gateway")
+    assert first.parent == layout.root / "jars" and first.read_bytes() == source.read_bytes()
+    assert runnable_jar(settings, layout, "gateway") == first  # no copy while the build is the same
+    # Maven half way through writing the next build: keep running the last good one.
+    source.write_bytes(b"PK\x03\x04 truncated")
+    os.utime(source, ns=(1, 2))
+    assert runnable_jar(settings, layout, "gateway") == first
+    write_jar(source, "v2")
+    second = runnable_jar(settings, layout, "gateway")
+    assert second != first and second.exists()
+    prune_jars(layout, "gateway", in_use=set())
+    assert not first.exists() and second.exists()

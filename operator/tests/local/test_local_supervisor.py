@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 import requests
 
-from elves.local.ports import Ports
+from elves.local.ports import Ports, free_offset
 from elves.local.processes import is_alive
 
-PORTS = Ports(2000)
+# A port offset nobody else on this machine uses now (other stacks may run beside).
+OFFSET = free_offset(range(6000, 39000, 1500))
+PORTS = Ports(OFFSET or 0)
 BASE = PORTS.url(PORTS.supervisor)
 STANDIN = Path(__file__).with_name("standin_service.py")
 REPO = Path(__file__).resolve().parents[3]
@@ -52,8 +54,9 @@ def metric(name, **labels):
 
 @pytest.fixture(scope="module")
 def supervisor(tmp_path_factory):
+    assert OFFSET is not None, "no free port offset for the test supervisor"
     state_dir = tmp_path_factory.mktemp("elves-state")
-    env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": "2000",
+    env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": str(OFFSET),
            "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}"}
     secrets = state_dir / "secrets"
     secrets.mkdir()
