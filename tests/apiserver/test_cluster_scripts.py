@@ -348,3 +348,15 @@ def test_deploy_without_a_container_engine_stops_before_installing(
     assert "--skip-images" in result.stderr
     assert releases(env) == {}
     assert NAMESPACE not in names(plane, "namespaces")
+
+
+def test_an_unreachable_chart_repository_is_named_with_the_way_around_it(
+        plane: cp.ControlPlane, env: dict[str, str]) -> None:
+    # As on a machine that reaches no chart repository (this one): port 1 refuses at once.
+    result = script("deploy", "--skip-k6-operator", "--skip-images",
+                    env={**env, "ELVES_MONITORING_CHART_REPO": "http://127.0.0.1:1"})
+    assert result.returncode == 1
+    version = cluster_versions()["KUBE_PROMETHEUS_STACK_CHART_VERSION"]
+    assert (f"could not install kube-prometheus-stack {version} from http://127.0.0.1:1 (see above); "
+            "if the cluster has it already, pass --skip-monitoring") in result.stderr
+    assert "elves/elves" not in releases(env)

@@ -104,7 +104,6 @@ parse_args() {
   done
 }
 
-
 # ---- 1. monitoring and 2. k6-operator from their upstream charts ------------------------
 
 # Creates namespace $1 unless it exists, labelled so that cleanup.sh knows it may delete it.
@@ -117,9 +116,10 @@ ensure_namespace() {
 }
 
 # Installs or upgrades upstream chart $1 as release $2 in namespace $3 from repository $4
-# at version $5 with values file $6, unless someone else installed that release.
+# at version $5 with values file $6, unless someone else installed that release; $7 is the
+# option that skips it.
 install_upstream() {
-  local chart="$1" release="$2" namespace="$3" repo="$4" version="$5" values="$6" output
+  local chart="$1" release="$2" namespace="$3" repo="$4" version="$5" values="$6" skip="$7" output
   if release_exists "${release}" "${namespace}" && ! release_is_ours "${release}" "${namespace}"; then
     log "${chart}: release ${namespace}/${release} exists and was not installed by this script: left as it is"
     return
@@ -131,7 +131,7 @@ install_upstream() {
       --labels "${INSTALLED_BY_KEY}=${INSTALLED_BY_VALUE}" \
       "${HELM_WAIT_FLAGS[@]}" --timeout "${TIMEOUT}" 2>&1)"; then
     echo "${output}" >&2
-    die "could not install ${chart} ${version} from ${repo} (see above); if the cluster has it already, pass the matching --skip option"
+    die "could not install ${chart} ${version} from ${repo} (see above); if the cluster has it already, pass ${skip}"
   fi
 }
 
@@ -149,7 +149,7 @@ install_monitoring() {
   before="$(monitoring_crds)"
   install_upstream kube-prometheus-stack "${MONITORING_RELEASE}" "${MONITORING_NAMESPACE}" \
     "${MONITORING_CHART_REPO}" "${KUBE_PROMETHEUS_STACK_CHART_VERSION}" \
-    "${CLUSTER_DIR}/kube-prometheus-stack-values.yaml"
+    "${CLUSTER_DIR}/kube-prometheus-stack-values.yaml" --skip-monitoring
   # Helm leaves a chart's crds/ behind on uninstall: label the ones this install brought, so
   # cleanup.sh removes those and never CRDs the cluster had before.
   for crd in $(monitoring_crds); do
@@ -165,7 +165,7 @@ install_k6_operator() {
   else
     install_upstream k6-operator "${K6_OPERATOR_RELEASE}" "${K6_OPERATOR_NAMESPACE}" \
       "${K6_OPERATOR_CHART_REPO_URL}" "${K6_OPERATOR_CHART_VERSION}" \
-      "${CLUSTER_DIR}/k6-operator-values.yaml"
+      "${CLUSTER_DIR}/k6-operator-values.yaml" --skip-k6-operator
   fi
   if ! crd_exists testruns.k6.io; then
     warn "the cluster has no testruns.k6.io CRD: LoadTests will end in Error until k6-operator is installed"
