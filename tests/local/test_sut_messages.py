@@ -1,0 +1,99 @@
+"""Below the gateway: a message delivered twice is stored once, and poison messages end in
+the dead-letter queues without stopping the good traffic behind them."""
+
+import json
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+
+from elves.constants import DEAD_LETTER_SUFFIX, QUEUE_INGESTOR_DATA, QUEUE_REGISTRY_APPLOG
+from sut_helpers import DATA_BODY, Broker, Gateway, unique, wait_jobs_finished, wait_ledger
+
+DATA_REQUESTED = "data.requested"  # routed to the ingestor's and the registry's queue
+ACTIVITY_LOGGED = QUEUE_REGISTRY_APPLOG  # routing key of activity logs: the queue's name
+UNPARSEABLE = 5
+INVALID = 5  # a request that ends before it starts: the ingestor can never do it
+GOOD_AFTER = 5
+
+
+def envelope(kind: str, user: str, test_id: str, data: dict, message_id: str | None = None) -> bytes:
+    """A message as the services write it (docs/architecture.md, "Messages")."""
+    return json.dumps({
+        "id": message_id or str(uuid.uuid4()), "type": kind, "time": datetime.now(timezone.utc).isoformat(),
+        "userId": user, "testId": test_id, "data": data,
+    }).encode()
+
+
+def test_the_same_message_twice_is_stored_once(local_stack):
+    user, test_id = unique("sut-twice"), unique("sut-twice")
+    request_id, log_id = str(uuid.uuid4()), str(uuid.uuid4())
+    request = envelope("activity.logged", user, test_id, {"endpoint": "getUser"}, log_id)
+    with Broker(local_stack) as broker:
+        for _ in range(2):
+            broker.publish(DATA_REQUESTED, envelope("data.requested", user, test_id, DATA_BODY, request_id),
+                           request_id)
+            broker.publish(ACTIVITY_LOGGED, request, log_id)
+
+    # The registry discards the second data request and log; the ingestor plots the request
+    # twice, and the registry discards the second plot's results (same derived ids).
+    final = wait_ledger(local_stack, test_id, lambda entry: entry["results"]["done"] == 1 and entry["duplicates"] >= 3,
+                        120, "one result and the duplicates discarded")
+    assert final["requests"] == 1 and final["results"] == {"done": 1, "failed": 0}, final
+    assert final["logs"] == 2 and final["logsByEndpoint"] == {"getData": 1, "getUser": 1}, final
+
+
+@pytest.fixture
+def reset_unless_passed(exclusive_stack):
+    """Poison that a consumer could not get rid of would stall every later test: when this
+    test fails, the system is reset (replicas restarted, queues purged, tables emptied)."""
+    passed = []
+    yield passed
+    if not passed:
+        operation = exclusive_stack.supervisor.reset()
+        exclusive_stack.wait_for(lambda: [op for op in exclusive_stack.supervisor.state()["operations"]
+                                          if op["id"] == operation["id"] and op["state"] != "running"],
+                                 300, "the reset after a failed poison test")
+        exclusive_stack.wait_ready()
+
+
+def test_poison_messages_end_in_the_dead_letter_queues_and_good_traffic_flows(exclusive_stack,
+                                                                               reset_unless_passed):
+    stack = exclusive_stack
+    user, test_id = unique("sut-poison"), unique("sut-poison")
+    ingestor_dlq, applog_dlq = QUEUE_INGESTOR_DATA + DEAD_LETTER_SUFFIX, QUEUE_REGISTRY_APPLOG + DEAD_LETTER_SUFFIX
+    backwards = {**DATA_BODY, "start": "11:30", "end": "10:00"}
+    with Broker(stack) as broker:
+        before = {queue: broker.depth(queue) for queue in (ingestor_dlq, applog_dlq)}
+        for n in range(UNPARSEABLE):
+            broker.publish(DATA_REQUESTED, b'{"id": "not json' + str(n).encode())
+        for _ in range(INVALID):
+            broker.publish(DATA_REQUESTED, envelope("data.requested", user, test_id, backwards))
+
+        # Both consumers reject what they cannot read; the registry keeps the backwards requests
+        # (they were made), and the ingestor reports them FAILED before parking them.
+        expected = {ingestor_dlq: before[ingestor_dlq] + UNPARSEABLE + INVALID,
+                    applog_dlq: before[applog_dlq] + UNPARSEABLE}
+        depths = {}
+
+        def reached() -> bool:
+            depths.update({queue: broker.depth(queue) for queue in expected})
+            return depths == expected
+
+        try:
+            stack.wait_for(reached, 30, f"dead-letter queue depths {expected} (were {before})")
+        except AssertionError as error:
+            raise AssertionError(f"{error}; last seen {depths}, and {broker.depth(QUEUE_INGESTOR_DATA)} "
+                                 f"messages waiting in {QUEUE_INGESTOR_DATA}") from None
+        good = Gateway(stack, user, unique("sut-poison-good"))
+        for _ in range(GOOD_AFTER):
+            good.request_plot()
+        after_good = wait_jobs_finished(stack, good.test_id, GOOD_AFTER)
+        depths_after = {queue: broker.depth(queue) for queue in expected}
+
+    assert after_good["results"] == {"done": GOOD_AFTER, "failed": 0}, after_good
+    assert depths_after == expected, "more was dead-lettered than the poison messages"
+    poisoned = wait_ledger(stack, test_id, lambda entry: entry["results"]["failed"] == INVALID, 60,
+                           f"{INVALID} requests FAILED")
+    assert poisoned["requests"] == INVALID and poisoned["results"]["done"] == 0, poisoned
+    reset_unless_passed.append(True)
