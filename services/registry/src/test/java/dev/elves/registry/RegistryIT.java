@@ -150,6 +150,24 @@ class RegistryIT {
 		assertThat(otherUsersView).isEqualTo(404);
 	}
 
+	/** What the ingestor sends for a request that can never be plotted (or whose every attempt died). */
+	@Test
+	void aFailedPlotMakesTheRequestFailedWithItsReasonAndTheLedgerAddsUp() {
+		String testId = "it/" + UUID.randomUUID();
+		UUID requestId = UUID.randomUUID();
+		send(Queues.REGISTRY_APPLOG, Envelope.create(requestId, MessageTypes.DATA_REQUESTED, "it-user", testId,
+				this.converter.tree(new DataRequest("KTLX", LocalDate.of(2024, 5, 20), LocalTime.of(10, 0),
+						LocalTime.of(11, 0)))));
+		send(Queues.REGISTRY_INGESTOR, result(requestId, testId, MessageTypes.PLOT_FAILED,
+				PlotOutcome.failed(requestId, "gave up after 10 attempts: the ingestor stopped during the last one")));
+
+		await().atMost(DEADLINE).untilAsserted(() -> assertThat(ledger(testId)).containsEntry("requests", 1)
+			.containsEntry("results", Map.of("done", 0, "failed", 1)));
+		assertThat(http().get().uri("/api/v1/requests/{id}", requestId).retrieve().body(Map.class))
+			.containsEntry("status", "FAILED")
+			.containsEntry("error", "gave up after 10 attempts: the ingestor stopped during the last one");
+	}
+
 	@Test
 	void addAppLogWritesOnceForOneIdAndTheUserAppears() {
 		String testId = "it/" + UUID.randomUUID();

@@ -30,6 +30,13 @@ import org.springframework.stereotype.Component;
  * Consumes {@code elves.ingestor.data.in}. A request is acknowledged only after its result is
  * confirmed by the broker, so a crash at any point means redelivery, and the result ids
  * (derived from the request id) let the registry discard the second copy.
+ *
+ * <p>
+ * Every request ends DONE or FAILED, even one that kills the ingestor each time (out of
+ * memory): a job is attempted at most {@code ELVES_DELIVERY_LIMIT} times, and the quorum queue
+ * delivers a message once more than its delivery limit ({@code x-delivery-count} 0 to the
+ * limit; a crash counts) before it dead-letters it. That last delivery only comes after
+ * attempts that all died, so it is not attempted again but reported as plot.failed.
  */
 @Component
 class JobListener {
@@ -70,6 +77,10 @@ class JobListener {
 	private String handle(Envelope envelope, Message message, Channel channel) {
 		try {
 			DataRequest request = read(envelope);
+			if (Deliveries.previousDeliveries(message) >= this.deliveryLimit) {
+				return failForGood(envelope, message, channel, "gave up after " + this.deliveryLimit
+						+ " attempts: the ingestor stopped during the last one (out of memory, or killed)");
+			}
 			publish(envelope, MessageTypes.PLOT_STARTED, PlotOutcome.started(envelope.id()));
 			byte[] png = this.job.run(envelope.id(), request);
 			publish(envelope, MessageTypes.PLOT_COMPLETED, PlotOutcome.completed(envelope.id(), png));
@@ -92,7 +103,7 @@ class JobListener {
 		}
 		catch (Exception | OutOfMemoryError ex) {
 			// Unexpected (disk full, a bug, too little heap without ExitOnOutOfMemoryError): try
-			// again, and on the last delivery the broker allows, report the failure to the user.
+			// again, and after the last attempt, report the failure with its reason.
 			String reason = ex.getClass().getSimpleName() + ": " + ex.getMessage();
 			log.warn("job {} failed: {}", envelope.id(), reason);
 			if (Deliveries.previousDeliveries(message) + 1 >= this.deliveryLimit) {

@@ -13,6 +13,7 @@ import com.rabbitmq.client.Channel;
 import dev.elves.contracts.DataRequest;
 import dev.elves.contracts.Envelope;
 import dev.elves.contracts.MessageTypes;
+import dev.elves.contracts.PlotOutcome;
 import dev.elves.contracts.ResultIds;
 import dev.elves.contracts.Route;
 import dev.elves.contracts.messaging.ConfirmedPublisher;
@@ -145,6 +146,20 @@ class JobListenerTest {
 		this.listener.onRequest(request(valid(), 2), this.channel);
 		assertThat(this.published).extracting(Envelope::type).endsWith(MessageTypes.PLOT_FAILED);
 		verify(this.channel).basicReject(TAG, false);
+	}
+
+	@Test
+	void theBrokersLastDeliveryAfterAttemptsThatDiedIsReportedFailedWithoutAnotherAttempt() throws Exception {
+		// Limit 3: three attempts (x-delivery-count 0, 1, 2) ended with the process dying, and the
+		// quorum queue delivers once more before it dead-letters the message.
+		this.listener.onRequest(request(valid(), 3), this.channel);
+
+		assertThat(this.published).extracting(Envelope::type).containsExactly(MessageTypes.PLOT_FAILED);
+		assertThat(this.converter.data(this.published.get(0), PlotOutcome.class).error())
+			.contains("gave up after 3 attempts", "out of memory");
+		verify(this.channel).basicReject(TAG, false);
+		verify(this.channel, never()).basicAck(TAG, false);
+		assertThat(this.meters.timer("elves.ingestor.job", "outcome", "failed").count()).isEqualTo(1);
 	}
 
 }
