@@ -90,6 +90,8 @@ def format_seconds(seconds: float | None) -> str:
     """Latencies and times for tables: "87ms", "1.42s", "-" when unknown."""
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
         return "-"
+    if seconds == 0:
+        return "0"
     if seconds < 1:
         return f"{seconds * 1000:.0f}ms" if seconds >= 0.01 else f"{seconds * 1000:.2f}ms"
     return f"{seconds:.2f}s" if seconds < 60 else format_duration(round(seconds))
