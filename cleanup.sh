@@ -6,7 +6,8 @@
 #                          started is left, then removes the local state (.elves/).
 #                          The state is kept when a process survives, so a second
 #                          run can still find it by PID.
-#   ./cleanup.sh           the cluster installation (not implemented yet).
+#   ./cleanup.sh [OPTIONS] the cluster installation: tools/cluster/cleanup.sh
+#                          (see `tools/cluster/cleanup.sh --help` for its options).
 #
 # Settings (environment):
 #   ELVES_STATE_DIR      local state directory (default: <repo>/.elves)
@@ -83,16 +84,14 @@ cleanup_local() {
 }
 
 cleanup_cluster() {
-  echo "cluster mode: not implemented yet" >&2
-  exit 2
+  exec "${REPO_DIR}/tools/cluster/cleanup.sh" "$@"
 }
 
 main() {
   case "${1:-}" in
     --local) cleanup_local ;;
-    "") cleanup_cluster ;;
     -h|--help) usage ;;
-    *) usage; die "unknown argument: $1" ;;
+    *) cleanup_cluster "$@" ;;
   esac
 }
 

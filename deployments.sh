@@ -5,7 +5,8 @@
 #                              services (and k6), generates the secrets once, starts the
 #                              supervisor in the background and waits until every
 #                              replica is ready. Running it again while it runs is fine.
-#   ./deployments.sh           into the current kube context (not implemented yet).
+#   ./deployments.sh [OPTIONS] into the current kube context: tools/cluster/deploy.sh
+#                              (see `tools/cluster/deploy.sh --help` for its options).
 #
 # Settings (environment):
 #   ELVES_STATE_DIR        local state directory (default: <repo>/.elves)
@@ -155,16 +156,14 @@ deploy_local() {
 # ---- cluster mode -----------------------------------------------------------------
 
 deploy_cluster() {
-  echo "cluster mode: not implemented yet" >&2
-  exit 2
+  exec "${REPO_DIR}/tools/cluster/deploy.sh" "$@"
 }
 
 main() {
   case "${1:-}" in
     --local) deploy_local ;;
-    "") deploy_cluster ;;
     -h|--help) usage ;;
-    *) usage; die "unknown argument: $1" ;;
+    *) deploy_cluster "$@" ;;
   esac
 }
 
