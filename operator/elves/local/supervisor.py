@@ -524,11 +524,11 @@ class Supervisor:
 
 
 def main(settings: Settings | None = None) -> int:
-    settings = settings or Settings.from_env()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        settings = settings or Settings.from_env()
         return asyncio.run(Supervisor(settings).run())
-    except (SupervisorError, infra.InfraError) as error:
+    except (SupervisorError, infra.InfraError, ValueError) as error:
         log.error("%s", error)
         return 1
 
