@@ -9,11 +9,9 @@ import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeoutException;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import dev.elves.contracts.DataRequest;
 import dev.elves.contracts.Envelope;
@@ -21,6 +19,7 @@ import dev.elves.contracts.MessageTypes;
 import dev.elves.contracts.PlotOutcome;
 import dev.elves.contracts.Queues;
 import dev.elves.contracts.ResultIds;
+import dev.elves.contracts.it.ItEnvironment;
 import dev.elves.contracts.messaging.EnvelopeMessageConverter;
 import dev.elves.contracts.messaging.MessagingProperties;
 import org.junit.jupiter.api.AfterEach;
@@ -57,24 +56,8 @@ class IngestorIT {
 
 	@DynamicPropertySource
 	static void infrastructure(DynamicPropertyRegistry registry) {
-		registry.add("spring.rabbitmq.host", () -> "127.0.0.1");
-		registry.add("spring.rabbitmq.port", () -> required("ELVES_IT_RABBITMQ_PORT"));
-		registry.add("spring.rabbitmq.username", () -> required("ELVES_IT_RABBITMQ_USER"));
-		registry.add("spring.rabbitmq.password", () -> required("ELVES_IT_RABBITMQ_PASSWORD"));
-		registry.add("spring.rabbitmq.virtual-host", IngestorIT::virtualHost);
+		ItEnvironment.registerBroker(registry);
 		registry.add("elves.ingestor.scratch-dir", SCRATCH::toString);
-	}
-
-	private static String required(String name) {
-		String value = System.getenv(name);
-		if (value == null || value.isBlank()) {
-			throw new IllegalStateException(name + " is not set: integration tests need a real RabbitMQ");
-		}
-		return value;
-	}
-
-	private static String virtualHost() {
-		return System.getenv().getOrDefault("ELVES_IT_RABBITMQ_VHOST", "/");
 	}
 
 	private static Path scratch() {
@@ -165,7 +148,7 @@ class IngestorIT {
 	void aRequestWhoseEveryAttemptDiesIsReportedFailedBeforeItIsDeadLettered() throws Exception {
 		UUID id = sendRequest();
 		int limit = this.messaging.deliveryLimit();
-		try (Connection connection = rawConnection()) {
+		try (Connection connection = ItEnvironment.brokerConnection("ingestor-it-dying-consumer")) {
 			for (int attempt = 0; attempt < limit; attempt++) {
 				Channel channel = connection.createChannel();
 				GetResponse delivery = await().atMost(DEADLINE)
@@ -188,16 +171,6 @@ class IngestorIT {
 		await().atMost(DEADLINE)
 			.untilAsserted(() -> assertThat(depth(Queues.deadLetterQueue(Queues.INGESTOR_DATA))).isEqualTo(1));
 		assertThat(depth(Queues.INGESTOR_DATA)).isZero();
-	}
-
-	private static Connection rawConnection() throws IOException, TimeoutException {
-		ConnectionFactory factory = new ConnectionFactory();
-		factory.setHost("127.0.0.1");
-		factory.setPort(Integer.parseInt(required("ELVES_IT_RABBITMQ_PORT")));
-		factory.setUsername(required("ELVES_IT_RABBITMQ_USER"));
-		factory.setPassword(required("ELVES_IT_RABBITMQ_PASSWORD"));
-		factory.setVirtualHost(virtualHost());
-		return factory.newConnection("ingestor-it-dying-consumer");
 	}
 
 }

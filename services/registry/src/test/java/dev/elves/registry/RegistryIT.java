@@ -14,6 +14,7 @@ import dev.elves.contracts.MessageTypes;
 import dev.elves.contracts.PlotOutcome;
 import dev.elves.contracts.Queues;
 import dev.elves.contracts.ResultIds;
+import dev.elves.contracts.it.ItEnvironment;
 import dev.elves.contracts.messaging.EnvelopeMessageConverter;
 import org.junit.jupiter.api.Test;
 
@@ -43,23 +44,8 @@ class RegistryIT {
 
 	@DynamicPropertySource
 	static void infrastructure(DynamicPropertyRegistry registry) {
-		registry.add("spring.datasource.url", () -> required("ELVES_IT_DB_URL"));
-		registry.add("spring.datasource.username", () -> required("ELVES_IT_DB_USER"));
-		registry.add("spring.datasource.password", () -> required("ELVES_IT_DB_PASSWORD"));
-		registry.add("spring.rabbitmq.host", () -> "127.0.0.1");
-		registry.add("spring.rabbitmq.port", () -> required("ELVES_IT_RABBITMQ_PORT"));
-		registry.add("spring.rabbitmq.username", () -> required("ELVES_IT_RABBITMQ_USER"));
-		registry.add("spring.rabbitmq.password", () -> required("ELVES_IT_RABBITMQ_PASSWORD"));
-		// No other registry may consume from this virtual host while the tests run.
-		registry.add("spring.rabbitmq.virtual-host", () -> System.getenv().getOrDefault("ELVES_IT_RABBITMQ_VHOST", "/"));
-	}
-
-	private static String required(String name) {
-		String value = System.getenv(name);
-		if (value == null || value.isBlank()) {
-			throw new IllegalStateException(name + " is not set: integration tests need a real PostgreSQL and RabbitMQ");
-		}
-		return value;
+		ItEnvironment.registerDatabase(registry);
+		ItEnvironment.registerBroker(registry);
 	}
 
 	@LocalServerPort
