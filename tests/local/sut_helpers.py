@@ -32,6 +32,8 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # at the default cost on this 2-core machine, slower while other work shares the cores.
 SECONDS_PER_JOB = 1.0
 MIN_JOB_WAIT_SECONDS = 90.0
+# A JVM start on a busy 2-core machine, plus the supervisor's back-off.
+RESTART_SECONDS = 240.0
 
 
 def unique(prefix: str) -> str:
@@ -130,6 +132,24 @@ def wait_jobs_finished(stack: Any, test_id: str, jobs: int) -> dict[str, Any]:
                        f"{jobs} results of test {test_id}")
 
 
+def kill_every_replica(stack: Any, deployment: str) -> dict[str, int]:
+    """SIGKILL through the supervisor; the pods and the pids they had."""
+    killed = {}
+    for pod in stack.pods(deployment):
+        if pod["pid"]:
+            killed[pod["pod"]] = stack.supervisor.kill(deployment, pod["pod"])["pid"]
+    assert killed, f"no running {deployment} to kill"
+    return killed
+
+
+def wait_restarted(stack: Any, deployment: str, killed: dict[str, int]) -> None:
+    def back() -> bool:
+        pods = {pod["pod"]: pod for pod in stack.pods(deployment)}
+        return all(pods.get(name, {}).get("ready") and pods[name]["pid"] != pid for name, pid in killed.items())
+
+    stack.wait_for(back, RESTART_SECONDS, f"{', '.join(killed)} to be restarted and ready")
+
+
 class Broker:
     """A publisher-confirm channel on the local RabbitMQ, as user elves."""
 
@@ -158,3 +178,20 @@ class Broker:
     def depth(self, queue: str) -> int:
         """Messages ready in `queue` (a passive declare: the broker's count, no scrape lag)."""
         return self.channel.queue_declare(queue, passive=True).method.message_count
+
+    def consumers(self, queue: str) -> int:
+        return self.channel.queue_declare(queue, passive=True).method.consumer_count
+
+    def park(self, queue: str, bodies: set[bytes]) -> int:
+        """Moves the messages of `queue` whose body is among `bodies` to its dead-letter queue
+        (a reject without requeue); the others go back when the channel closes. How many moved."""
+        parked = 0
+        for _ in range(self.depth(queue)):
+            method, _, body = self.channel.basic_get(queue, auto_ack=False)
+            if method is None:
+                break
+            if body in bodies:
+                self.channel.basic_reject(method.delivery_tag, requeue=False)
+                parked += 1
+        self.connection.close()
+        return parked

@@ -6,29 +6,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from elves.constants import QUEUE_INGESTOR_DATA
-from sut_helpers import Broker, Gateway, finished, ledger, unique, wait_jobs_finished, wait_ledger
+from sut_helpers import (Broker, Gateway, finished, job_deadline, kill_every_replica, ledger, unique,
+                         wait_jobs_finished, wait_ledger, wait_restarted)
 
 PLOTS = 100
 THREADS = 8
-RESTART_SECONDS = 240  # a JVM start on a busy 2-core machine, plus the supervisor's back-off
-
-
-def kill_every_replica(stack, deployment: str) -> dict[str, int]:
-    """SIGKILL through the supervisor; the pods and the pids they had."""
-    killed = {}
-    for pod in stack.pods(deployment):
-        if pod["pid"]:
-            killed[pod["pod"]] = stack.supervisor.kill(deployment, pod["pod"])["pid"]
-    assert killed, f"no running {deployment} to kill"
-    return killed
-
-
-def wait_restarted(stack, deployment: str, killed: dict[str, int]) -> None:
-    def back() -> bool:
-        pods = {pod["pod"]: pod for pod in stack.pods(deployment)}
-        return all(pods.get(name, {}).get("ready") and pods[name]["pid"] != pid for name, pid in killed.items())
-
-    stack.wait_for(back, RESTART_SECONDS, f"{', '.join(killed)} to be restarted and ready")
 
 
 def scratch_jobs(stack, pod: str) -> list[str]:
@@ -64,30 +46,34 @@ def test_ingestor_killed_with_a_pile_queued_loses_nothing(exclusive_stack):
 def test_registry_killed_while_logs_and_results_flow_loses_nothing(exclusive_stack):
     stack = exclusive_stack
     gateway = Gateway(stack, unique("sut-kill-registry"), unique("sut-kill-registry"))
-    sent = threading.Semaphore(0)
-    answers = []
+    rounds = threading.Semaphore(0)
+    answers = {"getData": [], "getUser": []}
 
     def send() -> None:
-        # getData needs only the broker: it keeps being accepted while the registry is away.
+        # getData needs only the broker: it is accepted while the registry is away. getUser
+        # reads from the registry: 503 then, and a 503 leaves no activity log.
         for _ in range(PLOTS):
-            answers.append(gateway.get_data().status_code)
-            sent.release()
+            answers["getData"].append(gateway.get_data().status_code)
+            answers["getUser"].append(gateway.me().status_code)
+            rounds.release()
 
-    sender = threading.Thread(target=send, name="getData sender")
+    sender = threading.Thread(target=send, name="getData and getUser sender")
     sender.start()
     try:
         for _ in range(PLOTS // 3):
-            assert sent.acquire(timeout=30), "getData stalled before the kill"
+            assert rounds.acquire(timeout=30), "the calls stalled before the kill"
         before = ledger(stack, gateway.test_id)
         killed = kill_every_replica(stack, "registry")
     finally:
         sender.join(timeout=120)
-    assert not sender.is_alive(), "getData calls still running 120 s after the kill"
+    assert not sender.is_alive(), "calls still running 120 s after the kill"
 
     assert finished(before) < PLOTS, f"nothing in flight at the kill: {before}"
-    assert answers == [202] * PLOTS, f"getData answers: {sorted(set(answers))}"
+    assert answers["getData"] == [202] * PLOTS, f"getData answers: {sorted(set(answers['getData']))}"
+    assert set(answers["getUser"]) <= {200, 503}, f"getUser answers: {sorted(set(answers['getUser']))}"
     wait_restarted(stack, "registry", killed)
-    final = wait_jobs_finished(stack, gateway.test_id, PLOTS)
-    final = wait_ledger(stack, gateway.test_id, lambda entry: entry["logs"] >= PLOTS, 60, f"{PLOTS} logs")
+    logs = sum(gateway.logged.values())
+    final = wait_ledger(stack, gateway.test_id, lambda entry: finished(entry) >= PLOTS and entry["logs"] >= logs,
+                        job_deadline(PLOTS), f"{PLOTS} results and {logs} logs")
     assert final["requests"] == PLOTS and final["results"] == {"done": PLOTS, "failed": 0}, final
-    assert final["logs"] == PLOTS and final["logsByEndpoint"] == {"getData": PLOTS}, final
+    assert final["logs"] == logs and final["logsByEndpoint"] == dict(gateway.logged), final

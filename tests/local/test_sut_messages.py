@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 import pytest
 
 from elves.constants import DEAD_LETTER_SUFFIX, QUEUE_INGESTOR_DATA, QUEUE_REGISTRY_APPLOG
-from sut_helpers import DATA_BODY, Broker, Gateway, unique, wait_jobs_finished, wait_ledger
+from sut_helpers import (DATA_BODY, Broker, Gateway, kill_every_replica, unique, wait_jobs_finished, wait_ledger,
+                         wait_restarted)
 
 DATA_REQUESTED = "data.requested"  # routed to the ingestor's and the registry's queue
 ACTIVITY_LOGGED = QUEUE_REGISTRY_APPLOG  # routing key of activity logs: the queue's name
@@ -35,38 +36,43 @@ def test_the_same_message_twice_is_stored_once(local_stack):
                            request_id)
             broker.publish(ACTIVITY_LOGGED, request, log_id)
 
-    # The registry discards the second data request and log; the ingestor plots the request
-    # twice, and the registry discards the second plot's results (same derived ids).
-    final = wait_ledger(local_stack, test_id, lambda entry: entry["results"]["done"] == 1 and entry["duplicates"] >= 3,
-                        120, "one result and the duplicates discarded")
+    # The registry discards the second data request and the second log; the ingestor plots the
+    # request twice, and the registry discards the second plot.started and plot.completed.
+    final = wait_ledger(local_stack, test_id, lambda entry: entry["results"]["done"] == 1 and entry["duplicates"] >= 4,
+                        120, "one result and the four copies discarded")
     assert final["requests"] == 1 and final["results"] == {"done": 1, "failed": 0}, final
     assert final["logs"] == 2 and final["logsByEndpoint"] == {"getData": 1, "getUser": 1}, final
+    assert final["duplicates"] == 4, final
 
 
 @pytest.fixture
-def reset_unless_passed(exclusive_stack):
-    """Poison that a consumer could not get rid of would stall every later test: when this
-    test fails, the system is reset (replicas restarted, queues purged, tables emptied)."""
-    passed = []
-    yield passed
-    if not passed:
-        operation = exclusive_stack.supervisor.reset()
-        exclusive_stack.wait_for(lambda: [op for op in exclusive_stack.supervisor.state()["operations"]
-                                          if op["id"] == operation["id"] and op["state"] != "running"],
-                                 300, "the reset after a failed poison test")
-        exclusive_stack.wait_ready()
+def unstick_unless_passed(exclusive_stack):
+    """A consumer stuck on a poison message would stall every later test. When this test
+    fails, the ingestor is killed (its unsettled messages return to the queue) and the
+    test's unparseable messages are moved to the dead-letter queue by hand."""
+    poison: set[bytes] = set()
+    yield poison
+    if poison:
+        killed = kill_every_replica(exclusive_stack, "ingestor")
+        with Broker(exclusive_stack) as broker:
+            exclusive_stack.wait_for(lambda: broker.consumers(QUEUE_INGESTOR_DATA) == 0, 30,
+                                     "the killed ingestor's consumers to be gone")
+            broker.park(QUEUE_INGESTOR_DATA, poison)
+        wait_restarted(exclusive_stack, "ingestor", killed)
 
 
 def test_poison_messages_end_in_the_dead_letter_queues_and_good_traffic_flows(exclusive_stack,
-                                                                               reset_unless_passed):
+                                                                               unstick_unless_passed):
     stack = exclusive_stack
     user, test_id = unique("sut-poison"), unique("sut-poison")
     ingestor_dlq, applog_dlq = QUEUE_INGESTOR_DATA + DEAD_LETTER_SUFFIX, QUEUE_REGISTRY_APPLOG + DEAD_LETTER_SUFFIX
     backwards = {**DATA_BODY, "start": "11:30", "end": "10:00"}
     with Broker(stack) as broker:
         before = {queue: broker.depth(queue) for queue in (ingestor_dlq, applog_dlq)}
-        for n in range(UNPARSEABLE):
-            broker.publish(DATA_REQUESTED, b'{"id": "not json' + str(n).encode())
+        unparseable = {b'{"id": "not json ' + uuid.uuid4().hex.encode() for _ in range(UNPARSEABLE)}
+        unstick_unless_passed |= unparseable
+        for body in unparseable:
+            broker.publish(DATA_REQUESTED, body)
         for _ in range(INVALID):
             broker.publish(DATA_REQUESTED, envelope("data.requested", user, test_id, backwards))
 
@@ -96,4 +102,4 @@ def test_poison_messages_end_in_the_dead_letter_queues_and_good_traffic_flows(ex
     poisoned = wait_ledger(stack, test_id, lambda entry: entry["results"]["failed"] == INVALID, 60,
                            f"{INVALID} requests FAILED")
     assert poisoned["requests"] == INVALID and poisoned["results"]["done"] == 0, poisoned
-    reset_unless_passed.append(True)
+    unstick_unless_passed.clear()
