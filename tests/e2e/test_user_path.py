@@ -87,7 +87,6 @@ def promql(cluster: Cluster, query: str, at: float | None = None) -> list[dict]:
 def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster) -> None:
     lt = run_loadtest(installed, REPO / "loadtests" / "examples" / "quickstart.yaml", "quickstart")
     status = lt["status"]
-    assert status["phase"] == "Succeeded", json.dumps(status, indent=1)[:4000]
     # k6-operator ran it: the run's TestRun went through its stages to the end.
     testruns = installed.kubectl_json("get", "testruns.k6.io", "-n", NAMESPACE)["items"]
     assert testruns, "no k6-operator TestRun was created"
@@ -99,11 +98,11 @@ def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster) ->
     columns = dict(zip(re.split(r"\s{2,}", header.strip()), re.split(r"\s{2,}", row.strip())))
     for column in ("VERDICT", "RATE", "P99", "DEEPEST QUEUE", "LOST"):
         assert columns.get(column), f"`kubectl get lt` shows no {column}:\n{table}"
-    assert columns["LOST"] == "0", table
+    assert columns["LOST"] == "0", f"{table}\n{json.dumps(status.get('verdict'), indent=1)[:3000]}"
+    assert status["phase"] == "Succeeded", json.dumps(status, indent=1)[:4000]
 
 
 def test_prometheus_saw_the_quickstart(installed: Cluster) -> None:
-    lt = installed.kubectl_json("get", "loadtest", "quickstart", "-n", NAMESPACE)
     test_id = f"{NAMESPACE}/quickstart/0"
     # Queue depth of the three work queues, from RabbitMQ's detailed endpoint.
     for queue in QUEUES:
@@ -111,11 +110,15 @@ def test_prometheus_saw_the_quickstart(installed: Cluster) -> None:
     # k6 wrote its series by remote write, tagged with the test id.
     reqs = promql(installed, f'sum(max_over_time(k6_http_reqs_total{{testid="{test_id}"}}[1h]))')
     assert reqs and float(reqs[0]["value"][1]) > 0, f"no k6 series tagged testid={test_id}"
-    # The killed ingestor shows in kube-state-metrics.
+
+
+def test_killed_ingestor_shows_as_a_restart(installed: Cluster) -> None:
+    # The quickstart kills the ingestor 20 s in; kube-state-metrics must show it.
     restarts = promql(installed, f'max(max_over_time(kube_pod_container_status_restarts_total{{namespace="{NAMESPACE}", container="ingestor"}}[1h]))')
     pods = promql(installed, f'count(count_over_time(kube_pod_info{{namespace="{NAMESPACE}", pod=~"ingestor-.*"}}[1h]))')
-    assert (restarts and float(restarts[0]["value"][1]) >= 1) or (pods and float(pods[0]["value"][1]) >= 2), \
-        f"the ingestor kill is not visible: restarts {restarts}, ingestor pods seen {pods}; status {lt.get('status', {}).get('summary')}"
+    assert restarts and float(restarts[0]["value"][1]) >= 1, (
+        f"kube_pod_container_status_restarts_total of the ingestor never rose (ingestor pods seen: "
+        f"{pods[0]['value'][1] if pods else 0}): a deleted pod is replaced by a new one, its counter starts at 0")
 
 
 def test_fault_case_scale_and_kill_then_restore(installed: Cluster) -> None:
