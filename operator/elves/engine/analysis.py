@@ -128,7 +128,7 @@ def replica_timeline(prom: Prometheus, window: RunWindow) -> dict[str, list[Repl
         times = sorted(set(desired.get(deployment, {})) | set(ready.get(deployment, {})))
         points: list[ReplicaPoint] = []
         for t in times:
-            point = ReplicaPoint(t=round(t - window.load_start, 3),
+            point = ReplicaPoint(t=round(t - window.load_start, 3) + 0.0,  # no "-0.0"
                                  desired=desired.get(deployment, {}).get(t), ready=ready.get(deployment, {}).get(t))
             if not points or (point.desired, point.ready) != (points[-1].desired, points[-1].ready):
                 points.append(point)
