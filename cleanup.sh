@@ -19,6 +19,8 @@ readonly STATE_DIR="${ELVES_STATE_DIR:-${REPO_DIR}/.elves}"
 readonly STOP_TIMEOUT="${ELVES_STOP_TIMEOUT:-120}"
 readonly ELVES="${REPO_DIR}/.venv/bin/elves"
 readonly SUPERVISOR_PID_FILE="${STATE_DIR}/run/supervisor.pid"
+readonly CHILDREN="${STATE_DIR}/run/children.json"
+readonly CHILDREN_AT_STOP="${STATE_DIR}/run/children-at-stop.json"
 
 log() { echo "cleanup: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -40,6 +42,10 @@ stop_supervisor() {
     log "the supervisor (pid ${pid:-?}) is not running"
     return
   fi
+  # What it runs now, to check afterwards that each of these processes has ended.
+  if [[ -f ${CHILDREN} ]]; then
+    cp "${CHILDREN}" "${CHILDREN_AT_STOP}"
+  fi
   log "stopping the supervisor (pid ${pid}) and its children"
   kill -TERM "${pid}"
   deadline=$((SECONDS + STOP_TIMEOUT))
@@ -52,13 +58,16 @@ stop_supervisor() {
 }
 
 reap_children() {
-  # Processes recorded by the supervisor that are still alive (it died, or a stop
-  # failed) are killed by their recorded PID; any survivor stops the cleanup.
-  if [[ ! -f ${STATE_DIR}/run/children.json ]]; then
-    return
-  fi
-  [[ -x ${ELVES} ]] || die "${ELVES} is missing; cannot read ${STATE_DIR}/run/children.json"
-  "${ELVES}" local reap || die "processes of the local stack survive; state kept in ${STATE_DIR}"
+  # Every process the supervisor recorded must be gone; one still alive (the supervisor
+  # died, or its stop failed) is killed by its recorded PID, and a survivor stops the
+  # cleanup with the state kept.
+  local record
+  for record in "${CHILDREN_AT_STOP}" "${CHILDREN}"; do
+    [[ -f ${record} ]] || continue
+    [[ -x ${ELVES} ]] || die "${ELVES} is missing; cannot read ${record}"
+    "${ELVES}" local reap --record "${record}" \
+      || die "processes of the local stack survive; state kept in ${STATE_DIR}"
+  done
 }
 
 remove_state() {

@@ -39,6 +39,8 @@ def register(subcommands) -> None:
     rollout.set_defaults(handler=_rollout)
     reap = actions.add_parser(
         "reap", help="kill processes left behind by a supervisor that is gone (by recorded PID)")
+    reap.add_argument("--record", metavar="FILE",
+                      help="a copy of children.json taken before the supervisor was stopped")
     reap.set_defaults(handler=_reap)
 
 
@@ -135,14 +137,16 @@ def _describe(state: dict) -> str:
     return "\n".join(lines)
 
 
-def _reap(_: argparse.Namespace) -> int:
+def _reap(args: argparse.Namespace) -> int:
     from elves.local.processes import reap
+
+    from pathlib import Path
 
     layout = Layout(Settings.from_env().state_dir)
     if _supervisor_pid(layout) is not None:
         print("elves local reap: the supervisor is running; stop it first", file=sys.stderr)
         return 2
-    left = reap(layout.children)
+    left = reap(Path(args.record) if args.record else layout.children)
     if left:
         print(f"elves local reap: still alive after SIGKILL: {left}", file=sys.stderr)
         return 1

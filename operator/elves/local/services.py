@@ -64,7 +64,8 @@ def runnable_jar(settings: Settings, layout: Layout, deployment: str) -> Path | 
             shutil.copyfile(source, partial)
             if _complete(partial) and source.stat().st_mtime_ns == stat.st_mtime_ns:
                 partial.replace(copy)
-                log.info("%s: running the build of %s", deployment, copy.name)
+                log.info("%s: new build copied to %s; replicas started from now on run it",
+                         deployment, copy.name)
                 return copy
             partial.unlink(missing_ok=True)
     # No (complete) build now: the last copy, if any, keeps the deployment going.
