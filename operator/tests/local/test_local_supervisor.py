@@ -130,6 +130,35 @@ def test_bad_input_is_a_400_naming_the_field(supervisor, path, body, field):
     assert field in answer.json()["error"]
 
 
+def test_local_platform_applies_system_faults_and_restores(supervisor):
+    from elves.local.platform import LocalPlatform
+    from elves.settings import Settings
+
+    _, state_dir = supervisor
+    platform = LocalPlatform(Settings.from_env({**os.environ, "ELVES_STATE_DIR": str(state_dir),
+                                                "ELVES_LOCAL_PORT_OFFSET": str(OFFSET)}))
+    wait_for(lambda: platform.system_ready().ready, 60, "a settled system")
+    snapshot = platform.snapshot_system()
+
+    platform.apply_system({"replicas": {"ingestor": 2}, "env": {"ingestor": {"ELVES_INGESTOR_GATES": "100"}},
+                           "resources": {"ingestor": {"memory": "512Mi"}}})
+    assert not platform.system_ready().ready
+    wait_for(lambda: platform.system_ready().ready, 60, "two reconfigured ingestors")
+    assert platform.snapshot_system()["ingestor"] == {
+        "replicas": 2, "env": {"ELVES_INGESTOR_GATES": "100"}, "memoryBytes": 512 * 1024**2}
+
+    assert platform.apply_fault({"at": 5, "killPod": {"deployment": "ingestor"}}).startswith("SIGKILL ingestor-")
+    assert "froze gateway-" in platform.apply_fault({"at": 6, "pause": {"deployment": "gateway", "for": "500ms"}})
+    assert platform.apply_fault({"at": 7, "scale": {"deployment": "ingestor", "replicas": 1}}) \
+        == "scaled ingestor to 1"
+    with pytest.raises(ValueError, match="exactly one action"):
+        platform.apply_fault({"at": 1})
+
+    platform.restore_system(snapshot)
+    wait_for(lambda: platform.system_ready().ready and platform.snapshot_system() == snapshot, 60,
+             "the system as it was")
+
+
 def test_proxy_answers_503_when_no_replica_is_ready(supervisor):
     requests.post(f"{BASE}/scale", json={"deployment": "registry", "replicas": 0}, timeout=5)
     wait_for(lambda: not state()["deployments"]["registry"]["pods"], 30, "the registry to stop")
