@@ -22,24 +22,30 @@ IT_DATABASE = "elves_it"
 MAVEN_TIMEOUT_SECONDS = 900
 
 
+async def _remove(rabbitmq: infra.RabbitMQ, postgres: infra.Postgres) -> None:
+    """Drop the tests' vhost and database, so their queues never count in a LoadTest's
+    queue depth (the engine sums queues over vhosts)."""
+    await rabbitmq.ctl("delete_vhost", IT_VHOST)  # fails harmlessly when absent
+    code, output = await postgres.psql(f"DROP DATABASE IF EXISTS {IT_DATABASE} WITH (FORCE);\n")
+    assert code == 0, f"dropping database {IT_DATABASE} failed: {output}"
+
+
 async def _provision(rabbitmq: infra.RabbitMQ, postgres: infra.Postgres) -> None:
     """An empty vhost and database for the tests, owned by the stack's `elves` user."""
-    await rabbitmq.ctl("delete_vhost", IT_VHOST)  # fails harmlessly when absent
+    await _remove(rabbitmq, postgres)
     for args in (("add_vhost", IT_VHOST),
                  ("set_permissions", "-p", IT_VHOST, infra.USER, ".*", ".*", ".*")):
         code, output = await rabbitmq.ctl(*args)
         assert code == 0, f"rabbitmqctl {' '.join(args)} failed: {output}"
-    code, output = await postgres.psql(
-        f"DROP DATABASE IF EXISTS {IT_DATABASE} WITH (FORCE);\n"
-        f"CREATE DATABASE {IT_DATABASE} OWNER {infra.USER};\n")
+    code, output = await postgres.psql(f"CREATE DATABASE {IT_DATABASE} OWNER {infra.USER};\n")
     assert code == 0, f"creating database {IT_DATABASE} failed: {output}"
 
 
 def test_service_integration_tests_pass(exclusive_stack) -> None:
     layout = Layout(exclusive_stack.settings.state_dir)
     ports = exclusive_stack.ports
-    asyncio.run(_provision(infra.RabbitMQ("rabbitmq", layout, ports),
-                           infra.Postgres("postgres", layout, ports)))
+    rabbitmq, postgres = infra.RabbitMQ("rabbitmq", layout, ports), infra.Postgres("postgres", layout, ports)
+    asyncio.run(_provision(rabbitmq, postgres))
     env = {
         **os.environ,
         "ELVES_IT_RABBITMQ_PORT": str(ports.amqp),
@@ -50,11 +56,14 @@ def test_service_integration_tests_pass(exclusive_stack) -> None:
         "ELVES_IT_DB_USER": infra.USER,
         "ELVES_IT_DB_PASSWORD": layout.secret("postgres-password"),
     }
-    maven = subprocess.run(
-        # The unit tests already ran in tier 1; `-Dtest` names none so only failsafe runs.
-        ["mvn", "-B", "-f", str(REPO / "services" / "pom.xml"), "-Pit", "verify",
-         "-Dtest=NoUnitTestsInThisTier", "-Dsurefire.failIfNoSpecifiedTests=false"],
-        env=env, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_SECONDS)
+    try:
+        maven = subprocess.run(
+            # The unit tests already ran in tier 1; `-Dtest` names none so only failsafe runs.
+            ["mvn", "-B", "-f", str(REPO / "services" / "pom.xml"), "-Pit", "verify",
+             "-Dtest=NoUnitTestsInThisTier", "-Dsurefire.failIfNoSpecifiedTests=false"],
+            env=env, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_SECONDS)
+    finally:
+        asyncio.run(_remove(rabbitmq, postgres))
     summary = [line for line in maven.stdout.splitlines() if "Tests run:" in line or "BUILD" in line]
     print("\n".join(summary))  # failsafe's own summary lines, for the CI log
     assert maven.returncode == 0, f"mvn -Pit verify failed:\n{maven.stdout[-6000:]}"

@@ -3,8 +3,8 @@
 Jobs (docs/architecture.md): one per deployment (`job` = the deployment, as a
 ServiceMonitor names it after the Service) from a file the supervisor rewrites when
 replicas come and go; `rabbitmq` (aggregated /metrics) and `rabbitmq-queues`
-(/metrics/detailed, queue_coarse_metrics only: per-queue depth without the costly
-per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured).
+(/metrics/detailed with queue_coarse_metrics and queue_consumer_count only: per-queue
+depth and consumers, as the chart scrapes them, without the costly per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def render_config(ports: Ports, targets_file: Path) -> str:
             {"job_name": "rabbitmq", "metrics_path": "/metrics",
              "static_configs": static(ports.rabbitmq_prometheus)},
             {"job_name": "rabbitmq-queues", "metrics_path": "/metrics/detailed",
-             "params": {"family": ["queue_coarse_metrics"]},
+             "params": {"family": ["queue_coarse_metrics", "queue_consumer_count"]},
              "static_configs": static(ports.rabbitmq_prometheus)},
             {"job_name": "kube-state-metrics", "metrics_path": "/metrics", "honor_labels": True,
              "static_configs": static(ports.supervisor)},
