@@ -13,6 +13,9 @@ from threading import Thread
 
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
+        if self.path.startswith("/exit/"):
+            # Die with a chosen code, as the JVM does on OutOfMemoryError (3).
+            os._exit(int(self.path.rsplit("/", 1)[1]))
         if self.path == "/actuator/health/readiness":
             body = b'{"status":"UP"}'
         elif self.path == "/actuator/prometheus":

@@ -85,6 +85,16 @@ def test_a_killed_replica_is_restarted_and_counted(supervisor):
     assert pod["pid"] != killed["pid"] and pod["lastExitCode"] == 137
 
 
+def test_exit_code_3_of_the_jvm_is_reported_as_oomkilled(supervisor):
+    pod = state()["deployments"]["ingestor"]["pods"][0]
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{pod['managementPort']}/exit/3", timeout=5)
+    wait_for(lambda: metric("kube_pod_container_status_last_terminated_reason",
+                            pod=pod["pod"], reason="OOMKilled") == 1, 10, "the OOMKilled reason")
+    assert metric("kube_pod_container_status_last_terminated_exitcode", pod=pod["pod"]) == 3
+    wait_for(lambda: state()["deployments"]["ingestor"]["settled"], 10, "the ingestor back")
+
+
 def test_scale_up_and_down_and_the_proxy_balances(supervisor):
     requests.post(f"{BASE}/scale", json={"deployment": "gateway", "replicas": 2}, timeout=5)
     wait_for(lambda: metric("kube_deployment_status_replicas_ready", deployment="gateway") == 2,
