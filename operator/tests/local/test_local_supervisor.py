@@ -65,7 +65,7 @@ def supervisor(tmp_path_factory):
     process = subprocess.Popen([sys.executable, "-m", "elves.cli", "local", "supervise"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
     try:
-        wait_for(lambda: state()["ready"], 30, "the supervisor and its stand-ins to be ready")
+        wait_for(lambda: state()["ready"], 60, "the supervisor and its stand-ins to be ready")
         yield process, state_dir
     finally:
         if process.poll() is None:
