@@ -7,18 +7,19 @@ stack the other tests use keeps running. It runs one ingestor only, to spare the
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from elves.local import ports
 from elves.local.ports import Ports
 from elves.local.processes import is_alive
 
 REPO = Path(__file__).resolve().parents[2]
-OFFSETS = range(3100, 6000, 100)  # candidates for the throwaway stack's port offset
+# Candidates for the throwaway stack's port offset, far enough apart that stacks never overlap.
+OFFSETS = range(4500, 39000, 1500)
 
 
 def run(script, env, timeout):
@@ -26,24 +27,11 @@ def run(script, env, timeout):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
 
 
-def port_open(port):
-    with socket.socket() as probe:
-        probe.settimeout(1)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
-
-
-def stack_ports(ports):
-    return [ports.gateway, ports.registry, ports.supervisor, ports.prometheus, ports.amqp,
-            ports.rabbitmq_prometheus, ports.erlang_distribution, ports.epmd, ports.postgres,
-            ports.replica_management("ingestor", 0)]
-
-
 def free_offset():
-    """An offset whose ports nobody listens on (other stacks may run on this machine)."""
-    for offset in OFFSETS:
-        if not any(port_open(p) for p in stack_ports(Ports(offset))):
-            return offset
-    pytest.fail(f"no free port offset among {OFFSETS}")
+    offset = ports.free_offset(OFFSETS)
+    if offset is None:
+        pytest.fail(f"no free port offset among {OFFSETS}")
+    return offset
 
 
 @pytest.fixture
@@ -78,4 +66,4 @@ def test_deploy_twice_then_cleanup_leaves_no_process(local_stack, state_parent):
     assert cleaned.returncode == 0, cleaned.stdout[-3000:]
     assert not [c for c in children if is_alive(c["pid"], c["startTime"])]
     assert not state.exists()
-    assert not [p for p in stack_ports(Ports(offset)) if port_open(p)]
+    assert not [port for port in Ports(offset).all() if ports.listening(port)]
