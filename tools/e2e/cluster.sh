@@ -19,6 +19,7 @@
 #                    and containerd's image store ($ELVES_CACHE/e2e/containerd)
 #   ELVES_E2E_DIR    the cluster's state, removed by down (default /tmp/elves-e2e)
 #   ELVES_E2E_KEEP_ON_FAILURE=1  leave a cluster whose `up` failed running, to look at it
+# shellcheck disable=SC2034 # the settings below are read by the sourced lib/*.sh
 set -Eeuo pipefail
 shopt -s inherit_errexit
 
@@ -33,7 +34,8 @@ KUBE_BIN=$CACHE/kubernetes/$KUBERNETES_VERSION/bin
 CONTAINERD_ROOT=$CACHE/e2e/containerd
 CONTAINERD_SOCKET=$STATE/containerd/containerd.sock
 
-# Addresses and ports. The ranges are only ever routed to the sink device and the bridge.
+# Addresses and ports (read by lib/*.sh too). The ranges are only ever routed to the sink
+# device and the bridge.
 NODE_NAME=$(hostname)
 readonly SINK=elves-e2e0 BRIDGE=elves-br0
 readonly NODE_IP=10.88.0.1
