@@ -23,6 +23,13 @@ public final class Queues {
 
 	public static final List<String> WORK_QUEUES = List.of(INGESTOR_DATA, REGISTRY_APPLOG, REGISTRY_INGESTOR);
 
+	/**
+	 * A copy of every data request the broker dead-letters from {@link #INGESTOR_DATA} (the
+	 * original stays in its DLQ for inspection), so that the registry records it FAILED even when
+	 * the ingestor died on every attempt and could not say so.
+	 */
+	public static final String REGISTRY_DEAD_REQUESTS = "elves.registry.deadrequests.in";
+
 	private Queues() {
 	}
 

@@ -7,6 +7,8 @@ import java.time.LocalTime;
 import java.util.Map;
 import java.util.UUID;
 
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
 import dev.elves.contracts.Activity;
 import dev.elves.contracts.DataRequest;
 import dev.elves.contracts.Envelope;
@@ -152,6 +154,45 @@ class RegistryIT {
 		assertThat(http().get().uri("/api/v1/requests/{id}", requestId).retrieve().body(Map.class))
 			.containsEntry("status", "FAILED")
 			.containsEntry("error", "gave up after 10 attempts: the ingestor stopped during the last one");
+	}
+
+	/**
+	 * A request whose every ingestor attempt died (out of memory): the broker returns it until
+	 * its delivery limit and dead-letters it, and nobody sends a plot.failed. The registry's copy
+	 * of the dead letter must end it FAILED, while the original stays in the DLQ.
+	 */
+	@Test
+	void aDataRequestTheBrokerDeadLettersEndsFailedAndStaysInItsDlq() throws Exception {
+		String dlq = Queues.deadLetterQueue(Queues.INGESTOR_DATA);
+		this.admin.purgeQueue(Queues.INGESTOR_DATA, false);
+		this.admin.purgeQueue(dlq, false);
+		String testId = "it/" + UUID.randomUUID();
+		UUID requestId = UUID.randomUUID();
+		Envelope request = Envelope.create(requestId, MessageTypes.DATA_REQUESTED, "it-user", testId,
+				this.converter.tree(new DataRequest("KTLX", LocalDate.of(2024, 5, 20), LocalTime.of(10, 0),
+						LocalTime.of(11, 0))));
+		// As the gateway publishes it: one message to the ingestor's queue and the activity log.
+		this.rabbit.send(Queues.EXCHANGE, MessageTypes.DATA_REQUESTED,
+				this.converter.toMessage(request, new MessageProperties()));
+
+		try (Connection connection = ItEnvironment.brokerConnection("registry-it-dying-ingestor")) {
+			while (this.admin.getQueueInfo(dlq).getMessageCount() == 0) {
+				Channel channel = connection.createChannel();
+				await().atMost(DEADLINE)
+					.until(() -> channel.basicGet(Queues.INGESTOR_DATA, false) != null
+							|| this.admin.getQueueInfo(dlq).getMessageCount() > 0);
+				channel.close(); // unacknowledged, as when the ingestor dies: the broker counts a delivery
+			}
+		}
+
+		await().atMost(DEADLINE).untilAsserted(() -> assertThat(ledger(testId)).containsEntry("requests", 1)
+			.containsEntry("results", Map.of("done", 0, "failed", 1))
+			.containsEntry("duplicates", 0));
+		assertThat(http().get().uri("/api/v1/requests/{id}", requestId).retrieve().body(Map.class))
+			.containsEntry("status", "FAILED")
+			.containsEntry("radar", "KTLX")
+			.hasEntrySatisfying("error", (error) -> assertThat((String) error).contains("delivery_limit"));
+		assertThat(this.admin.getQueueInfo(dlq).getMessageCount()).isEqualTo(1);
 	}
 
 	@Test

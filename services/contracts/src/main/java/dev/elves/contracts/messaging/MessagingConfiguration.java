@@ -54,7 +54,8 @@ public class MessagingConfiguration {
 
 	/**
 	 * A durable direct exchange; quorum work queues with a delivery limit, each dead-lettering to
-	 * its own {@code <name>.dlq} through the dead-letter exchange.
+	 * its own {@code <name>.dlq} through the dead-letter exchange, which also copies the
+	 * ingestor's dead letters to {@link Queues#REGISTRY_DEAD_REQUESTS}.
 	 */
 	public static Declarables topology(int deliveryLimit) {
 		List<Declarable> declarables = new ArrayList<>();
@@ -75,6 +76,16 @@ public class MessagingConfiguration {
 			declarables.add(deadLetterQueue);
 			declarables.add(BindingBuilder.bind(deadLetterQueue).to(deadLetters).with(deadLetterName));
 		}
+		// The registry's copy of the ingestor's dead letters: no dead-letter exchange of its own (the
+		// original is in the DLQ), and a delivery limit so a copy that keeps failing is dropped.
+		Queue deadRequests = QueueBuilder.durable(Queues.REGISTRY_DEAD_REQUESTS)
+			.quorum()
+			.deliveryLimit(deliveryLimit)
+			.build();
+		declarables.add(deadRequests);
+		declarables.add(BindingBuilder.bind(deadRequests)
+			.to(deadLetters)
+			.with(Queues.deadLetterQueue(Queues.INGESTOR_DATA)));
 		for (Route route : Route.ALL) {
 			for (String name : route.queues()) {
 				declarables.add(new Binding(name, Binding.DestinationType.QUEUE, Queues.EXCHANGE, route.routingKey(),

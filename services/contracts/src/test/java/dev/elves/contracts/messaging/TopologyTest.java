@@ -29,13 +29,26 @@ class TopologyTest {
 
 	@Test
 	void aDataRequestReachesTheIngestorAndTheRegistryLogQueue() {
-		List<String> reached = this.topology.getDeclarablesByType(Binding.class)
+		assertThat(reached(Queues.EXCHANGE, "data.requested")).containsExactlyInAnyOrder(Queues.INGESTOR_DATA,
+				Queues.REGISTRY_APPLOG);
+	}
+
+	@Test
+	void aDeadLetteredDataRequestReachesItsDlqAndTheRegistrysCopyQueue() {
+		assertThat(reached(Queues.DEAD_LETTER_EXCHANGE, "elves.ingestor.data.in.dlq"))
+			.containsExactlyInAnyOrder("elves.ingestor.data.in.dlq", Queues.REGISTRY_DEAD_REQUESTS);
+		// The copy queue dead-letters nowhere: its original is already in the DLQ.
+		assertThat(queue(Queues.REGISTRY_DEAD_REQUESTS).getArguments()).containsEntry("x-queue-type", "quorum")
+			.doesNotContainKey("x-dead-letter-exchange");
+	}
+
+	/** The queues a message published to {@code exchange} with {@code routingKey} lands in. */
+	private List<String> reached(String exchange, String routingKey) {
+		return this.topology.getDeclarablesByType(Binding.class)
 			.stream()
-			.filter((binding) -> binding.getExchange().equals(Queues.EXCHANGE))
-			.filter((binding) -> binding.getRoutingKey().equals("data.requested"))
+			.filter((binding) -> binding.getExchange().equals(exchange) && binding.getRoutingKey().equals(routingKey))
 			.map(Binding::getDestination)
 			.toList();
-		assertThat(reached).containsExactlyInAnyOrder(Queues.INGESTOR_DATA, Queues.REGISTRY_APPLOG);
 	}
 
 	private Queue queue(String name) {

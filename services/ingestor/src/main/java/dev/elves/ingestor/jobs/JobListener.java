@@ -32,11 +32,12 @@ import org.springframework.stereotype.Component;
  * (derived from the request id) let the registry discard the second copy.
  *
  * <p>
- * Every request ends DONE or FAILED, even one that kills the ingestor each time (out of
- * memory): a job is attempted at most {@code ELVES_DELIVERY_LIMIT} times, and the quorum queue
- * delivers a message once more than its delivery limit ({@code x-delivery-count} 0 to the
- * limit; a crash counts) before it dead-letters it. That last delivery only comes after
- * attempts that all died, so it is not attempted again but reported as plot.failed.
+ * A job that throws is retried, and after its last attempt ({@code ELVES_DELIVERY_LIMIT})
+ * reported as plot.failed. A delivery whose {@code x-delivery-count} has reached the limit only
+ * comes after attempts that all killed the ingestor (out of memory): it is not attempted again
+ * but reported as plot.failed. The broker may dead-letter such a message without that delivery
+ * (RabbitMQ 3.10 counts a dying connection with several consumers twice), so the registry also
+ * records FAILED from its copy of every dead letter.
  */
 @Component
 class JobListener {

@@ -67,6 +67,23 @@ class ResultStore {
 		return (moved > 0 && !"PROCESSING".equals(status)) ? Applied.TERMINAL : Applied.RECORDED;
 	}
 
+	/**
+	 * A data request the broker dead-lettered: FAILED with {@code error}, unless it ended already
+	 * (then nothing changes, and nothing counts as a duplicate: this is no redelivery). Creates
+	 * the row if its activity log has not arrived yet, as results do.
+	 * @return whether the request became FAILED now
+	 */
+	@Transactional
+	boolean failDeadLettered(Envelope request, String error) {
+		Instant time = Objects.requireNonNullElseGet(request.time(), Instant::now);
+		return this.jdbc.update("""
+				INSERT INTO requests (id, user_id, test_id, status, error, created, updated)
+				VALUES (?, ?, ?, 'FAILED', ?, ?, now())
+				ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, error = EXCLUDED.error, updated = now()
+				WHERE status_rank(requests.status) < status_rank(EXCLUDED.status)
+				""", request.id(), request.userId(), request.testId(), error, Timestamp.from(time)) > 0;
+	}
+
 	static String statusOf(String type) {
 		return switch (type) {
 			case MessageTypes.PLOT_STARTED -> "PROCESSING";
