@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from pathlib import Path
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -148,6 +149,19 @@ def wait_restarted(stack: Any, deployment: str, killed: dict[str, int]) -> None:
         return all(pods.get(name, {}).get("ready") and pods[name]["pid"] != pid for name, pid in killed.items())
 
     stack.wait_for(back, RESTART_SECONDS, f"{', '.join(killed)} to be restarted and ready")
+
+
+def scratch_leftovers(stack: Any, pods: set[str]) -> dict[str, list[str]]:
+    """What is left in each ingestor replica's scratch directory, `<state dir>/scratch/<pod>`
+    (docs/architecture.md), for the pods that have anything left."""
+    root = Path(stack.supervisor.state()["supervisor"]["stateDir"]) / "scratch"
+    left = {pod: sorted(p.name for p in (root / pod).iterdir()) for pod in pods if (root / pod).exists()}
+    return {pod: names for pod, names in left.items() if names}
+
+
+def wait_scratch_empty(stack: Any, pods: set[str]) -> None:
+    # A running job's directory goes away when the job ends; a leftover never does.
+    stack.wait_for(lambda: not scratch_leftovers(stack, pods), 60, f"empty scratch directories of {sorted(pods)}")
 
 
 class Broker:

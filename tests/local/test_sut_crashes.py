@@ -3,20 +3,13 @@ request still ends DONE once, with every activity log stored once."""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from elves.constants import QUEUE_INGESTOR_DATA
 from sut_helpers import (Broker, Gateway, finished, job_deadline, kill_every_replica, ledger, unique,
-                         wait_jobs_finished, wait_ledger, wait_restarted)
+                         wait_jobs_finished, wait_ledger, wait_restarted, wait_scratch_empty)
 
 PLOTS = 100
 THREADS = 8
-
-
-def scratch_jobs(stack, pod: str) -> list[str]:
-    """Job directories left in an ingestor replica's scratch directory (docs/architecture.md)."""
-    root = Path(stack.supervisor.state()["supervisor"]["stateDir"]) / "scratch" / pod
-    return sorted(path.name for path in root.iterdir()) if root.exists() else []
 
 
 def test_ingestor_killed_with_a_pile_queued_loses_nothing(exclusive_stack):
@@ -39,8 +32,7 @@ def test_ingestor_killed_with_a_pile_queued_loses_nothing(exclusive_stack):
     # The jobs cut short were done again; the registry threw away the repeated results.
     assert final["duplicates"] >= 1, final
     # The killed JVM could not clean up: the replica that took its place did.
-    for pod in killed:
-        stack.wait_for(lambda pod=pod: scratch_jobs(stack, pod) == [], 30, f"{pod}'s scratch directory to be empty")
+    wait_scratch_empty(stack, set(killed))
 
 
 def test_registry_killed_while_logs_and_results_flow_loses_nothing(exclusive_stack):

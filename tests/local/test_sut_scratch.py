@@ -7,9 +7,7 @@ the heap it is given. Rendering then fails after the volume was written and read
 every delivery, until the ingestor reports the request FAILED.
 """
 
-from pathlib import Path
-
-from sut_helpers import Gateway, unique, wait_jobs_finished
+from sut_helpers import Gateway, unique, wait_jobs_finished, wait_scratch_empty
 
 GOOD = 5
 FAILING = 2
@@ -22,18 +20,6 @@ STARVED = {"ELVES_INGESTOR_IMAGE_SIZE": "8192", "JAVA_TOOL_OPTIONS": "-Xmx160m"}
 
 def ingestor_pods(stack) -> set[str]:
     return {pod["pod"] for pod in stack.pods("ingestor")}
-
-
-def leftovers(stack, pods: set[str]) -> dict[str, list[str]]:
-    """What is left in each replica's scratch directory (`<state dir>/scratch/<pod>`)."""
-    root = Path(stack.supervisor.state()["supervisor"]["stateDir"]) / "scratch"
-    left = {pod: sorted(p.name for p in (root / pod).iterdir()) for pod in pods if (root / pod).exists()}
-    return {pod: names for pod, names in left.items() if names}
-
-
-def wait_scratch_empty(stack, pods: set[str]) -> None:
-    # Other tests' jobs may still be running; a leftover never goes away, a running job does.
-    stack.wait_for(lambda: not leftovers(stack, pods), 60, f"empty scratch directories of {sorted(pods)}")
 
 
 def wait_rolled_out(stack) -> None:
