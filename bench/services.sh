@@ -17,7 +17,7 @@
 #   ELVES_BENCH_REGISTRY_URL   default http://127.0.0.1:8081
 #   ELVES_BENCH_INGESTOR_METRICS  ingestor /actuator/prometheus, default http://127.0.0.1:19280/actuator/prometheus
 #   ELVES_BENCH_REGISTRY_METRICS  registry /actuator/prometheus, default http://127.0.0.1:19180/actuator/prometheus
-#   ELVES_BENCH_TOKEN          bearer token; else made from ELVES_JWT_SECRET or .elves/secrets/jwt-secret
+#   ELVES_BENCH_TOKEN          bearer token; else `elves token` for the local stack
 #   ELVES_BENCH_GETDATA_RATES  default "50 100 200 400"; ELVES_BENCH_ADDAPPLOG_RATES default "100 200 400 800"
 #   ELVES_BENCH_STEP           default 20s; ELVES_BENCH_INGESTOR_WINDOW seconds, default 60
 #   ELVES_BENCH_AMQP_PORT      the broker, default 5673 (local mode); ELVES_BENCH_AMQP_USER default elves
@@ -41,17 +41,8 @@ die() { echo "bench: $*" >&2; exit 1; }
 
 token() {
   if [[ -n "${ELVES_BENCH_TOKEN:-}" ]]; then echo "$ELVES_BENCH_TOKEN"; return; fi
-  local secret="${ELVES_JWT_SECRET:-}"
-  [[ -z "$secret" && -f "$ROOT/.elves/secrets/jwt-secret" ]] && secret="$(cat "$ROOT/.elves/secrets/jwt-secret")"
-  [[ -n "$secret" ]] || die "no token: set ELVES_BENCH_TOKEN or ELVES_JWT_SECRET"
-  SECRET="$secret" python3 - <<'PY'
-import base64, hashlib, hmac, json, os, time
-def b64(raw): return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-body = b64(json.dumps({"sub": "bench", "admin": False, "exp": int(time.time()) + 7200}).encode())
-sig = b64(hmac.new(os.environ["SECRET"].encode(), f"{head}.{body}".encode(), hashlib.sha256).digest())
-print(f"{head}.{body}.{sig}")
-PY
+  # The same signing code as every other Elves token (secret from the local stack's state).
+  "$ROOT/.venv/bin/elves" token --user bench --ttl 7200 || die "no token: set ELVES_BENCH_TOKEN or start the local stack"
 }
 
 # The value of one counter series summed over its labels, from a Prometheus text page.
