@@ -251,10 +251,15 @@ class Cluster:
             "updatedReplicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}})
 
     def pod(self, namespace: str, name: str, labels: dict[str, str], phase: str) -> None:
-        """A pod as the kubelet would report it (none runs here)."""
+        """A pod as the kubelet would report it (none runs here, and the pod has no node, so
+        the API server refuses an exec into it)."""
+        container = name.split("-")[0]
         self.core.create_namespaced_pod(namespace, {"metadata": {"name": name, "labels": labels}, "spec": {
-            "containers": [{"name": name.split("-")[0], "image": "elves:test"}]}})
-        self.core.patch_namespaced_pod_status(name, namespace, {"status": {"phase": phase}})
+            "containers": [{"name": container, "image": "elves:test"}]}})
+        statuses = [{"name": container, "image": "elves:test", "imageID": "", "ready": True, "restartCount": 0,
+                     "containerID": f"containerd://{name}", "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]
+        self.core.patch_namespaced_pod_status(name, namespace, {"status": {
+            "phase": phase, **({"containerStatuses": statuses} if phase == "Running" else {})}})
 
     def pod_names(self, namespace: str) -> list[str]:
         return sorted(p.metadata.name for p in self.core.list_namespaced_pod(namespace).items)

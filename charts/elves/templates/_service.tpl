@@ -100,6 +100,10 @@ spec:
     spec:
       automountServiceAccountToken: false
       enableServiceLinks: false
+      # PID 1 is the pod's pause process, not the JVM, so a LoadTest's killPod fault can
+      # SIGKILL the JVM through pods/exec and the kubelet restarts it in the same pod
+      # (PID 1 ignores SIGKILL sent from inside its own PID namespace).
+      shareProcessNamespace: true
       # preStop (leave the endpoints) + Spring's graceful shutdown + a margin for the JVM to exit.
       terminationGracePeriodSeconds: {{ add $service.shutdown.preStopSeconds $service.shutdown.timeoutSeconds 10 }}
       {{- with include "elves.imagePullSecrets" $root }}{{ . | nindent 6 }}{{ end }}

@@ -57,3 +57,33 @@ def fault_call(fault: dict[str, Any]) -> FaultCall:
     if action == "resources":
         return FaultCall(action, deployment=params["deployment"], memory=params.get("memory"), cpu=params.get("cpu"))
     raise ValueError(f"fault action {action!r} is not possible on a cluster")
+
+
+# killPod on a cluster: SIGKILL the container's main process through pods/exec, so the
+# kubelet restarts the container in the same pod and its restart count rises (as the local
+# mode's supervisor restarts a killed replica in place). Deleting the pod instead would
+# start a new pod whose restart counter begins at 0. The chart runs the service pods with
+# shareProcessNamespace, so PID 1 is the pod's pause process and the JVM is not: `kill -9
+# -1` (every process this uid may signal, except PID 1 and the shell itself) reaches it.
+# Without a shared PID namespace the JVM is PID 1, which ignores SIGKILL sent from inside
+# its own namespace; the container then does not die and the operator deletes the pod.
+KILL_COMMAND = ["sh", "-c", "kill -9 -1"]
+KILL_SECONDS = 30.0  # how long the kubelet may take to report the container dead
+
+
+def container_run(pod: dict[str, Any], container: str) -> tuple[str, int] | None:
+    """(containerID, restartCount) of the running container, or None when it does not run."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        if status.get("name") == container:
+            if not (status.get("state") or {}).get("running"):
+                return None
+            return status.get("containerID") or "", int(status.get("restartCount") or 0)
+    return None
+
+
+def container_died(before: tuple[str, int], pod: dict[str, Any] | None, container: str) -> bool:
+    """Whether the container that ran as `before` has ended (or been replaced) in `pod`."""
+    if pod is None:
+        return True  # the pod itself went; the kill certainly took
+    now = container_run(pod, container)
+    return now is None or now != before

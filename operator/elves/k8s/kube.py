@@ -6,11 +6,13 @@ Creates tolerate 409 (the object is there: a retried step made it) and deletes t
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Callable
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+from kubernetes.stream import stream
 
 from elves.constants import API_GROUP, API_VERSION, PLURAL
 
@@ -25,12 +27,24 @@ def status_of(exc: BaseException) -> int | None:
 
 def describe(exc: ApiException) -> str:
     """The API server's own message, not the client's wall of headers."""
-    import json
-
     try:
         return json.loads(exc.body or "{}").get("message") or f"HTTP {exc.status} {exc.reason}"
     except ValueError:
         return f"HTTP {exc.status} {exc.reason}"
+
+
+def exec_failure(exc: BaseException) -> str:
+    """Why an exec was refused, in one short line: a refused websocket handshake comes back as
+    status 0 with the handshake's status line and body in its reason."""
+    if isinstance(exc, ApiException) and exc.status:
+        return describe(exc)
+    text = str(getattr(exc, "reason", None) or exc)
+    message = text.split("-+-+-")[-1].strip()
+    try:
+        message = json.loads(message).get("message") or message
+    except (ValueError, AttributeError):
+        pass  # not the API server's JSON Status: keep the text
+    return " ".join(message.split())[:300]
 
 
 def api_client() -> client.ApiClient:
@@ -108,6 +122,22 @@ class Kube:
 
     def pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
         return self._call(self.core.list_namespaced_pod, namespace, label_selector=selector).get("items") or []
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(self.core.read_namespaced_pod, name, namespace)
+
+    def exec_in_pod(self, namespace: str, name: str, container: str, command: list[str]) -> str:
+        """Run `command` in the container through pods/exec; its stderr (the command may end with
+        the container, so there may be no exit status to read). ApiException when the API server
+        or the kubelet refuses the exec (no node, no such container, RBAC)."""
+        response = stream(self.core.connect_get_namespaced_pod_exec, name, namespace, container=container,
+                          command=command, stdin=False, stdout=True, stderr=True, tty=False,
+                          _preload_content=False, _request_timeout=self.timeout)
+        try:
+            response.run_forever(timeout=self.timeout)
+            return response.read_stderr(timeout=0)
+        finally:
+            response.close()
 
     def delete_pod(self, namespace: str, name: str, grace_seconds: int | None = None) -> bool:
         return self._delete(lambda: self._call(self.core.delete_namespaced_pod, name, namespace,

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 import requests
+from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS
 from elves.engine.platform import LoadRun, LoadStatus, Readiness
 from elves.local.tokens import DEFAULT_TTL_SECONDS, make_token
-from elves.k8s import archive, manifests, names, workloads
+from elves.k8s import archive, faults, manifests, names, workloads
 from elves.k8s.faults import fault_call
-from elves.k8s.kube import Kube
+from elves.k8s.kube import Kube, exec_failure
 from elves.k8s.loadstate import load_status
 from elves.k8s.lock import SystemLock
 from elves.k8s.settings import OperatorSettings
@@ -210,9 +211,7 @@ class KubernetesPlatform:
             pod = workloads.pick_pod(pods, random.choice)
             if pod is None:
                 raise LoadError(f"no running pod of {call.deployment} to kill in namespace {system}")
-            # No grace period: a kill, not a graceful shutdown.
-            self.kube.delete_pod(system, pod["metadata"]["name"], grace_seconds=0)
-            return f"deleted pod {pod['metadata']['name']} of {call.deployment} without a grace period"
+            return self._kill_pod(pod, call.deployment)
         if call.action == "restart":
             self.kube.patch_deployment(system, call.deployment, workloads.restart_patch(self.clock()))
             return f"rollout restart of Deployment {call.deployment}"
@@ -227,6 +226,32 @@ class KubernetesPlatform:
             limits = ", ".join(f"{k} {v}" for k, v in (("memory", call.memory), ("cpu", call.cpu)) if v)
             return f"Deployment {call.deployment}: limits {limits} (a rolling update)"
         raise ValueError(f"fault action {call.action!r} is not possible on a cluster")
+
+    def _kill_pod(self, pod: dict[str, Any], deployment: str) -> str:
+        """SIGKILL the container's main process so the kubelet restarts it in the same pod
+        (elves.k8s.faults, KILL_COMMAND says why); delete the pod only when that cannot be done."""
+        system, name = self.system, pod["metadata"]["name"]
+        before = faults.container_run(pod, deployment)
+        if before is None:
+            why = f"its container {deployment} is not running"
+        else:
+            try:
+                errors = self.kube.exec_in_pod(system, name, deployment, faults.KILL_COMMAND)
+            except (ApiException, OSError) as exc:
+                why = f"exec into it failed: {exec_failure(exc)}"
+            else:
+                deadline = time.monotonic() + faults.KILL_SECONDS
+                while time.monotonic() < deadline:
+                    if faults.container_died(before, self.kube.pod(system, name), deployment):
+                        return (f"killed the main process of container {deployment} in pod {name} (kill -9 through "
+                                f"exec); the kubelet restarts it in the same pod")
+                    time.sleep(0.5)
+                why = (f"kill -9 through exec left container {deployment} running for {faults.KILL_SECONDS:.0f}s "
+                       f"(is shareProcessNamespace off, making the JVM PID 1?{' stderr: ' + errors.strip()[:200] if errors.strip() else ''})")
+        # No grace period: a kill, not a graceful shutdown.
+        self.kube.delete_pod(system, name, grace_seconds=0)
+        log.warning("killPod %s: %s; deleted the pod instead", name, why)
+        return f"deleted pod {name} of {deployment} without a grace period ({why})"
 
     def ledger(self, test_id: str) -> dict[str, Any]:
         url = f"{self.settings.registry_url}/api/v1/ledger"

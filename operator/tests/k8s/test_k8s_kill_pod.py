@@ -1,0 +1,81 @@
+"""killPod on a cluster: the exec'd command kills the container's main process only when it is
+not PID 1 (the chart's shareProcessNamespace), and the pod's status tells when it died."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from elves.k8s.faults import KILL_COMMAND, container_died, container_run
+from elves.k8s.kube import exec_failure
+
+
+def pod(*containers: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"name": "registry-1"}, "status": {"phase": "Running", "containerStatuses": list(containers)}}
+
+
+def running(name: str = "registry", cid: str = "containerd://a", restarts: int = 0) -> dict[str, Any]:
+    return {"name": name, "containerID": cid, "restartCount": restarts, "state": {"running": {"startedAt": "t"}}}
+
+
+def test_the_running_container_is_known_by_its_id_and_restart_count():
+    assert container_run(pod(running("sidecar", "x"), running(restarts=2)), "registry") == ("containerd://a", 2)
+    dead = {"name": "registry", "restartCount": 1, "state": {"terminated": {"exitCode": 137}}}
+    assert container_run(pod(dead), "registry") is None
+    assert container_run(pod(running("sidecar")), "registry") is None
+
+
+def test_the_container_counts_as_killed_once_it_stops_or_is_replaced():
+    before = ("containerd://a", 0)
+    assert not container_died(before, pod(running()), "registry")
+    assert container_died(before, pod({"name": "registry", "restartCount": 0,
+                                       "state": {"waiting": {"reason": "CrashLoopBackOff"}}}), "registry")
+    assert container_died(before, pod(running(cid="containerd://b", restarts=1)), "registry")
+    assert container_died(before, None, "registry")
+
+
+def test_a_refused_exec_is_told_in_the_api_servers_words():
+    handshake = ApiException(status=0, reason='Handshake status 400 Bad Request -+-+- {"kind": "Status", '
+                                              '"message": "pod registry-1 does not have a host assigned"}')
+    assert exec_failure(handshake) == "pod registry-1 does not have a host assigned"
+    assert exec_failure(ApiException(status=0, reason="Connection refused")) == "Connection refused"
+    assert exec_failure(OSError("network unreachable")) == "network unreachable"
+
+
+# Inside a fresh PID namespace, like a pod's: PID 1 is this Python (the pause process, or
+# the JVM when the namespace is not shared) and a child stands for the JVM.
+IN_NAMESPACE = textwrap.dedent("""
+    import os, subprocess, sys
+    assert os.getpid() == 1, os.getpid()
+    jvm = subprocess.Popen(["sleep", "60"])
+    subprocess.run(sys.argv[1:], check=True, timeout=10)
+    print(jvm.wait(timeout=10))
+""")
+
+
+def cannot(reason: str) -> None:
+    """Skip for want of a PID namespace; under CI=true that is a failure (the tier rule)."""
+    (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(f"cannot make a PID namespace here: {reason}")
+
+
+def test_the_kill_command_reaches_every_process_but_pid_1():
+    if shutil.which("unshare") is None:
+        cannot("unshare(1) from util-linux is not installed")
+    try:
+        result = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", IN_NAMESPACE,
+                                 *KILL_COMMAND], capture_output=True, text=True, timeout=30)
+    except PermissionError as exc:
+        cannot(str(exc))
+    if result.returncode != 0 and "Operation not permitted" in result.stderr:
+        cannot(result.stderr.strip())
+    assert result.returncode == 0, result.stderr
+    # The JVM (not PID 1) died of SIGKILL; PID 1 lived on to report it: with the JVM as
+    # PID 1 the same command would leave it running, hence shareProcessNamespace.
+    assert result.stdout.strip() == "-9"
