@@ -222,10 +222,16 @@ def restarts_total(deployments: Iterable[str] = DEPLOYMENTS) -> str:
     return f"sum by (container) ({selector(RESTARTS, container='~' + regex_of(deployments))})"
 
 
+def _restarts_within(window: str, deployments: Iterable[str]) -> str:
+    """Per pod, how far its restart counter rose within the window; a pod first seen inside
+    the window counts from 0 (it is new, and kube-state-metrics may first see it late)."""
+    sel = selector(RESTARTS, container="~" + regex_of(deployments))
+    return f"(max_over_time({sel}[{window}]) - (({sel} offset {window}) or (max_over_time({sel}[{window}]) * 0)))"
+
+
 def restarts(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
     """Restarts within a window, by `container`: per pod the counter's rise, then summed."""
-    sel = selector(RESTARTS, container="~" + regex_of(deployments))
-    return f"sum by (container) (max_over_time({sel}[{window}]) - min_over_time({sel}[{window}]))"
+    return f"sum by (container) ({_restarts_within(window, deployments)})"
 
 
 def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
@@ -233,7 +239,6 @@ def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
 
     kube-state-metrics keeps only the last reason per pod, so a pod that was OOM-killed
     and later crashed otherwise counts all its restarts in the window as OOM kills."""
-    sel = selector(RESTARTS, container="~" + regex_of(deployments))
     oom = selector(LAST_TERMINATED, container="~" + regex_of(deployments), reason="OOMKilled")
-    return (f"sum by (container) ((max_over_time({sel}[{window}]) - min_over_time({sel}[{window}]))"
+    return (f"sum by (container) ({_restarts_within(window, deployments)}"
             f" * on (namespace, pod, container) group_left max_over_time({oom}[{window}]))")

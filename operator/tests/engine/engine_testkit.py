@@ -100,8 +100,9 @@ def backfill(workdir: Path, samples: list[tuple[str, float, float]]) -> Path:
 class KnownRun:
     """A run's history as Prometheus would hold it, for backfilling: a 60 s load of getData
     (2/s) and getStatus (1/s, 3 failures); the ingestor queue rises to 300 while the
-    ingestor is OOM-killed once and scaled to 0 and back, then drains by the end; another
-    test id's traffic must not leak into this run's numbers."""
+    ingestor is OOM-killed once and scaled to 0 and back, then drains by the end; a new
+    gateway pod shows up with a restart already counted; another test id's traffic must not
+    leak into this run's numbers."""
 
     test_id = "local/analysis/0"
     queue = "elves.ingestor.data.in"
@@ -141,6 +142,9 @@ class KnownRun:
                 samples.append((f'kube_pod_container_status_last_terminated_reason{{{pod},reason="OOMKilled"}}', 1, t))
             samples.append(('kube_pod_container_status_restarts_total{namespace="elves",pod="registry-0",container="registry"}',
                             5, t))
+            if offset >= 50:  # a gateway pod first seen with one restart already: new in the run
+                samples.append(('kube_pod_container_status_restarts_total{namespace="elves",pod="gateway-1",'
+                                'container="gateway"}', 1, t))
         return samples
 
 

@@ -46,6 +46,7 @@ def test_restarts_oom_kills_and_the_replica_timeline(results):
     ingestor = results.deployments["ingestor"]
     assert (ingestor.restarts, ingestor.oom_kills) == (1, 1)
     assert results.deployments["registry"].restarts == 0  # its 5 restarts happened before the run
+    assert results.deployments["gateway"].restarts == 1  # a pod first seen in the run counts from 0
     assert [(p.desired, p.ready) for p in ingestor.timeline] == [(1, 1), (0, 0), (1, 0), (1, 1)]
     assert [p.t for p in ingestor.timeline][1] == pytest.approx(30, abs=5)
     assert (ingestor.replicas_min, ingestor.replicas_max) == (0, 1)
