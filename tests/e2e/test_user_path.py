@@ -118,7 +118,8 @@ def test_killed_ingestor_shows_as_a_restart(installed: Cluster) -> None:
     pods = promql(installed, f'count(count_over_time(kube_pod_info{{namespace="{NAMESPACE}", pod=~"ingestor-.*"}}[1h]))')
     assert restarts and float(restarts[0]["value"][1]) >= 1, (
         f"kube_pod_container_status_restarts_total of the ingestor never rose (ingestor pods seen: "
-        f"{pods[0]['value'][1] if pods else 0}): a deleted pod is replaced by a new one, its counter starts at 0")
+        f"{pods[0]['value'][1] if pods else 0}): killPod must kill the container in place (exec), "
+        "not delete the pod, whose replacement starts counting at 0")
 
 
 def test_fault_case_scale_and_kill_then_restore(installed: Cluster) -> None:
