@@ -259,7 +259,7 @@ class Fault(SpecModel):
 
     at: Duration = Field(description="When, counted from the start of the load.")
     scale: ScaleFault | None = Field(None, description="Set the replicas of a deployment.")
-    kill_pod: PodFault | None = Field(None, description="SIGKILL one replica (delete one pod).")
+    kill_pod: PodFault | None = Field(None, description="SIGKILL the main process of one replica; it restarts in place (on a cluster: kill -9 through exec).")
     restart: PodFault | None = Field(None, description="Rolling restart of a deployment.")
     pause: PauseFault | None = Field(None, description="Freeze a deployment's processes for a while (local mode).")
     restart_infra: InfraFault | None = Field(None, description="Stop and start RabbitMQ or PostgreSQL.")
