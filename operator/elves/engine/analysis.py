@@ -151,6 +151,28 @@ def deployment_results(prom: Prometheus, window: RunWindow) -> dict[str, Deploym
     return results
 
 
+def ledger_since(raw: dict[str, Any], baseline: dict[str, Any] | None) -> dict[str, Any]:
+    """The ledger minus what was already there before the run (a test id repeats when the
+    same LoadTest runs again without `reset`, and the registry keeps the earlier rows)."""
+    if not baseline:
+        return raw
+
+    def minus(now: Any, before: Any) -> int:
+        return int(now or 0) - int(before or 0)
+
+    results, before_results = raw.get("results") or {}, baseline.get("results") or {}
+    endpoints, before_endpoints = raw.get("logsByEndpoint") or {}, baseline.get("logsByEndpoint") or {}
+    return {
+        **raw,
+        "requests": minus(raw.get("requests"), baseline.get("requests")),
+        "results": {k: minus(results.get(k), before_results.get(k)) for k in ("done", "failed")},
+        "logs": minus(raw.get("logs"), baseline.get("logs")),
+        "logsByEndpoint": {e: minus(n, before_endpoints.get(e)) for e, n in endpoints.items()
+                           if minus(n, before_endpoints.get(e))},
+        "duplicates": minus(raw.get("duplicates"), baseline.get("duplicates")),
+    }
+
+
 def ledger_result(ok_by_endpoint: dict[str, int], raw: dict[str, Any], logged_endpoints: tuple[str, ...]) -> Ledger:
     """k6's 2xx counts against the registry's ledger for the run's test id.
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from elves.engine import promql
-from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result
+from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import LoadRun, Platform
@@ -227,6 +227,15 @@ class _Step:
         ready, reason = self.ctx.prometheus(self.platform).ready()
         if not ready:
             return self.wait(reason, self.ctx.timeouts.prometheus, "PrometheusUnreachable")
+        self.goto(None, "baseline")
+        return 0.0
+
+    def _baseline(self) -> float:
+        try:
+            self.run.ledger_baseline = self.platform.ledger(self.plan.test_id)
+        except Exception as exc:  # noqa: BLE001 - the registry may still be warming up
+            return self.wait(f"the registry's ledger does not answer: {exc}", self.ctx.timeouts.system_ready,
+                             "LedgerUnavailable")
         self.goto(None, "start-load")
         return 0.0
 
@@ -320,7 +329,7 @@ class _Step:
             depths = {q: v for q, v in prom.by_label(promql.queue_depth(promql.WORK_QUEUES), "queue").items() if v}
             blockers += [f"{queue} holds {value:g}" for queue, value in sorted(depths.items())]
         try:
-            raw = self.platform.ledger(test_id)
+            raw = ledger_since(self.platform.ledger(test_id), self.run.ledger_baseline)
         except Exception as exc:  # noqa: BLE001 - the registry may be down for a while; keep waiting
             return blockers + [f"ledger unavailable: {exc}"]
         window = promql.window_for(self.now - load_start + 30)
@@ -343,7 +352,7 @@ class _Step:
                            drain_seconds=(end - load_end) if run.drained_at else None,
                            drain_completed=run.drained_at is not None)
         try:
-            ledger = self.platform.ledger(plan.test_id)
+            ledger = ledger_since(self.platform.ledger(plan.test_id), run.ledger_baseline)
         except Exception as exc:  # noqa: BLE001 - analysed without it; the lost_* checks then fail with why
             ledger = None
             self.events.append(f"the registry's ledger is unavailable: {exc}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result
+from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
 from elves.engine.models import Objective
 
 from elves.engine.verdict import evaluate
@@ -105,3 +105,16 @@ def test_verdict_on_the_analysed_run(results, known_run_prometheus):
 def test_a_run_without_k6_samples_is_a_harness_error(known_run_prometheus):
     with pytest.raises(AnalysisError, match="no k6 samples for test id local/absent/0"):
         analyze(known_run_prometheus, RunWindow("local/absent/0", LOAD_START, LOAD_END, DRAIN_END), None)
+
+
+def test_the_ledger_counts_only_what_this_run_added():
+    before = {"requests": 60, "results": {"done": 59, "failed": 1}, "logs": 193,
+              "logsByEndpoint": {"getData": 60, "getStatus": 60, "getHistory": 55, "getUser": 18}, "duplicates": 2}
+    now = {"requests": 120, "results": {"done": 118, "failed": 1}, "logs": 387,
+           "logsByEndpoint": {"getData": 120, "getStatus": 120, "getHistory": 110, "getUser": 18, "getImage": 19},
+           "duplicates": 2}
+    since = ledger_since(now, before)
+    assert since["requests"] == 60 and since["results"] == {"done": 59, "failed": 0} and since["logs"] == 194
+    assert since["logsByEndpoint"] == {"getData": 60, "getStatus": 60, "getHistory": 55, "getImage": 19}
+    assert since["duplicates"] == 0
+    assert ledger_since(now, None) is now

@@ -85,8 +85,13 @@ class FakePlatform:
         self.calls.append(("fault", fault))
         return "done"
 
+    ledger_error: str = ""
+
     def ledger(self, test_id: str) -> dict[str, Any]:
-        return {"testId": test_id, "requests": 0, "results": {"done": 0, "failed": 0}, "logs": 0}
+        self.calls.append(("ledger", test_id))
+        if self.ledger_error:
+            raise RuntimeError(self.ledger_error)
+        return {"testId": test_id, "requests": 7, "results": {"done": 7, "failed": 0}, "logs": 21}
 
     def called(self, name: str) -> list[Any]:
         return [arg for call, arg in self.calls if call == name]
@@ -225,12 +230,29 @@ def test_a_setup_that_never_ends_is_a_harness_error(make_loadtest, platform, clo
     assert platform.called("stop_load") == ["local/unit/0"]
 
 
+def test_the_ledger_is_read_before_the_load_as_a_baseline(make_loadtest, platform, clock):
+    platform.load_states = ["error"]
+    status, _ = drive(Context(make_loadtest()), platform, clock)
+    assert platform.called("ledger") == ["local/unit/0"]
+    assert status.runs[0].ledger_baseline["requests"] == 7
+    names = [name for name, _ in platform.calls]
+    assert names.index("ledger") < names.index("start_load")
+
+
+def test_a_registry_whose_ledger_never_answers_is_a_harness_error(make_loadtest, platform, clock):
+    platform.ledger_error = "Connection refused"
+    status, _ = drive(Context(make_loadtest(), timeouts=Timeouts(system_ready=30)), platform, clock)
+    assert harness_error(status).reason == "LedgerUnavailable"
+    assert "Connection refused" in harness_error(status).message
+    assert platform.called("start_load") == []
+
+
 def test_reset_comes_first_and_every_sweep_point_is_applied(make_loadtest, platform, clock):
     platform.load_states = ["error"]
     test = make_loadtest(reset=True, sweep={"system.replicas.ingestor": [1, 2]})
     status, _ = drive(Context(test), platform, clock)
     names = [name for name, _ in platform.calls]
-    assert names[:4] == ["acquire", "reset", "apply", "start_load"]
+    assert names[:5] == ["acquire", "reset", "apply", "ledger", "start_load"]
     assert [r.test_id for r in status.runs] == ["local/unit/0", "local/unit/1"]
     assert status.runs[0].point == {"system.replicas.ingestor": 1}
 
