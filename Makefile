@@ -21,9 +21,7 @@ demo: ## install, build, start the local stack and run the quickstart LoadTest
 	./deployments.sh --local
 	$(VENV)/bin/elves run loadtests/examples/quickstart.yaml
 
-# The end-to-end tier (test-e2e) is not in `make test` yet: see tests/e2e/README.md
-# for what it proves today and what still fails.
-test: test-unit test-local test-apiserver ## the test tiers CI runs
+test: test-unit test-local test-apiserver test-e2e ## every test tier (what CI runs)
 
 test-unit: venv k6 helm services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
 	$(PYTEST) operator/tests tests/unit
