@@ -15,7 +15,6 @@ from pathlib import Path
 from elves.engine.platform import LoadRun
 from elves.local.ports import Ports
 
-REST_API_BASE_PORT = 6565
 PUSH_INTERVAL = "5s"
 
 # errext/exitcodes of k6: what a non-zero exit means, in words.
@@ -47,11 +46,11 @@ def execution_segments(runners: int) -> list[tuple[str, str]]:
     return [(f"{_fraction(cuts[i])}:{_fraction(cuts[i + 1])}", sequence) for i in range(runners)]
 
 
-def command(k6: Path, run: LoadRun, runner: int, script_env: dict[str, str]) -> list[str]:
+def command(k6: Path, run: LoadRun, runner: int, script_env: dict[str, str], ports: Ports) -> list[str]:
     argv = [str(k6), "run", "--no-usage-report", "--no-color", "--quiet",
             "--out", "experimental-prometheus-rw",
             "--tag", f"testid={run.test_id}", "--tag", f"runner={runner}",
-            "--address", f"127.0.0.1:{REST_API_BASE_PORT + runner}"]
+            "--address", f"127.0.0.1:{ports.k6_api(runner)}"]
     if run.parallelism > 1:
         segment, sequence = execution_segments(run.parallelism)[runner]
         argv += ["--execution-segment", segment, "--execution-segment-sequence", sequence]

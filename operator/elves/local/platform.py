@@ -186,7 +186,7 @@ class LocalPlatform:
             log_path = log_dir / f"{safe_id}-runner{runner}.log"
             with open(log_path, "ab") as out:
                 load.processes.append(subprocess.Popen(
-                    k6.command(binary, run, runner, script_env), env=env,
+                    k6.command(binary, run, runner, script_env, self.ports), env=env,
                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True))
             load.logs.append(str(log_path))

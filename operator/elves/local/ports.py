@@ -64,6 +64,10 @@ class Ports:
     def postgres(self) -> int:
         return self._at(5433)
 
+    def k6_api(self, runner: int) -> int:
+        """k6's REST API of one local runner (k6 refuses to start when its port is taken)."""
+        return self._at(6565 + runner)
+
     def proxied(self) -> dict[str, int]:
         """The deployments reachable through the supervisor's proxy, and its ports."""
         return {GATEWAY: self.gateway, REGISTRY: self.registry}

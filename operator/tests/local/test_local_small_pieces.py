@@ -59,7 +59,10 @@ def test_k6_command_tags_the_test_and_passes_the_scenarios():
                   scenarios={"getData": {"executor": "constant-arrival-rate", "rate": 2}},
                   env={"EXTRA": "1"}, parallelism=2)
     env = k6.script_env(run, Ports(), ["t1", "t2"], "admin")
-    argv = k6.command(Path("/k6"), run, 1, env)
+    argv = k6.command(Path("/k6"), run, 1, env, Ports(offset=0))
+    # Each runner, and each stack beside another (a port offset), has its own REST API port.
+    assert argv[argv.index("--address") + 1] == "127.0.0.1:6566"
+    assert k6.command(Path("/k6"), run, 1, env, Ports(offset=2000))[argv.index("--address") + 1] == "127.0.0.1:8566"
     assert argv[:2] == ["/k6", "run"]
     assert argv[-1] == "loadtests/scenarios/system-mix.js"
     assert "testid=local/quick/0" in argv and "runner=1" in argv
