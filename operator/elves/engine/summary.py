@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from elves.constants import DEAD_LETTER_SUFFIX
 from elves.engine.status import LoadTestStatus, Summary
 from elves.engine.units import format_rate, format_seconds
 
 
 def deepest(queues: dict) -> tuple[str, float] | None:
-    """(queue, depth) of the deepest queue in a run's results, if any were measured."""
-    measured = [(name, q.max) for name, q in queues.items() if q.max is not None]
+    """(queue, depth) of the deepest work queue in a run's results, if any were measured.
+
+    Dead-letter queues are left out: they keep what earlier tests left there, and the
+    question is where work piled up."""
+    measured = [(name, q.max) for name, q in queues.items()
+                if q.max is not None and not name.endswith(DEAD_LETTER_SUFFIX)]
     return max(measured, key=lambda item: item[1]) if measured else None
 
 

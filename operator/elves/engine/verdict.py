@@ -11,10 +11,12 @@ import math
 import operator
 from collections.abc import Callable
 
+from elves.constants import DEAD_LETTER_SUFFIX
 from elves.engine import promql
 from elves.engine.models import LATENCY_METRICS, Objective
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.summary import deepest
 from elves.engine.status import Breakpoint, Check, RunResults, RunStatus, SweepRow, Verdict
 
 OPS: dict[str, Callable[[float, float], bool]] = {
@@ -67,8 +69,9 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
         return value, "" if value is not None else "no latency samples"
     if metric in ("queue_depth_max", "queue_depth_final"):
         field = "max" if metric == "queue_depth_max" else "final"
-        queues = results.queues if objective.queue is None else {
-            k: v for k, v in results.queues.items() if k == objective.queue}
+        # Without a queue named: the work queues (a DLQ may hold what earlier tests left).
+        queues = {k: v for k, v in results.queues.items()
+                  if (k == objective.queue) if objective.queue else not k.endswith(DEAD_LETTER_SUFFIX)}
         values = [getattr(q, field) for q in queues.values() if getattr(q, field) is not None]
         if not values:
             return None, f"no depth samples for queue {objective.queue or '(any)'}"
@@ -189,8 +192,8 @@ def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
             row.rate = results.rate
             row.throughput = results.throughput
             row.p95, row.p99 = results.total.p95, results.total.p99
-            depths = [q.max for q in results.queues.values() if q.max is not None]
-            row.queue_depth_max = max(depths, default=None)
+            deepest_queue = deepest(results.queues)
+            row.queue_depth_max = deepest_queue[1] if deepest_queue else None
             row.lost = results.ledger.lost_requests if results.ledger else None
         base_throughput = base.results.throughput if base and base.results else None
         if row.throughput is not None and base_throughput:

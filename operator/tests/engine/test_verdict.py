@@ -55,6 +55,7 @@ def test_defaults_when_slo_is_absent_and_every_builtin_metric():
         {"metric": "http_reqs_rate", "op": ">=", "value": 1.5},
         {"metric": "queue_depth_max", "op": "<", "value": 500},
         {"metric": "queue_depth_final", "queue": "elves.ingestor.data.in.dlq", "op": "==", "value": 0},
+        {"metric": "queue_depth_final", "op": "==", "value": 0},
         {"metric": "pod_restarts", "deployment": "ingestor", "op": "==", "value": 0},
         {"metric": "pod_restarts", "op": "<=", "value": 3},
         {"metric": "oom_kills", "op": "==", "value": 0},
@@ -74,6 +75,7 @@ def test_defaults_when_slo_is_absent_and_every_builtin_metric():
         "http_reqs_rate": (pytest.approx(100 / 60), True),
         "queue_depth_max": (40, True),
         "queue_depth_final{elves.ingestor.data.in.dlq}": (2, False),
+        "queue_depth_final": (0, True),  # without a queue named: the work queues
         "pod_restarts{ingestor}": (2, False),
         "pod_restarts": (3, True),
         "oom_kills": (1, False),
