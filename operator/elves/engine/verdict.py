@@ -71,7 +71,7 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
         field = "max" if metric == "queue_depth_max" else "final"
         # Without a queue named: the work queues (a DLQ may hold what earlier tests left).
         queues = {k: v for k, v in results.queues.items()
-                  if (k == objective.queue) if objective.queue else not k.endswith(DEAD_LETTER_SUFFIX)}
+                  if (k == objective.queue if objective.queue else not k.endswith(DEAD_LETTER_SUFFIX))}
         values = [getattr(q, field) for q in queues.values() if getattr(q, field) is not None]
         if not values:
             return None, f"no depth samples for queue {objective.queue or '(any)'}"
