@@ -23,7 +23,7 @@ demo: ## install, build, start the local stack and run the quickstart LoadTest
 
 test: test-unit test-local test-apiserver test-e2e ## every test tier (what CI runs)
 
-test-unit: venv k6 helm services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
+test-unit: venv deps k6 helm services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
 	$(PYTEST) operator/tests tests/unit
 
 test-local: venv ## tier 2: the real local stack (RabbitMQ, PostgreSQL, Prometheus, k6, the services)
