@@ -27,6 +27,11 @@ QUEUE_REGISTRY_INGESTOR = "elves.registry.ingestor.in"
 WORK_QUEUES = (QUEUE_INGESTOR_DATA, QUEUE_REGISTRY_APPLOG, QUEUE_REGISTRY_INGESTOR)
 DEAD_LETTER_SUFFIX = ".dlq"
 DEAD_LETTER_QUEUES = tuple(q + DEAD_LETTER_SUFFIX for q in WORK_QUEUES)
+# The registry's copy of every data request the broker dead-letters, so that it can mark the
+# request FAILED even when the ingestor died on every delivery.
+QUEUE_REGISTRY_DEAD_REQUESTS = "elves.registry.deadrequests.in"
+# Every queue the services declare: what a reset between tests empties.
+SYSTEM_QUEUES = WORK_QUEUES + DEAD_LETTER_QUEUES + (QUEUE_REGISTRY_DEAD_REQUESTS,)
 
 TEST_ID_HEADER = "X-Elves-Test-Id"
 

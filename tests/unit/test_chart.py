@@ -616,7 +616,7 @@ def test_pileup_dashboard_shows_phases_faults_and_the_review_panels():
         assert metric in queries, metric
 
 
-def test_dashboards_are_built_from_the_engines_queries():
+def test_dashboards_and_alert_queries_are_built_from_the_engines_queries():
     _engine_promql()
     build = CHART / "dashboards" / "build.py"
     result = subprocess.run([sys.executable, str(build), "--check"], capture_output=True, text=True, timeout=60)

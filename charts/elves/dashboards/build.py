@@ -1,14 +1,15 @@
-"""Writes the chart's Grafana dashboards (the *.json beside this file) from the engine's PromQL.
+"""Writes the chart's Grafana dashboards (the *.json beside this file) and its alert queries
+(../alerts/queries.yaml, read by templates/prometheusrule.yaml) from the engine's PromQL.
 
-The queries of the verdict, the report and these dashboards come from one module,
+The queries of the verdict, the report, these dashboards and the alerts come from one module,
 elves.engine.promql, so a metric renamed there is renamed here too. Grafana variables
 stand in for the run-specific arguments: `$testid` for a test id, `$__rate_interval` for
 rate windows. Queries the engine never asks (JVM, GC, listener, pool) are written here.
 
-    .venv/bin/python charts/elves/dashboards/build.py          # rewrite the JSON files
+    .venv/bin/python charts/elves/dashboards/build.py          # rewrite the generated files
     .venv/bin/python charts/elves/dashboards/build.py --check  # exit 1 when they are stale
 
-tests/unit/test_chart.py runs the check, so a stale dashboard fails the unit tier.
+tests/unit/test_chart.py runs the check, so a stale dashboard or alert fails the unit tier.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import json
 import sys
 from pathlib import Path
 
-from elves.constants import DEAD_LETTER_QUEUES, WORK_QUEUES
+from elves.constants import DEAD_LETTER_QUEUES, DEPLOYMENTS, WORK_QUEUES
 from elves.engine import promql
 
 HERE = Path(__file__).resolve().parent
+ALERT_QUERIES = HERE.parent / "alerts" / "queries.yaml"
 RATE = "$__rate_interval"
 TEST_ID = "~$testid"  # promql.selector: a leading ~ makes a regex match (the variable may be "All")
 SERVICES = "~$application"
@@ -291,24 +293,61 @@ def services() -> dict:
 DASHBOARDS = {"queue-pileup": queue_pileup, "load": load, "services": services}
 
 
+# --- alerts -----------------------------------------------------------------------------
+
+# The containers whose restarts and OOM kills the alerts watch.
+ALERTED_CONTAINERS = DEPLOYMENTS + ("rabbitmq", "postgres")
+
+
+def alert_queries() -> dict[str, tuple[str, str]]:
+    """Each alert's query and what templates/prometheusrule.yaml puts after it."""
+    work_depth = promql.queue_depth(WORK_QUEUES)
+    consumers = promql.selector("rabbitmq_detailed_queue_consumers", queue="~" + promql.regex_of(WORK_QUEUES))
+    return {
+        "ElvesQueuePileUp": (work_depth, "the template adds > queuePileUpMessages"),
+        "ElvesQueueWithoutConsumers": (
+            f"(sum by (queue) ({consumers}) == 0) and on (queue) ({work_depth} > 0)", "the whole expression"),
+        "ElvesMessagesDeadLettered": (f"{promql.queue_depth(DEAD_LETTER_QUEUES)} > 0", "the whole expression"),
+        "ElvesContainerCrashLooping": (promql.restarts("15m", ALERTED_CONTAINERS),
+                                       "the template adds >= crashLoopRestarts"),
+        "ElvesContainerOOMKilled": (f"{promql.oom_kills('10m', ALERTED_CONTAINERS)} > 0", "the whole expression"),
+    }
+
+
+def render_alert_queries() -> str:
+    lines = ["# Written by charts/elves/dashboards/build.py from elves.engine.promql: do not edit.",
+             "# Read by templates/prometheusrule.yaml; thresholds set in values are added there."]
+    for name, (query, note) in alert_queries().items():
+        # A JSON string is a valid YAML double-quoted scalar, escapes included.
+        lines += [f"# {name}: {note}", f"{name}: {json.dumps(query)}"]
+    return "\n".join(lines) + "\n"
+
+
+# --- main -------------------------------------------------------------------------------
+
 def render(build) -> str:
     return json.dumps(build(), indent=2, sort_keys=False) + "\n"
+
+
+def generated_files() -> dict[Path, str]:
+    files = {HERE / f"{name}.json": render(build) for name, build in DASHBOARDS.items()}
+    files[ALERT_QUERIES] = render_alert_queries()
+    return files
 
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     stale = []
-    for name, build in DASHBOARDS.items():
-        path = HERE / f"{name}.json"
-        text = render(build)
+    for path, text in generated_files().items():
         if check:
             if not path.exists() or path.read_text() != text:
                 stale.append(path.name)
         else:
+            path.parent.mkdir(exist_ok=True)
             path.write_text(text)
     if stale:
-        print(f"stale dashboards: {', '.join(stale)}; run .venv/bin/python {Path(__file__).relative_to(HERE.parents[2])}",
-              file=sys.stderr)
+        print(f"stale generated files: {', '.join(stale)}; run .venv/bin/python "
+              f"{Path(__file__).relative_to(HERE.parents[2])}", file=sys.stderr)
         return 1
     return 0
 

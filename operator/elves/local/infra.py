@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from elves.constants import DEAD_LETTER_QUEUES, WORK_QUEUES
+from elves.constants import SYSTEM_QUEUES
 from elves.local import http
 from elves.local.layout import Layout
 from elves.local.ports import HOST, Ports
@@ -166,7 +166,7 @@ disk_free_limit.absolute = 100MB
             raise InfraError(f"rabbitmqctl list_queues failed: {output.strip()}")
         existing = {line.strip() for line in output.splitlines()}
         purged = []
-        for queue in (*WORK_QUEUES, *DEAD_LETTER_QUEUES):
+        for queue in SYSTEM_QUEUES:
             if queue in existing:
                 code, output = await self.ctl("purge_queue", queue)
                 if code != 0:

@@ -38,6 +38,7 @@ class ContractNamesTest {
 		assertThat(Queues.INGESTOR_DATA).isEqualTo(python.get("QUEUE_INGESTOR_DATA"));
 		assertThat(Queues.REGISTRY_APPLOG).isEqualTo(python.get("QUEUE_REGISTRY_APPLOG"));
 		assertThat(Queues.REGISTRY_INGESTOR).isEqualTo(python.get("QUEUE_REGISTRY_INGESTOR"));
+		assertThat(Queues.REGISTRY_DEAD_REQUESTS).isEqualTo(python.get("QUEUE_REGISTRY_DEAD_REQUESTS"));
 	}
 
 	@Test
