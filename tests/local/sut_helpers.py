@@ -5,21 +5,28 @@
 - `ledger` / `wait_ledger`: the registry's per-test counts, polled with a deadline.
 - `Broker`: publishes raw messages to the local RabbitMQ and reads queue depths, for the
   tests that must act below the gateway (duplicates, poison messages).
+- `private_vhost_and_database`: an empty RabbitMQ vhost and PostgreSQL database on the stack's
+  servers, for services the tests start themselves (nothing of the system's sees them).
+- `Relay`: a loopback port that refuses connections until opened, then forwards them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import socket
 import threading
 import uuid
 from pathlib import Path
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pika
 import requests
 
 from elves.constants import EXCHANGE, TEST_ID_HEADER
+from elves.local import infra
 from elves.local.infra import USER
 from elves.local.layout import Layout
 from elves.local.ports import HOST
@@ -209,3 +216,84 @@ class Broker:
                 parked += 1
         self.connection.close()
         return parked
+
+
+@contextlib.contextmanager
+def private_vhost_and_database(stack: Any, name: str) -> Iterator[tuple[str, str]]:
+    """An empty vhost and database called `name`, owned by the stack's user, removed after.
+
+    Removed, not only left empty: the engine sums queue depths over vhosts, so a leftover
+    queue would count in a LoadTest's figures."""
+    layout = Layout(stack.settings.state_dir)
+    rabbitmq = infra.RabbitMQ("rabbitmq", layout, stack.ports)
+    postgres = infra.Postgres("postgres", layout, stack.ports)
+    database = name.replace("-", "_")
+
+    async def remove() -> None:
+        await rabbitmq.ctl("delete_vhost", name)  # fails harmlessly when absent
+        code, output = await postgres.psql(f"DROP DATABASE IF EXISTS {database} WITH (FORCE);\n")
+        assert code == 0, f"dropping database {database} failed: {output}"
+
+    async def provision() -> None:
+        await remove()
+        for args in (("add_vhost", name), ("set_permissions", "-p", name, USER, ".*", ".*", ".*")):
+            code, output = await rabbitmq.ctl(*args)
+            assert code == 0, f"rabbitmqctl {' '.join(args)} failed: {output}"
+        code, output = await postgres.psql(f"CREATE DATABASE {database} OWNER {USER};\n")
+        assert code == 0, f"creating database {database} failed: {output}"
+
+    asyncio.run(provision())
+    try:
+        yield name, database
+    finally:
+        asyncio.run(remove())
+
+
+class Relay:
+    """A loopback port in front of `target_port`: refuses connections until `open()`, then
+    forwards each one. Bound from the start, so the port cannot be taken meanwhile (a bound
+    socket that does not listen answers a connection with a reset, as a stopped server does)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.server = socket.socket()
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.server.bind((HOST, 0))
+        self.port = self.server.getsockname()[1]
+        self.closed = threading.Event()
+        self.connections: list[socket.socket] = []
+
+    def open(self) -> None:
+        self.server.listen(16)
+        threading.Thread(target=self._accept, name=f"relay-{self.port}", daemon=True).start()
+
+    def close(self) -> None:
+        self.closed.set()
+        for connection in [self.server, *self.connections]:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+            connection.close()
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return  # closed
+            try:
+                upstream = socket.create_connection((HOST, self.target_port), timeout=5)
+            except OSError:
+                client.close()  # the target refused: the client sees its connection drop
+                continue
+            upstream.settimeout(None)
+            self.connections += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
