@@ -7,13 +7,15 @@ from elves.engine.status import LoadTestStatus, Summary
 from elves.engine.units import format_rate, format_seconds
 
 
-def deepest(queues: dict) -> tuple[str, float] | None:
-    """(queue, depth) of the deepest work queue in a run's results, if any were measured.
+def work_queues(queues: dict) -> dict:
+    """A run's queue results without the dead-letter queues: those keep what earlier tests
+    left there, and "the queue" of a summary or an objective means where work piled up."""
+    return {name: q for name, q in queues.items() if not name.endswith(DEAD_LETTER_SUFFIX)}
 
-    Dead-letter queues are left out: they keep what earlier tests left there, and the
-    question is where work piled up."""
-    measured = [(name, q.max) for name, q in queues.items()
-                if q.max is not None and not name.endswith(DEAD_LETTER_SUFFIX)]
+
+def deepest(queues: dict) -> tuple[str, float] | None:
+    """(queue, depth) of the deepest work queue in a run's results, if any were measured."""
+    measured = [(name, q.max) for name, q in work_queues(queues).items() if q.max is not None]
     return max(measured, key=lambda item: item[1]) if measured else None
 
 

@@ -11,12 +11,11 @@ import math
 import operator
 from collections.abc import Callable
 
-from elves.constants import DEAD_LETTER_SUFFIX
 from elves.engine import promql
 from elves.engine.models import LATENCY_METRICS, Objective
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError
-from elves.engine.summary import deepest
+from elves.engine.summary import deepest, work_queues
 from elves.engine.status import Breakpoint, Check, RunResults, RunStatus, SweepRow, Verdict
 
 OPS: dict[str, Callable[[float, float], bool]] = {
@@ -69,9 +68,8 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
         return value, "" if value is not None else "no latency samples"
     if metric in ("queue_depth_max", "queue_depth_final"):
         field = "max" if metric == "queue_depth_max" else "final"
-        # Without a queue named: the work queues (a DLQ may hold what earlier tests left).
-        queues = {k: v for k, v in results.queues.items()
-                  if (k == objective.queue if objective.queue else not k.endswith(DEAD_LETTER_SUFFIX))}
+        queues = ({k: v for k, v in results.queues.items() if k == objective.queue} if objective.queue
+                  else work_queues(results.queues))
         values = [getattr(q, field) for q in queues.values() if getattr(q, field) is not None]
         if not values:
             return None, f"no depth samples for queue {objective.queue or '(any)'}"
@@ -126,7 +124,8 @@ def timeline_query(objective: Objective, test_id: str) -> str | None:
     if metric == "http_req_failed_rate":
         return promql.k6_error_rate(test_id, endpoint=objective.endpoint)
     if metric == "queue_depth_max":
-        return promql.queue_depth_deepest([objective.queue] if objective.queue else None)
+        # Without a queue named: the work queues, as in observe().
+        return promql.queue_depth_deepest([objective.queue] if objective.queue else promql.WORK_QUEUES)
     if metric == "dropped_iterations":
         return promql.k6_dropped_iterations_so_far(test_id)
     return None

@@ -10,7 +10,7 @@ from elves.engine.models import Objective
 from elves.engine.status import (
     Check, DeploymentResult, EndpointResult, Ledger, QueueResult, RunResults, RunStatus, Verdict, Window,
 )
-from elves.engine.verdict import compare, evaluate, first_sustained_breach, sweep_table, target_text
+from elves.engine.verdict import compare, evaluate, first_sustained_breach, sweep_table, target_text, timeline_query
 
 
 def objective(**fields) -> Objective:
@@ -139,3 +139,12 @@ def test_sweep_table_on_a_grid_and_on_words():
     words = sweep_table([run_with(0, {"system.env.ingestor.MODE": "fast"}, 1.0),
                          run_with(1, {"system.env.ingestor.MODE": "safe"}, 0.5)])
     assert (words[1].speedup, words[1].efficiency) == (0.5, None)
+
+
+def test_the_queue_depth_timeline_follows_the_work_queues_unless_a_queue_is_named():
+    # A breakpoint on queue depth must not be found in a dead-letter queue that earlier tests filled.
+    anywhere = timeline_query(objective(metric="queue_depth_max", op="<", value=500), "local/t/0")
+    assert "elves\\\\.ingestor\\\\.data\\\\.in" in anywhere and "dlq" not in anywhere
+    named = timeline_query(objective(metric="queue_depth_max", queue="elves.ingestor.data.in.dlq", op="<", value=1),
+                           "local/t/0")
+    assert "dlq" in named
