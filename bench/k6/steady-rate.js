@@ -1,5 +1,6 @@
-// One endpoint at one constant arrival rate (open model), for bench/services.sh.
-// ELVES_BENCH_TARGET: getData (gateway) or addAppLog (registry); ELVES_BENCH_RATE per second;
+// One endpoint at one constant arrival rate (open model), for bench/services.sh and
+// bench/local-proxy.sh. ELVES_BENCH_TARGET: getData or getUser (gateway), addAppLog (registry);
+// ELVES_BENCH_RATE per second;
 // ELVES_BENCH_DURATION (k6 duration); ELVES_BENCH_URL; ELVES_BENCH_TOKEN for the gateway.
 import http from 'k6/http';
 import { check } from 'k6';
@@ -51,6 +52,12 @@ export default function () {
       timeout: '10s',
     });
     check(res, { accepted: (r) => r.status === 202 });
+  } else if (target === 'getUser') {
+    res = http.get(`${url}/api/v1/users/me`, {
+      headers: { Authorization: `Bearer ${__ENV.ELVES_BENCH_TOKEN}`, 'X-Elves-Test-Id': testId },
+      timeout: '10s',
+    });
+    check(res, { answered: (r) => r.status === 200 });
   } else {
     const body = JSON.stringify({ userId: `bench-${Math.floor(Math.random() * 500)}` });
     res = http.post(`${url}/api/v1/logs`, body, {

@@ -10,8 +10,6 @@ connections until the test opens them: a broker and a database that are not up y
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,9 +18,10 @@ import pytest
 import requests
 
 from elves.constants import GATEWAY, REGISTRY
-from elves.local import infra, services
+from elves.local import services
 from elves.local.layout import Layout
-from elves.local.ports import HOST
+from elves.local.ports import HOST, MAX_SLOTS
+from elves.local.replicas import DeploymentSpec, Replica
 from sut_helpers import Relay, private_vhost_and_database
 
 # A JVM start on a busy 2-core machine.
@@ -30,12 +29,8 @@ STARTUP_SECONDS = 180.0
 # A few retry intervals (the registry's migration retry is 2 s) plus health checks' own timeouts.
 RECOVERY_SECONDS = 120.0
 STOP_SECONDS = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        return probe.getsockname()[1]
+# The replica slot (and so the ports) of the services this test starts: the stack's run from 0.
+SLOT = MAX_SLOTS - 1
 
 
 def health(port: int, group: str) -> requests.Response:
@@ -60,37 +55,23 @@ def started(stack, deployment: str, env: dict[str, str], log: Path) -> Iterator[
             process.wait(STOP_SECONDS)
 
 
-def service_env(stack, deployment: str, vhost: str, database: str, broker: Relay, postgres: Relay,
-                management_port: int) -> dict[str, str]:
-    layout = Layout(stack.settings.state_dir)
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "JAVA_HOME")}
-    env.update({
-        "SERVER_PORT": str(free_port()),
-        "MANAGEMENT_SERVER_PORT": str(management_port),
-        "JAVA_TOOL_OPTIONS": "-Xmx128m -XX:+ExitOnOutOfMemoryError",
-        "SPRING_RABBITMQ_HOST": HOST,
-        "SPRING_RABBITMQ_PORT": str(broker.port),
-        "SPRING_RABBITMQ_VIRTUAL_HOST": vhost,
-        "SPRING_RABBITMQ_USERNAME": infra.USER,
-        "SPRING_RABBITMQ_PASSWORD": layout.secret("rabbitmq-password"),
-    })
+def service_env(stack, deployment: str, vhost: str, database: str, broker: Relay, postgres: Relay) -> dict[str, str]:
+    """The environment the supervisor gives a replica (in a slot the stack never uses), with
+    the broker and the database behind the relays, in the private vhost and database."""
+    overrides = {"SPRING_RABBITMQ_PORT": str(broker.port), "SPRING_RABBITMQ_VIRTUAL_HOST": vhost,
+                 "JAVA_TOOL_OPTIONS": "-Xmx128m -XX:+ExitOnOutOfMemoryError"}
     if deployment == REGISTRY:
-        env.update({
-            "SPRING_DATASOURCE_URL": f"jdbc:postgresql://{HOST}:{postgres.port}/{database}",
-            "SPRING_DATASOURCE_USERNAME": infra.USER,
-            "SPRING_DATASOURCE_PASSWORD": layout.secret("postgres-password"),
-        })
-    if deployment == GATEWAY:
-        env["ELVES_JWT_SECRET"] = layout.secret("jwt-secret")
-        env["ELVES_REGISTRY_URL"] = stack.url("registry")
-    return env
+        overrides["SPRING_DATASOURCE_URL"] = f"jdbc:postgresql://{HOST}:{postgres.port}/{database}"
+    return services.environment(stack.settings, Layout(stack.settings.state_dir), stack.ports,
+                                DeploymentSpec(deployment, replicas=1, env=overrides),
+                                Replica(deployment, SLOT, generation=1))
 
 
 @pytest.mark.parametrize("deployment", [REGISTRY, GATEWAY])
 def test_a_service_started_before_its_broker_and_database_retries_and_becomes_ready(
         local_stack, tmp_path, deployment):
     broker, postgres = Relay(local_stack.ports.amqp), Relay(local_stack.ports.postgres)
-    management = free_port()
+    management = local_stack.ports.replica_management(deployment, SLOT)
     log = tmp_path / f"{deployment}.log"
 
     def log_tail() -> str:
@@ -98,7 +79,7 @@ def test_a_service_started_before_its_broker_and_database_retries_and_becomes_re
 
     with private_vhost_and_database(local_stack, f"elves-startup-{deployment}") as (vhost, database), \
             started(local_stack, deployment,
-                    service_env(local_stack, deployment, vhost, database, broker, postgres, management),
+                    service_env(local_stack, deployment, vhost, database, broker, postgres),
                     log) as process:
         try:
             def alive_and_answering() -> bool:
