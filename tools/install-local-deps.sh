@@ -17,7 +17,7 @@ readonly STATE_DIR="${ELVES_STATE_DIR:-${REPO_DIR}/.elves}"
 readonly APT_MAX_AGE_HOURS="${ELVES_APT_MAX_AGE_HOURS:-24}"
 readonly PACKAGES=(
   rabbitmq-server prometheus postgresql-15 openjdk-17-jdk-headless maven chromium
-  python3-venv curl
+  python3-venv curl haproxy
 )
 readonly POLICY_RC=/usr/sbin/policy-rc.d
 

@@ -157,6 +157,13 @@ class LocalPlatform:
             return Readiness(False, str(error))
         return Readiness(state["ready"], "; ".join(state["notReady"]))
 
+    def proxy_cpu_seconds(self) -> float | None:
+        """CPU the local Service (the supervisor's HAProxy) has used so far; None when unknown."""
+        try:
+            return self.supervisor.state().get("proxy", {}).get("cpuSeconds")
+        except SupervisorUnreachable:
+            return None
+
     def tokens(self, users: int) -> tuple[list[str], str]:
         secret = self.layout.secret("jwt-secret")
         tokens = [make_token(secret, f"loadtest-user-{i:04d}", ttl_seconds=TOKEN_TTL_SECONDS)

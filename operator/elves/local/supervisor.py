@@ -24,7 +24,7 @@ from elves.local.layout import Layout
 from elves.local.ports import HOST, Ports
 from elves.local.processes import Child, reap, write_children
 from elves.local.prometheus_config import render_targets
-from elves.local.proxy import RoundRobinProxy
+from elves.local.proxy import Balancer
 from elves.local.replicas import (
     DeploymentSpec, Replica, Restart, Start, Stop, is_settled, plan, restart_delay,
 )
@@ -62,8 +62,7 @@ class Supervisor:
         self.phase = "starting"
         self.started_at = time.time()
         self.stopping = asyncio.Event()
-        self.proxies = {name: RoundRobinProxy(name, self._backends(name))
-                        for name in self.ports.proxied()}
+        self.proxy = Balancer(self.layout, self.ports, {name: self._backends(name) for name in self.ports.proxied()})
         self._tasks: set[asyncio.Task] = set()
         self._recorded: object = None
         self._lock_fd: int | None = None
@@ -81,8 +80,7 @@ class Supervisor:
             api = await http.serve(ControlApi(self).handle, HOST, self.ports.supervisor)
             if not await self._unless_stopped(self._start_infra()):
                 return code
-            for name, port in self.ports.proxied().items():
-                await self.proxies[name].start(HOST, port)
+            await self.proxy.start()
             self.phase = "running"
             log.info("infrastructure ready; starting the service replicas")
             self._spawn(self._watch_loop())
@@ -143,8 +141,7 @@ class Supervisor:
 
     async def _shutdown(self) -> None:
         log.info("stopping every child")
-        for proxy in self.proxies.values():
-            await proxy.close()
+        await self.proxy.close()
         # Taken before the background tasks are cancelled: a cancelled stop of a
         # terminating replica forgets its child, which must still be stopped here.
         replicas = list(self.replica_children.values())
@@ -339,7 +336,7 @@ class Supervisor:
             await asyncio.sleep(PROBE_SECONDS)
 
     def _all_children(self) -> list[Child]:
-        return [*self.infra_children.values(), *self.replica_children.values()]
+        return [*self.infra_children.values(), *self.replica_children.values(), *self.proxy.children()]
 
     def _record_children(self, force: bool = False) -> None:
         """Keep children.json (for cleanup) and Prometheus' targets in step with the table."""
@@ -411,6 +408,7 @@ class Supervisor:
         replica = random.choice(candidates)
         # Out of the proxy's rotation first: no new connection may race the kill.
         replica.ready = False
+        self.proxy.sync()
         self.replica_children[replica.pod].send(signal.SIGKILL)
         log.info("SIGKILL %s (pid %s)", replica.pod, replica.pid)
         return replica
@@ -469,12 +467,12 @@ class Supervisor:
         text = kube_state.render(self.specs.values(), self.replicas)
         lines = ["# HELP elves_local_proxy_connections_total Connections accepted by the local proxy.",
                  "# TYPE elves_local_proxy_connections_total counter"]
-        lines += [f'elves_local_proxy_connections_total{{service="{n}"}} {p.connections_total}'
-                  for n, p in self.proxies.items()]
+        lines += [f'elves_local_proxy_connections_total{{service="{n}"}} {c}'
+                  for n, c in self.proxy.connections_total.items()]
         lines += ["# HELP elves_local_proxy_rejected_total Connections closed for want of a ready replica.",
                   "# TYPE elves_local_proxy_rejected_total counter"]
-        lines += [f'elves_local_proxy_rejected_total{{service="{n}"}} {p.rejected_total}'
-                  for n, p in self.proxies.items()]
+        lines += [f'elves_local_proxy_rejected_total{{service="{n}"}} {c}'
+                  for n, c in self.proxy.rejected_total.items()]
         return text + "\n".join(lines) + "\n"
 
     def state(self) -> dict:
@@ -508,6 +506,8 @@ class Supervisor:
             "infra": {name: {k: v for k, v in s.items() if k != "crashes"}
                       for name, s in self.infra_state.items()},
             "deployments": deployments,
+            "proxy": {"pid": self.proxy.child.pid if self.proxy.child else None,
+                      "cpuSeconds": self.proxy.cpu_seconds()},
             "operations": self.operations,
             "urls": {"gateway": self.ports.url(self.ports.gateway),
                      "registry": self.ports.url(self.ports.registry),
