@@ -59,7 +59,7 @@ public class SecurityConfiguration {
 		SecretKeySpec key = new SecretKeySpec(properties.secret().getBytes(StandardCharsets.UTF_8), "HmacSHA256");
 		NimbusJwtDecoder decoder = NimbusJwtDecoder.withSecretKey(key).macAlgorithm(MacAlgorithm.HS256).build();
 		decoder.setJwtValidator(new DelegatingOAuth2TokenValidator<>(JwtValidators.createDefault(), subjectRequired()));
-		return decoder;
+		return new CachingJwtDecoder(decoder);
 	}
 
 	private static OAuth2TokenValidator<Jwt> subjectRequired() {

@@ -1,6 +1,7 @@
 package dev.elves.gateway.web;
 
 import dev.elves.contracts.messaging.PublishFailedException;
+import dev.elves.gateway.registry.RegistryBusyException;
 import dev.elves.gateway.registry.RegistryTimeoutException;
 import dev.elves.gateway.registry.RegistryUnavailableException;
 import dev.elves.web.ApiError;
@@ -8,6 +9,7 @@ import dev.elves.web.ClientErrorAdvice;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -22,6 +24,9 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 
 	private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
 
+	/** How soon a refused client may try again. */
+	static final String RETRY_AFTER_SECONDS = "1";
+
 	ApiExceptionHandler() {
 		super("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:30\"}");
 	}
@@ -34,20 +39,32 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 	@ExceptionHandler
 	ResponseEntity<ApiError> brokerDown(PublishFailedException ex) {
 		log.warn("answering 503: {}", ex.getMessage());
-		return answer(HttpStatus.SERVICE_UNAVAILABLE, "message broker unavailable, try again: " + ex.getMessage(),
-				null);
+		return unavailable("message broker unavailable, try again: " + ex.getMessage());
 	}
 
 	@ExceptionHandler
 	ResponseEntity<ApiError> registryDown(RegistryUnavailableException ex) {
 		log.warn("answering 503: {}", ex.getMessage());
-		return answer(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage(), null);
+		return unavailable(ex.getMessage());
+	}
+
+	/** Refused before any work: no log line per refusal (an overload would flood the log). */
+	@ExceptionHandler
+	ResponseEntity<ApiError> registryBusy(RegistryBusyException ex) {
+		return unavailable(ex.getMessage());
 	}
 
 	@ExceptionHandler
 	ResponseEntity<ApiError> registrySlow(RegistryTimeoutException ex) {
 		log.warn("answering 504: {}", ex.getMessage());
 		return answer(HttpStatus.GATEWAY_TIMEOUT, ex.getMessage(), null);
+	}
+
+	/** 503 with Retry-After: the client may come back soon, the dependency or the capacity may be back. */
+	private static ResponseEntity<ApiError> unavailable(String message) {
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, RETRY_AFTER_SECONDS)
+			.body(answer(HttpStatus.SERVICE_UNAVAILABLE, message, null).getBody());
 	}
 
 }
