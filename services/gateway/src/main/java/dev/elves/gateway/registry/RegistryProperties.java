@@ -29,9 +29,4 @@ public record RegistryProperties(@DefaultValue("http://127.0.0.1:8081") URI url,
 		}
 	}
 
-	/** The defaults for the bulkhead: for tests and callers that only care where and how long. */
-	public RegistryProperties(URI url, Duration connectTimeout, Duration readTimeout) {
-		this(url, connectTimeout, readTimeout, 32, Duration.ofMillis(50));
-	}
-
 }

@@ -82,7 +82,7 @@ class RegistryClientTest {
 	}
 
 	private RegistryClient client(URI url, Duration readTimeout) {
-		return new RegistryClient(RestClient.builder(), new RegistryProperties(url, Duration.ofMillis(500), readTimeout),
+		return new RegistryClient(RestClient.builder(), new RegistryProperties(url, Duration.ofMillis(500), readTimeout, 32, Duration.ofMillis(50)),
 				new SimpleMeterRegistry());
 	}
 
