@@ -12,7 +12,6 @@ drops nothing, and `dropped_iterations > 0` means the harness, not the system, f
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -91,15 +90,6 @@ class RunPlan:
     parallelism: int
     users: int
     profile: list[Segment] = field(default_factory=list)
-
-    def k6_env(self, tokens: list[str], admin_token: str) -> dict[str, str]:
-        """The -e variables every Elves script reads (see docs/architecture.md)."""
-        return {
-            "ELVES_K6_SCENARIOS": json.dumps(self.scenarios, sort_keys=True),
-            "ELVES_TEST_ID": self.test_id,
-            "ELVES_TOKENS": ",".join(tokens),
-            "ELVES_ADMIN_TOKEN": admin_token,
-        }
 
 
 def test_id(namespace: str | None, name: str, run: int) -> str:

@@ -26,7 +26,9 @@ class LoadRun:
     test_id: str  # <namespace>/<name>/<run index>
     script: str  # path of the k6 script (or archive) to run
     scenarios: dict[str, Any]  # the k6 `scenarios` option, computed by the planner
-    env: dict[str, str] = field(default_factory=dict)  # extra -e variables for the script
+    tokens: list[str] = field(default_factory=list)  # one bearer token per synthetic user
+    admin_token: str = ""
+    env: dict[str, str] = field(default_factory=dict)  # extra variables for the script
     parallelism: int = 1  # number of k6 runners
     duration_seconds: float = 0.0  # the planned length of the load, for deadlines
 
@@ -71,8 +73,8 @@ class Platform(Protocol):
     def system_ready(self) -> Readiness:
         """Whether every deployment runs its desired replicas, all ready."""
 
-    def tokens(self, users: int) -> tuple[list[str], str]:
-        """Bearer tokens for `users` synthetic users, and one admin token."""
+    def jwt_secret(self) -> str:
+        """The key the gateway checks tokens with (elves.engine.tokens makes them)."""
 
     def start_load(self, run: LoadRun) -> None: ...
 
@@ -83,5 +85,5 @@ class Platform(Protocol):
     def apply_fault(self, fault: dict[str, Any]) -> str:
         """Inject one fault of spec.faults (scale, killPod, restart, ...); returns what was done."""
 
-    def ledger(self, test_id: str) -> dict[str, Any]:
-        """The registry's ledger for a test id (see docs/architecture.md)."""
+    def registry_url(self) -> str:
+        """Where the engine reads the registry's ledger (elves.engine.ledger)."""

@@ -18,10 +18,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from elves.engine import promql
 from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
+from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import LoadRun, Platform
@@ -29,6 +30,7 @@ from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.status import Condition, FaultEvent, LoadTestStatus, RunStatus, Verdict
 from elves.engine.summary import summarize
+from elves.engine.tokens import load_tokens
 from elves.engine.units import format_duration, parse_duration
 from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, sweep_table
 from elves.constants import GATEWAY_ENDPOINTS
@@ -79,6 +81,7 @@ class Context:
     # Tells two drivers of the same test apart (two `elves run` of one file must not
     # both hold the system); the operator leaves it empty so a restart re-takes its lock.
     driver: str = ""
+    http_timeout: float = LEDGER_TIMEOUT_SECONDS  # each read of the registry's ledger
 
     @property
     def owner(self) -> str:
@@ -91,6 +94,9 @@ class Context:
 
     def prometheus(self, platform: Platform) -> Prometheus:
         return Prometheus(self.prometheus_url or platform.prometheus_url())
+
+    def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
+        return read_ledger(platform.registry_url(), test_id, self.http_timeout)
 
 
 @dataclass
@@ -232,7 +238,7 @@ class _Step:
 
     def _baseline(self) -> float:
         try:
-            self.run.ledger_baseline = self.platform.ledger(self.plan.test_id)
+            self.run.ledger_baseline = self.ctx.ledger(self.platform, self.plan.test_id)
         except Exception as exc:  # noqa: BLE001 - the registry may still be warming up
             return self.wait(f"the registry's ledger does not answer: {exc}", self.ctx.timeouts.system_ready,
                              "LedgerUnavailable")
@@ -240,11 +246,11 @@ class _Step:
         return 0.0
 
     def _start_load(self) -> float:
-        tokens, admin = self.platform.tokens(self.ctx.test.spec.load.users)
+        tokens, admin = load_tokens(self.platform.jwt_secret(), self.ctx.test.spec.load.users)
         plan = self.plan
         self.platform.start_load(LoadRun(
-            test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios,
-            env=plan.k6_env(tokens, admin), parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
+            test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
+            parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
         self.events.append(f"k6 started for {plan.test_id} ({plan.script})")
         self.goto("Running", "load")
         return self.ctx.intervals.running
@@ -329,7 +335,7 @@ class _Step:
             depths = {q: v for q, v in prom.by_label(promql.queue_depth(promql.WORK_QUEUES), "queue").items() if v}
             blockers += [f"{queue} holds {value:g}" for queue, value in sorted(depths.items())]
         try:
-            raw = ledger_since(self.platform.ledger(test_id), self.run.ledger_baseline)
+            raw = ledger_since(self.ctx.ledger(self.platform, test_id), self.run.ledger_baseline)
         except Exception as exc:  # noqa: BLE001 - the registry may be down for a while; keep waiting
             return blockers + [f"ledger unavailable: {exc}"]
         window = promql.window_for(self.now - load_start + 30)
@@ -352,7 +358,7 @@ class _Step:
                            drain_seconds=(end - load_end) if run.drained_at else None,
                            drain_completed=run.drained_at is not None)
         try:
-            ledger = ledger_since(self.platform.ledger(plan.test_id), run.ledger_baseline)
+            ledger = ledger_since(self.ctx.ledger(self.platform, plan.test_id), run.ledger_baseline)
         except Exception as exc:  # noqa: BLE001 - analysed without it; the lost_* checks then fail with why
             ledger = None
             self.events.append(f"the registry's ledger is unavailable: {exc}")

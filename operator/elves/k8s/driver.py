@@ -98,7 +98,8 @@ class Driver:
             return self._locks.setdefault(key, threading.Lock())
 
     def _context(self, test: LoadTest) -> Context:
-        return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts())
+        return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts(),
+                       http_timeout=self.settings.http_timeout_seconds)
 
     # --- one step ----------------------------------------------------------------------
 

@@ -15,12 +15,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import requests
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS
+from elves.engine.k6 import script_env
 from elves.engine.platform import LoadRun, LoadStatus, Readiness
-from elves.local.tokens import DEFAULT_TTL_SECONDS, make_token
 from elves.k8s import archive, faults, manifests, names, workloads
 from elves.k8s.faults import fault_call
 from elves.k8s.kube import Kube, exec_failure
@@ -40,10 +39,6 @@ MAX_ENV_VALUE_BYTES = 120 * 1024
 
 class LoadError(RuntimeError):
     """The load cannot be started; the message says what to fix."""
-
-
-class LedgerError(RuntimeError):
-    """The registry's ledger could not be read."""
 
 
 class KubernetesPlatform:
@@ -127,12 +122,7 @@ class KubernetesPlatform:
                 reasons.append(reason)
         return Readiness(not reasons, "; ".join(reasons))
 
-    def tokens(self, users: int) -> tuple[list[str], str]:
-        secret = self._secret()
-        tokens = [make_token(secret, f"loadtest-user-{i:04d}", ttl_seconds=DEFAULT_TTL_SECONDS) for i in range(users)]
-        return tokens, make_token(secret, "loadtest-admin", admin=True, ttl_seconds=DEFAULT_TTL_SECONDS)
-
-    def _secret(self) -> str:
+    def jwt_secret(self) -> str:
         if self._jwt_secret is None:
             where = f"Secret {self.system}/{self.settings.secret_name}"
             secret = self.kube.secret(self.system, self.settings.secret_name)
@@ -161,21 +151,21 @@ class KubernetesPlatform:
             return name, key
         index = names.run_index(run.test_id)
         try:
-            packed = archive.pack(self.settings.k6_binary, Path(run.script), run.env)
+            packed = archive.pack(self.settings.k6_binary, Path(run.script), script_env(run))
         except archive.ArchiveError as exc:
             raise LoadError(str(exc)) from None
         self.kube.apply_configmap(manifests.script_configmap(self.loadtest, index, packed))
         return names.script_configmap_name(self.loadtest["metadata"]["name"], index), names.SCRIPT_KEY
 
     def start_load(self, run: LoadRun) -> None:
-        tokens = run.env.get("ELVES_TOKENS", "")
+        tokens = ",".join(run.tokens)  # ELVES_TOKENS
         if len(tokens) > MAX_ENV_VALUE_BYTES:
             users = tokens.count(",") + 1
             raise LoadError(f"spec.load.users: {users} users make {len(tokens)} bytes of ELVES_TOKENS, more than a "
                             f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // len(tokens)}")
         script = self._script(run)
-        env = manifests.runner_env(run, self.settings.prometheus_url, self.settings.gateway_url,
-                                   self.settings.registry_url)
+        env = manifests.runner_pod_env(run, self.settings.prometheus_url, self.settings.gateway_url,
+                                       self.settings.registry_url)
         body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}
@@ -253,13 +243,5 @@ class KubernetesPlatform:
         log.warning("killPod %s: %s; deleted the pod instead", name, why)
         return f"deleted pod {name} of {deployment} without a grace period ({why})"
 
-    def ledger(self, test_id: str) -> dict[str, Any]:
-        url = f"{self.settings.registry_url}/api/v1/ledger"
-        try:
-            response = requests.get(url, params={"testId": test_id}, timeout=self.settings.http_timeout_seconds)
-        except requests.RequestException as exc:
-            raise LedgerError(f"the registry at {self.settings.registry_url} is unreachable: {exc}") from None
-        if response.status_code != 200:
-            raise LedgerError(f"the registry answered HTTP {response.status_code} for the ledger of {test_id}: "
-                              f"{response.text.strip()[:200]}")
-        return response.json()
+    def registry_url(self) -> str:
+        return self.settings.registry_url

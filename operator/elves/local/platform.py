@@ -17,25 +17,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import requests
-
 from elves.constants import DEPLOYMENTS
 from elves.engine.platform import LoadRun, LoadStatus, Readiness
 from elves.engine.units import parse_duration
+from elves.engine.k6 import FINISHED_CODES, describe_exit
 from elves.local import k6
 from elves.local.client import SupervisorClient, SupervisorUnreachable
 from elves.local.layout import Layout
 from elves.local.ports import Ports
 from elves.local.processes import is_alive, start_time_of
-from elves.local.tokens import make_token
 from elves.settings import Settings
 
 log = logging.getLogger(__name__)
 
 # After stop_load, k6 gets this long to finish gracefully (flush its last samples).
 K6_STOP_GRACE_SECONDS = 30.0
-LEDGER_TIMEOUT_SECONDS = 10.0
-TOKEN_TTL_SECONDS = 24 * 3600
 LOG_TAIL_CHARS = 1500
 
 
@@ -157,11 +153,8 @@ class LocalPlatform:
             return Readiness(False, str(error))
         return Readiness(state["ready"], "; ".join(state["notReady"]))
 
-    def tokens(self, users: int) -> tuple[list[str], str]:
-        secret = self.layout.secret("jwt-secret")
-        tokens = [make_token(secret, f"loadtest-user-{i:04d}", ttl_seconds=TOKEN_TTL_SECONDS)
-                  for i in range(users)]
-        return tokens, make_token(secret, "loadtest-admin", admin=True, ttl_seconds=TOKEN_TTL_SECONDS)
+    def jwt_secret(self) -> str:
+        return self.layout.secret("jwt-secret")
 
     # ---- the load -------------------------------------------------------------------
 
@@ -173,11 +166,7 @@ class LocalPlatform:
             raise LoadError(f"k6 not found at {binary}: build it with tools/install-k6.sh")
         if not os.path.exists(run.script):
             raise LoadError(f"k6 script {run.script} not found")
-        tokens, admin = (
-            (run.env["ELVES_TOKENS"].split(","), run.env.get("ELVES_ADMIN_TOKEN", ""))
-            if "ELVES_TOKENS" in run.env else self.tokens(10))
-        script_env = k6.script_env(run, self.ports, tokens, admin)
-        env = k6.process_env({k: v for k, v in os.environ.items() if not k.startswith("K6_")}, self.ports)
+        env = k6.process_env(run, self.ports)
         log_dir = self.layout.logs / "k6"
         log_dir.mkdir(parents=True, exist_ok=True)
         safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.test_id)
@@ -186,7 +175,7 @@ class LocalPlatform:
             log_path = log_dir / f"{safe_id}-runner{runner}.log"
             with open(log_path, "ab") as out:
                 load.processes.append(subprocess.Popen(
-                    k6.command(binary, run, runner, script_env, self.ports), env=env,
+                    k6.command(binary, run, runner, self.ports), env=env,
                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True))
             load.logs.append(str(log_path))
@@ -207,8 +196,8 @@ class LocalPlatform:
         if any(code is None for code in codes):
             return LoadStatus("running")
         for code, log_path in zip(codes, load.logs):
-            if load.stop_requested is None and code not in k6.FINISHED_CODES:
-                return LoadStatus("error", f"{k6.describe_exit(code)}: {_tail(log_path)}")
+            if load.stop_requested is None and code not in FINISHED_CODES:
+                return LoadStatus("error", f"{describe_exit(code)}: {_tail(log_path)}")
         return LoadStatus("finished", "stopped early" if load.stop_requested else "")
 
     def stop_load(self, test_id: str) -> None:
@@ -252,11 +241,8 @@ class LocalPlatform:
             return f"{params['deployment']}: memory limit {params['memory']} (rolling restart)"
         raise ValueError(f"fault action {action!r} is not known to the local platform")
 
-    def ledger(self, test_id: str) -> dict[str, Any]:
-        url = f"{self.ports.url(self.ports.registry)}/api/v1/ledger"
-        response = requests.get(url, params={"testId": test_id}, timeout=LEDGER_TIMEOUT_SECONDS)
-        response.raise_for_status()
-        return response.json()
+    def registry_url(self) -> str:
+        return self.ports.url(self.ports.registry)
 
 
 def _tail(path: str) -> str:

@@ -162,11 +162,9 @@ def test_script_locations(make_loadtest, tmp_path):
     assert plan.script_location(cm) == "configmap:scripts/my.tar"
 
 
-def test_k6_env_carries_scenarios_and_tokens(make_loadtest):
+def test_a_run_plan_carries_test_id_scenarios_and_script(make_loadtest):
     (run,) = plan.plan_runs(make_loadtest())
-    env = run.k6_env(["t1", "t2"], "admin")
-    assert env["ELVES_TEST_ID"] == "local/unit/0"
-    assert env["ELVES_TOKENS"] == "t1,t2" and env["ELVES_ADMIN_TOKEN"] == "admin"
-    assert '"exec": "getData"' in env["ELVES_K6_SCENARIOS"]
+    assert run.test_id == "local/unit/0"
+    assert run.scenarios["getData"]["exec"] == "getData"
     assert run.duration_seconds == parse_duration("2m")
     assert Path(run.script).name == "system-mix.js"

@@ -7,9 +7,14 @@ The happy path against the real local stack is in tests/local/test_harness_*.py.
 
 from __future__ import annotations
 
+import json
+import threading
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
+import jwt
 import pytest
 
 from elves.engine.platform import LoadRun, LoadStatus, Readiness
@@ -24,6 +29,44 @@ class FakeClock:
 
     def now(self) -> float:
         return self.t
+
+
+class _Registry(BaseHTTPRequestHandler):
+    """The registry's ledger endpoint, answering for the FakePlatform whose id is the path's first part."""
+
+    platforms: dict[str, "FakePlatform"] = {}
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+        url = urlparse(self.path)
+        platform = self.platforms[url.path.split("/")[1]]
+        test_id = parse_qs(url.query)["testId"][0]
+        platform.calls.append(("ledger", test_id))
+        if platform.ledger_error:
+            status, body = 503, platform.ledger_error
+        else:
+            status, body = 200, json.dumps({"testId": test_id, "requests": 7, "results": {"done": 7, "failed": 0},
+                                            "logs": 21})
+        self.send_response(status)
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+_registry_server: ThreadingHTTPServer | None = None
+
+
+def registry_base_url() -> str:
+    """One stand-in registry for the module's tests, started on first use (a daemon thread)."""
+    global _registry_server
+    if _registry_server is None:
+        _registry_server = ThreadingHTTPServer(("127.0.0.1", 0), _Registry)
+        threading.Thread(target=_registry_server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{_registry_server.server_address[1]}"
+
+
+JWT_SECRET = "s" * 32
 
 
 @dataclass
@@ -68,8 +111,8 @@ class FakePlatform:
     def system_ready(self) -> Readiness:
         return self.ready
 
-    def tokens(self, users: int) -> tuple[list[str], str]:
-        return [f"t{i}" for i in range(users)], "admin"
+    def jwt_secret(self) -> str:
+        return JWT_SECRET
 
     def start_load(self, run: LoadRun) -> None:
         self.calls.append(("start_load", run))
@@ -85,13 +128,11 @@ class FakePlatform:
         self.calls.append(("fault", fault))
         return "done"
 
-    ledger_error: str = ""
+    ledger_error: str = ""  # the registry answers 503 with this
 
-    def ledger(self, test_id: str) -> dict[str, Any]:
-        self.calls.append(("ledger", test_id))
-        if self.ledger_error:
-            raise RuntimeError(self.ledger_error)
-        return {"testId": test_id, "requests": 7, "results": {"done": 7, "failed": 0}, "logs": 21}
+    def registry_url(self) -> str:
+        _Registry.platforms[str(id(self))] = self
+        return f"{registry_base_url()}/{id(self)}"
 
     def called(self, name: str) -> list[Any]:
         return [arg for call, arg in self.calls if call == name]
@@ -185,7 +226,9 @@ def test_the_load_run_carries_the_plan(make_loadtest, platform, clock):
                                       "parallelism": 2})), platform, clock)
     (run,) = platform.called("start_load")
     assert run.test_id == "local/unit/0" and run.parallelism == 2 and run.duration_seconds == 60
-    assert run.env["ELVES_TOKENS"] == "t0,t1,t2" and run.env["ELVES_TEST_ID"] == "local/unit/0"
+    users = [jwt.decode(t, JWT_SECRET, algorithms=["HS256"])["sub"] for t in run.tokens]
+    assert users == ["loadtest-user-0000", "loadtest-user-0001", "loadtest-user-0002"]
+    assert jwt.decode(run.admin_token, JWT_SECRET, algorithms=["HS256"])["admin"] is True
     assert set(run.scenarios) == {"getData", "getStatus", "getHistory", "getAllHistory"}
 
 
@@ -240,10 +283,10 @@ def test_the_ledger_is_read_before_the_load_as_a_baseline(make_loadtest, platfor
 
 
 def test_a_registry_whose_ledger_never_answers_is_a_harness_error(make_loadtest, platform, clock):
-    platform.ledger_error = "Connection refused"
+    platform.ledger_error = "registry warming up"
     status, _ = drive(Context(make_loadtest(), timeouts=Timeouts(system_ready=30)), platform, clock)
     assert harness_error(status).reason == "LedgerUnavailable"
-    assert "Connection refused" in harness_error(status).message
+    assert "HTTP 503" in harness_error(status).message and "registry warming up" in harness_error(status).message
     assert platform.called("start_load") == []
 
 

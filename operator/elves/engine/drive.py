@@ -1,4 +1,6 @@
-"""`elves run FILE` in local mode: drive the phase machine in a loop, show progress, report.
+"""`elves run FILE`: drive the phase machine in a loop on a platform the caller builds,
+show progress, write the report. Nothing here knows which platform it drives
+(elves.local.commands hands it the LocalPlatform).
 
 Exit codes: 0 passed, 1 failed (an objective missed), 2 harness error (bad spec file,
 local stack not running, k6 script error, Prometheus unreachable, interrupted).
@@ -12,10 +14,11 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
 from elves.engine.models import SpecError, load_file
+from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import HTML, write_report
 from elves.engine.runner import Context, SystemClock, abort, step
@@ -77,8 +80,8 @@ def exit_code(status: LoadTestStatus) -> int:
     return {"Succeeded": EXIT_PASSED, "Failed": EXIT_FAILED}.get(status.phase, EXIT_HARNESS_ERROR)
 
 
-def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = Path("reports"),
-             out: TextIO = sys.stdout) -> int:
+def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: str | None = None,
+             reports_dir: Path = Path("reports"), out: TextIO = sys.stdout) -> int:
     try:
         tests = load_file(path)
     except SpecError as exc:
@@ -89,11 +92,9 @@ def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = P
         return EXIT_HARNESS_ERROR
     test = tests[0]
     try:
-        from elves.local.platform import LocalPlatform  # imported late: the engine does not need local mode
-
-        platform = LocalPlatform()
-    except Exception as exc:  # noqa: BLE001 - any failure to set up local mode is a harness error
-        print(f"elves run: local mode is not available: {exc}", file=sys.stderr)
+        platform = make_platform()
+    except Exception as exc:  # noqa: BLE001 - any failure to set up the platform is a harness error
+        print(f"elves run: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
 
     ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url,
