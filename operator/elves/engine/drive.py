@@ -23,7 +23,6 @@ from elves.engine.prometheus import Prometheus
 from elves.engine.report import HTML, write_report
 from elves.engine.runner import Context, SystemClock, abort, step
 from elves.engine.status import LoadTestStatus
-from elves.engine.units import parse_duration
 
 EXIT_PASSED, EXIT_FAILED, EXIT_HARNESS_ERROR = 0, 1, 2
 LIVE_REFRESH_SECONDS = 2.0  # how often the progress line re-reads Prometheus
@@ -105,7 +104,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
     progress = Progress(out)
     status = LoadTestStatus()
     duration = test.spec.load.duration_seconds
-    drain_timeout = parse_duration(test.spec.drain.timeout)
+    drain_timeout = test.spec.drain.timeout.seconds
     print(f"{test.name}: {len(ctx.plans())} run(s) of {test.spec.load.duration or duration}, "
           f"Prometheus {prom.url}", file=out, flush=True)
     live, live_read = Live(), 0.0
@@ -117,7 +116,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
             result = step(ctx, status, platform, clock)
             status = result.status
             for event in result.events:
-                progress.event(event)
+                progress.event(event.message)
             if status.final:
                 break
             now = clock.now()
@@ -129,13 +128,13 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
         result = abort(ctx, status, platform, clock, "interrupted (Ctrl-C)")
         status = result.status
         for event in result.events:
-            progress.event(event)
+            progress.event(event.message)
     progress.clear()
 
     directory = reports_dir / f"{test.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     status.report.path = str(directory / HTML)
     html = write_report(directory, test, status, prom)
-    for line in summary_text(status, test.spec.drain.timeout):
+    for line in summary_text(status, str(test.spec.drain.timeout)):
         print(line, file=out)
     print("", file=out)
     print(harness_cpu_line(began_wall, began_self, began_children), file=out)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, ClassVar
+from typing import ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema
+from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 
@@ -32,13 +32,3 @@ class StatusModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, validate_by_name=True)
     cel_rules: ClassVar[tuple[CelRule, ...]] = ()
-
-
-def checked_string(parse: Callable[[Any], Any], schema: dict[str, Any]) -> Any:
-    """A string type whose value `parse` accepts (its ValueError is the message), with `schema` in the CRD."""
-
-    def check(value: Any) -> Any:
-        parse(value)
-        return value
-
-    return Annotated[str, BeforeValidator(check), WithJsonSchema(schema)]

@@ -9,26 +9,19 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
-from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, field_validator, model_validator
+from pydantic import BeforeValidator, Field, PlainValidator, ValidationError, WithJsonSchema, field_validator, model_validator
 
 from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND
-from elves.engine.modelbase import CelRule, SpecModel, checked_string
+from elves.engine.modelbase import CelRule, SpecModel
 from elves.engine.scenarios import BUILTIN_SCENARIOS, EXEC_NAME_PATTERN, SCENARIO_NAMES
 from elves.engine.status import LoadTestStatus
-from elves.engine.units import (
-    CPU_PATTERN, DURATION_PATTERN, MEMORY_PATTERN, RATE_PATTERN,
-    parse_cpu, parse_duration, parse_memory, parse_rate,
-)
+from elves.engine.units import Cpu, Duration, Memory, Rate
 
 __all__ = ["LoadTest", "LoadTestSpec", "LoadTestStatus", "SpecError", "load_file", "parse_loadtest"]
-
-Duration = checked_string(parse_duration, {"type": "string", "pattern": DURATION_PATTERN})
-Rate = checked_string(parse_rate, {"type": "string", "pattern": RATE_PATTERN})
-Memory = checked_string(parse_memory, {"type": "string", "pattern": MEMORY_PATTERN})
-Cpu = checked_string(parse_cpu, {"type": "string", "pattern": CPU_PATTERN})
 Deployment = Literal["gateway", "registry", "ingestor"]
 assert set(Deployment.__args__) == set(DEPLOYMENTS)  # type: ignore[attr-defined]
 
@@ -76,12 +69,38 @@ class Env(SpecModel):
     ingestor: EnvVars | None = Field(None, description="Service settings of the ingestor for this test.")
 
 
+@dataclass(frozen=True)
+class DeploymentChange:
+    """What spec.system asks of one deployment; None leaves that part as it is."""
+
+    deployment: str
+    replicas: int | None = None
+    env: EnvVars | None = None
+    memory: Memory | None = None
+    cpu: Cpu | None = None
+
+
 class System(SpecModel):
     """The system under test as this test wants it; unset parts stay as they are."""
 
     replicas: Replicas = Field(default_factory=Replicas)
     resources: Resources = Field(default_factory=Resources)
     env: Env = Field(default_factory=Env)
+
+    def changes(self) -> list[DeploymentChange]:
+        """One change per deployment this system sets anything of, in DEPLOYMENTS order."""
+        changes = []
+        for name in DEPLOYMENTS:
+            limits = getattr(self.resources, name) or ResourceLimits()
+            change = DeploymentChange(name, getattr(self.replicas, name), getattr(self.env, name),
+                                      limits.memory, limits.cpu)
+            if change != DeploymentChange(name):
+                changes.append(change)
+        return changes
+
+    def as_written(self) -> dict[str, Any]:
+        """The YAML form, without unset parts: {"replicas": {"ingestor": 2}}."""
+        return {k: v for k, v in self.model_dump(by_alias=True, exclude_none=True).items() if v}
 
 
 # --- load ---------------------------------------------------------------------------
@@ -180,8 +199,8 @@ class Load(SpecModel):
         if self.duration is None and self.stages is None:
             raise ValueError(messages[4])
         if self.duration is not None and self.stages is not None:
-            total = sum(parse_duration(s.duration) for s in self.stages)
-            if total > parse_duration(self.duration) + 1e-9:
+            total = sum(s.duration.seconds for s in self.stages)
+            if total > self.duration.seconds + 1e-9:
                 raise ValueError(f"the stages last {total:g}s, longer than duration {self.duration}")
         if self.mix is not None:
             if not any(w > 0 for w in self.mix.values()):
@@ -198,8 +217,8 @@ class Load(SpecModel):
     def duration_seconds(self) -> float:
         """The planned length of the load: duration, or the stages' total."""
         if self.duration is not None:
-            return parse_duration(self.duration)
-        return sum(parse_duration(s.duration) for s in self.stages or [])
+            return self.duration.seconds
+        return sum(s.duration.seconds for s in self.stages or [])
 
     @property
     def effective_mix(self) -> dict[str, float]:
@@ -215,26 +234,62 @@ class Load(SpecModel):
 
 # --- faults -------------------------------------------------------------------------
 
-class ScaleFault(SpecModel):
+class FaultAction(SpecModel):
+    """What a fault does; `kind` is its key in the YAML (scale, killPod, ...)."""
+
+    kind: ClassVar[str]
+
+    def params(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+    def describe(self) -> str:
+        """"scale(deployment=ingestor, replicas=0)": the action and its parameters as written."""
+        return f"{self.kind}({', '.join(f'{k}={v}' for k, v in self.params().items())})"
+
+    def label(self) -> str:
+        """A few words for a plot marker: "killPod registry", "scale ingestor to 0"."""
+        return f"{self.kind} {getattr(self, 'deployment', '')}".strip()
+
+
+class ScaleFault(FaultAction):
+    kind = "scale"
     deployment: Deployment
     replicas: int = Field(ge=0, le=100)
 
+    def label(self) -> str:
+        return f"scale {self.deployment} to {self.replicas}"
 
-class PodFault(SpecModel):
+
+class KillPodFault(FaultAction):
+    kind = "killPod"
     deployment: Deployment
 
 
-class PauseFault(SpecModel):
+class RestartFault(FaultAction):
+    kind = "restart"
+    deployment: Deployment
+
+
+class PauseFault(FaultAction):
+    kind = "pause"
     deployment: Deployment
     for_: Duration = Field(alias="for", description="How long the processes stay stopped (SIGSTOP, then SIGCONT).")
 
+    def label(self) -> str:
+        return f"pause {self.deployment} {self.for_}"
 
-class InfraFault(SpecModel):
+
+class InfraFault(FaultAction):
+    kind = "restartInfra"
     component: Literal["rabbitmq", "postgres"]
-    down_for: Duration = Field("0s", description="How long the component stays down before it starts again.")
+    down_for: Duration = Field(Duration.parse("0s"), description="How long the component stays down before it starts again.")
+
+    def label(self) -> str:
+        return f"restartInfra {self.component}"
 
 
-class ResourcesFault(SpecModel):
+class ResourcesFault(FaultAction):
+    kind = "resources"
     cel_rules = (CelRule("has(self.memory) || has(self.cpu)", "set memory or cpu"),)
 
     deployment: Deployment
@@ -247,8 +302,12 @@ class ResourcesFault(SpecModel):
             raise ValueError(self.cel_rules[0].message)
         return self
 
+    def label(self) -> str:
+        return f"resources {self.deployment} {self.memory or self.cpu or ''}".strip()
 
-FAULT_ACTIONS = ("scale", "killPod", "restart", "pause", "restartInfra", "resources")
+
+FAULT_ACTION_TYPES = (ScaleFault, KillPodFault, RestartFault, PauseFault, InfraFault, ResourcesFault)
+FAULT_ACTIONS = tuple(t.kind for t in FAULT_ACTION_TYPES)
 
 
 class Fault(SpecModel):
@@ -259,26 +318,26 @@ class Fault(SpecModel):
 
     at: Duration = Field(description="When, counted from the start of the load.")
     scale: ScaleFault | None = Field(None, description="Set the replicas of a deployment.")
-    kill_pod: PodFault | None = Field(None, description="SIGKILL the main process of one replica; it restarts in place (on a cluster: kill -9 through exec).")
-    restart: PodFault | None = Field(None, description="Rolling restart of a deployment.")
+    kill_pod: KillPodFault | None = Field(None, description="SIGKILL the main process of one replica; it restarts in place (on a cluster: kill -9 through exec).")
+    restart: RestartFault | None = Field(None, description="Rolling restart of a deployment.")
     pause: PauseFault | None = Field(None, description="Freeze a deployment's processes for a while (local mode).")
     restart_infra: InfraFault | None = Field(None, description="Stop and start RabbitMQ or PostgreSQL.")
     resources: ResourcesFault | None = Field(None, description="Change a deployment's memory or CPU limit.")
 
+    def _actions(self) -> list[FaultAction]:
+        candidates = (self.scale, self.kill_pod, self.restart, self.pause, self.restart_infra, self.resources)
+        return [a for a in candidates if a is not None]
+
     @model_validator(mode="after")
     def _one_action(self) -> Fault:
-        if len(self.actions()) != 1:
+        if len(self._actions()) != 1:
             raise ValueError(self.cel_rules[0].message)
         return self
 
-    def actions(self) -> dict[str, dict[str, Any]]:
-        """The action(s) set, by YAML name, as plain dicts."""
-        dumped = self.model_dump(by_alias=True, exclude_none=True)
-        return {k: v for k, v in dumped.items() if k in FAULT_ACTIONS}
-
     @property
-    def at_seconds(self) -> float:
-        return parse_duration(self.at)
+    def action(self) -> FaultAction:
+        """The one action this fault sets (the model holds to exactly one)."""
+        return self._actions()[0]
 
 
 # --- objectives ---------------------------------------------------------------------
@@ -302,14 +361,14 @@ def _slo_value(value: Any) -> Any:
         if not re.fullmatch(SLO_VALUE_PATTERN, value):
             raise ValueError(f"{value!r} is not a number or a duration (0.01, 500, 100ms)")
         if not value.lstrip("-").replace(".", "", 1).isdigit():
-            return value  # a duration; the objective checks its metric is a time
+            return Duration.parse(value)  # the objective checks its metric is a time
         return float(value)
     return float(value)
 
 
 SloValue = Annotated[
-    float | str,
-    BeforeValidator(_slo_value),
+    float | Duration,
+    PlainValidator(_slo_value),
     # A number or a duration string: kube-apiserver's structural schemas have no such
     # union (int-or-string refuses 0.01), so the CRD leaves this one field untyped and
     # the engine's model is what rejects a bad value (with its field path).
@@ -355,15 +414,15 @@ class Objective(SpecModel):
             raise ValueError(messages[2])
         if self.deployment is not None and self.metric not in POD_METRICS:
             raise ValueError(messages[3])
-        if isinstance(self.value, str) and self.metric not in TIME_METRICS:
-            raise ValueError(f"value {self.value!r} is a duration but {self.metric or 'promql'} is not a time;"
+        if isinstance(self.value, Duration) and self.metric not in TIME_METRICS:
+            raise ValueError(f"value {self.value.text!r} is a duration but {self.metric or 'promql'} is not a time;"
                              f" {self.duration_needs_time}")
         return self
 
     @property
     def target(self) -> float:
         """The value as a number; durations in seconds."""
-        return parse_duration(self.value) if isinstance(self.value, str) else float(self.value)
+        return self.value.seconds if isinstance(self.value, Duration) else float(self.value)
 
     @property
     def name(self) -> str:
@@ -384,7 +443,7 @@ DEFAULT_OBJECTIVES = (
 # --- the spec -----------------------------------------------------------------------
 
 class Drain(SpecModel):
-    timeout: Duration = Field("5m", description="Longest wait, after the load, for empty queues and a complete ledger.")
+    timeout: Duration = Field(Duration.parse("5m"), description="Longest wait, after the load, for empty queues and a complete ledger.")
 
 
 SWEEP_PATH_PATTERN = r"^system\.(replicas|resources|env)\.(gateway|registry|ingestor)(\.[A-Za-z_][A-Za-z0-9_]*)?$"
@@ -436,7 +495,7 @@ class LoadTestSpec(SpecModel):
     def _faults_in_time(self) -> LoadTestSpec:
         end = self.load.duration_seconds
         for index, fault in enumerate(self.faults):
-            if fault.at_seconds >= end:
+            if fault.at.seconds >= end:
                 raise ValueError(f"faults[{index}].at = {fault.at} is not before the end of the load ({end:g}s)")
         return self
 

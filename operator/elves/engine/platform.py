@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from elves.engine.models import FaultAction, System
+from elves.engine.status import ContainerWatch, SystemSnapshot
+
 
 @dataclass(frozen=True)
 class Readiness:
@@ -45,6 +48,14 @@ class LoadStatus:
     reason: str = ""  # for "error": what went wrong (script error, runner OOMKilled, ...)
 
 
+@dataclass(frozen=True)
+class FaultApplied:
+    """What apply_fault did; with a watch, the effect shows later (see Platform.observe_fault)."""
+
+    message: str
+    watch: ContainerWatch | None = None
+
+
 class Platform(Protocol):
     """Where the system under test and the load generator run."""
 
@@ -59,16 +70,16 @@ class Platform(Protocol):
 
     def release(self, owner: str) -> None: ...
 
-    def snapshot_system(self) -> dict[str, Any]:
+    def snapshot_system(self) -> SystemSnapshot:
         """The replicas, resources and settings now in force, to restore later."""
 
-    def restore_system(self, snapshot: dict[str, Any]) -> None: ...
+    def restore_system(self, snapshot: SystemSnapshot) -> None: ...
 
     def reset(self) -> None:
         """Start restarting the services with an empty database (spec.reset)."""
 
-    def apply_system(self, system: dict[str, Any]) -> None:
-        """Start applying spec.system (replicas, resources, env) of one run."""
+    def apply_system(self, system: System) -> None:
+        """Start applying spec.system (replicas, resources, env) of one run (System.changes())."""
 
     def system_ready(self) -> Readiness:
         """Whether every deployment runs its desired replicas, all ready."""
@@ -82,8 +93,12 @@ class Platform(Protocol):
 
     def stop_load(self, test_id: str) -> None: ...
 
-    def apply_fault(self, fault: dict[str, Any]) -> str:
-        """Inject one fault of spec.faults (scale, killPod, restart, ...); returns what was done."""
+    def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
+        """Inject the action of one fault (ScaleFault, KillPodFault, ...); says what was done."""
+
+    def observe_fault(self, watch: ContainerWatch, now: float) -> str | None:
+        """A fault applied with a watch: what happened once its effect shows (after its deadline,
+        what the fallback did); None while it has not shown yet. Returns at once."""
 
     def registry_url(self) -> str:
         """Where the engine reads the registry's ledger (elves.engine.ledger)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -17,9 +18,10 @@ from urllib.parse import parse_qs, urlparse
 import jwt
 import pytest
 
-from elves.engine.platform import LoadRun, LoadStatus, Readiness
-from elves.engine.runner import Context, Timeouts, abort, step
-from elves.engine.status import LoadTestStatus
+from elves.engine.models import FaultAction, ScaleFault, System
+from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
+from elves.engine.runner import Context, Event, Timeouts, abort, step
+from elves.engine.status import ContainerWatch, DeploymentSnapshot, LoadTestStatus, SystemSnapshot
 from engine_testkit import free_port
 
 
@@ -96,16 +98,16 @@ class FakePlatform:
         if self.lock_holder == owner:
             self.lock_holder = None
 
-    def snapshot_system(self) -> dict[str, Any]:
-        return {"ingestor": {"replicas": 1}}
+    def snapshot_system(self) -> SystemSnapshot:
+        return SystemSnapshot(deployments={"ingestor": DeploymentSnapshot(replicas=1)})
 
-    def restore_system(self, snapshot: dict[str, Any]) -> None:
+    def restore_system(self, snapshot: SystemSnapshot) -> None:
         self.calls.append(("restore", snapshot))
 
     def reset(self) -> None:
         self.calls.append(("reset", None))
 
-    def apply_system(self, system: dict[str, Any]) -> None:
+    def apply_system(self, system: System) -> None:
         self.calls.append(("apply", system))
 
     def system_ready(self) -> Readiness:
@@ -124,9 +126,21 @@ class FakePlatform:
     def stop_load(self, test_id: str) -> None:
         self.calls.append(("stop_load", test_id))
 
-    def apply_fault(self, fault: dict[str, Any]) -> str:
-        self.calls.append(("fault", fault))
-        return "done"
+    # A killPod whose container dies this many seconds later (None: applied at once).
+    kill_takes: float | None = None
+
+    def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
+        self.calls.append(("fault", action))
+        if action.kind == "killPod" and self.kill_takes is not None:
+            watch = ContainerWatch(pod="registry-1", container="registry", container_id="c", restart_count=0,
+                                   deadline=datetime.fromtimestamp(now + 30, tz=timezone.utc))
+            self.killed_at = now + self.kill_takes
+            return FaultApplied("kill sent; waiting for it to die", watch)
+        return FaultApplied("done")
+
+    def observe_fault(self, watch: ContainerWatch, now: float) -> str | None:
+        self.calls.append(("observe", now))
+        return "killed" if now >= self.killed_at else None
 
     ledger_error: str = ""  # the registry answers 503 with this
 
@@ -139,10 +153,10 @@ class FakePlatform:
 
 
 def drive(ctx: Context, platform: FakePlatform, clock: FakeClock, status: LoadTestStatus | None = None,
-          max_steps: int = 500, tick: float | None = None) -> tuple[LoadTestStatus, list[str]]:
+          max_steps: int = 500, tick: float | None = None) -> tuple[LoadTestStatus, list[Event]]:
     """Call step() as the CLI does, moving the fake clock by each returned delay."""
     status = status or LoadTestStatus()
-    events: list[str] = []
+    events: list[Event] = []
     for _ in range(max_steps):
         result = step(ctx, status, platform, clock)
         status = result.status
@@ -185,8 +199,8 @@ def test_a_system_that_never_gets_ready_ends_in_error_and_is_restored(make_loadt
     status, _ = drive(ctx, platform, clock)
     assert (status.phase, harness_error(status).reason) == ("Error", "SystemNotReady")
     assert "ingestor 0/1 ready" in harness_error(status).message
-    assert platform.called("apply") == [{"replicas": {"ingestor": 1}}]
-    assert platform.called("restore") == [{"ingestor": {"replicas": 1}}]
+    assert [s.as_written() for s in platform.called("apply")] == [{"replicas": {"ingestor": 1}}]
+    assert platform.called("restore") == [SystemSnapshot(deployments={"ingestor": DeploymentSnapshot(replicas=1)})]
     assert platform.called("release") == ["local/unit"] and platform.lock_holder is None
     assert status.summary.verdict == "Error: SystemNotReady"
 
@@ -245,13 +259,30 @@ def test_faults_fire_on_time_in_order_then_drain_and_analysis_run(make_loadtest,
     started = run.load_started_at.timestamp()
     for fault in run.faults:  # fired within one tick of their time
         assert 0 <= fault.fired_at.timestamp() - started - fault.at <= 0.5
-    assert [f["scale"]["replicas"] if "scale" in f else "kill" for f in platform.called("fault")] == [0, "kill", 1]
+    assert [f.replicas if isinstance(f, ScaleFault) else f.kind for f in platform.called("fault")] == [0, "killPod", 1]
+    assert [e.reason for e in events if e.reason == "Fault"] == ["Fault"] * 3
+    assert ("Phase", "run 0: Running") in [(e.reason, e.message) for e in events]
     # This Prometheus holds no queue depth and no k6 samples: the drain times out (the
     # system's failure), then the analysis finds nothing k6 wrote (the harness's).
-    assert any("drain timed out after 20s: no queue depth samples" in e for e in events)
+    assert any(e.reason == "DrainTimeout" and e.type == "Warning"
+               and "drain timed out after 20s: no queue depth samples" in e.message for e in events)
     assert (status.phase, harness_error(status).reason) == ("Error", "NoLoadData")
     assert "no k6 samples for test id local/unit/0" in harness_error(status).message
     assert platform.called("restore") and platform.lock_holder is None
+
+
+def test_a_fault_whose_effect_shows_later_is_observed_on_later_steps(make_loadtest, platform, clock):
+    test = make_loadtest(load={"scenario": "system-mix", "rate": "60/min", "duration": "20s"},
+                         faults=[{"at": "5s", "killPod": {"deployment": "registry"}}], drain={"timeout": "20s"})
+    platform.kill_takes = 3.0
+    platform.load_states = ["running"] * 40 + ["finished"]
+    status, events = drive(Context(test), platform, clock, tick=0.5)
+    (fault,) = status.runs[0].faults
+    observed = platform.called("observe")
+    # No step waited: each looked once, until the container had died 3 s after the kill.
+    assert len(observed) == 7 and observed[-1] - fault.fired_at.timestamp() == pytest.approx(3.0)
+    assert (fault.message, fault.watch) == ("killed", None)
+    assert [e.message for e in events if e.reason == "Fault"] == ["fault at 5s: killPod(deployment=registry): killed"]
 
 
 def test_the_load_clock_starts_after_k6s_setup_when_the_platform_tells(make_loadtest, platform, clock):
