@@ -1,4 +1,4 @@
-"""Subcommands of the local mode: `elves token` and `elves local supervise|status|reap`."""
+"""Subcommands of the local mode: `elves run`, `elves token` and `elves local supervise|status|reap`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import sys
 import time
 
+from elves.engine.tokens import TOKEN_TTL_SECONDS
 from elves.local.layout import Layout, MissingSecret
 from elves.settings import Settings
 
@@ -16,10 +17,18 @@ STARTUP_GRACE_SECONDS = 10.0
 
 def register(subcommands) -> None:
     """Add this part's subcommands; each sets `handler` to a function(args) -> exit code."""
+    run = subcommands.add_parser(
+        "run", help="run a LoadTest in local mode (exit 0 passed, 1 failed, 2 harness error)",
+        description="Run a LoadTest file against the local stack (./deployments.sh --local) and write a report.")
+    run.add_argument("file", help="a LoadTest YAML file")
+    run.add_argument("--prometheus", metavar="URL", help="Prometheus to read results from (default: the local one)")
+    run.add_argument("--reports", metavar="DIR", default="reports", help="where report directories go (default: reports)")
+    run.set_defaults(handler=_run)
+
     token = subcommands.add_parser("token", help="print a bearer token valid for the local stack")
     token.add_argument("--user", required=True, help="the user id (the token's sub)")
     token.add_argument("--admin", action="store_true", help="an administrator's token")
-    token.add_argument("--ttl", type=int, default=24 * 3600, metavar="SECONDS",
+    token.add_argument("--ttl", type=int, default=TOKEN_TTL_SECONDS, metavar="SECONDS",
                        help="how long the token is valid (default: a day)")
     token.set_defaults(handler=_token)
 
@@ -44,8 +53,17 @@ def register(subcommands) -> None:
     reap.set_defaults(handler=_reap)
 
 
+def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from elves.engine.drive import run_file
+    from elves.local.platform import LocalPlatform
+
+    return run_file(args.file, LocalPlatform, prometheus_url=args.prometheus, reports_dir=Path(args.reports))
+
+
 def _token(args: argparse.Namespace) -> int:
-    from elves.local.tokens import make_token
+    from elves.engine.tokens import make_token
 
     try:
         secret = Layout(Settings.from_env().state_dir).secret("jwt-secret")
