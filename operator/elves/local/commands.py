@@ -1,4 +1,4 @@
-"""Subcommands of the local mode: `elves run`, `elves token` and `elves local supervise|status|reap`."""
+"""Subcommands of the local mode: `elves run`, `elves token` and `elves local prepare|supervise|status|rollout|reap|env`."""
 
 from __future__ import annotations
 
@@ -34,6 +34,12 @@ def register(subcommands) -> None:
 
     local = subcommands.add_parser("local", help="the local stack (processes on this machine)")
     actions = local.add_subparsers(dest="local_command", required=True)
+    prepare = actions.add_parser(
+        "prepare", help="create the state directory (marked as the local mode's) and its secrets")
+    prepare.set_defaults(handler=_prepare)
+    env = actions.add_parser(
+        "env", help="print the facts the shell scripts need (paths, URLs, services) as assignments")
+    env.set_defaults(handler=_env)
     supervise = actions.add_parser(
         "supervise", help="run the supervisor in the foreground (./deployments.sh --local runs it)")
     supervise.set_defaults(handler=_supervise)
@@ -74,6 +80,27 @@ def _token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prepare(_: argparse.Namespace) -> int:
+    from elves.local.layout import create, generate_secrets
+
+    layout = Layout(Settings.from_env().state_dir)
+    if create(layout):
+        print(f"created {layout.root}", file=sys.stderr)
+    elif not layout.marker.exists():
+        print(f"{layout.root} exists and was not created by the local mode: it is used, "
+              "and ./cleanup.sh --local will not delete it", file=sys.stderr)
+    written = generate_secrets(layout)
+    if written:
+        print(f"generated {', '.join(written)} in {layout.secrets}", file=sys.stderr)
+    return 0
+
+
+def _env(_: argparse.Namespace) -> int:
+    from elves.shell_env import main
+
+    return main()
+
+
 def _supervise(_: argparse.Namespace) -> int:
     from elves.local.supervisor import main
 
@@ -108,7 +135,7 @@ def _status(args: argparse.Namespace) -> int:
             # A supervisor just launched needs a moment to write its pid file.
             gone = _supervisor_pid(layout) is None and time.monotonic() - started > STARTUP_GRACE_SECONDS
             if gone:
-                problem = f"the supervisor is not running: see {layout.logs / 'supervisor.log'}"
+                problem = f"the supervisor is not running: see {layout.supervisor_log}"
                 break
         if not problem or time.monotonic() >= deadline:
             break

@@ -96,12 +96,12 @@ def test_replicas_run_a_private_copy_of_the_newest_complete_build(tmp_path):
     import os
 
     from elves.local.layout import Layout
-    from elves.local.services import jar_path, prune_jars, runnable_jar
+    from elves.local.services import prune_jars, runnable_jar
 
     settings = Settings.from_env({"ELVES_REPO": str(tmp_path)})
     layout = Layout(tmp_path / ".elves")
     assert runnable_jar(settings, layout, "gateway") is None
-    source = jar_path(settings, "gateway")
+    source = settings.service_jar("gateway")
     write_jar(source, "v1")
     first = runnable_jar(settings, layout, "gateway")
     assert first.parent == layout.root / "jars" and first.read_bytes() == source.read_bytes()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from elves.local.layout import Layout, generate_secrets
 from elves.local.ports import Ports, free_offset
 from elves.local.processes import is_alive
 
@@ -58,10 +59,7 @@ def supervisor(tmp_path_factory):
     state_dir = tmp_path_factory.mktemp("elves-state")
     env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": str(OFFSET),
            "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}"}
-    secrets = state_dir / "secrets"
-    secrets.mkdir()
-    for name in ("jwt-secret", "postgres-password", "rabbitmq-password"):
-        (secrets / name).write_text("0" * 64)
+    generate_secrets(Layout(state_dir))
     process = subprocess.Popen([sys.executable, "-m", "elves.cli", "local", "supervise"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
     try:
