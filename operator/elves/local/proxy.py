@@ -149,6 +149,10 @@ class Balancer:
         """The HAProxy process, for the supervisor's list of children (cleanup.sh kills them)."""
         return [self.child] if self.child is not None else []
 
+    def view(self) -> dict:
+        """The proxy in the supervisor's /state: its process and the CPU it has used."""
+        return {"pid": self.child.pid if self.child else None, "cpuSeconds": self.cpu_seconds()}
+
     def cpu_seconds(self) -> float | None:
         """CPU time the proxy has used (user + system), for the harness's CPU line."""
         return None if self.child is None or self.child.pid is None else cpu_seconds_of(self.child.pid)
