@@ -126,6 +126,17 @@ class StepResult:
     events: list[Event] = field(default_factory=list)  # what happened, for a log or kubectl events
 
 
+def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
+    """Deployments whose ready replicas Prometheus still counts below the desired ones (none
+    when it has no such series at all: nothing to wait for)."""
+    try:
+        desired = prom.by_label(promql.replicas_desired(), "deployment")
+        ready = prom.by_label(promql.replicas_ready(), "deployment")
+    except PrometheusError:
+        return []
+    return sorted(d for d, want in desired.items() if want is not None and (ready.get(d) or 0) < want)
+
+
 class HarnessError(Exception):
     """The harness cannot go on: ends the test in phase Error with this reason."""
 
@@ -250,9 +261,17 @@ class _Step:
         return 0.0
 
     def _prometheus(self) -> float:
-        ready, reason = self.ctx.prometheus(self.platform).ready()
+        prom = self.ctx.prometheus(self.platform)
+        ready, reason = prom.ready()
         if not ready:
             return self.wait(reason, self.ctx.timeouts.prometheus, "PrometheusUnreachable")
+        # The platform says the replicas are ready; Prometheus learns it at its next scrape. Until
+        # then its last sample says "0 ready", and the report would show a deployment nobody
+        # touched with "ready min 0".
+        behind = replicas_not_yet_seen_ready(prom)
+        if behind:
+            return self.wait(f"Prometheus has not yet seen {', '.join(behind)} ready", self.ctx.timeouts.prometheus,
+                             "PrometheusBehind")
         self.goto(None, "baseline")
         return 0.0
 

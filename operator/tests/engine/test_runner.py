@@ -344,3 +344,23 @@ def test_abort_restores_and_releases(make_loadtest, platform, clock):
     assert platform.called("restore") and platform.lock_holder is None
     # A final status stays final.
     assert step(ctx, result.status, platform, clock).status.phase == "Error"
+
+
+class _Replicas:
+    """A Prometheus stand-in that answers the two replica queries."""
+
+    def __init__(self, desired, ready):
+        self.answers = {"desired": desired, "ready": ready}
+
+    def by_label(self, expr, label, time=None):
+        return self.answers["desired" if "spec_replicas" in expr else "ready"]
+
+
+def test_the_load_waits_until_prometheus_has_seen_the_replicas_ready():
+    from elves.engine.runner import replicas_not_yet_seen_ready
+
+    # Just after a start the last scrape still says 0 ready: "ready min 0" for a deployment nobody touched.
+    assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "registry": 1}, {"gateway": 0, "registry": 1})) \
+        == ["gateway"]
+    assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "ingestor": 0}, {"gateway": 1})) == []
+    assert replicas_not_yet_seen_ready(_Replicas({}, {})) == []
