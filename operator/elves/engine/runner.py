@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from elves.engine import promql
-from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
+from elves.engine.analysis import (
+    AnalysisError, RunWindow, analyze, leave_out_warmup, ledger_complete, ledger_result, ledger_since,
+)
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
@@ -431,10 +433,12 @@ class _Step:
         began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
         try:
             results = analyze(prom, window, ledger, self._logged_endpoints())
+            if plan.warmup_seconds > 0:
+                leave_out_warmup(results, prom, window, plan.warmup_seconds)
             verdict = evaluate(spec.objectives, results, prom, end)
             if spec.load.profile == "breakpoint":
                 verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, load_start, load_end,
-                                                     plan.profile)
+                                                     plan.profile, plan.warmup_seconds)
         except AnalysisError as exc:
             raise HarnessError("NoLoadData", str(exc)) from None
         except VerdictError as exc:
