@@ -44,8 +44,11 @@ total += sum(int(n) for n in re.findall(r"^warm-up: .*?\((\d+) requests", log, r
 harness = dict((name, float(s)) for name, s in re.findall(r"(engine|k6) ([\d.]+)s \(", log))
 cpu = {name: after[name] - before[name] for name in after if name in before}
 cpu.update(harness)
-print(f"  CPU per request over {total} requests (ms): " + ", ".join(
-    f"{name} {1000 * seconds / max(total, 1):.2f}" for name, seconds in sorted(cpu.items(), key=lambda kv: -kv[1])))
+per = lambda seconds: 1000 * seconds / max(total, 1)
+print(f"  CPU per request over {total} requests, ms (in brackets: without the JIT compiler threads):")
+for name, seconds in sorted(((n, s) for n, s in cpu.items() if not n.endswith(".jit")), key=lambda kv: -kv[1]):
+    jit = cpu.get(f"{name}.jit")
+    print(f"    {name:<10} {per(seconds):6.2f}" + ("" if jit is None else f"  ({per(seconds - jit):.2f})"))
 PY
   echo "  load average $(cut -d' ' -f1 /proc/loadavg) at the end"
 }
