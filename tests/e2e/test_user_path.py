@@ -8,7 +8,6 @@ Runs in file order: install (module fixture), quickstart, fault case, cleanup.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -144,7 +143,7 @@ def test_cleanup_leaves_nothing_behind(installed: Cluster) -> None:
     assert NAMESPACE not in namespaces
     crds = {c["metadata"]["name"] for c in installed.kubectl_json("get", "crds")["items"]}
     assert "loadtests.elves.dev" not in crds
-    helm = str(Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves")) / "bin" / "helm")
+    helm = run([str(REPO / "tools" / "which-helm.sh")], timeout=30).strip()  # the helm cleanup.sh used
     releases = json.loads(run([helm, "list", "-A", "-o", "json"], env={"KUBECONFIG": installed.kubeconfig}, timeout=60))
     assert not [r for r in releases if r["namespace"] == NAMESPACE], releases
     # No process of the release is left running on this machine (port-forwards, helm).
