@@ -218,6 +218,30 @@ def deployed(result: subprocess.CompletedProcess) -> None:
 # --------------------------------------------------------------------------- tests
 
 
+def test_a_plain_helm_install_on_a_bare_cluster_leaves_monitoring_out_and_names_what_is_missing(
+        plane: cp.ControlPlane, env: dict[str, str]) -> None:
+    # What a user without kube-prometheus-stack or k6-operator types, not deployments.sh.
+    assert not names(plane, "crd") & {"testruns.k6.io", *MONITORING_CRDS}
+    installed = helm(env, "install", "elves", str(cp.REPO / "charts" / "elves"), "--namespace", NAMESPACE,
+                     "--dry-run=server", "--output", "json")
+    assert installed.returncode == 0, installed.stderr
+    release = json.loads(installed.stdout)
+    objects = [doc for doc in yaml.safe_load_all(release["manifest"]) if doc]
+    assert objects and not [o for o in objects if o["apiVersion"].startswith("monitoring.coreos.com/")]
+    notes = release["info"]["notes"]
+    assert "MISSING from this cluster" in notes
+    assert "helm upgrade --install kube-prometheus-stack" in notes and "helm upgrade --install k6-operator" in notes
+
+    # Every object of the bare install is one this API server stores, in a namespace that
+    # enforces the restricted Pod Security Standard.
+    kubectl(plane, "create", "namespace", NAMESPACE)
+    kubectl(plane, "label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted")
+    applied = plane.kubectl("apply", "--dry-run=server", "-n", NAMESPACE, "-f", "-",
+                            stdin=release["manifest"], check=False)
+    assert applied.returncode == 0, applied.stderr
+    assert len([line for line in applied.stdout.splitlines() if line.endswith("(server dry run)")]) == len(objects)
+
+
 def test_deploy_installs_monitoring_k6_operator_and_the_chart_and_cleanup_removes_all(
         plane: cp.ControlPlane, env: dict[str, str]) -> None:
     deployed(script("deploy", "--skip-images", env=env))
@@ -296,7 +320,7 @@ def test_skip_options_install_only_the_chart_with_the_users_values(
                     "--values", str(cp.REPO / "charts/elves/ci/minimal-resources-values.yaml"),
                     "--set", "services.ingestor.replicas=2", env=env)
     deployed(result)
-    assert "ServiceMonitors and alerts are left out" in result.stderr
+    assert "leaves its ServiceMonitors and alerts out" in result.stderr
     assert "no testruns.k6.io CRD" in result.stderr
     assert set(releases(env)) == {"elves/elves"}
     assert not names(plane, "namespaces") & {"monitoring", "observability", "k6-operator-system"}
