@@ -701,6 +701,43 @@ def test_pileup_dashboard_shows_phases_faults_and_the_review_panels():
         assert metric in queries, metric
 
 
+def test_pileup_dashboard_shows_per_queue_rates_their_difference_and_consumers():
+    promql = _engine_promql()
+    dashboard = json.loads((CHART / "dashboards" / "queue-pileup.json").read_text())
+    panels = {p["title"]: [t["expr"] for t in p.get("targets", [])] for p in dashboard["panels"]}
+    scoped = 'namespace=~"$namespace"'
+    wanted = {
+        "Messages per queue (ready + unacked)": promql.queue_depth(),
+        "Published per queue (broker)": promql.queue_publish_rate("$__rate_interval"),
+        "Delivered and acknowledged per queue (broker)": promql.queue_deliver_rate("$__rate_interval"),
+        "Pile-up rate per queue (published - acknowledged)": promql.queue_pileup_rate("$__rate_interval"),
+    }
+    for title, expr in wanted.items():
+        # The engine's query, limited to the dashboard's namespace.
+        assert panels[title][0].replace(scoped + ",", "") == expr, title
+    assert promql.queue_ack_rate("$__rate_interval") == panels["Delivered and acknowledged per queue (broker)"][1] \
+        .replace(scoped + ",", "")
+    assert any("rabbitmq_detailed_queue_consumers" in e for e in panels["Consumers per queue"])
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert variables["namespace"]["includeAll"] and variables["namespace"]["allValue"] == ".*"
+    # Every series selector of every panel and annotation is limited to the namespace.
+    expressions = [e for exprs in panels.values() for e in exprs]
+    expressions += [a["expr"] for a in dashboard["annotations"]["list"] if "expr" in a]
+    for expr in expressions:
+        selectors = re.findall(r"\{[^{}]*\}", expr)
+        assert selectors and all(scoped in s for s in selectors), expr
+        outside_selectors = re.sub(r"\{[^{}]*\}", "{}", expr)
+        assert not re.search(r"\b(rabbitmq|elves|kube)_\w+(?![\w{])", outside_selectors), \
+            f"a metric without a selector: {expr}"
+
+
+def test_broker_scrape_has_the_families_of_the_rate_panels(helm):
+    from elves.constants import RABBITMQ_DETAILED_FAMILIES
+    monitor = named(render(helm), "ServiceMonitor", "rabbitmq")
+    detailed = [e for e in monitor["spec"]["endpoints"] if e["path"] == "/metrics/detailed"]
+    assert detailed[0]["params"]["family"] == list(RABBITMQ_DETAILED_FAMILIES)
+
+
 def test_dashboards_and_alert_queries_are_built_from_the_engines_queries():
     _engine_promql()
     build = CHART / "dashboards" / "build.py"

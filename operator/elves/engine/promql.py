@@ -11,6 +11,11 @@ Prometheus 2.42 with native histograms):
   the run's exact total: `max_over_time`, not `increase` (which extrapolates).
 - RabbitMQ's Prometheus plugin, `/metrics/detailed?family=queue_coarse_metrics`:
   `rabbitmq_detailed_queue_messages_ready` and `_unacked`, label `queue`. Depth = both.
+  Per-queue message rates from the per-channel counters of the families
+  `channel_queue_exchange_metrics` (`rabbitmq_detailed_queue_messages_published_total`,
+  labels `channel`, `queue`, `exchange`) and `channel_queue_metrics`
+  (`rabbitmq_detailed_channel_messages_delivered_ack_total`, `..._acked_total`, labels
+  `channel`, `queue`): summed over channels, by `queue`.
 - kube-state-metrics (or the local supervisor, which serves the same series):
   `kube_deployment_spec_replicas`, `kube_deployment_status_replicas_ready` (label
   `deployment`), `kube_pod_container_status_restarts_total`,
@@ -191,6 +196,37 @@ def queue_depth_scraped_at(queues: Iterable[str] = WORK_QUEUES) -> str:
 def queue_depth_total(queues: Iterable[str] = WORK_QUEUES) -> str:
     """Messages waiting in the work queues together: 0 means the system has drained."""
     return f"sum({queue_depth(queues)})"
+
+
+QUEUE_PUBLISHED = "rabbitmq_detailed_queue_messages_published_total"
+QUEUE_DELIVERED = "rabbitmq_detailed_channel_messages_delivered_ack_total"
+QUEUE_ACKED = "rabbitmq_detailed_channel_messages_acked_total"
+
+
+def _queue_rate(metric: str, rate_window: str, queues: Iterable[str]) -> str:
+    return f"sum by (queue) (rate({selector(metric, queue='~' + regex_of(queues))}[{rate_window}]))"
+
+
+def queue_publish_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+    """Messages routed into each queue per second, by `queue`."""
+    return _queue_rate(QUEUE_PUBLISHED, rate_window, queues)
+
+
+def queue_deliver_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+    """Messages each queue delivered to consumers per second (manual ack; redeliveries too), by `queue`."""
+    return _queue_rate(QUEUE_DELIVERED, rate_window, queues)
+
+
+def queue_ack_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+    """Messages consumers acknowledged per second, by `queue`."""
+    return _queue_rate(QUEUE_ACKED, rate_window, queues)
+
+
+def queue_pileup_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+    """Published minus acknowledged per second, by `queue`: above 0 the queue grows. A queue
+    nobody has acknowledged from yet counts its whole publish rate."""
+    published = queue_publish_rate(rate_window, queues)
+    return f"{published} - ({queue_ack_rate(rate_window, queues)} or {published} * 0)"
 
 
 # --- deployments ---------------------------------------------------------------------
