@@ -41,6 +41,10 @@ REPLICAS_DESIRED = "kube_deployment_spec_replicas"
 REPLICAS_READY = "kube_deployment_status_replicas_ready"
 RESTARTS = "kube_pod_container_status_restarts_total"
 LAST_TERMINATED = "kube_pod_container_status_last_terminated_reason"
+LAST_EXIT_CODE = "kube_pod_container_status_last_terminated_exitcode"
+# The exit code of a JVM that ends itself on an OutOfMemoryError (-XX:+ExitOnOutOfMemoryError,
+# as the services run): Kubernetes reports it as reason Error, but it ran out of memory.
+JVM_OOM_EXIT_CODE = 3
 
 # A rate over less than a few scrapes/pushes is noise; 30 s spans six 5 s scrapes.
 RATE_WINDOW = "30s"
@@ -271,10 +275,17 @@ def restarts(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
 
 
 def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
-    """Restarts within a window of pods whose last termination was OOMKilled, by `container`.
+    """Restarts within a window of pods that ran out of memory, by `container`: the last
+    termination was OOMKilled (the kernel) or exit code 3 (the JVM's ExitOnOutOfMemoryError,
+    which Kubernetes calls Error).
 
-    kube-state-metrics keeps only the last reason per pod, so a pod that was OOM-killed
-    and later crashed otherwise counts all its restarts in the window as OOM kills."""
-    oom = selector(LAST_TERMINATED, container="~" + regex_of(deployments), reason="OOMKilled")
+    kube-state-metrics keeps only the last termination per pod, so a pod that ran out of
+    memory and later crashed otherwise counts all its restarts in the window as OOM kills."""
+    containers = "~" + regex_of(deployments)
+    killed = selector(LAST_TERMINATED, container=containers, reason="OOMKilled")
+    exit_code = selector(LAST_EXIT_CODE, container=containers)
+    out_of_memory = (f"(max by (namespace, pod, container) (max_over_time({killed}[{window}]))"
+                     f" or max by (namespace, pod, container) (max_over_time(({exit_code} == bool {JVM_OOM_EXIT_CODE})"
+                     f"[{window}:{SUBQUERY_STEP}])))")
     return (f"sum by (container) ({_restarts_within(window, deployments)}"
-            f" * on (namespace, pod, container) group_left max_over_time({oom}[{window}]))")
+            f" * on (namespace, pod, container) group_left() {out_of_memory})")
