@@ -150,9 +150,32 @@ def set_condition(status: LoadTestStatus, type_: str, value: str, reason: str, m
                 if condition.status != value:
                     condition.last_transition_time = utc(now)
                 condition.status, condition.reason, condition.message = value, reason, message  # type: ignore[assignment]
+            condition.observed_generation = status.observed_generation
             return
     status.conditions.append(Condition(type=type_, status=value, reason=reason, message=message,  # type: ignore[arg-type]
-                                       last_transition_time=utc(now)))
+                                       last_transition_time=utc(now), observed_generation=status.observed_generation))
+
+
+def set_outcome_conditions(status: LoadTestStatus, now: float) -> None:
+    """The Job-like conditions tools wait on: Completed on any end (so `kubectl wait
+    --for=condition=Completed` returns whatever the outcome), Failed on Failed or Error,
+    Ready on Succeeded. While the test is under way all three are False, reason the phase."""
+    phase = status.phase
+    harness = next((c for c in status.conditions if c.type == "HarnessError" and c.status == "True"), None)
+    missed = next((c for c in status.conditions if c.type == "Passed" and c.status == "False"), None)
+    if not status.final:
+        for type_ in ("Completed", "Failed", "Ready"):
+            set_condition(status, type_, "False", phase, f"the test is {phase.lower()}", now)
+        return
+    set_condition(status, "Completed", "True", phase, f"the test ended: {phase}", now)
+    if phase == "Error" and harness is not None:
+        set_condition(status, "Failed", "True", harness.reason, harness.message, now)
+    elif phase == "Failed":
+        set_condition(status, "Failed", "True", "ObjectivesMissed", missed.message if missed else "", now)
+    else:
+        set_condition(status, "Failed", "False", phase, "", now)
+    set_condition(status, "Ready", "True" if phase == "Succeeded" else "False", phase,
+                  "every objective held" if phase == "Succeeded" else "", now)
 
 
 class _Step:
@@ -461,6 +484,7 @@ class _Step:
                       "ObjectivesMet" if passed else "ObjectivesMissed",
                       "; ".join(f"{c.name}: observed {_observed(c.observed)}, wanted {c.target}" for c in failed),
                       self.now)
+        set_outcome_conditions(status, self.now)
         status.summary = summarize(status)
         self.events.append(Event(status.phase, f"{status.phase}: {len(checks) - len(failed)}/{len(checks)} checks passed",
                                  "Normal" if passed else "Warning"))
@@ -508,6 +532,7 @@ def fail(ctx: Context, status: LoadTestStatus, platform: Platform, now: float, r
     status.progress.deadline = None
     set_condition(status, "Running", "False", "Error", "", now)
     set_condition(status, "HarnessError", "True", reason, message, now)
+    set_outcome_conditions(status, now)
     status.summary = summarize(status)
     events.append(warning("Error", f"Error ({reason}): {message}"))
 
@@ -518,6 +543,8 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
     if status.final:
         return StepResult(status, 0.0)
     now = clock.now()
+    # Each step reads the spec afresh (a Pending test may be edited; a running one may not).
+    status.observed_generation = getattr(ctx.test.metadata, "generation", status.observed_generation)
     current = _Step(ctx, status, platform, now)
     try:
         delay = 0.0
@@ -534,6 +561,8 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
         fail(ctx, status, platform, now, "InvalidSpec", str(exc), current.events)
     except Exception as exc:  # noqa: BLE001 - a platform failure must end the test, not crash the caller
         fail(ctx, status, platform, now, "PlatformError", f"{type(exc).__name__}: {exc}", current.events)
+    if not status.final:
+        set_outcome_conditions(status, now)
     return StepResult(status, 0.0 if status.final else delay, current.events)
 
 

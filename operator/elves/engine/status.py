@@ -20,11 +20,16 @@ Scalar = int | float | str
 
 
 class Condition(StatusModel):
+    """As Kubernetes' metav1.Condition. Types: Completed (the test ended, whatever the
+    outcome: what `kubectl wait --for=condition=Completed` waits for), Failed (it ended in
+    Failed or Error), Ready (it ended in Succeeded), Running, Passed, HarnessError."""
+
     type: str
     status: Literal["True", "False", "Unknown"]
     reason: str = Field(description="CamelCase cause, e.g. PrometheusUnreachable.")
     message: str = Field("", description="What happened and what to do about it.")
     last_transition_time: datetime
+    observed_generation: int | None = Field(None, description="The LoadTest's metadata.generation this condition was set from.")
 
 
 class Window(StatusModel):
