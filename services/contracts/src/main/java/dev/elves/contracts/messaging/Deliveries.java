@@ -44,6 +44,12 @@ public final class Deliveries {
 			deadLetter(channel, message, ex.getMessage());
 			return Optional.empty();
 		}
+		catch (RuntimeException ex) {
+			// Reading is deterministic: what fails once fails every time. Never leave it unsettled.
+			log.error("could not read message {} from {}", message.getMessageProperties().getMessageId(), this.queue, ex);
+			deadLetter(channel, message, "unreadable: " + ex);
+			return Optional.empty();
+		}
 	}
 
 	public void ack(Channel channel, Message message) {

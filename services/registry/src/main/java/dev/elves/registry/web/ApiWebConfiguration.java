@@ -1,0 +1,45 @@
+package dev.elves.registry.web;
+
+import dev.elves.web.BodyLimitFilter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+
+import tools.jackson.databind.json.JsonMapper;
+
+/** The API's guards, first in the chain: the service key, then the body size. */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(ApiProperties.class)
+class ApiWebConfiguration implements WebMvcConfigurer {
+
+	private static final Logger log = LoggerFactory.getLogger(ApiWebConfiguration.class);
+
+	@Bean
+	FilterRegistrationBean<ServiceKeyFilter> serviceKeyFilter(ApiProperties properties, JsonMapper mapper) {
+		String key = properties.serviceKey();
+		boolean open = key == null || key.isEmpty();
+		if (open) {
+			log.warn("ELVES_SERVICE_KEY is not set: the registry's API answers anyone who reaches it");
+		}
+		FilterRegistrationBean<ServiceKeyFilter> registration = new FilterRegistrationBean<>(
+				new ServiceKeyFilter(open ? "" : key, mapper));
+		registration.setEnabled(!open);
+		registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+		return registration;
+	}
+
+	@Bean
+	FilterRegistrationBean<BodyLimitFilter> bodyLimitFilter(ApiProperties properties, JsonMapper mapper) {
+		FilterRegistrationBean<BodyLimitFilter> registration = new FilterRegistrationBean<>(
+				new BodyLimitFilter(properties.maxBody().toBytes(), mapper));
+		registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
+		return registration;
+	}
+
+}
