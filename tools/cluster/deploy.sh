@@ -302,6 +302,9 @@ write_values() {
     fi
     echo "operator:"
     echo "  prometheusUrl: $(yaml_string "${PROMETHEUS_URL}")"
+    # `kubectl apply -f loadtests/examples/...` without -n lands in `default`: the operator may
+    # write its ConfigMaps there too (the chart allows only the release namespace by default).
+    echo "  loadTestNamespaces: [default]"
     if [[ -n ${ELVES_IMAGE_TAG:-} ]]; then
       echo "  image: {tag: $(yaml_string "${IMAGE_TAG}")}"
       echo "services:"

@@ -42,9 +42,13 @@ public record MessagingProperties(@DefaultValue("10") int deliveryLimit, @Defaul
 		}
 	}
 
-	/** The defaults with another delivery limit and confirm timeout (tests). */
-	public MessagingProperties(int deliveryLimit, Duration confirmTimeout) {
-		this(deliveryLimit, confirmTimeout, 1_000_000, DataSize.ofGigabytes(1), Duration.ofMinutes(5));
+	/**
+	 * The defaults with another delivery limit and confirm timeout (tests; a factory, not a second
+	 * constructor, which would keep Spring from binding the record).
+	 */
+	public static MessagingProperties of(int deliveryLimit, Duration confirmTimeout) {
+		return new MessagingProperties(deliveryLimit, confirmTimeout, 1_000_000, DataSize.ofGigabytes(1),
+				Duration.ofMinutes(5));
 	}
 
 }

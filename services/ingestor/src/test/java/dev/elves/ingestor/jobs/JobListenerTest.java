@@ -62,7 +62,7 @@ class JobListenerTest {
 	void setUp() throws Exception {
 		IngestorProperties properties = new IngestorProperties(100, 1, 96, 1, 1, this.scratch, java.time.Duration.ZERO);
 		this.listener = new JobListener(new PlotJob(new ScratchSpace(properties), properties), this.publisher,
-				this.converter, new MessagingProperties(3, Duration.ofSeconds(1)), this.meters);
+				this.converter, MessagingProperties.of(3, Duration.ofSeconds(1)), this.meters);
 		doAnswer((call) -> this.published.add(call.getArgument(1))).when(this.publisher).publishPatiently(any(), any());
 	}
 
