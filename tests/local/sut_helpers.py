@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+import time
 import uuid
 from pathlib import Path
 from collections import Counter
@@ -297,3 +298,33 @@ class Relay:
                 sink.sendall(data)
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
+
+
+TRICKLE_PER_SECOND = 5
+TRICKLE_LIMIT_SECONDS = 240  # an infrastructure stop + down time + start on a busy machine
+
+
+class Trickle(threading.Thread):
+    """getData at a steady rate, one at a time, recording every answer (or client error)."""
+
+    def __init__(self, gateway: Gateway, per_second: float = TRICKLE_PER_SECOND) -> None:
+        super().__init__(name="getData trickle", daemon=True)
+        self.gateway = gateway
+        self.per_second = per_second
+        self.answers: list[tuple[int | str, str | None]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        deadline = time.monotonic() + TRICKLE_LIMIT_SECONDS
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            started = time.monotonic()
+            try:
+                answer = self.gateway.get_data()
+                request_id = answer.json().get("id") if answer.status_code == 202 else None
+                self.answers.append((answer.status_code, request_id))
+            except requests.RequestException as error:
+                self.answers.append((type(error).__name__, None))
+            self.stop.wait(max(0.0, 1 / self.per_second - (time.monotonic() - started)))
+
+    def codes(self) -> list[int | str]:
+        return [code for code, _ in self.answers]

@@ -30,6 +30,7 @@ public final class Deliveries {
 		this.queue = queue;
 		this.meters = meters;
 		meters.counter(MetricNames.DEAD_LETTERED, "queue", queue);
+		meters.counter(MetricNames.RETURNED, "queue", queue);
 	}
 
 	/**
@@ -69,6 +70,7 @@ public final class Deliveries {
 		log.warn("returning message {} to {} for another try: {}", message.getMessageProperties().getMessageId(),
 				this.queue, reason);
 		settle(() -> channel.basicNack(tag(message), false, true));
+		this.meters.counter(MetricNames.RETURNED, "queue", this.queue).increment();
 	}
 
 	/** How often the broker has delivered this message before (quorum queues count it). */
