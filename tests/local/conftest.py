@@ -81,6 +81,10 @@ class LocalStack:
     def url(self, name: str) -> str:
         return self.ports.url(getattr(self.ports, name))
 
+    def service_key(self) -> str:
+        """The registry's service credential."""
+        return Layout(self.settings.state_dir).secret("service-key")
+
     def token(self, user: str, admin: bool = False) -> str:
         return make_token(Layout(self.settings.state_dir).secret("jwt-secret"), user, admin=admin)
 

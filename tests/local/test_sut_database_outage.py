@@ -34,7 +34,7 @@ def test_database_outage_loses_nothing_and_spends_no_delivery(exclusive_stack):
     with Broker(stack) as broker:
         dead_before = {queue: broker.depth(queue) for queue in DEAD_LETTER_QUEUES}
     returned_before = returned_by_registry(stack)
-    trickle = Trickle(gateway, PER_SECOND)
+    trickle = Trickle(gateway, PER_SECOND, DOWN_SECONDS + TRICKLE_LIMIT_SECONDS)
     trickle.start()
     try:
         stack.wait_for(lambda: trickle.codes().count(202) >= 5, 30, "getData before the outage")

@@ -458,9 +458,11 @@ def test_operator_rbac_is_least_privilege(helm, values_file):
     for name, rule in rules:
         assert "*" not in rule["verbs"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"], name
         assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"]), name
-        if "secrets" in rule["resources"]:
+        if "secrets" in rule["resources"] and "get" in rule["verbs"]:
             assert rule.get("resourceNames") == ["elves"] and rule["verbs"] == ["get"], name
-    cluster_resources = {r for _, rule in _rules(objects, "ClusterRole") for r in rule["resources"]}
+    bound_cluster_wide = {o["roleRef"]["name"] for o in of_kind(objects, "ClusterRoleBinding")}
+    cluster_resources = {r for name, rule in _rules(objects, "ClusterRole") if name in bound_cluster_wide
+                         for r in rule["resources"]}
     assert not cluster_resources & {"secrets", "deployments", "deployments/scale", "statefulsets"}, \
         "the system's workloads and Secret are reachable only in its namespace"
     cluster_pod_verbs = {v for _, rule in _rules(objects, "ClusterRole") if "pods" in rule["resources"]
@@ -500,15 +502,17 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
     assert allowed("Role", "", "pods", "delete", NAMESPACE)
     assert allowed("Role", "", "secrets", "get", NAMESPACE, "elves")
     assert allowed("Role", "coordination.k8s.io", "leases", "update", NAMESPACE, "elves-loadtest-lock")
-    writes = named(objects, "ClusterRole", "elves-elves-operator-configmaps")
-    assert [rule["verbs"] for rule in writes["rules"]] == [["create", "update"]]
+    writes = named(objects, "ClusterRole", "elves-elves-operator-run-objects")
+    assert [(rule["resources"], rule["verbs"]) for rule in writes["rules"]] == \
+        [(["configmaps", "secrets"], ["create", "update"])]
     bindings = [o for o in of_kind(objects, "RoleBinding") if o["roleRef"]["name"] == writes["metadata"]["name"]]
     assert [b["metadata"]["namespace"] for b in bindings] == [NAMESPACE]
 
 
 @ci_values
 def test_operator_patches_deletes_and_writes_only_what_it_must(helm, values_file):
-    """The services' Deployments by name; ConfigMap writes never through a cluster-wide binding."""
+    """The services' Deployments by name; ConfigMap and Secret writes never through a cluster-wide
+    binding, and the one Secret it reads by name."""
     objects = render(helm, values_file)
     for _, rule in _rules(objects, "Role"):
         if {"deployments", "deployments/scale"} & set(rule["resources"]):
@@ -517,13 +521,14 @@ def test_operator_patches_deletes_and_writes_only_what_it_must(helm, values_file
             assert rule.get("resourceNames"), rule
     bound_cluster_wide = {o["roleRef"]["name"] for o in of_kind(objects, "ClusterRoleBinding")}
     for name, rule in _rules(objects, "ClusterRole"):
-        if name in bound_cluster_wide and "configmaps" in rule["resources"]:
+        if name in bound_cluster_wide and {"configmaps", "secrets"} & set(rule["resources"]):
             assert set(rule["verbs"]) <= {"get", "list", "watch"}, (name, rule)
+            assert "secrets" not in rule["resources"], (name, rule)
 
 
-def test_load_test_namespaces_get_configmap_writes_there_only(helm):
+def test_load_test_namespaces_get_run_object_writes_there_only(helm):
     objects = render(helm, None, "operator.loadTestNamespaces={default,team-a}")
-    bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"] == "elves-operator-configmaps"]
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"] == "elves-operator-run-objects"]
     assert sorted(b["metadata"]["namespace"] for b in bindings) == ["default", NAMESPACE, "team-a"]
 
 

@@ -39,7 +39,7 @@
 - apiGroups: [k6.io]
   resources: [testruns/status]
   verbs: [get]
-# A script.configMap the LoadTest names, and the operator's own (written by configMapWrites).
+# A script.configMap the LoadTest names, and the operator's own (written by runObjectWrites).
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get]
@@ -57,14 +57,14 @@
 {{- end }}
 {{- end }}
 
-{{/* elves.operator.configMapWrites: writing the script archive and report ConfigMaps of a run (replaced when a retry finds them; deleted with the LoadTest by owner references). */}}
-{{- define "elves.operator.configMapWrites" -}}
+{{/* elves.operator.runObjectWrites: writing a run's script archive and report ConfigMaps and its Secret (the k6 runners' tokens and service key); replaced when a retry finds them, deleted with the LoadTest by owner references. */}}
+{{- define "elves.operator.runObjectWrites" -}}
 - apiGroups: [""]
-  resources: [configmaps]
+  resources: [configmaps, secrets]
   verbs: [create, update]
 {{- end }}
 
-{{/* elves.operator.configMapNamespaces: where the operator may write ConfigMaps: operator.watchNamespaces, else operator.loadTestNamespaces plus the release namespace. */}}
+{{/* elves.operator.configMapNamespaces: where the operator may write a run's ConfigMaps and Secret: operator.watchNamespaces, else operator.loadTestNamespaces plus the release namespace. */}}
 {{- define "elves.operator.configMapNamespaces" -}}
 {{- if .Values.operator.watchNamespaces }}
 {{- .Values.operator.watchNamespaces | toJson }}

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 STATEFULSETS = ("rabbitmq", "postgres")
 JWT_SECRET_KEY = "jwt-secret"
+SERVICE_KEY_KEY = "service-key"
 CONFIGMAP_SCRIPT_PREFIX = "configmap:"
 # Linux refuses to start a process with one environment string longer than 128 KiB
 # (MAX_ARG_STRLEN); ELVES_TOKENS carries a token per user.
@@ -55,7 +56,7 @@ class KubernetesPlatform:
         self.system = settings.system_namespace
         self.clock = clock
         self.lock = SystemLock(kube, self.system)
-        self._jwt_secret: str | None = None
+        self._secrets: dict[str, str] = {}
 
     def prometheus_url(self) -> str:
         return self.settings.prometheus_url
@@ -122,18 +123,24 @@ class KubernetesPlatform:
                 reasons.append(reason)
         return Readiness(not reasons, "; ".join(reasons))
 
-    def jwt_secret(self) -> str:
-        if self._jwt_secret is None:
+    def _system_secret(self, key: str, why: str) -> str:
+        """One key of the chart's Secret (read once per platform object)."""
+        if key not in self._secrets:
             where = f"Secret {self.system}/{self.settings.secret_name}"
             secret = self.kube.secret(self.system, self.settings.secret_name)
             if secret is None:
-                raise LoadError(f"{where} not found (ELVES_SECRET_NAME): the tokens k6 sends are signed with its "
-                                f"{JWT_SECRET_KEY}")
-            value = (secret.get("data") or {}).get(JWT_SECRET_KEY)
+                raise LoadError(f"{where} not found (ELVES_SECRET_NAME): {why} its {key}")
+            value = (secret.get("data") or {}).get(key)
             if not value:
-                raise LoadError(f"{where} has no key {JWT_SECRET_KEY}")
-            self._jwt_secret = base64.b64decode(value).decode("utf-8")
-        return self._jwt_secret
+                raise LoadError(f"{where} has no key {key}")
+            self._secrets[key] = base64.b64decode(value).decode("utf-8")
+        return self._secrets[key]
+
+    def jwt_secret(self) -> str:
+        return self._system_secret(JWT_SECRET_KEY, "the tokens k6 sends are signed with")
+
+    def service_key(self) -> str:
+        return self._system_secret(SERVICE_KEY_KEY, "the registry answers only calls that carry")
 
     # ---- the load -------------------------------------------------------------------------
 
@@ -164,8 +171,10 @@ class KubernetesPlatform:
             raise LoadError(f"spec.load.users: {users} users make {len(tokens)} bytes of ELVES_TOKENS, more than a "
                             f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // len(tokens)}")
         script = self._script(run)
+        secret = manifests.runner_secret(self.loadtest, run)
+        self.kube.apply_secret(secret)
         env = manifests.runner_pod_env(run, self.settings.prometheus_url, self.settings.gateway_url,
-                                       self.settings.registry_url)
+                                       self.settings.registry_url, secret["metadata"]["name"])
         body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}

@@ -154,6 +154,9 @@ class LocalPlatform:
     def jwt_secret(self) -> str:
         return self.layout.secret("jwt-secret")
 
+    def service_key(self) -> str:
+        return self.layout.secret("service-key")
+
     # ---- the load -------------------------------------------------------------------
 
     def start_load(self, run: LoadRun) -> None:

@@ -16,10 +16,11 @@ from elves.settings import Settings
 SECRET = "0123456789abcdef0123456789abcdef"
 
 
-def test_token_is_hs256_with_sub_admin_and_expiry():
+def test_token_is_hs256_with_sub_admin_expiry_issuer_and_audience():
     token = make_token(SECRET, "alice", admin=True, ttl_seconds=60, now=1000)
-    claims = jwt.decode(token, SECRET, algorithms=["HS256"], options={"verify_exp": False})
-    assert claims == {"sub": "alice", "admin": True, "iat": 1000, "exp": 1060}
+    claims = jwt.decode(token, SECRET, algorithms=["HS256"], audience="elves-gateway",
+                        options={"verify_exp": False})
+    assert claims == {"sub": "alice", "admin": True, "iat": 1000, "exp": 1060, "iss": "elves", "aud": "elves-gateway"}
     assert jwt.get_unverified_header(token)["alg"] == "HS256"
 
 

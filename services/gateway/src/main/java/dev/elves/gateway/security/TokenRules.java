@@ -12,7 +12,7 @@ import org.springframework.security.oauth2.jwt.Jwt;
 /**
  * What a signed token must also say before the gateway believes it, each refusal naming the
  * claim: an expiry (a token without one would be valid for ever), the expected issuer and
- * audience, and a user id ({@code sub}) of the characters `elves token` allows, since it
+ * audience ({@code elves token} and the operator sign with both), and a user id ({@code sub}) of the characters `elves token` allows, since it
  * travels into URLs, messages and rows.
  */
 final class TokenRules implements OAuth2TokenValidator<Jwt> {
@@ -42,15 +42,13 @@ final class TokenRules implements OAuth2TokenValidator<Jwt> {
 		if (!SUBJECT.matcher(subject).matches()) {
 			return refuse("the token's 'sub' must be 1 to 64 letters, digits or . _ @ -");
 		}
-		// Tokens signed before issuer and audience existed carry neither; one that names
-		// another issuer or audience is someone else's.
-		String tokenIssuer = jwt.getClaimAsString("iss");
-		if (tokenIssuer != null && !this.issuer.equals(tokenIssuer)) {
-			return refuse("the token's 'iss' is not " + this.issuer);
+		// A token signed with the same key for another purpose names another issuer or audience.
+		if (!this.issuer.equals(jwt.getClaimAsString("iss"))) {
+			return refuse("the token's 'iss' (issuer) is not " + this.issuer);
 		}
 		List<String> audiences = jwt.getAudience();
-		if (jwt.hasClaim("aud") && (audiences == null || !audiences.contains(this.audience))) {
-			return refuse("the token's 'aud' does not include " + this.audience);
+		if (audiences == null || !audiences.contains(this.audience)) {
+			return refuse("the token's 'aud' (audience) does not include " + this.audience);
 		}
 		return OAuth2TokenValidatorResult.success();
 	}

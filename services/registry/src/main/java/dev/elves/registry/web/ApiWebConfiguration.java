@@ -1,8 +1,6 @@
 package dev.elves.registry.web;
 
 import dev.elves.web.BodyLimitFilter;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
@@ -18,18 +16,10 @@ import tools.jackson.databind.json.JsonMapper;
 @EnableConfigurationProperties(ApiProperties.class)
 class ApiWebConfiguration implements WebMvcConfigurer {
 
-	private static final Logger log = LoggerFactory.getLogger(ApiWebConfiguration.class);
-
 	@Bean
 	FilterRegistrationBean<ServiceKeyFilter> serviceKeyFilter(ApiProperties properties, JsonMapper mapper) {
-		String key = properties.serviceKey();
-		boolean open = key == null || key.isEmpty();
-		if (open) {
-			log.warn("ELVES_SERVICE_KEY is not set: the registry's API answers anyone who reaches it");
-		}
 		FilterRegistrationBean<ServiceKeyFilter> registration = new FilterRegistrationBean<>(
-				new ServiceKeyFilter(open ? "" : key, mapper));
-		registration.setEnabled(!open);
+				new ServiceKeyFilter(properties.serviceKey(), mapper));
 		registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
 		return registration;
 	}
