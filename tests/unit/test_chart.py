@@ -441,6 +441,12 @@ def _rules(objects, kind):
     return [(o["metadata"]["name"], rule) for o in of_kind(objects, kind) for rule in o["rules"]]
 
 
+def test_operator_caps_follow_values(helm):
+    objects = render(helm, None, "operator.limits.maxReplicas=5", "operator.limits.maxMemory=2Gi")
+    env = env_of(named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
+    assert (env["ELVES_MAX_REPLICAS"]["value"], env["ELVES_MAX_MEMORY"]["value"]) == ("5", "2Gi")
+
+
 def test_operator_runs_kopf_on_the_handlers_module(helm):
     command = named(render(helm), "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]["command"]
     assert command[:3] == ["kopf", "run", "--module=elves.k8s.handlers"]

@@ -122,7 +122,9 @@ def environment(settings: Settings, layout: Layout, ports: Ports,
     env.update(spec.env)
     env["SERVER_PORT"] = str(server)
     env["MANAGEMENT_SERVER_PORT"] = str(management)
-    # Every replica listens on loopback only, like the rest of the local stack.
+    # Every replica listens on loopback only, like the rest of the local stack. (Spring refuses a
+    # management address when management shares the server's port, as the ingestor's does.)
     env["SERVER_ADDRESS"] = HOST
-    env["MANAGEMENT_SERVER_ADDRESS"] = HOST
+    if management != server:
+        env["MANAGEMENT_SERVER_ADDRESS"] = HOST
     return env

@@ -13,7 +13,7 @@ from elves.engine.models import Fault, parse_loadtest
 from elves.engine.status import ContainerWatch
 from elves.engine.units import Cpu, Memory
 from elves.k8s import workloads
-from elves.k8s.faults import KILL_SECONDS, cluster_problems
+from elves.k8s.faults import KILL_SECONDS, Caps, cluster_problems
 from elves.k8s.platform import KubernetesPlatform
 from elves.k8s.settings import OperatorSettings
 
@@ -258,3 +258,19 @@ def test_what_only_the_local_mode_can_do_is_named_by_field():
     local_script = spec(load={"script": {"path": "custom.js"}, "rate": "60/min", "duration": "1m"})
     assert cluster_problems(local_script)[0].startswith("spec.load.script.path: a file path works in local mode only")
     assert cluster_problems(spec()) == []
+
+
+def test_more_than_the_caps_allow_is_refused_naming_the_field():
+    caps = Caps(max_replicas=4, max_memory_bytes=1024**3)
+    problems = cluster_problems(spec(
+        system={"replicas": {"ingestor": 5}, "resources": {"registry": {"memory": "2Gi"}}},
+        sweep={"system.replicas.gateway": [1, 8]},
+        faults=[{"at": "10s", "scale": {"deployment": "ingestor", "replicas": 50}},
+                {"at": "20s", "resources": {"deployment": "ingestor", "memory": "8Gi"}}]), caps)
+    fields = {p.split(":")[0] for p in problems}
+    assert fields == {"spec.system.replicas.ingestor", "spec.system.resources.registry.memory",
+                      "spec.system.replicas.gateway", "spec.faults[0].scale.replicas",
+                      "spec.faults[1].resources.memory"}
+    assert any("operator.limits.maxReplicas" in p and "sweep point 1" in p for p in problems)
+    assert cluster_problems(spec(system={"replicas": {"ingestor": 4}}), caps) == []
+
