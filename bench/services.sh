@@ -160,7 +160,10 @@ ingestor_rate() {
 registry_drain() {
   local freeze=()
   # Local mode: freeze the registry while the logs are published, so that it drains a backlog.
-  if curl -sf --max-time 2 -o /dev/null "$SUPERVISOR/state"; then freeze=(--freeze "$SUPERVISOR"); fi
+  export ELVES_CONTROL_TOKEN="${ELVES_CONTROL_TOKEN:-$(cat "$ROOT/.elves/secrets/control-token" 2>/dev/null)}"
+  if curl -sf --max-time 2 -o /dev/null -H "Authorization: Bearer $ELVES_CONTROL_TOKEN" "$SUPERVISOR/state"; then
+    freeze=(--freeze "$SUPERVISOR")
+  fi
   echo "  => registry consumer: $(amqp drain --metrics "$REGISTRY_METRICS" --count "${ELVES_BENCH_DRAIN_COUNT:-100000}" "${freeze[@]}")"
 }
 

@@ -98,7 +98,10 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
             "drain": {"timeout": "90s"}}
     with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
         created = cluster.create_loadtest(ns, name, spec)
-        testrun = wait_for(lambda: cluster.testrun(ns, "elves-quick-0"), "the LoadTest's TestRun")
+        try:
+            testrun = wait_for(lambda: cluster.testrun(ns, "elves-quick-0"), "the LoadTest's TestRun")
+        except AssertionError as error:  # say where the LoadTest is instead
+            raise AssertionError(f"{error}; LoadTest status: {cluster.status(ns, name)}") from None
 
         # The TestRun: the script ConfigMap, parallel runners, remote write, the test id tag, owned.
         assert testrun["spec"]["parallelism"] == 1

@@ -127,7 +127,7 @@ def _running_and_ready(stack: LocalStack) -> bool:
 def local_stack() -> LocalStack:
     settings = Settings.from_env()
     ports = Ports(settings.port_offset)
-    stack = LocalStack(settings, ports, SupervisorClient(ports))
+    stack = LocalStack(settings, ports, SupervisorClient(ports, Layout(settings.state_dir)))
     if _running_and_ready(stack):
         return stack
     require(missing_prerequisite())
