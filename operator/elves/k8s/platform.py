@@ -9,6 +9,8 @@ quickly; rollouts, pod starts and k6 are observed by later calls.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import logging
 import random
 import time
@@ -78,10 +80,23 @@ class KubernetesPlatform:
                             f"there (ELVES_SYSTEM_NAMESPACE)?")
         return deployment
 
+    def _seal(self, snapshot: SystemSnapshot) -> str:
+        """An HMAC of the snapshot under a key LoadTest authors cannot read (the system's Secret):
+        status.snapshot is writable by whoever may write the LoadTest's status, and restoring
+        what they wrote would patch the services' env and resources with it."""
+        key = hashlib.sha256(b"elves snapshot seal\0" + self.jwt_secret().encode()).digest()
+        return hmac.new(key, snapshot.sealed_content(), hashlib.sha256).hexdigest()
+
     def snapshot_system(self) -> SystemSnapshot:
-        return SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name)) for name in DEPLOYMENTS})
+        snapshot = SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name))
+                                               for name in DEPLOYMENTS})
+        snapshot.seal = self._seal(snapshot)
+        return snapshot
 
     def restore_system(self, snapshot: SystemSnapshot) -> None:
+        if snapshot.seal is None or not hmac.compare_digest(snapshot.seal, self._seal(snapshot)):
+            raise LoadError("status.snapshot is not what the operator recorded (changed since, or unsealed): "
+                            "not restoring it; put the Deployments back by hand")
         for name, wanted in snapshot.deployments.items():
             deployment = self._deployment(name)
             ops = workloads.restore_ops(deployment, wanted)
