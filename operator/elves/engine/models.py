@@ -17,7 +17,7 @@ from pydantic import (
     BeforeValidator, Field, PlainValidator, ValidationError, WithJsonSchema, create_model, field_validator,
 )
 
-from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND
+from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND, TUNABLES
 from elves.engine.modelbase import Rule, SpecModel
 from elves.engine.scenarios import BUILTIN_SCENARIOS, EXEC_NAME_PATTERN, SCENARIO_NAMES, BuiltinScenario
 from elves.engine.status import LoadTestStatus
@@ -56,10 +56,29 @@ class ResourceLimits(SpecModel):
     cpu: Cpu | None = Field(None, description="CPU limit, e.g. 500m.")
 
 
-EnvVars = dict[EnvName, EnvValue]
+# Bounded, so kube-apiserver can bound the cost of the tunables rule (CEL) over it.
+EnvVars = Annotated[dict[EnvName, EnvValue], Field(max_length=50)]
 Replicas = _per_deployment("Replicas", Annotated[int, Field(ge=0, le=100)], "Replicas of the {}.")
 Resources = _per_deployment("Resources", ResourceLimits)
-Env = _per_deployment("Env", EnvVars, "Service settings of the {} for this test.")
+Env = _per_deployment("Env", EnvVars, "Service settings of the {} for this test (only its declared tunables).")
+
+
+def _tunables_rule(deployment: str) -> Rule:
+    """spec.system.env.<deployment> sets only that service's declared tunables (constants.TUNABLES)."""
+    allowed = TUNABLES[deployment]
+    names = ", ".join(f"'{name}'" for name in allowed)
+
+    def unknown(env: Any) -> list[str]:
+        return sorted(set(getattr(env, deployment) or {}) - set(allowed))
+
+    return Rule(f"!has(self.{deployment}) || self.{deployment}.all(k, k in [{names}])",
+                f"env.{deployment}: only the {deployment}'s tunables may be set: {', '.join(allowed)}",
+                lambda env: bool(unknown(env)),
+                lambda env: f"env.{deployment}.{unknown(env)[0]}: not a tunable of the {deployment} "
+                            f"(a LoadTest may set only: {', '.join(allowed)})")
+
+
+Env.rules = tuple(_tunables_rule(name) for name in DEPLOYMENTS)
 
 
 @dataclass(frozen=True)

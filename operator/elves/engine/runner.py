@@ -14,6 +14,7 @@ the end, whatever the end.
 from __future__ import annotations
 
 import copy
+import math
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -96,7 +97,7 @@ class Context:
         return Prometheus(self.prometheus_url or platform.prometheus_url())
 
     def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
-        return read_ledger(platform.registry_url(), test_id, self.http_timeout)
+        return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)
 
 
 @dataclass(frozen=True)
@@ -289,11 +290,15 @@ class _Step:
         return 0.0
 
     def _start_load(self) -> float:
-        tokens, admin = load_tokens(self.platform.jwt_secret(), self.ctx.test.spec.load.users)
         plan = self.plan
+        # The run's tokens expire with the run: its load, the wait for k6 to start and the grace.
+        lifetime = plan.duration_seconds + self.ctx.timeouts.load_start + self.ctx.timeouts.load_setup \
+            + self.ctx.timeouts.load_grace
+        tokens, admin = load_tokens(self.platform.jwt_secret(), self.ctx.test.spec.load.users, math.ceil(lifetime))
         self.platform.start_load(LoadRun(
             test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
-            parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
+            service_key=self.platform.service_key(), parallelism=plan.parallelism,
+            duration_seconds=plan.duration_seconds))
         self.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
         self.goto("Running", "load")
         return self.ctx.intervals.running

@@ -7,6 +7,8 @@ Times are UTC datetimes; latencies and durations are seconds; rates are per seco
 
 from __future__ import annotations
 
+import json
+
 from datetime import datetime
 from typing import Any, Literal
 
@@ -230,6 +232,13 @@ class SystemSnapshot(StatusModel):
     """What a test may change of the system, as it was before: put back at the end."""
 
     deployments: dict[str, DeploymentSnapshot] = Field(default_factory=dict)
+    seal: str | None = Field(None, description="The operator's HMAC of the deployments: a snapshot changed by "
+                                               "anyone else is not restored.")
+
+    def sealed_content(self) -> bytes:
+        """What the seal covers: the deployments, in one canonical form."""
+        return json.dumps(self.model_dump(mode="json", by_alias=True, exclude={"seal"}), sort_keys=True,
+                          separators=(",", ":")).encode()
 
 
 class LoadTestStatus(StatusModel):

@@ -42,7 +42,8 @@ public class RegistryClient {
 		JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(http);
 		factory.setReadTimeout(properties.readTimeout());
 		this.baseUrl = properties.url();
-		this.client = builder.clone().baseUrl(properties.url().toString()).requestFactory(factory).build();
+		this.client = builder.clone().baseUrl(properties.url().toString()).requestFactory(factory)
+			.defaultHeaders((headers) -> headers.set(ElvesHeaders.SERVICE_KEY, properties.serviceKey())).build();
 	}
 
 	/**

@@ -12,8 +12,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param url            the registry's base URL [ELVES_REGISTRY_URL]
  * @param connectTimeout longest wait to connect [ELVES_REGISTRY_CONNECT_TIMEOUT]
  * @param readTimeout    longest wait for an answer [ELVES_REGISTRY_READ_TIMEOUT]
+ * @param serviceKey     the registry's service credential, sent on every call [ELVES_SERVICE_KEY]
  */
 @ConfigurationProperties("elves.registry")
 public record RegistryProperties(@DefaultValue("http://127.0.0.1:8081") URI url,
-		@DefaultValue("1s") Duration connectTimeout, @DefaultValue("5s") Duration readTimeout) {
+		@DefaultValue("1s") Duration connectTimeout, @DefaultValue("5s") Duration readTimeout,
+		@DefaultValue("") String serviceKey) {
 }

@@ -26,7 +26,11 @@ class RegistryClientTest {
 
 	private HttpServer server;
 
+	private static final String KEY = "service-key-for-the-test";
+
 	private final AtomicReference<URI> lastUri = new AtomicReference<>();
+
+	private final AtomicReference<String> lastKey = new AtomicReference<>();
 
 	private final CountDownLatch release = new CountDownLatch(1);
 
@@ -35,6 +39,7 @@ class RegistryClientTest {
 		this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		this.server.createContext("/api/v1/users/", (exchange) -> {
 			this.lastUri.set(exchange.getRequestURI());
+			this.lastKey.set(exchange.getRequestHeaders().getFirst("X-Elves-Service-Key"));
 			byte[] body = "{\"id\":\"x\"}".getBytes(StandardCharsets.UTF_8);
 			exchange.sendResponseHeaders(200, body.length);
 			exchange.getResponseBody().write(body);
@@ -76,7 +81,7 @@ class RegistryClientTest {
 	}
 
 	private RegistryClient client(URI url, Duration readTimeout) {
-		return new RegistryClient(RestClient.builder(), new RegistryProperties(url, Duration.ofMillis(500), readTimeout));
+		return new RegistryClient(RestClient.builder(), new RegistryProperties(url, Duration.ofMillis(500), readTimeout, KEY));
 	}
 
 	private URI url() {
@@ -90,6 +95,7 @@ class RegistryClientTest {
 		assertThat(answer).contains("{\"id\":\"x\"}");
 		assertThat(this.lastUri.get().getRawPath()).isEqualTo("/api/v1/users/a%2Fb%3Fc");
 		assertThat(this.lastUri.get().getRawQuery()).isEqualTo("user=x%26all%3Dtrue");
+		assertThat(this.lastKey.get()).as("the service credential goes along").isEqualTo(KEY);
 	}
 
 	@Test
