@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from elves.engine import promql
-from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
+from elves.engine.analysis import (
+    AnalysisError, RunWindow, analyze, leave_out_warmup, ledger_complete, ledger_result, ledger_since,
+)
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
@@ -125,6 +127,17 @@ class StepResult:
     status: LoadTestStatus
     delay: float  # call step() again after this many seconds (0 when final)
     events: list[Event] = field(default_factory=list)  # what happened, for a log or kubectl events
+
+
+def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
+    """Deployments whose ready replicas Prometheus still counts below the desired ones (none
+    when it has no such series at all: nothing to wait for)."""
+    try:
+        desired = prom.by_label(promql.replicas_desired(), "deployment")
+        ready = prom.by_label(promql.replicas_ready(), "deployment")
+    except PrometheusError:
+        return []
+    return sorted(d for d, want in desired.items() if want is not None and (ready.get(d) or 0) < want)
 
 
 class HarnessError(Exception):
@@ -274,9 +287,17 @@ class _Step:
         return 0.0
 
     def _prometheus(self) -> float:
-        ready, reason = self.ctx.prometheus(self.platform).ready()
+        prom = self.ctx.prometheus(self.platform)
+        ready, reason = prom.ready()
         if not ready:
             return self.wait(reason, self.ctx.timeouts.prometheus, "PrometheusUnreachable")
+        # The platform says the replicas are ready; Prometheus learns it at its next scrape. Until
+        # then its last sample says "0 ready", and the report would show a deployment nobody
+        # touched with "ready min 0".
+        behind = replicas_not_yet_seen_ready(prom)
+        if behind:
+            return self.wait(f"Prometheus has not yet seen {', '.join(behind)} ready", self.ctx.timeouts.prometheus,
+                             "PrometheusBehind")
         self.goto(None, "baseline")
         return 0.0
 
@@ -440,10 +461,12 @@ class _Step:
         began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
         try:
             results = analyze(prom, window, ledger, self._logged_endpoints())
+            if plan.warmup_seconds > 0:
+                leave_out_warmup(results, prom, window, plan.warmup_seconds)
             verdict = evaluate(spec.objectives, results, prom, end)
             if spec.load.profile == "breakpoint":
                 verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, load_start, load_end,
-                                                     plan.profile)
+                                                     plan.profile, plan.warmup_seconds)
         except AnalysisError as exc:
             raise HarnessError("NoLoadData", str(exc)) from None
         except VerdictError as exc:

@@ -105,6 +105,9 @@ class RunResults(StatusModel):
     drain_seconds: float | None = None
     drain_completed: bool = True
     throughput: float | None = Field(None, description="Completed work per second over load and drain (sweep tables).")
+    warmup_seconds: float = Field(0.0, description="The warm-up at the start of the load, left out of the verdict.")
+    warmup: EndpointResult | None = Field(None, description="The requests of the warm-up (when there was one);"
+                                          " endpoints and total then cover the load after it.")
 
 
 class Check(StatusModel):

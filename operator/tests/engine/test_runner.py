@@ -394,3 +394,23 @@ def test_a_test_with_a_verdict_is_completed_and_ready_or_failed_by_it(phase, pas
     if phase == "Failed":
         (missed,) = [c for c in status.conditions if c.type == "Failed"]
         assert missed.message == "lost_requests: observed 3, wanted == 0" and missed.observed_generation == 2
+
+
+class _Replicas:
+    """A Prometheus stand-in that answers the two replica queries."""
+
+    def __init__(self, desired, ready):
+        self.answers = {"desired": desired, "ready": ready}
+
+    def by_label(self, expr, label, time=None):
+        return self.answers["desired" if "spec_replicas" in expr else "ready"]
+
+
+def test_the_load_waits_until_prometheus_has_seen_the_replicas_ready():
+    from elves.engine.runner import replicas_not_yet_seen_ready
+
+    # Just after a start the last scrape still says 0 ready: "ready min 0" for a deployment nobody touched.
+    assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "registry": 1}, {"gateway": 0, "registry": 1})) \
+        == ["gateway"]
+    assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "ingestor": 0}, {"gateway": 1})) == []
+    assert replicas_not_yet_seen_ready(_Replicas({}, {})) == []
