@@ -8,54 +8,16 @@ import re
 import pytest
 
 from elves.cli import main as elves_main
-from elves.engine.analysis import RunWindow, analyze, utc
 from elves.engine.compare import CompareError, compare_paths, html_section, parse_thresholds
-from elves.engine.models import parse_loadtest
-from elves.engine.report import SUMMARY, write_report
-from elves.engine.status import LoadTestStatus, RunStatus
-from elves.engine.summary import summarize
-from elves.engine.verdict import evaluate
-from engine_testkit import RUN
+from elves.engine.report import SUMMARY
+from results_testkit import known_run, write_summary
 
-LEDGER = {"requests": 120, "results": {"done": 120, "failed": 0}, "logs": 180,
-          "logsByEndpoint": {"getData": 120, "getStatus": 60}, "duplicates": 0}
 QUEUE = "elves.ingestor.data.in"
 
 
 @pytest.fixture(scope="module")
 def known(known_run_prometheus):
-    """The known run's LoadTest and its results, analysed from a real Prometheus."""
-    test = parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": "known-run"},
-                           "spec": {"load": {"scenario": "system-mix", "rate": "180/min", "duration": "1m"}}})
-    results = analyze(known_run_prometheus, RunWindow(RUN.test_id, RUN.load_start, RUN.load_end, RUN.drain_end, 30.0),
-                      LEDGER)
-    verdict = evaluate(test.spec.objectives, results, known_run_prometheus, RUN.drain_end)
-    # The backfilled history has no k6 latency histograms: give the run latencies to compare.
-    results.total = results.total.model_copy(update={"p50": 0.030, "p95": 0.090, "p99": 0.120})
-    return test, results, verdict
-
-
-def write_summary(directory, known, points=None, **changes):
-    """A report directory written by write_report, its results changed by `changes`:
-    `total`, `ledger`, `queues`, `deployments` take dicts of fields to update."""
-    test, results, verdict = known
-    runs = []
-    for index, point in enumerate(points or [{}]):
-        changed = results.model_copy(deep=True)
-        for part, fields in changes.items():
-            target = getattr(changed, part)
-            if isinstance(target, dict):
-                for name, values in fields.items():
-                    target[name] = target[name].model_copy(update=values)
-            else:
-                setattr(changed, part, target.model_copy(update=fields))
-        runs.append(RunStatus(index=index, test_id=f"{RUN.test_id}{index}", point=point, phase="Succeeded",
-                              load_started_at=utc(RUN.load_start), load_ended_at=utc(RUN.load_end),
-                              results=changed, verdict=verdict))
-    status = LoadTestStatus(phase="Succeeded", runs=runs, results=runs[-1].results, verdict=verdict)
-    status.summary = summarize(status)
-    write_report(directory, test, status, None)
-    return directory
+    return known_run(known_run_prometheus)
 
 
 def test_a_run_compared_with_itself_changes_nothing(known, tmp_path, capsys):

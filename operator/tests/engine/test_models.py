@@ -188,7 +188,7 @@ def test_files_with_yaml_errors_or_nothing_in_them(tmp_path):
         load_file(str(tmp_path / "missing.yaml"))
 
 
-EXAMPLES = sorted((REPO / "loadtests" / "examples").glob("*.yaml"))
+EXAMPLES = sorted((REPO / "loadtests" / "examples").rglob("*.yaml"))
 
 
 @pytest.mark.skipif(not EXAMPLES, reason="loadtests/examples/*.yaml not written yet")
