@@ -34,19 +34,21 @@ from elves.engine.units import parse_duration
 DEFAULT_THRESHOLDS = "p99:+10%,errors:+0.5pp,lost:0"
 TOTAL, LEDGER = "total", "ledger"
 
-# Figure name -> (kind, how to read it). Kinds: seconds, fraction (0..1), rate (per second), count.
+# Figure name -> (kind, how to read it). Kinds: seconds, fraction (0..1), rate (per second), bytes, count.
 ENDPOINT_FIGURES: dict[str, tuple[str, str]] = {
     "requests": ("count", "requests"), "rate": ("rate", "rate"), "errors": ("fraction", "error_rate"),
     "p50": ("seconds", "p50"), "p90": ("seconds", "p90"), "p95": ("seconds", "p95"),
-    "p99": ("seconds", "p99"), "mean": ("seconds", "mean"),
+    "p99": ("seconds", "p99"), "mean": ("seconds", "mean"), "timeouts": ("count", "timeouts"),
+    "retries": ("count", "retries"),
 }
 RUN_FIGURES: dict[str, tuple[str, str]] = {
     "dropped": ("count", "dropped_iterations"), "drain": ("seconds", "drain_seconds"),
-    "throughput": ("rate", "throughput"),
+    "throughput": ("rate", "throughput"), "stability": ("count", "throughput_stability"),
 }
 QUEUE_FIGURES: dict[str, tuple[str, str]] = {"depth_max": ("count", "max"), "depth_final": ("count", "final")}
 DEPLOYMENT_FIGURES: dict[str, tuple[str, str]] = {
     "restarts": ("count", "restarts"), "oom_kills": ("count", "oom_kills"), "replicas_max": ("count", "replicas_max"),
+    "heap_max": ("bytes", "heap_max_bytes"), "gc": ("seconds", "gc_seconds"), "cpu_cores": ("count", "cpu_cores"),
 }
 LEDGER_FIGURES: dict[str, tuple[str, str]] = {
     "lost": ("count", ""), "lost_requests": ("count", "lost_requests"), "lost_logs": ("count", "lost_logs"),

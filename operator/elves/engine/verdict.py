@@ -190,7 +190,7 @@ def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
         if results is not None:
             row.rate = results.rate
             row.throughput = results.throughput
-            row.p95, row.p99 = results.total.p95, results.total.p99
+            row.p95, row.p99, row.error_rate = results.total.p95, results.total.p99, results.total.error_rate
             deepest_queue = deepest(results.queues)
             row.queue_depth_max = deepest_queue[1] if deepest_queue else None
             row.lost = results.ledger.lost_requests if results.ledger else None

@@ -301,7 +301,7 @@ def detail_blocks(result: CaseResult) -> list[Block]:
     if not result.runs:
         return blocks
     headers = ["run", "asked", "achieved", "p50", "p95", "p99", "failed", "deepest queue (work queues)",
-               "restarts (OOM)", "lost requests", "lost logs", "drain"]
+               "restarts (OOM)", "lost requests", "lost logs", "drain", "stability"]
     rows = []
     for r_run in result.runs:
         r = r_run.results
@@ -310,16 +310,24 @@ def detail_blocks(result: CaseResult) -> list[Block]:
         rows.append([point_text(r_run) or str(r_run.index), format_rate(asked_rate(result.test)), format_rate(r.rate),
                      format_seconds(r.total.p50), format_seconds(r.total.p95), format_seconds(r.total.p99),
                      percent(r.total.error_rate), queue_text(r), restarts_text(r), str(requests), str(logs),
-                     drain_text(r)])
+                     drain_text(r), "-" if r.throughput_stability is None else f"{r.throughput_stability:.2f}"])
     blocks.append(("table", headers, rows))
     endpoint_rows = []
     for r_run in result.runs:
         assert r_run.results is not None
         for name, e in r_run.results.endpoints.items():
             endpoint_rows.append([point_text(r_run) or str(r_run.index), name, str(e.requests), format_rate(e.rate),
-                                  percent(e.error_rate), format_seconds(e.p50), format_seconds(e.p95),
+                                  percent(e.error_rate), str(e.timeouts), str(e.retries), format_seconds(e.p50),
+                                  format_seconds(e.p95),
                                   format_seconds(e.p99)])
-    blocks.append(("table", ["run", "endpoint", "requests", "rate", "failed", "p50", "p95", "p99"], endpoint_rows))
+    blocks.append(("table", ["run", "endpoint", "requests", "rate", "failed", "timed out", "retries", "p50", "p95",
+                             "p99"], endpoint_rows))
+    blocks.append(("table", ["run", "deployment", "restarts", "OOM kills", "heap max (one replica)", "GC pauses",
+                             "CPU (cores, mean)"], [
+        [point_text(r_run) or str(r_run.index), name, str(d.restarts), str(d.oom_kills),
+         "-" if d.heap_max_bytes is None else f"{d.heap_max_bytes / 2**20:.0f} MiB", format_seconds(d.gc_seconds),
+         "-" if d.cpu_cores is None else f"{d.cpu_cores:.2f}"]
+        for r_run in result.runs if r_run.results for name, d in r_run.results.deployments.items()]))
     blocks.append(("p", "Replicas ready over time: " + " | ".join(
         f"{point_text(r_run) or r_run.index}: {replicas_text(r_run.results)}" for r_run in result.runs if r_run.results)))
     if result.status is not None and result.status.sweep:
