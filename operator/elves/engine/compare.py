@@ -22,13 +22,13 @@ from __future__ import annotations
 import json
 import re
 from html import escape
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator
 
 from elves.engine.report.html import _fmt as report_value
 from elves.engine.report.html import _table as report_table
-from elves.engine.status import LoadTestStatus, RunResults
+from elves.engine.status import Check, LoadTestStatus, RunResults
 from elves.engine.units import parse_duration
 
 DEFAULT_THRESHOLDS = "p99:+10%,errors:+0.5pp,lost:0"
@@ -241,11 +241,9 @@ def figures(label: str, base: RunResults, new: RunResults) -> list[Row]:
     return rows
 
 
-def compare(baseline: dict[str, Any], new: dict[str, Any], thresholds: list[Threshold],
-            names: tuple[str, str] = ("baseline", "new")) -> Comparison:
-    """The comparison of two summary documents (summary.json as parsed)."""
-    before = run_results(LoadTestStatus.model_validate(baseline.get("status", {})))
-    after = run_results(LoadTestStatus.model_validate(new.get("status", {})))
+def compare_runs(before: list[tuple[str, RunResults]], after: list[tuple[str, RunResults]],
+                 thresholds: list[Threshold], names: tuple[str, str] = ("baseline", "new")) -> Comparison:
+    """Runs paired in order (a sweep's points with their counterparts), figures and thresholds."""
     comparison = Comparison(names[0], names[1], [], thresholds)
     if not before or not after:
         comparison.notes.append(f"no results to compare in {names[0] if not before else names[1]}")
@@ -261,6 +259,36 @@ def compare(baseline: dict[str, Any], new: dict[str, Any], thresholds: list[Thre
             comparison.unmatched.append(threshold)
         comparison.breaches += [(threshold, row) for row in matched if threshold.crossed(row)]
     return comparison
+
+
+def compare(baseline: dict[str, Any], new: dict[str, Any], thresholds: list[Threshold],
+            names: tuple[str, str] = ("baseline", "new")) -> Comparison:
+    """The comparison of two summary documents (summary.json as parsed)."""
+    return compare_runs(run_results(LoadTestStatus.model_validate(baseline.get("status", {}))),
+                        run_results(LoadTestStatus.model_validate(new.get("status", {}))), thresholds, names)
+
+
+def baseline_checks(baseline: dict[str, Any], name: str, results: RunResults, fail_on: str | None = None) -> list[Check]:
+    """A run's results against a baseline summary's last run, one verdict check per threshold
+    (`spec.baseline`: a CI gate against regressions). A threshold that matches no figure fails:
+    a gate that cannot look must not pass."""
+    before = run_results(LoadTestStatus.model_validate(baseline.get("status", {})))
+    comparison = compare_runs(before[-1:], [("", results)] if before else [], parse_thresholds(fail_on),
+                              (name, "this run"))
+    if before:
+        comparison.rows = [replace(row, run="") for row in comparison.rows]
+    checks = []
+    for threshold in comparison.thresholds:
+        rows = [row for row in comparison.rows if threshold.applies(row)]
+        crossed = [row for t, row in comparison.breaches if t is threshold]
+        shown = (crossed or rows or [None])[0]
+        detail = (f"{shown.scope} {shown.figure}: {format_value(shown.kind, shown.baseline)} in {name},"
+                  f" {format_value(shown.kind, shown.new)} now ({change_text(shown)})" if shown else
+                  f"no such figure in both {name} and this run")
+        checks.append(Check(name=f"baseline {threshold.text}", observed=shown.new if shown else None,
+                            target=f"no worse than {name} by {threshold.text.split(':', 1)[1]}",
+                            ok=bool(rows) and not crossed, detail=detail))
+    return checks
 
 
 def compare_paths(baseline: Path, new: Path, fail_on: str | None = None) -> Comparison:

@@ -99,3 +99,17 @@ def test_an_unusable_file_is_exit_2(tmp_path, capsys):
     (tmp_path / "x.json").write_text(json.dumps({"no": "status"}))
     assert elves_main(["compare", str(tmp_path / "x.json"), str(tmp_path / "missing")]) == 2
     assert "not an Elves summary" in capsys.readouterr().err
+
+
+def test_baseline_checks_turn_each_threshold_into_a_verdict_check(known, tmp_path):
+    from elves.engine.compare import baseline_checks
+
+    _, results, _ = known
+    baseline = json.loads((write_summary(tmp_path / "before", known) / SUMMARY).read_text())
+    slower = results.model_copy(update={"total": results.total.model_copy(update={"p99": 0.2})})
+    checks = {c.name: c for c in baseline_checks(baseline, "before", slower, "p99:+10%,lost:0,p99{nowhere}:+1%")}
+    assert not checks["baseline p99:+10%"].ok and checks["baseline p99:+10%"].observed == 0.2
+    assert checks["baseline p99:+10%"].detail == "total p99: 120ms in before, 200ms now (+66.7 %)"
+    assert checks["baseline lost:0"].ok
+    assert not checks["baseline p99{nowhere}:+1%"].ok  # a gate that cannot look does not pass
+    assert all(c.ok for c in baseline_checks(baseline, "before", results))
