@@ -18,7 +18,7 @@ from typing import Any
 from elves.constants import WORK_QUEUES
 from elves.engine.models import LoadTest, SpecError, parse_loadtest
 from elves.engine.plan import peak_rate
-from elves.engine.report.html import CSS, _markers, sweep_html
+from elves.engine.report.html import CSS, _markers, observed_text, sweep_html
 from elves.engine.report.html import _table as table
 from elves.engine.report.svg import chart
 from elves.engine.status import LoadTestStatus, RunResults, RunStatus
@@ -244,8 +244,7 @@ def _objectives(result: CaseResult) -> str:
              if verdict.breakpoint else "")
     if not missed:
         return f"Yes: every objective held ({len(verdict.checks)}/{len(verdict.checks)}).{broke}"
-    names = ", ".join(f"{c.name} {c.observed if c.observed is None else f'{c.observed:.4g}'} (wanted {c.target})"
-                      for c in missed)
+    names = ", ".join(f"{c.name} {observed_text(c.name, c.observed)} (wanted {c.target})" for c in missed)
     return f"No: missed {names}.{broke}"
 
 
@@ -296,7 +295,7 @@ def detail_blocks(result: CaseResult) -> list[Block]:
     if run:
         load, cores = (run.get("loadAverageBefore") or [0.0])[0], run.get("cores") or 1
         blocks.append(("p", f"Ran {run.get('started', '?')}, {format_duration(round(run.get('wallSeconds', 0)))} of wall"
-                            f" time, exit code {run.get('exitCode')}; load average {load:.1f} on {cores} cores before it"
+                            f" time, exit code {run.get('exitCode')}, code at commit {run.get('commit') or '?'}; load average {load:.1f} on {cores} cores before it"
                             f" ({busy(load, cores)})."))
     if not result.runs:
         return blocks

@@ -53,6 +53,15 @@ def scale_document(document: dict[str, Any], duration: str) -> dict[str, Any]:
     return result
 
 
+def commit() -> str:
+    """The code's commit (of the current directory's checkout), or "" outside one."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on, and how busy it was when the suite began."""
     def first(path: str, prefix: str) -> str:
@@ -64,12 +73,6 @@ def machine() -> dict[str, Any]:
             pass
         return ""
 
-    def command(*argv: str) -> str:
-        try:
-            return subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
     memory_kib = first("/proc/meminfo", "MemTotal").split()[0] if first("/proc/meminfo", "MemTotal") else "0"
     return {
         "cpu": first("/proc/cpuinfo", "model name"),
@@ -78,7 +81,7 @@ def machine() -> dict[str, Any]:
         "os": first("/etc/os-release", "PRETTY_NAME"),
         "kernel": platform.release(),
         "python": platform.python_version(),
-        "commit": command("git", "rev-parse", "--short", "HEAD"),
+        "commit": commit(),
         "loadAverage": list(os.getloadavg()),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -113,7 +116,7 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
     print(f"== {case.id}: elves run {path}", file=out, flush=True)
     code = run_file(str(path), reports_dir=reports_dir, out=out)
     record = {
-        "case": case.id, "file": case.file, "ran": str(path), "suiteDuration": case.suite.duration,
+        "case": case.id, "file": case.file, "ran": str(path), "suiteDuration": case.suite.duration, "commit": commit(),
         "exitCode": code, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "wallSeconds": round(time.time() - started, 1),
         "cores": os.cpu_count(), "loadAverageBefore": list(load_before), "loadAverageAfter": list(os.getloadavg()),
