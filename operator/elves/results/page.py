@@ -414,14 +414,14 @@ def _inline(text: str) -> str:
 
 def html(blocks: list[Block]) -> str:
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Elves results</title>",
-             f"<style>{CSS} td {{ text-align: left; vertical-align: top; }}</style></head><body>"]
+             f"<style>{CSS} td, th {{ text-align: left; vertical-align: top; }}</style></head><body>"]
     for block in blocks:
         if block[0] == "h":
             parts.append(f"<h{block[1]}>{escape(block[2])}</h{block[1]}>")
         elif block[0] == "p":
             parts.append(f"<p>{_inline(block[1])}</p>")
         elif block[0] == "table" and block[2]:
-            parts.append(table(block[1], [[escape(c) for c in row] for row in block[2]]))
+            parts.append(table(block[1], [[_inline(c) for c in row] for row in block[2]]))
         elif block[0] == "html":
             parts.append(block[1])
     parts.append("</body></html>")
