@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -135,6 +136,21 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
     return code
 
 
+def _stop_on_signals() -> list[str]:
+    """SIGTERM and SIGINT (ignored by a shell's background jobs) end the running case as Ctrl-C
+    does, so `elves run` stops k6 and restores the system; the suite then stops. The list
+    returned names the signal once one came."""
+    received: list[str] = []
+
+    def interrupt(signum: int, _frame: object) -> None:
+        received.append(signal.Signals(signum).name)
+        raise KeyboardInterrupt
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, interrupt)
+    return received
+
+
 def run_suite(directory: Path, results: Path, reports: Path, page: Path, only: list[str] | None = None,
               out=sys.stdout) -> int:
     """Exit 0 when every case ran (passed or failed: a benchmark reports, it does not gate), 2 otherwise."""
@@ -151,14 +167,23 @@ def run_suite(directory: Path, results: Path, reports: Path, page: Path, only: l
         return 2
     results.mkdir(parents=True, exist_ok=True)
     (results / MACHINE_FILE).write_text(json.dumps(machine(), indent=1) + "\n", encoding="utf-8")
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+    stop = _stop_on_signals()
     harness_errors = []
-    for case in cases:
-        if case.file is None or (only and case.id not in only):
-            continue
-        if run_case(study_path, case, results, reports, out) == 2:
-            harness_errors.append(case.id)
-        if study_path.exists():
-            write_page(results, study_path, page)
+    try:
+        for case in cases:
+            if case.file is None or (only and case.id not in only):
+                continue
+            if run_case(study_path, case, results, reports, out) == 2:
+                harness_errors.append(case.id)
+            if study_path.exists():
+                write_page(results, study_path, page)
+            if stop:
+                print(f"suite: stopped by {stop[0]} after {case.id}", file=out)
+                break
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     print(f"suite: {len(harness_errors)} harness error(s){': ' + ', '.join(harness_errors) if harness_errors else ''};"
           f" results in {results}" + (f", page {page}" if study_path.exists() else ""), file=out)
     return 2 if harness_errors else 0
