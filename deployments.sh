@@ -2,29 +2,31 @@
 # Sets up and starts Elves.
 #
 #   ./deployments.sh --local   the local mode: installs the Debian packages, builds the
-#                              services (and k6), generates the secrets once, starts the
-#                              supervisor in the background and waits until every
-#                              replica is ready. Running it again while it runs is fine.
+#                              services (and k6), creates the state directory (marked as
+#                              the local mode's, so ./cleanup.sh --local may delete it) and
+#                              its secrets once, starts the supervisor in the background and
+#                              waits until every replica is ready. Running it again while it
+#                              runs is fine.
 #   ./deployments.sh [OPTIONS] into the current kube context: tools/cluster/deploy.sh
 #                              (see `tools/cluster/deploy.sh --help` for its options).
 #
 # Settings (environment):
-#   ELVES_STATE_DIR        local state directory (default: <repo>/.elves)
+#   ELVES_STATE_DIR        local state directory (default: <repo>/.elves); an existing
+#                          directory is used but never marked for deletion
+#   ELVES_LOCAL_PORT_OFFSET  added to every local port (default: 0)
 #   ELVES_CACHE            built tools (default: $HOME/.cache/elves)
 #   ELVES_READY_TIMEOUT    seconds to wait for the local stack to be ready (default: 600)
 #   ELVES_SKIP_BUILD       1: use the jars as they are (default: build when sources changed)
 #   ELVES_LOCAL_REPLICAS   replicas at start, e.g. gateway=1,registry=1,ingestor=2
+# Paths, ports and the service list come from the Python (tools/facts.sh: `elves local env`).
 set -Eeuo pipefail
 
-readonly REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-readonly STATE_DIR="${ELVES_STATE_DIR:-${REPO_DIR}/.elves}"
+REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly REPO_DIR
 readonly READY_TIMEOUT="${ELVES_READY_TIMEOUT:-600}"
 readonly SKIP_BUILD="${ELVES_SKIP_BUILD:-0}"
 readonly VENV="${REPO_DIR}/.venv"
 readonly ELVES="${VENV}/bin/elves"
-readonly SERVICES=(gateway registry ingestor)
-readonly SUPERVISOR_PID_FILE="${STATE_DIR}/run/supervisor.pid"
-readonly SUPERVISOR_LOG="${STATE_DIR}/logs/supervisor.log"
 BUILT_SERVICES=0  # set when this run rebuilt the jars
 
 log() { echo "deployments: $*" >&2; }
@@ -33,6 +35,9 @@ die() { log "error: $*"; exit 1; }
 usage() {
   sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
 }
+
+# shellcheck source=tools/facts.sh
+source "${REPO_DIR}/tools/facts.sh"
 
 # ---- local mode -----------------------------------------------------------------
 
@@ -50,9 +55,8 @@ ensure_venv() {
 }
 
 jars_up_to_date() {
-  local name jar
-  for name in "${SERVICES[@]}"; do
-    jar="${REPO_DIR}/services/${name}/target/${name}.jar"
+  local jar
+  for jar in "${LOCAL_JARS[@]}"; do
     [[ -f ${jar} ]] || return 1
     # Any source or build file newer than the jar means a rebuild.
     if [[ -n "$(find "${REPO_DIR}/services" -path '*/target' -prune -o -type f \
@@ -81,22 +85,9 @@ build_k6() {
   fi
 }
 
-generate_secrets() {
-  local name secrets="${STATE_DIR}/secrets"
-  mkdir -p "${secrets}"
-  chmod 700 "${secrets}"
-  for name in jwt-secret postgres-password rabbitmq-password; do
-    if [[ ! -s ${secrets}/${name} ]]; then
-      # 32 random bytes as hex: safe in URLs, config files and SQL literals.
-      (umask 077 && od -An -v -tx1 -N32 /dev/urandom | tr -d ' \n' >"${secrets}/${name}.tmp")
-      mv "${secrets}/${name}.tmp" "${secrets}/${name}"
-    fi
-  done
-}
-
 supervisor_pid() {
   local pid
-  pid="$(cat "${SUPERVISOR_PID_FILE}" 2>/dev/null)" || return 1
+  pid="$(cat "${LOCAL_SUPERVISOR_PID_FILE}" 2>/dev/null)" || return 1
   [[ -n ${pid} ]] && kill -0 "${pid}" 2>/dev/null && echo "${pid}"
 }
 
@@ -110,33 +101,33 @@ start_supervisor() {
     fi
     return
   fi
-  mkdir -p "${STATE_DIR}/logs"
+  mkdir -p "${LOCAL_LOGS_DIR}"
   # Children a dead supervisor left behind would hold the ports: end them by their PIDs.
   "${ELVES}" local reap
-  log "starting the supervisor (log: ${SUPERVISOR_LOG})"
-  setsid "${ELVES}" local supervise >>"${SUPERVISOR_LOG}" 2>&1 </dev/null &
+  log "starting the supervisor (log: ${LOCAL_SUPERVISOR_LOG})"
+  setsid "${ELVES}" local supervise >>"${LOCAL_SUPERVISOR_LOG}" 2>&1 </dev/null &
 }
 
 wait_until_ready() {
   log "waiting up to ${READY_TIMEOUT} s until every replica is ready"
   if ! "${ELVES}" local status --wait "${READY_TIMEOUT}"; then
-    tail -n 20 "${SUPERVISOR_LOG}" >&2 || true
-    die "the local stack is not ready; logs are in ${STATE_DIR}/logs (stop it with ./cleanup.sh --local)"
+    tail -n 20 "${LOCAL_SUPERVISOR_LOG}" >&2 || true
+    die "the local stack is not ready; logs are in ${LOCAL_LOGS_DIR} (stop it with ./cleanup.sh --local)"
   fi
 }
 
 print_access() {
-  local offset="${ELVES_LOCAL_PORT_OFFSET:-0}" elves="${ELVES#"${REPO_DIR}/"}"
+  local elves="${ELVES#"${REPO_DIR}/"}"
   cat <<EOF
 
-Elves runs locally (state in ${STATE_DIR}):
-  gateway     http://127.0.0.1:$((8080 + offset))   (through the supervisor's round-robin proxy)
-  registry    http://127.0.0.1:$((8081 + offset))
-  Prometheus  http://127.0.0.1:$((9090 + offset))
-  supervisor  http://127.0.0.1:$((9400 + offset))/state   (control API; kube-state-metrics at /metrics)
+Elves runs locally (state in ${LOCAL_STATE_DIR}):
+  gateway     ${LOCAL_GATEWAY_URL}   (through the supervisor's round-robin proxy)
+  registry    ${LOCAL_REGISTRY_URL}
+  Prometheus  ${LOCAL_PROMETHEUS_URL}
+  supervisor  ${LOCAL_SUPERVISOR_URL}/state   (control API; kube-state-metrics at /metrics)
 
 A token:  TOKEN=\$(${elves} token --user alice)   (add --admin for an administrator)
-Try it:   curl -H "Authorization: Bearer \$TOKEN" http://127.0.0.1:$((8080 + offset))/api/v1/users/me
+Try it:   curl -H "Authorization: Bearer \$TOKEN" ${LOCAL_GATEWAY_URL}/api/v1/users/me
 Status:   ${elves} local status
 Stop:     ./cleanup.sh --local
 EOF
@@ -144,10 +135,11 @@ EOF
 
 deploy_local() {
   install_local_deps
+  load_facts
   ensure_venv
   build_services
   build_k6
-  generate_secrets
+  "${ELVES}" local prepare
   start_supervisor
   wait_until_ready
   print_access

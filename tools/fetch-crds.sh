@@ -24,7 +24,7 @@ die() { echo "fetch-crds: $*" >&2; exit 1; }
 module_dir() {
   local dir
   # Run outside any module so a go.mod nearby cannot change what is resolved.
-  dir=$(cd / && GOFLAGS= go mod download -json "$1@$2" |
+  dir=$(cd / && GOFLAGS="" go mod download -json "$1@$2" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
   [[ -d $dir ]] || die "could not download Go module $1@$2 from $(go env GOPROXY)"
   echo "$dir"

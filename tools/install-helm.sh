@@ -11,7 +11,8 @@
 # Prints the path of the helm binary on stdout; progress goes to stderr.
 set -Eeuo pipefail
 
-readonly REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly REPO_ROOT
 # The temporary build directory, removed on exit whatever happens.
 BUILD_DIR=""
 trap 'if [[ -n "${BUILD_DIR}" ]]; then rm -rf "${BUILD_DIR}"; fi' EXIT

@@ -11,7 +11,8 @@
 #   K6="$(tools/install-k6.sh)"
 set -Eeuo pipefail
 
-readonly SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly SCRIPT_DIR
 
 die() {
   echo "install-k6: $*" >&2
@@ -38,10 +39,12 @@ has_prometheus_output() {
 }
 
 main() {
+  local pinned version
+  # In a subshell, so that the file's value never replaces a K6_VERSION from the environment.
   # shellcheck source=versions.env
-  local pinned
   pinned="$(. "$SCRIPT_DIR/versions.env" && echo "$K6_VERSION")"
-  local version="${K6_VERSION:-$pinned}"
+  # shellcheck disable=SC2031 # the environment's K6_VERSION, unchanged by the subshell
+  version="${K6_VERSION:-$pinned}"
   [[ -n "$version" ]] || die "K6_VERSION is not set in $SCRIPT_DIR/versions.env"
 
   local cache="${ELVES_CACHE:-$HOME/.cache/elves}"

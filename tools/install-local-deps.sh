@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
-# Installs what the local mode needs on Debian 12, and enables RabbitMQ's Prometheus
-# plugin for the local node. Idempotent: a second run changes nothing.
+# Installs what the local mode and the tests need on Debian 12. Idempotent: a second run
+# changes nothing. (The local node's RabbitMQ plugins and every other file under the state
+# directory are written by the local mode itself, not here.)
 #
 # Packages come from Debian 12's repositories, so their versions are the release's
-# (rabbitmq-server 3.10, prometheus 2.42, postgresql 15, OpenJDK 17, Maven 3.8).
+# (rabbitmq-server 3.10, prometheus 2.42, postgresql 15, OpenJDK 17, Maven 3.8,
+# and ShellCheck 0.9 for the scripts' lint test).
 # Debian starts a service when its package is installed; this script forbids that
 # for the time of the install (policy-rc.d), as the local mode runs its own instances.
 #
 # Settings (environment):
-#   ELVES_STATE_DIR   the local mode's state directory (default: <repo>/.elves)
 #   ELVES_APT_MAX_AGE_HOURS  refresh apt's lists when older than this (default: 24)
 set -Eeuo pipefail
 
-readonly REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-readonly STATE_DIR="${ELVES_STATE_DIR:-${REPO_DIR}/.elves}"
 readonly APT_MAX_AGE_HOURS="${ELVES_APT_MAX_AGE_HOURS:-24}"
 readonly PACKAGES=(
   rabbitmq-server prometheus postgresql-15 openjdk-17-jdk-headless maven chromium
-  python3-venv curl
+  python3-venv curl shellcheck
 )
 readonly POLICY_RC=/usr/sbin/policy-rc.d
 
@@ -76,31 +75,9 @@ install_packages() {
     "${missing[@]}"
 }
 
-enable_rabbitmq_prometheus() {
-  local plugins_file="${STATE_DIR}/rabbitmq/enabled_plugins"
-  if grep -qs rabbitmq_prometheus "${plugins_file}"; then
-    return
-  fi
-  mkdir -p "${STATE_DIR}/rabbitmq/home"
-  # --offline only edits the file of our node; the system-wide node is left alone.
-  env HOME="${STATE_DIR}/rabbitmq/home" \
-    RABBITMQ_NODENAME=elves@localhost \
-    RABBITMQ_ENABLED_PLUGINS_FILE="${plugins_file}" \
-    RABBITMQ_CONF_ENV_FILE=/dev/null \
-    RABBITMQ_CONFIG_FILE="${STATE_DIR}/rabbitmq/rabbitmq.conf" \
-    RABBITMQ_ADVANCED_CONFIG_FILE="${STATE_DIR}/rabbitmq/advanced.config" \
-    RABBITMQ_MNESIA_BASE="${STATE_DIR}/rabbitmq/mnesia" \
-    RABBITMQ_LOG_BASE="${STATE_DIR}/logs/rabbitmq" \
-    /usr/lib/rabbitmq/bin/rabbitmq-plugins --offline enable rabbitmq_prometheus >/dev/null
-  grep -qs rabbitmq_prometheus "${plugins_file}" \
-    || die "rabbitmq-plugins did not enable rabbitmq_prometheus in ${plugins_file}"
-  log "enabled rabbitmq_prometheus in ${plugins_file}"
-}
-
 main() {
   [[ -r /etc/debian_version ]] || die "this script installs Debian packages; this is not Debian"
   install_packages
-  enable_rabbitmq_prometheus
 }
 
 main "$@"

@@ -59,6 +59,10 @@ class Settings:
     # The k6 binary used for local load (built by tools/install-k6.sh).
     k6_binary: Path = Path.home() / ".cache" / "elves" / "bin" / "k6"
 
+    def service_jar(self, deployment: str) -> Path:
+        """The jar `mvn package` builds for a deployment (services/<name>/target/<name>.jar)."""
+        return self.repo_dir / "services" / deployment / "target" / f"{deployment}.jar"
+
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
         env = dict(os.environ if env is None else env)

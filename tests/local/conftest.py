@@ -24,7 +24,7 @@ from elves.local.client import SupervisorClient
 from elves.local.layout import Layout
 from elves.local.platform import LocalPlatform
 from elves.local.ports import Ports
-from elves.local.tokens import make_token
+from elves.engine.tokens import make_token
 from elves.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]

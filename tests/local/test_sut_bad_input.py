@@ -13,7 +13,7 @@ import requests
 
 from elves.constants import TEST_ID_HEADER
 from elves.local.layout import Layout
-from elves.local.tokens import make_token
+from elves.engine.tokens import make_token
 from sut_helpers import DATA_BODY, HTTP_TIMEOUT_SECONDS, Gateway, unique, wait_jobs_finished
 
 FUZZ_CASES = 300

@@ -25,11 +25,18 @@ from pathlib import Path
 import pytest
 import yaml
 
+from elves.constants import DEPLOYMENTS
+
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster"
 SCRIPTS = {"deploy": CLUSTER / "deploy.sh", "cleanup": CLUSTER / "cleanup.sh"}
 COMMON = CLUSTER / "common.sh"
-SERVICES = ("gateway", "registry", "ingestor")
+BUILD_IMAGES = CLUSTER / "build-images.sh"
+# Every shell script of the install and the local mode, for bash -n and shellcheck
+# (tools/e2e/ and bench/ are not held to it yet).
+SHELL_SCRIPTS = sorted({REPO / "deployments.sh", REPO / "cleanup.sh",
+                        *(REPO / "tools").glob("*.sh"), *CLUSTER.glob("*.sh")})
+SERVICES = DEPLOYMENTS
 # One Dockerfile builds every service (--build-arg SERVICE=<name>).
 SERVICE_DOCKERFILE = REPO / "services" / "Dockerfile"
 DOCKERFILES = {**{name: SERVICE_DOCKERFILE for name in SERVICES},
@@ -65,21 +72,19 @@ def run_script(name: str, *args: str, env: dict[str, str] | None = None) -> subp
 # --------------------------------------------------------------------------- the scripts
 
 
-@pytest.mark.parametrize("path", [*SCRIPTS.values(), COMMON], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SHELL_SCRIPTS, ids=lambda p: str(p.relative_to(REPO)))
 def test_scripts_parse(path: Path) -> None:
     result = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 
 
 def test_scripts_pass_shellcheck() -> None:
-    # Optional: the project's install scripts do not install shellcheck, so its absence
-    # skips this test even under CI=true.
+    # tools/install-local-deps.sh installs shellcheck (make test-unit runs it first).
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
-        pytest.skip("shellcheck is not installed (Debian: apt-get install shellcheck)")
+        _missing("shellcheck is not installed: run tools/install-local-deps.sh")
     result = subprocess.run([shellcheck, "--external-sources", "--source-path=SCRIPTDIR",
-                             *map(str, SCRIPTS.values()), str(COMMON)],
-                            capture_output=True, text=True)
+                             *map(str, SHELL_SCRIPTS)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
 
 
@@ -106,6 +111,24 @@ def test_help_lists_every_setting_and_option(name: str) -> None:
     assert "--skip-monitoring" in options
     missing = sorted(o for o in options if o not in help_text)
     assert not missing, f"{name}.sh --help does not mention {missing}"
+
+
+def test_build_images_help_lists_its_settings_and_options() -> None:
+    result = subprocess.run([str(BUILD_IMAGES), "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    settings = settings_read(BUILD_IMAGES)
+    assert {"ELVES_IMAGE_BUILDER", "ELVES_IMAGE_REGISTRY", "ELVES_IMAGE_TAG"} <= settings
+    assert not [s for s in settings if not re.search(rf"^\s+{s}\b", result.stdout, re.M)]
+    assert not [o for o in options_parsed(BUILD_IMAGES) if o not in result.stdout]
+    # deploy.sh passes the image settings on: its --help names them too.
+    assert not [s for s in settings if s not in run_script("deploy", "--help").stdout]
+
+
+def test_build_images_names_a_missing_builder() -> None:
+    result = subprocess.run([str(BUILD_IMAGES), "--build-only"], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "ELVES_IMAGE_BUILDER": "no-such-engine"})
+    assert result.returncode == 1
+    assert "no container engine answers (tried: no-such-engine)" in result.stderr
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -373,15 +396,16 @@ def test_service_image_runs_its_jar_with_container_aware_memory(service: str) ->
                for kw, args in build.instructions if kw == "RUN")
 
 
-def test_one_dockerfile_builds_exactly_the_services_deploy_builds() -> None:
+def test_one_dockerfile_builds_exactly_the_services_build_images_builds() -> None:
     parsed = parse_dockerfile(SERVICE_DOCKERFILE)
     # Both stages read the build argument; a missing or unknown one fails the build, naming it.
     assert all(("ARG", "SERVICE") in stage.instructions for stage in parsed.stages)
     accepted = re.search(r'case "\$\{SERVICE\}" in ([a-z|]+)\)', "\n".join(parsed.instructions("RUN")))
     assert accepted and set(accepted.group(1).split("|")) == set(SERVICES)
-    deploy = SCRIPTS["deploy"].read_text()
-    assert 'echo "${REPO_DIR}/services/Dockerfile"' in deploy
-    assert 'build_args=(--build-arg "SERVICE=${name}")' in deploy
+    build = BUILD_IMAGES.read_text()
+    assert 'echo "${REPO_DIR}/services/Dockerfile"' in build
+    assert 'build_args=(--build-arg "SERVICE=${name}")' in build
+    assert 'IMAGES=("${SYSTEM_DEPLOYMENTS[@]}" operator)' in build
 
 
 def test_operator_image_has_k6_at_the_pinned_version_and_the_scenarios() -> None:
@@ -407,10 +431,10 @@ def test_images_are_the_ones_the_chart_deploys() -> None:
     values = yaml.safe_load((REPO / "charts" / "elves" / "values.yaml").read_text())
     repositories = {name: values["services"][name]["image"]["repository"] for name in SERVICES}
     repositories["operator"] = values["operator"]["image"]["repository"]
-    built = re.search(r"^readonly IMAGES=\(([^)]*)\)", SCRIPTS["deploy"].read_text(), re.M).group(1).split()
-    assert sorted(built) == sorted(DOCKERFILES)
-    # deploy.sh tags elves-<name>:<the chart's appVersion>, what the chart pulls by default.
-    assert 'echo "${IMAGE_REGISTRY:+${IMAGE_REGISTRY%/}/}elves-$1:${IMAGE_TAG}"' in SCRIPTS["deploy"].read_text()
+    # build-images.sh builds one image per deployment (from elves.constants) and the operator's.
+    assert sorted((*SERVICES, "operator")) == sorted(DOCKERFILES)
+    # It tags elves-<name>:<the chart's appVersion>, what the chart pulls by default.
+    assert 'echo "${IMAGE_REGISTRY:+${IMAGE_REGISTRY%/}/}elves-$1:${IMAGE_TAG}"' in BUILD_IMAGES.read_text()
     assert repositories == {name: f"elves-{name}" for name in DOCKERFILES}
     assert all(values["services"][name]["image"]["tag"] == "" for name in SERVICES)
     assert all(values["services"][name]["runAsUser"] == int(POD_UID) for name in SERVICES)

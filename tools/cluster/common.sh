@@ -9,6 +9,9 @@ REPO_DIR="$(cd "${CLUSTER_DIR}/../.." && pwd)"
 readonly CLUSTER_DIR REPO_DIR
 # shellcheck source=versions.env
 source "${CLUSTER_DIR}/versions.env"
+# load_facts: SYSTEM_DEPLOYMENTS and the rest from the Python.
+# shellcheck source=../facts.sh
+source "${CLUSTER_DIR}/../facts.sh"
 
 readonly NAMESPACE="${ELVES_NAMESPACE:-elves}"
 readonly RELEASE="${ELVES_RELEASE:-elves}"

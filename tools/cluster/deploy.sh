@@ -8,9 +8,10 @@
 #      the remote-write receiver and native histograms on and every ServiceMonitor and
 #      rule selected (tools/cluster/kube-prometheus-stack-values.yaml);
 #   2. k6-operator from its upstream chart (the TestRun CRD and its controller);
-#   3. the elves-gateway, elves-registry, elves-ingestor and elves-operator images, built
-#      with docker, podman or nerdctl and loaded into kind or minikube when the context is
-#      one of those (or pushed to ELVES_IMAGE_REGISTRY);
+#   3. the elves-gateway, elves-registry, elves-ingestor and elves-operator images:
+#      tools/cluster/build-images.sh builds them with docker, podman or nerdctl and loads
+#      them into kind or minikube when the context is one of those (or pushes them to
+#      ELVES_IMAGE_REGISTRY);
 #   4. the LoadTest CRD (kubectl apply: Helm never upgrades CRDs), then the elves chart
 #      into ELVES_NAMESPACE, waiting until every Deployment and StatefulSet is rolled out.
 # Upstream chart versions are pinned in tools/cluster/versions.env. A release that exists
@@ -43,7 +44,8 @@
 #   ELVES_K6_OPERATOR_NAMESPACE  namespace of k6-operator (default: k6-operator-system)
 #   ELVES_K6_OPERATOR_RELEASE    its Helm release (default: k6-operator)
 #   ELVES_K6_OPERATOR_CHART_REPO chart repository of k6-operator (default: grafana's)
-#   ELVES_IMAGE_BUILDER          docker, podman or nerdctl (default: the first that answers)
+#   ELVES_IMAGE_BUILDER          docker, podman or nerdctl (default: the first that answers;
+#                                read by tools/cluster/build-images.sh)
 #   ELVES_IMAGE_REGISTRY         push the images there and pull them from there (default: none)
 #   ELVES_IMAGE_TAG              tag of the four images (default: the chart's appVersion)
 #   ELVES_CACHE                  built tools (default: $HOME/.cache/elves)
@@ -59,13 +61,9 @@ readonly SCRIPT_NAME=deployments
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 readonly CHART_DIR="${REPO_DIR}/charts/elves"
-# appVersion: "0.1.0" -> 0.1.0 (the chart's default image tag)
-APP_VERSION="$(sed -n 's/^appVersion:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"\{0,1\}[[:space:]]*$/\1/p' "${CHART_DIR}/Chart.yaml")"
-readonly APP_VERSION
-readonly IMAGE_TAG="${ELVES_IMAGE_TAG:-${APP_VERSION}}"
+readonly IMAGE_TAG="${ELVES_IMAGE_TAG:-}"  # empty: the chart's appVersion
 readonly IMAGE_REGISTRY="${ELVES_IMAGE_REGISTRY:-}"
 readonly PROMETHEUS_URL="${ELVES_PROMETHEUS_URL:-http://${MONITORING_RELEASE}-prometheus.${MONITORING_NAMESPACE}.svc:9090}"
-readonly IMAGES=(gateway registry ingestor operator)
 readonly MONITORING_CHART_REPO="${ELVES_MONITORING_CHART_REPO:-${KUBE_PROMETHEUS_STACK_CHART_REPO}}"
 readonly K6_OPERATOR_CHART_REPO_URL="${ELVES_K6_OPERATOR_CHART_REPO:-${K6_OPERATOR_CHART_REPO}}"
 
@@ -76,7 +74,7 @@ HELM_WAIT="${ELVES_HELM_WAIT:-1}"
 USER_VALUES=()
 # --wait for every helm install, or nothing with ELVES_HELM_WAIT=0 / --no-wait (set by main).
 HELM_WAIT_FLAGS=()
-# Scratch files (generated values, image archives), removed on exit.
+# Scratch files (generated values), removed on exit.
 WORK_DIR=""
 trap 'if [[ -n ${WORK_DIR} ]]; then rm -rf "${WORK_DIR}"; fi' EXIT
 
@@ -174,97 +172,12 @@ install_k6_operator() {
 
 # ---- 3. images --------------------------------------------------------------------------
 
-dockerfile_of() {
-  if [[ $1 == operator ]]; then
-    echo "${REPO_DIR}/operator/Dockerfile"
-  else
-    echo "${REPO_DIR}/services/Dockerfile"
-  fi
-}
-
-image_ref() {
-  echo "${IMAGE_REGISTRY:+${IMAGE_REGISTRY%/}/}elves-$1:${IMAGE_TAG}"
-}
-
-# Sets BUILDER to the first container engine that answers (ELVES_IMAGE_BUILDER: only that one).
-find_builder() {
-  local candidate candidates=(docker podman nerdctl)
-  if [[ -n ${ELVES_IMAGE_BUILDER:-} ]]; then
-    candidates=("${ELVES_IMAGE_BUILDER}")
-  fi
-  for candidate in "${candidates[@]}"; do
-    # The CLI alone is not enough: `info` needs the engine behind it.
-    if command -v "${candidate}" >/dev/null && "${candidate}" info >/dev/null 2>&1; then
-      BUILDER="${candidate}"
-      return
-    fi
-  done
-  die "no container engine answers (tried: ${candidates[*]}): start one, or build the images elsewhere, put them on the nodes and pass --skip-images"
-}
-
-# kind, minikube or other: where the images must go for the nodes to find them.
-cluster_flavour() {
-  local provider
-  provider="$(kube config view --minify -o jsonpath='{.contexts[0].context.extensions[*].extension.provider}' 2>/dev/null || true)"
-  if [[ ${CONTEXT} == kind-* ]]; then
-    echo kind
-  elif [[ ${provider} == *minikube.sigs.k8s.io* || ${CONTEXT} == minikube ]]; then
-    echo minikube
-  else
-    echo other
-  fi
-}
-
-build_images() {
-  local name build_args
-  for name in "${IMAGES[@]}"; do
-    if [[ ${name} == operator ]]; then
-      build_args=(--build-arg "K6_VERSION=${K6_VERSION}")
-    else
-      build_args=(--build-arg "SERVICE=${name}")  # services/Dockerfile builds any service
-    fi
-    log "building $(image_ref "${name}") with ${BUILDER}"
-    "${BUILDER}" build "${build_args[@]}" --file "$(dockerfile_of "${name}")" \
-      --tag "$(image_ref "${name}")" "${REPO_DIR}" >&2 \
-      || die "${BUILDER} build of $(image_ref "${name}") failed (see above)"
-  done
-}
-
-# Puts the built images where the cluster's nodes look for them.
-ship_images() {
-  local name archive flavour
-  if [[ -n ${IMAGE_REGISTRY} ]]; then
-    for name in "${IMAGES[@]}"; do
-      log "pushing $(image_ref "${name}")"
-      "${BUILDER}" push "$(image_ref "${name}")" >&2 || die "could not push $(image_ref "${name}")"
-    done
-    return
-  fi
-  flavour="$(cluster_flavour)"
-  if [[ ${flavour} == other ]]; then
-    warn "context ${CONTEXT} is neither kind nor minikube and ELVES_IMAGE_REGISTRY is not set: the images are only in this machine's ${BUILDER}; the pods find them only if the nodes share that image store (Docker Desktop does)"
-    return
-  fi
-  for name in "${IMAGES[@]}"; do
-    archive="${WORK_DIR}/elves-${name}.tar"
-    "${BUILDER}" save --output "${archive}" "$(image_ref "${name}")" >&2
-    log "loading $(image_ref "${name}") into ${flavour} (${CONTEXT})"
-    case "${flavour}" in
-      kind) kind load image-archive "${archive}" --name "${CONTEXT#kind-}" >&2 ;;
-      minikube) minikube --profile "${CONTEXT}" image load "${archive}" >&2 ;;
-    esac
-    rm -f "${archive}"
-  done
-}
-
 provide_images() {
   if [[ ${SKIP_IMAGES} == 1 ]]; then
-    log "images: skipped; the nodes must have $(image_ref gateway) and the three others"
+    log "images: skipped; the nodes must have the four elves images (tools/cluster/build-images.sh --help)"
     return
   fi
-  find_builder
-  build_images
-  ship_images
+  "${CLUSTER_DIR}/build-images.sh"
 }
 
 # ---- 4. the LoadTest CRD and the elves chart -----------------------------------------------
@@ -302,10 +215,10 @@ write_values() {
     fi
     echo "operator:"
     echo "  prometheusUrl: $(yaml_string "${PROMETHEUS_URL}")"
-    if [[ -n ${ELVES_IMAGE_TAG:-} ]]; then
+    if [[ -n ${IMAGE_TAG} ]]; then
       echo "  image: {tag: $(yaml_string "${IMAGE_TAG}")}"
       echo "services:"
-      for name in gateway registry ingestor; do
+      for name in "${SYSTEM_DEPLOYMENTS[@]}"; do
         echo "  ${name}: {image: {tag: $(yaml_string "${IMAGE_TAG}")}}"
       done
     fi
@@ -378,7 +291,7 @@ main() {
   if [[ ${HELM_WAIT} == 1 ]]; then
     HELM_WAIT_FLAGS=(--wait)
   fi
-  [[ -n ${APP_VERSION} ]] || die "no appVersion in ${CHART_DIR}/Chart.yaml"
+  load_facts
   find_kubectl
   check_cluster
   if ! find_helm; then

@@ -1,4 +1,5 @@
-"""The engine's subcommands: `elves run`, `elves report`, `elves crd`, `elves validate`."""
+"""The engine's subcommands: `elves report`, `elves crd`, `elves validate` (`elves run` needs a
+platform: elves.local.commands registers it)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,6 @@ from elves.engine.models import SpecError, load_file
 
 def register(subcommands) -> None:
     """Add this part's subcommands; each sets `handler` to a function(args) -> exit code."""
-    run = subcommands.add_parser(
-        "run", help="run a LoadTest in local mode (exit 0 passed, 1 failed, 2 harness error)",
-        description="Run a LoadTest file against the local stack (./deployments.sh --local) and write a report.")
-    run.add_argument("file", help="a LoadTest YAML file")
-    run.add_argument("--prometheus", metavar="URL", help="Prometheus to read results from (default: the local one)")
-    run.add_argument("--reports", metavar="DIR", default="reports", help="where report directories go (default: reports)")
-    run.set_defaults(handler=_run)
-
     report = subcommands.add_parser("report", help="re-render a report directory from its summary.json",
                                     description="Re-render report.html from summary.json and series.json in DIR.")
     report.add_argument("directory", metavar="DIR")
@@ -57,12 +50,6 @@ def _validate(args: argparse.Namespace) -> int:
         names = ", ".join(t.name for t in tests)
         print(f"ok {path} ({names})")
     return 1 if failed else 0
-
-
-def _run(args: argparse.Namespace) -> int:
-    from elves.engine.local_run import run_file
-
-    return run_file(args.file, prometheus_url=args.prometheus, reports_dir=Path(args.reports))
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -73,9 +73,10 @@ class _Structural:
             name = schema.pop("$ref").split("/")[-1]
             merged = {**self.defs[name], **{k: v for k, v in schema.items() if k not in _DROPPED_KEYS}}
             out = self.convert(merged)
-            rules = getattr(self.classes.get(name), "cel_rules", ())
+            model = self.classes.get(name)
+            rules = model.cel_rules() if isinstance(model, type) and issubclass(model, SpecModel) else []
             if rules:
-                out["x-kubernetes-validations"] = [{"rule": r.rule, "message": r.message} for r in rules]
+                out["x-kubernetes-validations"] = rules
             return out
 
         if "x-elves-number-or-duration" in schema:

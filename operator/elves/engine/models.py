@@ -9,28 +9,22 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
-from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, field_validator, model_validator
-
-from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND
-from elves.engine.modelbase import CelRule, SpecModel, checked_string
-from elves.engine.scenarios import BUILTIN_SCENARIOS, EXEC_NAME_PATTERN, SCENARIO_NAMES
-from elves.engine.status import LoadTestStatus
-from elves.engine.units import (
-    CPU_PATTERN, DURATION_PATTERN, MEMORY_PATTERN, RATE_PATTERN,
-    parse_cpu, parse_duration, parse_memory, parse_rate,
+from pydantic import (
+    BeforeValidator, Field, PlainValidator, ValidationError, WithJsonSchema, create_model, field_validator,
 )
 
-__all__ = ["LoadTest", "LoadTestSpec", "LoadTestStatus", "SpecError", "load_file", "parse_loadtest"]
+from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND
+from elves.engine.modelbase import Rule, SpecModel
+from elves.engine.scenarios import BUILTIN_SCENARIOS, EXEC_NAME_PATTERN, SCENARIO_NAMES, BuiltinScenario
+from elves.engine.status import LoadTestStatus
+from elves.engine.units import Cpu, Duration, Memory, Rate
 
-Duration = checked_string(parse_duration, {"type": "string", "pattern": DURATION_PATTERN})
-Rate = checked_string(parse_rate, {"type": "string", "pattern": RATE_PATTERN})
-Memory = checked_string(parse_memory, {"type": "string", "pattern": MEMORY_PATTERN})
-Cpu = checked_string(parse_cpu, {"type": "string", "pattern": CPU_PATTERN})
-Deployment = Literal["gateway", "registry", "ingestor"]
-assert set(Deployment.__args__) == set(DEPLOYMENTS)  # type: ignore[attr-defined]
+__all__ = ["LoadTest", "LoadTestSpec", "LoadTestStatus", "SpecError", "load_file", "parse_loadtest"]
+Deployment = Literal[DEPLOYMENTS]  # type: ignore[valid-type]
 
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -50,10 +44,11 @@ ExecName = Annotated[str, Field(pattern=EXEC_NAME_PATTERN)]
 
 # --- system -------------------------------------------------------------------------
 
-class Replicas(SpecModel):
-    gateway: int | None = Field(None, ge=0, le=100, description="Replicas of the gateway.")
-    registry: int | None = Field(None, ge=0, le=100, description="Replicas of the registry.")
-    ingestor: int | None = Field(None, ge=0, le=100, description="Replicas of the ingestor.")
+def _per_deployment(name: str, annotation: Any, description: str = "") -> Any:
+    """A model with one optional field per deployment of elves.constants.DEPLOYMENTS."""
+    fields: dict[str, Any] = {
+        d: (annotation | None, Field(None, description=description.format(d) or None)) for d in DEPLOYMENTS}
+    return create_model(name, __base__=SpecModel, __module__=__name__, **fields)
 
 
 class ResourceLimits(SpecModel):
@@ -61,19 +56,21 @@ class ResourceLimits(SpecModel):
     cpu: Cpu | None = Field(None, description="CPU limit, e.g. 500m.")
 
 
-class Resources(SpecModel):
-    gateway: ResourceLimits | None = None
-    registry: ResourceLimits | None = None
-    ingestor: ResourceLimits | None = None
-
-
 EnvVars = dict[EnvName, EnvValue]
+Replicas = _per_deployment("Replicas", Annotated[int, Field(ge=0, le=100)], "Replicas of the {}.")
+Resources = _per_deployment("Resources", ResourceLimits)
+Env = _per_deployment("Env", EnvVars, "Service settings of the {} for this test.")
 
 
-class Env(SpecModel):
-    gateway: EnvVars | None = Field(None, description="Service settings of the gateway for this test.")
-    registry: EnvVars | None = Field(None, description="Service settings of the registry for this test.")
-    ingestor: EnvVars | None = Field(None, description="Service settings of the ingestor for this test.")
+@dataclass(frozen=True)
+class DeploymentChange:
+    """What spec.system asks of one deployment; None leaves that part as it is."""
+
+    deployment: str
+    replicas: int | None = None
+    env: EnvVars | None = None
+    memory: Memory | None = None
+    cpu: Cpu | None = None
 
 
 class System(SpecModel):
@@ -82,6 +79,21 @@ class System(SpecModel):
     replicas: Replicas = Field(default_factory=Replicas)
     resources: Resources = Field(default_factory=Resources)
     env: Env = Field(default_factory=Env)
+
+    def changes(self) -> list[DeploymentChange]:
+        """One change per deployment this system sets anything of, in DEPLOYMENTS order."""
+        changes = []
+        for name in DEPLOYMENTS:
+            limits = getattr(self.resources, name) or ResourceLimits()
+            change = DeploymentChange(name, getattr(self.replicas, name), getattr(self.env, name),
+                                      limits.memory, limits.cpu)
+            if change != DeploymentChange(name):
+                changes.append(change)
+        return changes
+
+    def as_written(self) -> dict[str, Any]:
+        """The YAML form, without unset parts: {"replicas": {"ingestor": 2}}."""
+        return {k: v for k, v in self.model_dump(by_alias=True, exclude_none=True).items() if v}
 
 
 # --- load ---------------------------------------------------------------------------
@@ -92,16 +104,11 @@ class ConfigMapScript(SpecModel):
 
 
 class Script(SpecModel):
-    cel_rules = (CelRule("has(self.configMap) != has(self.path)", "set exactly one of configMap or path"),)
+    rules = (Rule("has(self.configMap) != has(self.path)", "set exactly one of configMap or path",
+                  lambda s: (s.config_map is None) == (s.path is None)),)
 
     config_map: ConfigMapScript | None = None
     path: str | None = Field(None, min_length=1, description="A script file (local mode), relative to the LoadTest file.")
-
-    @model_validator(mode="after")
-    def _one_source(self) -> Script:
-        if (self.config_map is None) == (self.path is None):
-            raise ValueError(self.cel_rules[0].message)
-        return self
 
 
 class Stage(SpecModel):
@@ -110,16 +117,12 @@ class Stage(SpecModel):
 
 
 class Vus(SpecModel):
-    cel_rules = (CelRule("!has(self.max) || self.max >= self.preAllocated", "max must be at least preAllocated"),)
+    rules = (Rule("!has(self.max) || self.max >= self.preAllocated", "max must be at least preAllocated",
+                  lambda v: v.max is not None and v.max < v.pre_allocated,
+                  lambda v: f"max ({v.max}) must be at least preAllocated ({v.pre_allocated})"),)
 
     pre_allocated: int = Field(ge=1, le=100000, description="k6 preAllocatedVUs over all scenarios.")
     max: int | None = Field(None, ge=1, le=100000, description="k6 maxVUs over all scenarios.")
-
-    @model_validator(mode="after")
-    def _max_not_below(self) -> Vus:
-        if self.max is not None and self.max < self.pre_allocated:
-            raise ValueError(f"max ({self.max}) must be at least preAllocated ({self.pre_allocated})")
-        return self
 
 
 Profile = Literal["warmup", "spike", "endurance", "breakpoint"]
@@ -127,32 +130,50 @@ Scenario = Literal["system-mix", "registry-mix", "ingestor", "journeys"]
 assert Scenario.__args__ == SCENARIO_NAMES  # type: ignore[attr-defined]
 
 
-def _mix_rules() -> tuple[CelRule, ...]:
-    rules = []
-    for scenario in BUILTIN_SCENARIOS.values():
-        allowed = ", ".join(f"'{e}'" for e in scenario.execs)
-        rules.append(CelRule(
-            f"!has(self.mix) || !has(self.scenario) || self.scenario != '{scenario.name}'"
-            f" || self.mix.all(k, k in [{allowed}])",
-            f"mix keys of scenario {scenario.name} must be among: {', '.join(scenario.execs)}",
-        ))
-    return tuple(rules)
+def _stages_seconds(load: Load) -> float:
+    return sum(s.duration.seconds for s in load.stages or [])
+
+
+def _unknown_mix_keys(load: Load, scenario: BuiltinScenario) -> list[str]:
+    if load.mix is None or load.scenario != scenario.name:
+        return []
+    return [k for k in load.mix if k not in scenario.execs]
+
+
+def _mix_rule(scenario: BuiltinScenario) -> Rule:
+    allowed = ", ".join(f"'{e}'" for e in scenario.execs)
+    return Rule(
+        f"!has(self.mix) || !has(self.scenario) || self.scenario != '{scenario.name}'"
+        f" || self.mix.all(k, k in [{allowed}])",
+        f"mix keys of scenario {scenario.name} must be among: {', '.join(scenario.execs)}",
+        lambda load: bool(_unknown_mix_keys(load, scenario)),
+        lambda load: f"mix key {_unknown_mix_keys(load, scenario)[0]!r} is not an endpoint of scenario"
+                     f" {scenario.name}; use one of: {', '.join(scenario.execs)}",
+    )
 
 
 class Load(SpecModel):
-    cel_rules = (
-        CelRule("has(self.scenario) != has(self.script)", "set exactly one of scenario or script"),
-        CelRule("has(self.rate) || has(self.stages)", "set rate (a flat arrival rate) or stages"),
-        CelRule("!has(self.profile) || has(self.rate)", "profile needs rate (the peak rate)"),
-        CelRule("!has(self.profile) || !has(self.stages)", "profile and stages exclude each other: the profile makes the stages"),
-        CelRule("has(self.duration) || has(self.stages)", "set duration (or stages, whose durations add up to it)"),
-        CelRule(
-            "!has(self.duration) || !has(self.stages)"
-            " || self.stages.map(s, duration(s.duration)).sum() <= duration(self.duration)",
-            "the stages last longer than duration",
-        ),
-        CelRule("!has(self.mix) || self.mix.exists(k, self.mix[k] > 0.0)", "mix needs at least one weight above 0"),
-    ) + _mix_rules()
+    rules = (
+        Rule("has(self.scenario) != has(self.script)", "set exactly one of scenario or script",
+             lambda load: (load.scenario is None) == (load.script is None)),
+        Rule("has(self.rate) || has(self.stages)", "set rate (a flat arrival rate) or stages",
+             lambda load: load.rate is None and load.stages is None),
+        Rule("!has(self.profile) || has(self.rate)", "profile needs rate (the peak rate)",
+             lambda load: load.profile is not None and load.rate is None),
+        Rule("!has(self.profile) || !has(self.stages)",
+             "profile and stages exclude each other: the profile makes the stages",
+             lambda load: load.profile is not None and load.stages is not None),
+        Rule("has(self.duration) || has(self.stages)", "set duration (or stages, whose durations add up to it)",
+             lambda load: load.duration is None and load.stages is None),
+        Rule("!has(self.duration) || !has(self.stages)"
+             " || self.stages.map(s, duration(s.duration)).sum() <= duration(self.duration)",
+             "the stages last longer than duration",
+             lambda load: load.duration is not None and load.stages is not None
+             and _stages_seconds(load) > load.duration.seconds + 1e-9,
+             lambda load: f"the stages last {_stages_seconds(load):g}s, longer than duration {load.duration}"),
+        Rule("!has(self.mix) || self.mix.exists(k, self.mix[k] > 0.0)", "mix needs at least one weight above 0",
+             lambda load: load.mix is not None and not any(w > 0 for w in load.mix.values())),
+    ) + tuple(_mix_rule(scenario) for scenario in BUILTIN_SCENARIOS.values())
 
     scenario: Scenario | None = Field(None, description="A built-in scenario (loadtests/scenarios/<name>.js).")
     script: Script | None = Field(None, description="Your own k6 script instead of a built-in scenario.")
@@ -166,40 +187,10 @@ class Load(SpecModel):
     users: int = Field(10, ge=1, le=100000, description="Synthetic users, one bearer token each.")
     vus: Vus | None = Field(None, description="Override the computed k6 VU pool.")
 
-    @model_validator(mode="after")
-    def _consistent(self) -> Load:
-        messages = [r.message for r in self.cel_rules]
-        if (self.scenario is None) == (self.script is None):
-            raise ValueError(messages[0])
-        if self.rate is None and self.stages is None:
-            raise ValueError(messages[1])
-        if self.profile is not None and self.rate is None:
-            raise ValueError(messages[2])
-        if self.profile is not None and self.stages is not None:
-            raise ValueError(messages[3])
-        if self.duration is None and self.stages is None:
-            raise ValueError(messages[4])
-        if self.duration is not None and self.stages is not None:
-            total = sum(parse_duration(s.duration) for s in self.stages)
-            if total > parse_duration(self.duration) + 1e-9:
-                raise ValueError(f"the stages last {total:g}s, longer than duration {self.duration}")
-        if self.mix is not None:
-            if not any(w > 0 for w in self.mix.values()):
-                raise ValueError(messages[6])
-            if self.scenario is not None:
-                allowed = BUILTIN_SCENARIOS[self.scenario].execs
-                unknown = [k for k in self.mix if k not in allowed]
-                if unknown:
-                    raise ValueError(f"mix key {unknown[0]!r} is not an endpoint of scenario {self.scenario};"
-                                     f" use one of: {', '.join(allowed)}")
-        return self
-
     @property
     def duration_seconds(self) -> float:
         """The planned length of the load: duration, or the stages' total."""
-        if self.duration is not None:
-            return parse_duration(self.duration)
-        return sum(parse_duration(s.duration) for s in self.stages or [])
+        return self.duration.seconds if self.duration is not None else _stages_seconds(self)
 
     @property
     def effective_mix(self) -> dict[str, float]:
@@ -215,70 +206,100 @@ class Load(SpecModel):
 
 # --- faults -------------------------------------------------------------------------
 
-class ScaleFault(SpecModel):
+class FaultAction(SpecModel):
+    """What a fault does; `kind` is its key in the YAML (scale, killPod, ...)."""
+
+    kind: ClassVar[str]
+
+    def params(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+    def describe(self) -> str:
+        """"scale(deployment=ingestor, replicas=0)": the action and its parameters as written."""
+        return f"{self.kind}({', '.join(f'{k}={v}' for k, v in self.params().items())})"
+
+    def label(self) -> str:
+        """A few words for a plot marker: "killPod registry", "scale ingestor to 0"."""
+        return f"{self.kind} {getattr(self, 'deployment', '')}".strip()
+
+
+class ScaleFault(FaultAction):
+    kind = "scale"
     deployment: Deployment
     replicas: int = Field(ge=0, le=100)
 
+    def label(self) -> str:
+        return f"scale {self.deployment} to {self.replicas}"
 
-class PodFault(SpecModel):
+
+class KillPodFault(FaultAction):
+    kind = "killPod"
     deployment: Deployment
 
 
-class PauseFault(SpecModel):
+class RestartFault(FaultAction):
+    kind = "restart"
+    deployment: Deployment
+
+
+class PauseFault(FaultAction):
+    kind = "pause"
     deployment: Deployment
     for_: Duration = Field(alias="for", description="How long the processes stay stopped (SIGSTOP, then SIGCONT).")
 
+    def label(self) -> str:
+        return f"pause {self.deployment} {self.for_}"
 
-class InfraFault(SpecModel):
+
+class InfraFault(FaultAction):
+    kind = "restartInfra"
     component: Literal["rabbitmq", "postgres"]
-    down_for: Duration = Field("0s", description="How long the component stays down before it starts again.")
+    down_for: Duration = Field(Duration.parse("0s"), description="How long the component stays down before it starts again.")
+
+    def label(self) -> str:
+        return f"restartInfra {self.component}"
 
 
-class ResourcesFault(SpecModel):
-    cel_rules = (CelRule("has(self.memory) || has(self.cpu)", "set memory or cpu"),)
+class ResourcesFault(FaultAction):
+    kind = "resources"
+    rules = (Rule("has(self.memory) || has(self.cpu)", "set memory or cpu",
+                  lambda r: r.memory is None and r.cpu is None),)
 
     deployment: Deployment
     memory: Memory | None = None
     cpu: Cpu | None = None
 
-    @model_validator(mode="after")
-    def _something(self) -> ResourcesFault:
-        if self.memory is None and self.cpu is None:
-            raise ValueError(self.cel_rules[0].message)
-        return self
+    def label(self) -> str:
+        return f"resources {self.deployment} {self.memory or self.cpu or ''}".strip()
 
 
-FAULT_ACTIONS = ("scale", "killPod", "restart", "pause", "restartInfra", "resources")
+FAULT_ACTION_TYPES = (ScaleFault, KillPodFault, RestartFault, PauseFault, InfraFault, ResourcesFault)
+FAULT_ACTIONS = tuple(t.kind for t in FAULT_ACTION_TYPES)
 
 
 class Fault(SpecModel):
-    cel_rules = (CelRule(
+    rules = (Rule(
         "[" + ", ".join(f"has(self.{a})" for a in FAULT_ACTIONS) + "].filter(x, x).size() == 1",
         "set exactly one action: " + ", ".join(FAULT_ACTIONS),
+        lambda fault: len(fault._actions()) != 1,
     ),)
 
     at: Duration = Field(description="When, counted from the start of the load.")
     scale: ScaleFault | None = Field(None, description="Set the replicas of a deployment.")
-    kill_pod: PodFault | None = Field(None, description="SIGKILL the main process of one replica; it restarts in place (on a cluster: kill -9 through exec).")
-    restart: PodFault | None = Field(None, description="Rolling restart of a deployment.")
+    kill_pod: KillPodFault | None = Field(None, description="SIGKILL the main process of one replica; it restarts in place (on a cluster: kill -9 through exec).")
+    restart: RestartFault | None = Field(None, description="Rolling restart of a deployment.")
     pause: PauseFault | None = Field(None, description="Freeze a deployment's processes for a while (local mode).")
     restart_infra: InfraFault | None = Field(None, description="Stop and start RabbitMQ or PostgreSQL.")
     resources: ResourcesFault | None = Field(None, description="Change a deployment's memory or CPU limit.")
 
-    @model_validator(mode="after")
-    def _one_action(self) -> Fault:
-        if len(self.actions()) != 1:
-            raise ValueError(self.cel_rules[0].message)
-        return self
-
-    def actions(self) -> dict[str, dict[str, Any]]:
-        """The action(s) set, by YAML name, as plain dicts."""
-        dumped = self.model_dump(by_alias=True, exclude_none=True)
-        return {k: v for k, v in dumped.items() if k in FAULT_ACTIONS}
+    def _actions(self) -> list[FaultAction]:
+        candidates = (self.scale, self.kill_pod, self.restart, self.pause, self.restart_infra, self.resources)
+        return [a for a in candidates if a is not None]
 
     @property
-    def at_seconds(self) -> float:
-        return parse_duration(self.at)
+    def action(self) -> FaultAction:
+        """The one action this fault sets (the model holds to exactly one)."""
+        return self._actions()[0]
 
 
 # --- objectives ---------------------------------------------------------------------
@@ -302,14 +323,14 @@ def _slo_value(value: Any) -> Any:
         if not re.fullmatch(SLO_VALUE_PATTERN, value):
             raise ValueError(f"{value!r} is not a number or a duration (0.01, 500, 100ms)")
         if not value.lstrip("-").replace(".", "", 1).isdigit():
-            return value  # a duration; the objective checks its metric is a time
+            return Duration.parse(value)  # the objective checks its metric is a time
         return float(value)
     return float(value)
 
 
 SloValue = Annotated[
-    float | str,
-    BeforeValidator(_slo_value),
+    float | Duration,
+    PlainValidator(_slo_value),
     # A number or a duration string: kube-apiserver's structural schemas have no such
     # union (int-or-string refuses 0.01), so the CRD leaves this one field untyped and
     # the engine's model is what rejects a bad value (with its field path).
@@ -324,17 +345,24 @@ def _names(names: tuple[str, ...]) -> str:
 class Objective(SpecModel):
     """One service-level objective: a built-in metric or a raw PromQL expression against a value."""
 
-    cel_rules = (
-        CelRule("has(self.metric) != has(self.promql)", "set exactly one of metric or promql"),
-        CelRule(f"!has(self.endpoint) || (has(self.metric) && self.metric in {_names(HTTP_METRICS)})",
-                "endpoint applies only to the http_* metrics"),
-        CelRule(f"!has(self.queue) || (has(self.metric) && self.metric in {_names(QUEUE_METRICS)})",
-                "queue applies only to queue_depth_max and queue_depth_final"),
-        CelRule(f"!has(self.deployment) || (has(self.metric) && self.metric in {_names(POD_METRICS)})",
-                "deployment applies only to pod_restarts and oom_kills"),
+    rules = (
+        Rule("has(self.metric) != has(self.promql)", "set exactly one of metric or promql",
+             lambda o: (o.metric is None) == (o.promql is None)),
+        Rule(f"!has(self.endpoint) || (has(self.metric) && self.metric in {_names(HTTP_METRICS)})",
+             "endpoint applies only to the http_* metrics",
+             lambda o: o.endpoint is not None and o.metric not in HTTP_METRICS),
+        Rule(f"!has(self.queue) || (has(self.metric) && self.metric in {_names(QUEUE_METRICS)})",
+             "queue applies only to queue_depth_max and queue_depth_final",
+             lambda o: o.queue is not None and o.metric not in QUEUE_METRICS),
+        Rule(f"!has(self.deployment) || (has(self.metric) && self.metric in {_names(POD_METRICS)})",
+             "deployment applies only to pod_restarts and oom_kills",
+             lambda o: o.deployment is not None and o.metric not in POD_METRICS),
+        # No CEL: kube-apiserver's CEL cannot see an untyped field such as `value`.
+        Rule(None, "a duration value needs a time metric (http_req_duration_*, drain_seconds)",
+             lambda o: isinstance(o.value, Duration) and o.metric not in TIME_METRICS,
+             lambda o: f"value {o.value.text!r} is a duration but {o.metric or 'promql'} is not a time;"
+                       " a duration value needs a time metric (http_req_duration_*, drain_seconds)"),
     )
-    # Checked here only: kube-apiserver's CEL cannot see an untyped field such as `value`.
-    duration_needs_time: ClassVar[str] = "a duration value needs a time metric (http_req_duration_*, drain_seconds)"
 
     metric: Metric | None = Field(None, description="A built-in metric (see the docs for the list).")
     promql: str | None = Field(None, min_length=1, description="A PromQL expression; its first value is compared.")
@@ -344,26 +372,10 @@ class Objective(SpecModel):
     op: Op
     value: SloValue
 
-    @model_validator(mode="after")
-    def _consistent(self) -> Objective:
-        messages = [r.message for r in self.cel_rules]
-        if (self.metric is None) == (self.promql is None):
-            raise ValueError(messages[0])
-        if self.endpoint is not None and self.metric not in HTTP_METRICS:
-            raise ValueError(messages[1])
-        if self.queue is not None and self.metric not in QUEUE_METRICS:
-            raise ValueError(messages[2])
-        if self.deployment is not None and self.metric not in POD_METRICS:
-            raise ValueError(messages[3])
-        if isinstance(self.value, str) and self.metric not in TIME_METRICS:
-            raise ValueError(f"value {self.value!r} is a duration but {self.metric or 'promql'} is not a time;"
-                             f" {self.duration_needs_time}")
-        return self
-
     @property
     def target(self) -> float:
         """The value as a number; durations in seconds."""
-        return parse_duration(self.value) if isinstance(self.value, str) else float(self.value)
+        return self.value.seconds if isinstance(self.value, Duration) else float(self.value)
 
     @property
     def name(self) -> str:
@@ -384,10 +396,15 @@ DEFAULT_OBJECTIVES = (
 # --- the spec -----------------------------------------------------------------------
 
 class Drain(SpecModel):
-    timeout: Duration = Field("5m", description="Longest wait, after the load, for empty queues and a complete ledger.")
+    timeout: Duration = Field(Duration.parse("5m"), description="Longest wait, after the load, for empty queues and a complete ledger.")
 
 
-SWEEP_PATH_PATTERN = r"^system\.(replicas|resources|env)\.(gateway|registry|ingestor)(\.[A-Za-z_][A-Za-z0-9_]*)?$"
+SWEEP_PATH_PATTERN = (r"^system\.(replicas|resources|env)\.(" + "|".join(DEPLOYMENTS)
+                      + r")(\.[A-Za-z_][A-Za-z0-9_]*)?$")
+SWEEP_KEYS = "sweep keys are system.replicas.<deployment>, system.resources.<deployment>.<memory|cpu>" \
+             " or system.env.<deployment>.<NAME>"
+
+
 def _sweep_value(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ValueError(f"{value!r}: a sweep value is an integer or a string (quote decimals: \"{value}\")")
@@ -398,14 +415,26 @@ def _sweep_value(value: Any) -> Any:
 SweepValue = Annotated[int | str, BeforeValidator(_sweep_value), WithJsonSchema({"x-kubernetes-int-or-string": True})]
 
 
+def _late_fault(spec: LoadTestSpec) -> int | None:
+    """The index of the first fault not before the end of the load."""
+    end = spec.load.duration_seconds
+    return next((i for i, fault in enumerate(spec.faults) if fault.at.seconds >= end), None)
+
+
 class LoadTestSpec(SpecModel):
-    cel_rules = (
-        CelRule("!has(self.faults) || !has(self.load.duration)"
-                " || self.faults.all(f, duration(f.at) < duration(self.load.duration))",
-                "every fault must happen before the load ends (at < load.duration)"),
-        CelRule("!has(self.sweep) || self.sweep.all(k, k.matches('" + SWEEP_PATH_PATTERN.replace("\\", "\\\\") + "'))",
-                "sweep keys are system.replicas.<deployment>, system.resources.<deployment>.<memory|cpu>"
-                " or system.env.<deployment>.<NAME>"),
+    rules = (
+        Rule("!has(self.faults) || !has(self.load.duration)"
+             " || self.faults.all(f, duration(f.at) < duration(self.load.duration))",
+             "every fault must happen before the load ends (at < load.duration)",
+             lambda spec: _late_fault(spec) is not None,
+             lambda spec: f"faults[{_late_fault(spec)}].at = {spec.faults[_late_fault(spec)].at} is not before"  # type: ignore[index]
+                          f" the end of the load ({spec.load.duration_seconds:g}s)"),
+    )
+    # Checked for each key of spec.sweep by its field validator.
+    field_rules = (
+        Rule("!has(self.sweep) || self.sweep.all(k, k.matches('" + SWEEP_PATH_PATTERN.replace("\\", "\\\\") + "'))",
+             SWEEP_KEYS, lambda path: not re.fullmatch(SWEEP_PATH_PATTERN, path),
+             lambda path: f"{path!r}: {SWEEP_KEYS}"),
     )
 
     reset: bool = Field(False, description="Restart the services and empty the database before each run.")
@@ -422,8 +451,7 @@ class LoadTestSpec(SpecModel):
     @classmethod
     def _sweep_paths(cls, sweep: dict[str, list[Any]] | None) -> dict[str, list[Any]] | None:
         for path, values in (sweep or {}).items():
-            if not re.fullmatch(SWEEP_PATH_PATTERN, path):
-                raise ValueError(f"{path!r}: {cls.cel_rules[1].message}")
+            cls.field_rules[0].check(path)
             for index, value in enumerate(values):
                 try:
                     System.model_validate(set_path({}, path, value))
@@ -431,14 +459,6 @@ class LoadTestSpec(SpecModel):
                     detail = "; ".join(_message(e) for e in exc.errors())
                     raise ValueError(f"{path}[{index}] = {value!r}: {detail}") from None
         return sweep
-
-    @model_validator(mode="after")
-    def _faults_in_time(self) -> LoadTestSpec:
-        end = self.load.duration_seconds
-        for index, fault in enumerate(self.faults):
-            if fault.at_seconds >= end:
-                raise ValueError(f"faults[{index}].at = {fault.at} is not before the end of the load ({end:g}s)")
-        return self
 
     @property
     def objectives(self) -> list[Objective]:

@@ -12,7 +12,6 @@ drops nothing, and `dropped_iterations > 0` means the harness, not the system, f
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -20,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from elves.constants import LOCAL_TEST_NAMESPACE
-from elves.engine.models import Load, LoadTest, LoadTestSpec, System, set_path
+from elves.engine.models import FaultAction, Load, LoadTest, LoadTestSpec, System, set_path
 from elves.engine.scenarios import BUILTIN_SCENARIOS
-from elves.engine.units import k6_duration, parse_duration, parse_rate
+from elves.engine.units import k6_duration
 
 # An iteration may stall this long (a frozen replica, a broker restart) without k6
 # running out of VUs; the "test the tester" pause of 1.5 s fits in it.
@@ -51,30 +50,20 @@ class Segment:
 class PlannedFault:
     index: int  # position in spec.faults
     at: float  # seconds since the load started
-    action: str  # scale | killPod | restart | pause | restartInfra | resources
-    params: dict[str, Any]
-
-    def as_spec(self) -> dict[str, Any]:
-        """The fault as written in the spec (what Platform.apply_fault takes)."""
-        return {"at": self.at, self.action: self.params}
+    action: FaultAction  # what Platform.apply_fault does: ScaleFault, KillPodFault, ...
 
     def describe(self) -> str:
-        detail = ", ".join(f"{k}={v}" for k, v in self.params.items())
-        return f"{self.action}({detail})"
+        return self.action.describe()
 
     def label(self) -> str:
-        """A few words for a plot marker: "killPod registry", "scale ingestor to 0"."""
-        target = self.params.get("deployment") or self.params.get("component", "")
-        extra = {"scale": f" to {self.params.get('replicas')}", "pause": f" {self.params.get('for')}",
-                 "resources": f" {self.params.get('memory') or self.params.get('cpu') or ''}"}.get(self.action, "")
-        return f"{self.action} {target}{extra}".strip()
+        return self.action.label()
 
 
 @dataclass(frozen=True)
 class SweepPoint:
     index: int
     values: dict[str, Any]  # sweep path -> value ({} without a sweep)
-    system: dict[str, Any]  # spec.system with the values applied (YAML names, unset parts absent)
+    system: System  # spec.system with the values applied
 
 
 @dataclass(frozen=True)
@@ -92,15 +81,6 @@ class RunPlan:
     users: int
     profile: list[Segment] = field(default_factory=list)
 
-    def k6_env(self, tokens: list[str], admin_token: str) -> dict[str, str]:
-        """The -e variables every Elves script reads (see docs/architecture.md)."""
-        return {
-            "ELVES_K6_SCENARIOS": json.dumps(self.scenarios, sort_keys=True),
-            "ELVES_TEST_ID": self.test_id,
-            "ELVES_TOKENS": ",".join(tokens),
-            "ELVES_ADMIN_TOKEN": admin_token,
-        }
-
 
 def test_id(namespace: str | None, name: str, run: int) -> str:
     """`<namespace>/<name>/<run>`: the key of one run's traffic in every row and metric."""
@@ -114,21 +94,15 @@ def expand_sweep(spec: LoadTestSpec) -> list[SweepPoint]:
     base = spec.system.model_dump(by_alias=True, exclude_none=True)
     sweep = spec.sweep or {}
     if not sweep:
-        return [SweepPoint(0, {}, _clean_system(base))]
+        return [SweepPoint(0, {}, System.model_validate(base))]
     keys = list(sweep)
     points = []
     for index, combination in enumerate(itertools.product(*(sweep[k] for k in keys))):
         system = base
         for key, value in zip(keys, combination):
             system = set_path(system, key, value)
-        points.append(SweepPoint(index, dict(zip(keys, combination)), _clean_system(system)))
+        points.append(SweepPoint(index, dict(zip(keys, combination)), System.model_validate(system)))
     return points
-
-
-def _clean_system(system: dict[str, Any]) -> dict[str, Any]:
-    """Validated and without empty sections, so a platform sees only what the test sets."""
-    validated = System.model_validate(system).model_dump(by_alias=True, exclude_none=True)
-    return {k: v for k, v in validated.items() if v}
 
 
 def numeric(value: Any) -> float | None:
@@ -184,10 +158,10 @@ def total_stages(load: Load) -> list[tuple[float, float]] | None:
     duration = load.duration_seconds
     if load.profile is not None:
         assert load.rate is not None  # the model requires it
-        return profile_stages(load.profile, parse_rate(load.rate), duration)
+        return profile_stages(load.profile, load.rate.per_second, duration)
     if load.stages is None:
         return None
-    stages = [(parse_duration(s.duration), parse_rate(s.target)) for s in load.stages]
+    stages = [(s.duration.seconds, s.target.per_second) for s in load.stages]
     covered = sum(d for d, _ in stages)
     if duration - covered > 1e-6:
         stages.append((round(duration - covered, 3), stages[-1][1]))  # hold the last target
@@ -198,7 +172,7 @@ def rate_profile(load: Load) -> list[Segment]:
     """The planned total arrival rate over time, as linear segments."""
     stages = total_stages(load)
     if stages is None:
-        rate = parse_rate(load.rate or "0/s")
+        rate = load.rate.per_second if load.rate else 0.0
         return [Segment(0.0, load.duration_seconds, rate, rate)]
     segments, start, rate = [], 0.0, 0.0
     for seconds, target in stages:
@@ -221,7 +195,7 @@ def peak_rate(load: Load) -> float:
     segments = rate_profile(load)
     candidates = [seg.end_rate for seg in segments] + [seg.start_rate for seg in segments]
     if load.rate is not None:
-        candidates.append(parse_rate(load.rate))
+        candidates.append(load.rate.per_second)
     return max(candidates, default=0.0)
 
 
@@ -261,7 +235,7 @@ def k6_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
             max_vus = max(pre, math.ceil((load.vus.max or load.vus.pre_allocated) * share))
         scenario: dict[str, Any] = {"exec": name, "timeUnit": unit_name, "preAllocatedVUs": pre, "maxVUs": max_vus}
         if stages is None:
-            rate = parse_rate(load.rate or "0/s") * share
+            rate = (load.rate.per_second if load.rate else 0.0) * share
             scenario.update(executor="constant-arrival-rate", rate=round(rate * unit_seconds),
                             duration=k6_duration(duration))
         else:
@@ -282,10 +256,9 @@ def fault_schedule(spec: LoadTestSpec) -> list[PlannedFault]:
     end = spec.load.duration_seconds
     planned = []
     for index, fault in enumerate(spec.faults):
-        if fault.at_seconds >= end:
+        if fault.at.seconds >= end:
             raise ValueError(f"spec.faults[{index}].at = {fault.at} is not before the end of the load ({end:g}s)")
-        (action, params), = fault.actions().items()
-        planned.append(PlannedFault(index, fault.at_seconds, action, params))
+        planned.append(PlannedFault(index, fault.at.seconds, fault.action))
     return sorted(planned, key=lambda f: (f.at, f.index))
 
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from elves.engine.models import FaultAction, System
+from elves.engine.status import ContainerWatch, SystemSnapshot
+
 
 @dataclass(frozen=True)
 class Readiness:
@@ -26,7 +29,9 @@ class LoadRun:
     test_id: str  # <namespace>/<name>/<run index>
     script: str  # path of the k6 script (or archive) to run
     scenarios: dict[str, Any]  # the k6 `scenarios` option, computed by the planner
-    env: dict[str, str] = field(default_factory=dict)  # extra -e variables for the script
+    tokens: list[str] = field(default_factory=list)  # one bearer token per synthetic user
+    admin_token: str = ""
+    env: dict[str, str] = field(default_factory=dict)  # extra variables for the script
     parallelism: int = 1  # number of k6 runners
     duration_seconds: float = 0.0  # the planned length of the load, for deadlines
 
@@ -43,6 +48,14 @@ class LoadStatus:
     reason: str = ""  # for "error": what went wrong (script error, runner OOMKilled, ...)
 
 
+@dataclass(frozen=True)
+class FaultApplied:
+    """What apply_fault did; with a watch, the effect shows later (see Platform.observe_fault)."""
+
+    message: str
+    watch: ContainerWatch | None = None
+
+
 class Platform(Protocol):
     """Where the system under test and the load generator run."""
 
@@ -57,22 +70,22 @@ class Platform(Protocol):
 
     def release(self, owner: str) -> None: ...
 
-    def snapshot_system(self) -> dict[str, Any]:
+    def snapshot_system(self) -> SystemSnapshot:
         """The replicas, resources and settings now in force, to restore later."""
 
-    def restore_system(self, snapshot: dict[str, Any]) -> None: ...
+    def restore_system(self, snapshot: SystemSnapshot) -> None: ...
 
     def reset(self) -> None:
         """Start restarting the services with an empty database (spec.reset)."""
 
-    def apply_system(self, system: dict[str, Any]) -> None:
-        """Start applying spec.system (replicas, resources, env) of one run."""
+    def apply_system(self, system: System) -> None:
+        """Start applying spec.system (replicas, resources, env) of one run (System.changes())."""
 
     def system_ready(self) -> Readiness:
         """Whether every deployment runs its desired replicas, all ready."""
 
-    def tokens(self, users: int) -> tuple[list[str], str]:
-        """Bearer tokens for `users` synthetic users, and one admin token."""
+    def jwt_secret(self) -> str:
+        """The key the gateway checks tokens with (elves.engine.tokens makes them)."""
 
     def start_load(self, run: LoadRun) -> None: ...
 
@@ -80,8 +93,12 @@ class Platform(Protocol):
 
     def stop_load(self, test_id: str) -> None: ...
 
-    def apply_fault(self, fault: dict[str, Any]) -> str:
-        """Inject one fault of spec.faults (scale, killPod, restart, ...); returns what was done."""
+    def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
+        """Inject the action of one fault (ScaleFault, KillPodFault, ...); says what was done."""
 
-    def ledger(self, test_id: str) -> dict[str, Any]:
-        """The registry's ledger for a test id (see docs/architecture.md)."""
+    def observe_fault(self, watch: ContainerWatch, now: float) -> str | None:
+        """A fault applied with a watch: what happened once its effect shows (after its deadline,
+        what the fallback did); None while it has not shown yet. Returns at once."""
+
+    def registry_url(self) -> str:
+        """Where the engine reads the registry's ledger (elves.engine.ledger)."""

@@ -18,10 +18,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from elves.engine import promql
 from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
+from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import LoadRun, Platform
@@ -29,7 +30,8 @@ from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.status import Condition, FaultEvent, LoadTestStatus, RunStatus, Verdict
 from elves.engine.summary import summarize
-from elves.engine.units import format_duration, parse_duration
+from elves.engine.tokens import load_tokens
+from elves.engine.units import format_duration
 from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, sweep_table
 from elves.constants import GATEWAY_ENDPOINTS
 
@@ -79,6 +81,7 @@ class Context:
     # Tells two drivers of the same test apart (two `elves run` of one file must not
     # both hold the system); the operator leaves it empty so a restart re-takes its lock.
     driver: str = ""
+    http_timeout: float = LEDGER_TIMEOUT_SECONDS  # each read of the registry's ledger
 
     @property
     def owner(self) -> str:
@@ -92,12 +95,35 @@ class Context:
     def prometheus(self, platform: Platform) -> Prometheus:
         return Prometheus(self.prometheus_url or platform.prometheus_url())
 
+    def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
+        return read_ledger(platform.registry_url(), test_id, self.http_timeout)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened, for a log line, a Kubernetes Event or a Grafana annotation.
+
+    Reasons: Phase, Fault, FaultNotFired, DrainTimeout, Succeeded, Failed, Error,
+    CleanupFailed, Progress."""
+
+    reason: str
+    message: str
+    type: Literal["Normal", "Warning"] = "Normal"
+
+
+def progress(message: str) -> Event:
+    return Event("Progress", message)
+
+
+def warning(reason: str, message: str) -> Event:
+    return Event(reason, message, "Warning")
+
 
 @dataclass
 class StepResult:
     status: LoadTestStatus
     delay: float  # call step() again after this many seconds (0 when final)
-    events: list[str] = field(default_factory=list)  # what happened, for a log or kubectl events
+    events: list[Event] = field(default_factory=list)  # what happened, for a log or kubectl events
 
 
 class HarnessError(Exception):
@@ -134,7 +160,7 @@ class _Step:
 
     def __init__(self, ctx: Context, status: LoadTestStatus, platform: Platform, now: float):
         self.ctx, self.status, self.platform, self.now = ctx, status, platform, now
-        self.events: list[str] = []
+        self.events: list[Event] = []
         self.plans = ctx.plans()
 
     # --- helpers ---------------------------------------------------------------------
@@ -151,7 +177,7 @@ class _Step:
         if phase is not None and phase != self.status.phase:
             self.status.phase = phase  # type: ignore[assignment]
             self.run.phase = phase  # type: ignore[assignment]
-            self.events.append(f"run {self.run.index}: {phase}")
+            self.events.append(Event("Phase", f"run {self.run.index}: {phase}"))
             set_condition(self.status, "Running", "True", phase, f"run {self.run.index + 1} of {len(self.plans)}",
                           self.now)
         self.status.progress.step = step
@@ -188,7 +214,7 @@ class _Step:
         readiness = self.platform.acquire(self.ctx.owner)
         if not readiness.ready:
             return self.wait(readiness.reason or "another test holds the system", self.ctx.timeouts.lock, "SystemBusy")
-        self.events.append(f"took the system for {self.ctx.owner}")
+        self.events.append(progress(f"took the system for {self.ctx.owner}"))
         self.status.snapshot = self.platform.snapshot_system()
         self._prepare_run()
         return 0.0
@@ -197,7 +223,7 @@ class _Step:
         self.run.started_at = utc(self.now)
         if self.ctx.test.spec.reset:
             self.platform.reset()
-            self.events.append("reset: restarting the services with an empty database")
+            self.events.append(progress("reset: restarting the services with an empty database"))
             self.goto("Preparing", "wait-reset")
         else:
             self.goto("Preparing", "apply")
@@ -209,9 +235,9 @@ class _Step:
         if self.status.current_run > 0 and self.status.snapshot is not None:
             self.platform.restore_system(self.status.snapshot)  # undo the last run's faults first
         system = self.plan.point.system
-        if system:
+        if system.changes():
             self.platform.apply_system(system)
-            self.events.append(f"system: {system}")
+            self.events.append(progress(f"system: {system.as_written()}"))
         self.goto(None, "wait-ready")
         return 0.0
 
@@ -232,7 +258,7 @@ class _Step:
 
     def _baseline(self) -> float:
         try:
-            self.run.ledger_baseline = self.platform.ledger(self.plan.test_id)
+            self.run.ledger_baseline = self.ctx.ledger(self.platform, self.plan.test_id)
         except Exception as exc:  # noqa: BLE001 - the registry may still be warming up
             return self.wait(f"the registry's ledger does not answer: {exc}", self.ctx.timeouts.system_ready,
                              "LedgerUnavailable")
@@ -240,12 +266,12 @@ class _Step:
         return 0.0
 
     def _start_load(self) -> float:
-        tokens, admin = self.platform.tokens(self.ctx.test.spec.load.users)
+        tokens, admin = load_tokens(self.platform.jwt_secret(), self.ctx.test.spec.load.users)
         plan = self.plan
         self.platform.start_load(LoadRun(
-            test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios,
-            env=plan.k6_env(tokens, admin), parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
-        self.events.append(f"k6 started for {plan.test_id} ({plan.script})")
+            test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
+            parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
+        self.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
         self.goto("Running", "load")
         return self.ctx.intervals.running
 
@@ -267,6 +293,7 @@ class _Step:
             self.status.progress.deadline = utc(self.now + plan.duration_seconds + self.ctx.timeouts.load_grace)
         if load.state in ("running", "setup"):
             self._fire_due_faults()
+            self._observe_faults()
             self.status.progress.waiting_for = f"load until {format_duration(plan.duration_seconds)}"
             if self.now > epoch(self.status.progress.deadline):  # type: ignore[arg-type]
                 raise HarnessError("LoadOverran", f"k6 still running {format_duration(self.ctx.timeouts.load_grace)}"
@@ -274,10 +301,12 @@ class _Step:
             return self.ctx.intervals.running
         # finished
         run.load_ended_at = utc(self.now)
+        self._observe_faults()
         for fault in plan.faults:
             if fault.index not in {f.index for f in run.faults}:
-                self.events.append(f"fault {fault.describe()} not fired: the load ended before {fault.at:g}s")
-        self.events.append(f"load finished after {format_duration(self.now - epoch(run.load_started_at))}")
+                self.events.append(warning("FaultNotFired",
+                                           f"fault {fault.describe()} not fired: the load ended before {fault.at:g}s"))
+        self.events.append(progress(f"load finished after {format_duration(self.now - epoch(run.load_started_at))}"))
         self.goto("Draining", "drain")
         return self.ctx.intervals.draining
 
@@ -289,31 +318,55 @@ class _Step:
             if fault.index in fired or fault.at > elapsed:
                 continue
             try:
-                message = self.platform.apply_fault(fault.as_spec())
+                applied = self.platform.apply_fault(fault.action, self.now)
             except Exception as exc:  # noqa: BLE001 - any platform failure ends the test with its words
                 raise HarnessError("FaultFailed", f"fault {fault.describe()} at {fault.at:g}s failed: {exc}") from None
-            run.faults.append(FaultEvent(index=fault.index, at=fault.at, fired_at=utc(self.now),
-                                         action=fault.describe(), label=fault.label(), message=message))
-            self.events.append(f"fault at {fault.at:g}s: {fault.describe()}: {message}")
+            event = FaultEvent(index=fault.index, at=fault.at, fired_at=utc(self.now), action=fault.describe(),
+                               label=fault.label(), message=applied.message, watch=applied.watch)
+            run.faults.append(event)
+            if event.watch is None:
+                self._fault_done(event)
+
+    def _observe_faults(self) -> list[str]:
+        """Look once at each fault whose effect shows later (a killed container on a cluster);
+        what is still awaited."""
+        awaited = []
+        for event in self.run.faults:
+            if event.watch is None:
+                continue
+            try:
+                message = self.platform.observe_fault(event.watch, self.now)
+            except Exception as exc:  # noqa: BLE001 - as when applying it
+                raise HarnessError("FaultFailed", f"fault {event.action} at {event.at:g}s failed: {exc}") from None
+            if message is None:
+                awaited.append(f"fault {event.action}: {event.message}")
+            else:
+                event.message, event.watch = message, None
+                self._fault_done(event)
+        return awaited
+
+    def _fault_done(self, event: FaultEvent) -> None:
+        self.events.append(Event("Fault", f"fault at {event.at:g}s: {event.action}: {event.message}"))
 
     def _drain(self) -> float:
         run, plan = self.run, self.plan
         prom = self.ctx.prometheus(self.platform)
         load_end = epoch(run.load_ended_at)  # type: ignore[arg-type]
-        waiting = self._drain_blockers(prom, plan.test_id, epoch(run.load_started_at), load_end)  # type: ignore[arg-type]
+        waiting = self._observe_faults()
+        waiting += self._drain_blockers(prom, plan.test_id, epoch(run.load_started_at), load_end)  # type: ignore[arg-type]
         timeout = self.ctx.test.spec.drain.timeout
         if waiting:
             try:
-                return self.wait("draining: " + "; ".join(waiting), parse_duration(timeout), "DrainTimeout",
+                return self.wait("draining: " + "; ".join(waiting), timeout.seconds, "DrainTimeout",
                                  self.ctx.intervals.draining)
             except HarnessError:
                 # Not converging is the system's failure, not the harness's: analyse what happened.
-                self.events.append(f"drain timed out after {timeout}: {'; '.join(waiting)}")
+                self.events.append(warning("DrainTimeout", f"drain timed out after {timeout}: {'; '.join(waiting)}"))
                 run.message = f"did not drain within {timeout}: {'; '.join(waiting)}"
                 self.goto("Analyzing", "analyze")
                 return 0.0
         run.drained_at = utc(self.now)
-        self.events.append(f"drained {format_duration(self.now - load_end)} after the load")
+        self.events.append(progress(f"drained {format_duration(self.now - load_end)} after the load"))
         self.goto("Analyzing", "analyze")
         return 0.0
 
@@ -329,7 +382,7 @@ class _Step:
             depths = {q: v for q, v in prom.by_label(promql.queue_depth(promql.WORK_QUEUES), "queue").items() if v}
             blockers += [f"{queue} holds {value:g}" for queue, value in sorted(depths.items())]
         try:
-            raw = ledger_since(self.platform.ledger(test_id), self.run.ledger_baseline)
+            raw = ledger_since(self.ctx.ledger(self.platform, test_id), self.run.ledger_baseline)
         except Exception as exc:  # noqa: BLE001 - the registry may be down for a while; keep waiting
             return blockers + [f"ledger unavailable: {exc}"]
         window = promql.window_for(self.now - load_start + 30)
@@ -352,10 +405,10 @@ class _Step:
                            drain_seconds=(end - load_end) if run.drained_at else None,
                            drain_completed=run.drained_at is not None)
         try:
-            ledger = ledger_since(self.platform.ledger(plan.test_id), run.ledger_baseline)
+            ledger = ledger_since(self.ctx.ledger(self.platform, plan.test_id), run.ledger_baseline)
         except Exception as exc:  # noqa: BLE001 - analysed without it; the lost_* checks then fail with why
             ledger = None
-            self.events.append(f"the registry's ledger is unavailable: {exc}")
+            self.events.append(progress(f"the registry's ledger is unavailable: {exc}"))
         began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
         try:
             results = analyze(prom, window, ledger, self._logged_endpoints())
@@ -370,10 +423,10 @@ class _Step:
         run.results, run.verdict = results, verdict
         run.finished_at = utc(self.now)
         run.analysis_seconds = round(time.monotonic() - began, 3)
-        self.events.append(f"analysis and verdict took {run.analysis_seconds:.2f}s")
+        self.events.append(progress(f"analysis and verdict took {run.analysis_seconds:.2f}s"))
         run.phase = "Succeeded" if verdict.passed else "Failed"
         failed = [c.name for c in verdict.checks if not c.ok]
-        self.events.append(f"run {run.index}: {'passed' if verdict.passed else 'failed: ' + ', '.join(failed)}")
+        self.events.append(progress(f"run {run.index}: {'passed' if verdict.passed else 'failed: ' + ', '.join(failed)}"))
         if self.status.current_run + 1 < len(self.plans):
             self.status.current_run += 1
             self._prepare_run()
@@ -409,38 +462,39 @@ class _Step:
                       "; ".join(f"{c.name}: observed {_observed(c.observed)}, wanted {c.target}" for c in failed),
                       self.now)
         status.summary = summarize(status)
-        self.events.append(f"{status.phase}: {len(checks) - len(failed)}/{len(checks)} checks passed")
+        self.events.append(Event(status.phase, f"{status.phase}: {len(checks) - len(failed)}/{len(checks)} checks passed",
+                                 "Normal" if passed else "Warning"))
 
 
 def _observed(value: float | None) -> str:
     return "no data" if value is None else f"{value:.4g}"
 
 
-def cleanup(ctx: Context, status: LoadTestStatus, platform: Platform, events: list[str]) -> None:
+def cleanup(ctx: Context, status: LoadTestStatus, platform: Platform, events: list[Event]) -> None:
     """Stop the load, restore the system, release the lock: best effort, each step on its own."""
     if status.runs and status.phase in ("Running",):
         run = status.runs[status.current_run]
         try:
             platform.stop_load(run.test_id)
-            events.append(f"stopped k6 for {run.test_id}")
+            events.append(progress(f"stopped k6 for {run.test_id}"))
         except Exception as exc:  # noqa: BLE001
-            events.append(f"could not stop k6: {exc}")
+            events.append(warning("CleanupFailed", f"could not stop k6: {exc}"))
     if status.snapshot is not None and not status.restored:
         try:
             platform.restore_system(status.snapshot)
             status.restored = True
-            events.append("restored the system as it was before the test")
+            events.append(progress("restored the system as it was before the test"))
         except Exception as exc:  # noqa: BLE001
-            events.append(f"could not restore the system: {exc}")
+            events.append(warning("CleanupFailed", f"could not restore the system: {exc}"))
     if status.started_at is not None:
         try:
             platform.release(ctx.owner)
         except Exception as exc:  # noqa: BLE001
-            events.append(f"could not release the system: {exc}")
+            events.append(warning("CleanupFailed", f"could not release the system: {exc}"))
 
 
 def fail(ctx: Context, status: LoadTestStatus, platform: Platform, now: float, reason: str, message: str,
-         events: list[str]) -> None:
+         events: list[Event]) -> None:
     """End the test in phase Error with `reason`, cleaning up first."""
     cleanup(ctx, status, platform, events)
     if status.runs:
@@ -455,7 +509,7 @@ def fail(ctx: Context, status: LoadTestStatus, platform: Platform, now: float, r
     set_condition(status, "Running", "False", "Error", "", now)
     set_condition(status, "HarnessError", "True", reason, message, now)
     status.summary = summarize(status)
-    events.append(f"Error ({reason}): {message}")
+    events.append(warning("Error", f"Error ({reason}): {message}"))
 
 
 def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock) -> StepResult:
@@ -487,7 +541,7 @@ def abort(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock
           reason: str = "the test was interrupted") -> StepResult:
     """Stop now (Ctrl-C, resource deleted): end in Error and restore the system."""
     status = copy.deepcopy(status)
-    events: list[str] = []
+    events: list[Event] = []
     if not status.final:
         fail(ctx, status, platform, clock.now(), "Aborted", reason, events)
     return StepResult(status, 0.0, events)

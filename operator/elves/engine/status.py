@@ -128,6 +128,16 @@ class Verdict(StatusModel):
     breakpoint: Breakpoint | None = None
 
 
+class ContainerWatch(StatusModel):
+    """A container a fault must end (killPod on a cluster), looked at on each tick until it died or the deadline passed."""
+
+    pod: str
+    container: str
+    container_id: str
+    restart_count: int
+    deadline: datetime
+
+
 class FaultEvent(StatusModel):
     index: int
     at: float = Field(description="Planned seconds since the load started.")
@@ -135,6 +145,7 @@ class FaultEvent(StatusModel):
     action: str
     label: str = Field("", description="A few words for plots: 'killPod registry'.")
     message: str = ""
+    watch: ContainerWatch | None = Field(None, description="Set while the fault's effect is still awaited.")
 
 
 class RunStatus(StatusModel):
@@ -197,13 +208,40 @@ class ReportRef(StatusModel):
     grafana: str = ""
 
 
+class EnvVar(StatusModel):
+    """A container's environment variable as Kubernetes writes it (locally: name and value)."""
+
+    name: str
+    value: str | None = None
+    value_from: dict[str, Any] | None = None
+
+
+class ContainerResources(StatusModel):
+    """Limits and requests as Kubernetes quantities ("512Mi"; locally only a memory limit, in bytes)."""
+
+    limits: dict[str, str] | None = None
+    requests: dict[str, str] | None = None
+
+
+class DeploymentSnapshot(StatusModel):
+    replicas: int
+    env: list[EnvVar] = Field(default_factory=list)
+    resources: ContainerResources = Field(default_factory=ContainerResources)
+
+
+class SystemSnapshot(StatusModel):
+    """What a test may change of the system, as it was before: put back at the end."""
+
+    deployments: dict[str, DeploymentSnapshot] = Field(default_factory=dict)
+
+
 class LoadTestStatus(StatusModel):
     phase: Phase = "Pending"
     conditions: list[Condition] = Field(default_factory=list)
     current_run: int = 0
     runs: list[RunStatus] = Field(default_factory=list)
     progress: Progress = Field(default_factory=Progress)
-    snapshot: dict[str, Any] | None = Field(None, description="The system before the test, restored at the end.")
+    snapshot: SystemSnapshot | None = Field(None, description="The system before the test, restored at the end.")
     restored: bool = False
     started_at: datetime | None = None
     finished_at: datetime | None = None

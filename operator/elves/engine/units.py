@@ -2,12 +2,19 @@
 
 Each kind has one regular expression (also put into the CRD, so kube-apiserver rejects a
 bad value with the same rule), a parser to a plain number, and a formatter back.
+`Duration`, `Rate`, `Memory` and `Cpu` are the typed values the spec models hold: parsed
+once, when the spec is read, keeping the text as written (YAML and the CRD see the text;
+the engine reads `.seconds`, `.per_second`, `.bytes`, `.cores`).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic_core import core_schema
 
 # "90s", "5m", "1h", "100ms", "1.5s", and k6/Go-style sequences such as "1m30s".
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
@@ -95,3 +102,56 @@ def format_seconds(seconds: float | None) -> str:
     if seconds < 1:
         return f"{seconds * 1000:.0f}ms" if seconds >= 0.01 else f"{seconds * 1000:.2f}ms"
     return f"{seconds:.2f}s" if seconds < 60 else format_duration(round(seconds))
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A quantity as written (`text`) and its value; each kind adds its value field and names
+    its pattern and parser: `class Duration(Quantity, pattern=..., parser=parse_duration)`."""
+
+    text: str
+    PATTERN: ClassVar[str]
+    _parser: ClassVar[Any]
+
+    def __init_subclass__(cls, pattern: str, parser: Any, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.PATTERN, cls._parser = pattern, staticmethod(parser)
+
+    @classmethod
+    def parse(cls, value: Any) -> Any:
+        """The typed value of `value` (text, or already typed); ValueError with an example otherwise."""
+        if isinstance(value, cls):
+            return value
+        return cls(value, cls._parser(value))  # type: ignore[call-arg]
+
+    def __str__(self) -> str:
+        return self.text
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            cls.parse, serialization=core_schema.plain_serializer_function_ser_schema(str))
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
+        return {"type": "string", "pattern": cls.PATTERN}
+
+
+@dataclass(frozen=True)
+class Duration(Quantity, pattern=DURATION_PATTERN, parser=parse_duration):
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Rate(Quantity, pattern=RATE_PATTERN, parser=parse_rate):
+    per_second: float
+
+
+@dataclass(frozen=True)
+class Memory(Quantity, pattern=MEMORY_PATTERN, parser=parse_memory):
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Cpu(Quantity, pattern=CPU_PATTERN, parser=parse_cpu):
+    cores: float

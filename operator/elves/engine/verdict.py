@@ -17,6 +17,7 @@ from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.summary import deepest, work_queues
 from elves.engine.status import Breakpoint, Check, RunResults, RunStatus, SweepRow, Verdict
+from elves.engine.units import Duration
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">=": operator.ge, ">": operator.gt,
@@ -39,7 +40,7 @@ def compare(observed: float | None, op: str, target: float) -> bool:
 
 
 def target_text(objective: Objective) -> str:
-    return f"{objective.op} {objective.value if isinstance(objective.value, str) else f'{objective.value:g}'}"
+    return f"{objective.op} {objective.value if isinstance(objective.value, Duration) else f'{objective.value:g}'}"
 
 
 def observe(objective: Objective, results: RunResults) -> tuple[float | None, str]:

@@ -11,7 +11,6 @@ runs as one replica).
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +19,7 @@ from typing import Any, Callable
 from kubernetes.client.exceptions import ApiException
 
 from elves.engine.models import LoadTest, SpecError, parse_loadtest
-from elves.engine.runner import Clock, Context, SystemClock, abort, fail, step, utc
+from elves.engine.runner import Clock, Context, Event, SystemClock, abort, fail, step, utc
 from elves.engine.status import LoadTestStatus
 from elves.k8s import grafana
 from elves.k8s.faults import cluster_problems
@@ -48,24 +47,6 @@ class _Owner:
     """What the phase machine's cleanup needs of a test whose spec can no longer be read."""
 
     owner: str
-
-
-def event_kind(text: str) -> tuple[str, str]:
-    """(type, reason) of one of the phase machine's event lines."""
-    rules = (
-        (r"Error \(", "Warning", "Error"),
-        (r"fault at ", "Normal", "Fault"),
-        (r"fault .* not fired", "Warning", "FaultNotFired"),
-        (r"could not ", "Warning", "CleanupFailed"),
-        (r"drain timed out", "Warning", "DrainTimeout"),
-        (r"Succeeded: ", "Normal", "Succeeded"),
-        (r"Failed: ", "Warning", "Failed"),
-        (r"run \d+: [A-Z]", "Normal", "Phase"),
-    )
-    for pattern, type_, reason in rules:
-        if re.match(pattern, text):
-            return type_, reason
-    return "Normal", "Progress"
 
 
 def document(body: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +79,8 @@ class Driver:
             return self._locks.setdefault(key, threading.Lock())
 
     def _context(self, test: LoadTest) -> Context:
-        return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts())
+        return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts(),
+                       http_timeout=self.settings.http_timeout_seconds)
 
     # --- one step ----------------------------------------------------------------------
 
@@ -128,11 +110,11 @@ class Driver:
             self._announce(f"{namespace}/{name}", before, after, events, emit)
 
     def _refuse(self, owner: str, status: LoadTestStatus, platform: KubernetesPlatform,
-                problems: list[str]) -> tuple[LoadTestStatus, list[str]]:
+                problems: list[str]) -> tuple[LoadTestStatus, list[Event]]:
         """End a test whose spec cannot run here in Error, naming the fields (and clean up,
         should it have been edited in the middle of a run)."""
         status = status.model_copy(deep=True)
-        events: list[str] = []
+        events: list[Event] = []
         fail(_Owner(owner), status, platform, self.clock.now(), "InvalidSpec", "; ".join(problems), events)  # type: ignore[arg-type]
         return status, events
 
@@ -164,19 +146,18 @@ class Driver:
             body = fresh
         raise RuntimeError(f"the status of {meta['namespace']}/{meta['name']} kept changing under the operator")
 
-    def _announce(self, owner: str, before: LoadTestStatus, after: LoadTestStatus, events: list[str],
+    def _announce(self, owner: str, before: LoadTestStatus, after: LoadTestStatus, events: list[Event],
                   emit: Emit) -> None:
-        for text in events:
-            emit(*event_kind(text), text)
+        for event in events:
+            emit(event.type, event.reason, event.message)
         waiting = after.progress.waiting_for
         if after.phase in WAITING_PHASES and waiting and waiting != before.progress.waiting_for:
             emit("Normal", "Waiting", waiting)
         if self.settings.grafana_url:
             now = utc(self.clock.now())
-            for text in events:
-                _, reason = event_kind(text)
-                if reason in ANNOTATED:
-                    self._annotate(owner, reason.lower(), text, now)
+            for event in events:
+                if event.reason in ANNOTATED:
+                    self._annotate(owner, event.reason.lower(), event.message, now)
 
     def _annotate(self, owner: str, kind: str, text: str, at: datetime) -> None:
         try:

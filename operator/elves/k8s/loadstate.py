@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from elves.engine.platform import LoadStatus
-from elves.local.k6 import FINISHED_CODES, describe_exit
+from elves.engine.k6 import FINISHED_CODES, describe_exit
 from elves.k8s.names import K6_LABEL_RUNNER
 
 STARTING_STAGES = ("", "initialization", "initialized", "created")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from elves.engine.k6 import runner_env
 from elves.engine.platform import LoadRun
-from elves.local.k6 import PUSH_INTERVAL
 from elves.k8s import names
 
 K6_API_VERSION = "k6.io/v1alpha1"
@@ -24,21 +24,9 @@ def k6_arguments(test_id: str) -> str:
     return f"--out experimental-prometheus-rw --tag testid={test_id}"
 
 
-def runner_env(run: LoadRun, prometheus_url: str, gateway_url: str, registry_url: str) -> list[dict[str, str]]:
-    """The runner pods' environment: k6's remote-write output and the scripts' ELVES_* variables
-    (docs/architecture.md, "Harness"); the run's own variables win."""
-    env = {
-        "K6_PROMETHEUS_RW_SERVER_URL": f"{prometheus_url.rstrip('/')}/api/v1/write",
-        "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true",
-        "K6_PROMETHEUS_RW_PUSH_INTERVAL": PUSH_INTERVAL,
-        # Series end when the test ends, instead of lingering for five minutes.
-        "K6_PROMETHEUS_RW_STALE_MARKERS": "true",
-        "K6_NO_USAGE_REPORT": "true",
-        "ELVES_BASE_URL": gateway_url,
-        "ELVES_REGISTRY_URL": registry_url,
-        "ELVES_TEST_ID": run.test_id,
-        **run.env,
-    }
+def runner_pod_env(run: LoadRun, prometheus_url: str, gateway_url: str, registry_url: str) -> list[dict[str, str]]:
+    """The runner pods' environment (elves.engine.k6.runner_env) as a container's env list."""
+    env = runner_env(run, prometheus_url, gateway_url, registry_url)
     return [{"name": name, "value": value} for name, value in env.items()]
 
 

@@ -15,14 +15,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import requests
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS
-from elves.engine.platform import LoadRun, LoadStatus, Readiness
-from elves.local.tokens import DEFAULT_TTL_SECONDS, make_token
+from elves.engine.k6 import script_env
+from elves.engine.models import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault, System
+from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
+from elves.engine.runner import utc
+from elves.engine.status import ContainerWatch, SystemSnapshot
 from elves.k8s import archive, faults, manifests, names, workloads
-from elves.k8s.faults import fault_call
 from elves.k8s.kube import Kube, exec_failure
 from elves.k8s.loadstate import load_status
 from elves.k8s.lock import SystemLock
@@ -40,10 +41,6 @@ MAX_ENV_VALUE_BYTES = 120 * 1024
 
 class LoadError(RuntimeError):
     """The load cannot be started; the message says what to fix."""
-
-
-class LedgerError(RuntimeError):
-    """The registry's ledger could not be read."""
 
 
 class KubernetesPlatform:
@@ -80,17 +77,17 @@ class KubernetesPlatform:
                             f"there (ELVES_SYSTEM_NAMESPACE)?")
         return deployment
 
-    def snapshot_system(self) -> dict[str, Any]:
-        return {name: workloads.snapshot(self._deployment(name)) for name in DEPLOYMENTS}
+    def snapshot_system(self) -> SystemSnapshot:
+        return SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name)) for name in DEPLOYMENTS})
 
-    def restore_system(self, snapshot: dict[str, Any]) -> None:
-        for name, wanted in snapshot.items():
+    def restore_system(self, snapshot: SystemSnapshot) -> None:
+        for name, wanted in snapshot.deployments.items():
             deployment = self._deployment(name)
             ops = workloads.restore_ops(deployment, wanted)
             if ops:
                 self.kube.patch_deployment(self.system, name, ops)
-            if deployment["spec"].get("replicas", 1) != wanted["replicas"]:
-                self.kube.scale_deployment(self.system, name, wanted["replicas"])
+            if deployment["spec"].get("replicas", 1) != wanted.replicas:
+                self.kube.scale_deployment(self.system, name, wanted.replicas)
 
     def reset(self) -> None:
         """Restart the services. The database is not emptied on a cluster (the operator has no
@@ -98,19 +95,17 @@ class KubernetesPlatform:
         for name in DEPLOYMENTS:
             self.kube.patch_deployment(self.system, name, workloads.restart_patch(self.clock()))
 
-    def apply_system(self, system: dict[str, Any]) -> None:
+    def apply_system(self, system: System) -> None:
         """spec.system: env variables are set (others stay), limits changed, replicas scaled."""
-        env, resources = system.get("env") or {}, system.get("resources") or {}
-        for name in DEPLOYMENTS:
-            limits = resources.get(name) or {}
-            if env.get(name) or limits.get("memory") or limits.get("cpu"):
-                ops = workloads.change_ops(self._deployment(name), env.get(name), limits.get("memory"),
-                                           limits.get("cpu"))
+        changes = system.changes()
+        for change in changes:
+            if change.env or change.memory or change.cpu:
+                ops = workloads.change_ops(self._deployment(change.deployment), change.env, change.memory, change.cpu)
                 if ops:
-                    self.kube.patch_deployment(self.system, name, ops)
-        for name, replicas in (system.get("replicas") or {}).items():
-            if replicas is not None:
-                self.kube.scale_deployment(self.system, name, replicas)
+                    self.kube.patch_deployment(self.system, change.deployment, ops)
+        for change in changes:
+            if change.replicas is not None:
+                self.kube.scale_deployment(self.system, change.deployment, change.replicas)
 
     def system_ready(self) -> Readiness:
         reasons = []
@@ -127,12 +122,7 @@ class KubernetesPlatform:
                 reasons.append(reason)
         return Readiness(not reasons, "; ".join(reasons))
 
-    def tokens(self, users: int) -> tuple[list[str], str]:
-        secret = self._secret()
-        tokens = [make_token(secret, f"loadtest-user-{i:04d}", ttl_seconds=DEFAULT_TTL_SECONDS) for i in range(users)]
-        return tokens, make_token(secret, "loadtest-admin", admin=True, ttl_seconds=DEFAULT_TTL_SECONDS)
-
-    def _secret(self) -> str:
+    def jwt_secret(self) -> str:
         if self._jwt_secret is None:
             where = f"Secret {self.system}/{self.settings.secret_name}"
             secret = self.kube.secret(self.system, self.settings.secret_name)
@@ -161,21 +151,21 @@ class KubernetesPlatform:
             return name, key
         index = names.run_index(run.test_id)
         try:
-            packed = archive.pack(self.settings.k6_binary, Path(run.script), run.env)
+            packed = archive.pack(self.settings.k6_binary, Path(run.script), script_env(run))
         except archive.ArchiveError as exc:
             raise LoadError(str(exc)) from None
         self.kube.apply_configmap(manifests.script_configmap(self.loadtest, index, packed))
         return names.script_configmap_name(self.loadtest["metadata"]["name"], index), names.SCRIPT_KEY
 
     def start_load(self, run: LoadRun) -> None:
-        tokens = run.env.get("ELVES_TOKENS", "")
+        tokens = ",".join(run.tokens)  # ELVES_TOKENS
         if len(tokens) > MAX_ENV_VALUE_BYTES:
             users = tokens.count(",") + 1
             raise LoadError(f"spec.load.users: {users} users make {len(tokens)} bytes of ELVES_TOKENS, more than a "
                             f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // len(tokens)}")
         script = self._script(run)
-        env = manifests.runner_env(run, self.settings.prometheus_url, self.settings.gateway_url,
-                                   self.settings.registry_url)
+        env = manifests.runner_pod_env(run, self.settings.prometheus_url, self.settings.gateway_url,
+                                       self.settings.registry_url)
         body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}
@@ -199,67 +189,70 @@ class KubernetesPlatform:
 
     # ---- faults and the ledger ----------------------------------------------------------
 
-    def apply_fault(self, fault: dict[str, Any]) -> str:
-        call = fault_call(fault)
+    def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
         system = self.system
-        if call.action == "scale":
-            before = self._deployment(call.deployment)["spec"].get("replicas", 1)
-            self.kube.scale_deployment(system, call.deployment, call.replicas)  # type: ignore[arg-type]
-            return f"scaled Deployment {call.deployment} from {before} to {call.replicas} replicas"
-        if call.action == "killPod":
-            pods = self.kube.pods(system, f"{names.COMPONENT_LABEL}={call.deployment}")
+        if isinstance(action, ScaleFault):
+            before = self._deployment(action.deployment)["spec"].get("replicas", 1)
+            self.kube.scale_deployment(system, action.deployment, action.replicas)
+            return FaultApplied(f"scaled Deployment {action.deployment} from {before} to {action.replicas} replicas")
+        if isinstance(action, KillPodFault):
+            pods = self.kube.pods(system, f"{names.COMPONENT_LABEL}={action.deployment}")
             pod = workloads.pick_pod(pods, random.choice)
             if pod is None:
-                raise LoadError(f"no running pod of {call.deployment} to kill in namespace {system}")
-            return self._kill_pod(pod, call.deployment)
-        if call.action == "restart":
-            self.kube.patch_deployment(system, call.deployment, workloads.restart_patch(self.clock()))
-            return f"rollout restart of Deployment {call.deployment}"
-        if call.action == "restartInfra":
-            if not self.kube.delete_pod(system, call.pod):
-                raise LoadError(f"pod {call.pod} not found in namespace {system} (is it run by the chart?)")
-            return f"deleted pod {call.pod}; its StatefulSet starts it again"
-        if call.action == "resources":
-            ops = workloads.change_ops(self._deployment(call.deployment), memory=call.memory, cpu=call.cpu)
+                raise LoadError(f"no running pod of {action.deployment} to kill in namespace {system}")
+            return self._kill_pod(pod, action.deployment, now)
+        if isinstance(action, RestartFault):
+            self.kube.patch_deployment(system, action.deployment, workloads.restart_patch(self.clock()))
+            return FaultApplied(f"rollout restart of Deployment {action.deployment}")
+        if isinstance(action, InfraFault):
+            pod = f"{action.component}-0"  # the chart's single-replica StatefulSets
+            if not self.kube.delete_pod(system, pod):
+                raise LoadError(f"pod {pod} not found in namespace {system} (is it run by the chart?)")
+            return FaultApplied(f"deleted pod {pod}; its StatefulSet starts it again")
+        if isinstance(action, ResourcesFault):
+            ops = workloads.change_ops(self._deployment(action.deployment), memory=action.memory, cpu=action.cpu)
             if ops:
-                self.kube.patch_deployment(system, call.deployment, ops)
-            limits = ", ".join(f"{k} {v}" for k, v in (("memory", call.memory), ("cpu", call.cpu)) if v)
-            return f"Deployment {call.deployment}: limits {limits} (a rolling update)"
-        raise ValueError(f"fault action {call.action!r} is not possible on a cluster")
+                self.kube.patch_deployment(system, action.deployment, ops)
+            limits = ", ".join(f"{k} {v}" for k, v in (("memory", action.memory), ("cpu", action.cpu)) if v)
+            return FaultApplied(f"Deployment {action.deployment}: limits {limits} (a rolling update)")
+        raise ValueError(f"fault action {action.kind!r} is not possible on a cluster")
 
-    def _kill_pod(self, pod: dict[str, Any], deployment: str) -> str:
+    def _kill_pod(self, pod: dict[str, Any], deployment: str, now: float) -> FaultApplied:
         """SIGKILL the container's main process so the kubelet restarts it in the same pod
-        (elves.k8s.faults, KILL_COMMAND says why); delete the pod only when that cannot be done."""
-        system, name = self.system, pod["metadata"]["name"]
+        (elves.k8s.faults, KILL_COMMAND says why); whether it died is observed on later ticks
+        (observe_fault). The pod is deleted at once only when the kill cannot be sent."""
+        name = pod["metadata"]["name"]
         before = faults.container_run(pod, deployment)
         if before is None:
-            why = f"its container {deployment} is not running"
-        else:
-            try:
-                errors = self.kube.exec_in_pod(system, name, deployment, faults.KILL_COMMAND)
-            except (ApiException, OSError) as exc:
-                why = f"exec into it failed: {exec_failure(exc)}"
-            else:
-                deadline = time.monotonic() + faults.KILL_SECONDS
-                while time.monotonic() < deadline:
-                    if faults.container_died(before, self.kube.pod(system, name), deployment):
-                        return (f"killed the main process of container {deployment} in pod {name} (kill -9 through "
-                                f"exec); the kubelet restarts it in the same pod")
-                    time.sleep(0.5)
-                why = (f"kill -9 through exec left container {deployment} running for {faults.KILL_SECONDS:.0f}s "
-                       f"(is shareProcessNamespace off, making the JVM PID 1?{' stderr: ' + errors.strip()[:200] if errors.strip() else ''})")
+            return FaultApplied(self._delete_pod(name, deployment, f"its container {deployment} is not running"))
+        try:
+            self.kube.exec_in_pod(self.system, name, deployment, faults.KILL_COMMAND)
+        except (ApiException, OSError) as exc:
+            return FaultApplied(self._delete_pod(name, deployment, f"exec into it failed: {exec_failure(exc)}"))
+        container_id, restarts = before
+        return FaultApplied(
+            f"kill -9 through exec into container {deployment} in pod {name}; waiting for it to die",
+            ContainerWatch(pod=name, container=deployment, container_id=container_id, restart_count=restarts,
+                           deadline=utc(now + faults.KILL_SECONDS)))
+
+    def observe_fault(self, watch: ContainerWatch, now: float) -> str | None:
+        """A killed container: dead (or its pod gone) is done; still running after the deadline,
+        the pod is deleted instead."""
+        pod = self.kube.pod(self.system, watch.pod)
+        if faults.container_died((watch.container_id, watch.restart_count), pod, watch.container):
+            return (f"killed the main process of container {watch.container} in pod {watch.pod} (kill -9 through "
+                    f"exec); the kubelet restarts it in the same pod")
+        if now < watch.deadline.timestamp():
+            return None
+        return self._delete_pod(watch.pod, watch.container,
+                                f"kill -9 through exec left container {watch.container} running for "
+                                f"{faults.KILL_SECONDS:.0f}s (is shareProcessNamespace off, making the JVM PID 1?)")
+
+    def _delete_pod(self, name: str, deployment: str, why: str) -> str:
         # No grace period: a kill, not a graceful shutdown.
-        self.kube.delete_pod(system, name, grace_seconds=0)
+        self.kube.delete_pod(self.system, name, grace_seconds=0)
         log.warning("killPod %s: %s; deleted the pod instead", name, why)
         return f"deleted pod {name} of {deployment} without a grace period ({why})"
 
-    def ledger(self, test_id: str) -> dict[str, Any]:
-        url = f"{self.settings.registry_url}/api/v1/ledger"
-        try:
-            response = requests.get(url, params={"testId": test_id}, timeout=self.settings.http_timeout_seconds)
-        except requests.RequestException as exc:
-            raise LedgerError(f"the registry at {self.settings.registry_url} is unreachable: {exc}") from None
-        if response.status_code != 200:
-            raise LedgerError(f"the registry answered HTTP {response.status_code} for the ledger of {test_id}: "
-                              f"{response.text.strip()[:200]}")
-        return response.json()
+    def registry_url(self) -> str:
+        return self.settings.registry_url

@@ -12,7 +12,8 @@ import copy
 from datetime import datetime, timezone
 from typing import Any
 
-from elves.engine.units import parse_cpu, parse_memory
+from elves.engine.status import ContainerResources, DeploymentSnapshot, EnvVar
+from elves.engine.units import Cpu, Memory, parse_cpu, parse_memory
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # the annotation `kubectl rollout restart` sets
 
@@ -31,12 +32,12 @@ def container_index(deployment: dict[str, Any]) -> tuple[int, dict[str, Any]]:
                         f"(containers: {', '.join(c.get('name', '?') for c in containers)})")
 
 
-def snapshot(deployment: dict[str, Any]) -> dict[str, Any]:
+def snapshot(deployment: dict[str, Any]) -> DeploymentSnapshot:
     """What a test may change and the end of the test puts back."""
     _, container = container_index(deployment)
-    return {"replicas": deployment["spec"].get("replicas", 1),
-            "resources": copy.deepcopy(container.get("resources") or {}),
-            "env": copy.deepcopy(container.get("env") or [])}
+    return DeploymentSnapshot(replicas=deployment["spec"].get("replicas", 1),
+                              resources=ContainerResources.model_validate(container.get("resources") or {}),
+                              env=[EnvVar.model_validate(e) for e in container.get("env") or []])
 
 
 def _container_ops(deployment: dict[str, Any], changes: dict[str, Any]) -> list[dict[str, Any]]:
@@ -47,9 +48,10 @@ def _container_ops(deployment: dict[str, Any], changes: dict[str, Any]) -> list[
     return [{"op": "test", "path": f"{path}/name", "value": container["name"]}] + ops if ops else []
 
 
-def restore_ops(deployment: dict[str, Any], wanted: dict[str, Any]) -> list[dict[str, Any]]:
+def restore_ops(deployment: dict[str, Any], wanted: DeploymentSnapshot) -> list[dict[str, Any]]:
     """JSON patch putting env and resources back as snapshotted ([] when nothing differs)."""
-    return _container_ops(deployment, {"env": wanted.get("env") or [], "resources": wanted.get("resources") or {}})
+    dumped = wanted.model_dump(by_alias=True, exclude_none=True)
+    return _container_ops(deployment, {"env": dumped["env"], "resources": dumped["resources"]})
 
 
 def _merged_env(container: dict[str, Any], env: dict[str, str]) -> list[dict[str, Any]]:
@@ -65,20 +67,22 @@ def _merged_env(container: dict[str, Any], env: dict[str, str]) -> list[dict[str
     return merged
 
 
-def _limited(container: dict[str, Any], memory: str | None, cpu: str | None) -> dict[str, Any]:
+def _limited(container: dict[str, Any], memory: Memory | None, cpu: Cpu | None) -> dict[str, Any]:
     resources = copy.deepcopy(container.get("resources") or {})
     limits, requests = resources.setdefault("limits", {}), resources.get("requests") or {}
-    for key, value, parse in (("memory", memory, parse_memory), ("cpu", cpu, parse_cpu)):
+    for key, value, amount, parse in (("memory", memory, memory and memory.bytes, parse_memory),
+                                      ("cpu", cpu, cpu and cpu.cores, parse_cpu)):
         if value is None:
             continue
-        limits[key] = value
-        if key in requests and parse(str(requests[key])) > parse(value):
-            requests[key] = value  # a request may not exceed its limit
+        limits[key] = value.text
+        # The request as the API has it (a quantity string) against the new limit.
+        if key in requests and parse(str(requests[key])) > amount:
+            requests[key] = value.text  # a request may not exceed its limit
     return resources
 
 
 def change_ops(deployment: dict[str, Any], env: dict[str, str] | None = None,
-               memory: str | None = None, cpu: str | None = None) -> list[dict[str, Any]]:
+               memory: Memory | None = None, cpu: Cpu | None = None) -> list[dict[str, Any]]:
     """JSON patch setting env variables (by name, in place; new ones appended; others stay)
     and memory/CPU limits (a request above its new limit comes down to it)."""
     _, container = container_index(deployment)

@@ -1,4 +1,4 @@
-"""Subcommands of the local mode: `elves token` and `elves local supervise|status|reap`."""
+"""Subcommands of the local mode: `elves run`, `elves token` and `elves local prepare|supervise|status|rollout|reap|env`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import sys
 import time
 
+from elves.engine.tokens import TOKEN_TTL_SECONDS
 from elves.local.layout import Layout, MissingSecret
 from elves.settings import Settings
 
@@ -16,15 +17,29 @@ STARTUP_GRACE_SECONDS = 10.0
 
 def register(subcommands) -> None:
     """Add this part's subcommands; each sets `handler` to a function(args) -> exit code."""
+    run = subcommands.add_parser(
+        "run", help="run a LoadTest in local mode (exit 0 passed, 1 failed, 2 harness error)",
+        description="Run a LoadTest file against the local stack (./deployments.sh --local) and write a report.")
+    run.add_argument("file", help="a LoadTest YAML file")
+    run.add_argument("--prometheus", metavar="URL", help="Prometheus to read results from (default: the local one)")
+    run.add_argument("--reports", metavar="DIR", default="reports", help="where report directories go (default: reports)")
+    run.set_defaults(handler=_run)
+
     token = subcommands.add_parser("token", help="print a bearer token valid for the local stack")
     token.add_argument("--user", required=True, help="the user id (the token's sub)")
     token.add_argument("--admin", action="store_true", help="an administrator's token")
-    token.add_argument("--ttl", type=int, default=24 * 3600, metavar="SECONDS",
+    token.add_argument("--ttl", type=int, default=TOKEN_TTL_SECONDS, metavar="SECONDS",
                        help="how long the token is valid (default: a day)")
     token.set_defaults(handler=_token)
 
     local = subcommands.add_parser("local", help="the local stack (processes on this machine)")
     actions = local.add_subparsers(dest="local_command", required=True)
+    prepare = actions.add_parser(
+        "prepare", help="create the state directory (marked as the local mode's) and its secrets")
+    prepare.set_defaults(handler=_prepare)
+    env = actions.add_parser(
+        "env", help="print the facts the shell scripts need (paths, URLs, services) as assignments")
+    env.set_defaults(handler=_env)
     supervise = actions.add_parser(
         "supervise", help="run the supervisor in the foreground (./deployments.sh --local runs it)")
     supervise.set_defaults(handler=_supervise)
@@ -44,8 +59,17 @@ def register(subcommands) -> None:
     reap.set_defaults(handler=_reap)
 
 
+def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from elves.engine.drive import run_file
+    from elves.local.platform import LocalPlatform
+
+    return run_file(args.file, LocalPlatform, prometheus_url=args.prometheus, reports_dir=Path(args.reports))
+
+
 def _token(args: argparse.Namespace) -> int:
-    from elves.local.tokens import make_token
+    from elves.engine.tokens import make_token
 
     try:
         secret = Layout(Settings.from_env().state_dir).secret("jwt-secret")
@@ -54,6 +78,27 @@ def _token(args: argparse.Namespace) -> int:
         print(f"elves token: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def _prepare(_: argparse.Namespace) -> int:
+    from elves.local.layout import create, generate_secrets
+
+    layout = Layout(Settings.from_env().state_dir)
+    if create(layout):
+        print(f"created {layout.root}", file=sys.stderr)
+    elif not layout.marker.exists():
+        print(f"{layout.root} exists and was not created by the local mode: it is used, "
+              "and ./cleanup.sh --local will not delete it", file=sys.stderr)
+    written = generate_secrets(layout)
+    if written:
+        print(f"generated {', '.join(written)} in {layout.secrets}", file=sys.stderr)
+    return 0
+
+
+def _env(_: argparse.Namespace) -> int:
+    from elves.shell_env import main
+
+    return main()
 
 
 def _supervise(_: argparse.Namespace) -> int:
@@ -90,7 +135,7 @@ def _status(args: argparse.Namespace) -> int:
             # A supervisor just launched needs a moment to write its pid file.
             gone = _supervisor_pid(layout) is None and time.monotonic() - started > STARTUP_GRACE_SECONDS
             if gone:
-                problem = f"the supervisor is not running: see {layout.logs / 'supervisor.log'}"
+                problem = f"the supervisor is not running: see {layout.supervisor_log}"
                 break
         if not problem or time.monotonic() >= deadline:
             break

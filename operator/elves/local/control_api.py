@@ -8,16 +8,14 @@ Bad input answers 400 naming the field.
 from __future__ import annotations
 
 import signal
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from elves.constants import DEPLOYMENTS
 from elves.local.http import BadRequest, Request, Response
-from elves.local.infra import RESTARTABLE
 from elves.local.jvm import parse_memory
+from elves.local.operations import Operation
 from elves.local.ports import MAX_SLOTS
-
-if TYPE_CHECKING:
-    from elves.local.supervisor import Supervisor
+from elves.local.replicas import Replica
 
 SIGNALS = ("SIGSTOP", "SIGCONT", "SIGTERM", "SIGKILL", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2")
 MAX_DOWN_SECONDS = 3600
@@ -46,9 +44,42 @@ def _seconds(body: dict, key: str, default: float | None, maximum: float) -> flo
     return float(value)
 
 
+class Control(Protocol):
+    """What the control API asks of the supervisor (elves.local.supervisor implements it)."""
+
+    phase: str  # starting | running | stopping | failed
+
+    def restartable(self) -> tuple[str, ...]:
+        """The infrastructure components that run and may be restarted on request."""
+
+    def state(self) -> dict[str, Any]: ...
+
+    def metrics(self) -> str: ...
+
+    def scale(self, deployment: str, replicas: int) -> None: ...
+
+    def kill(self, deployment: str, pod: str | None) -> Replica | None:
+        """SIGKILL one running replica (at random without `pod`); None when there is none."""
+
+    def signal(self, deployment: str, pod: str | None, sig: signal.Signals,
+               resume_after: float | None) -> list[Replica]:
+        """Signal the running replicas (or `pod`); SIGCONT after `resume_after` seconds."""
+
+    def rollout_restart(self, deployment: str) -> None: ...
+
+    def configure(self, deployment: str, env: dict[str, str] | None, memory_bytes: int | None,
+                  set_memory: bool) -> bool:
+        """New env and/or memory cap, rolled out; False when nothing changed."""
+
+    def restart_infra(self, component: str, down_seconds: float) -> Operation: ...
+
+    def reset(self) -> Operation | None:
+        """Start a reset; None when one is running already."""
+
+
 class ControlApi:
-    def __init__(self, supervisor: "Supervisor") -> None:
-        self.supervisor = supervisor
+    def __init__(self, control: Control) -> None:
+        self.control = control
         self.routes = {
             ("GET", "/healthz"): self.healthz,
             ("GET", "/state"): self.state,
@@ -74,14 +105,14 @@ class ControlApi:
         return Response.text("ok\n")
 
     def state(self, _: Request) -> Response:
-        return Response.json(self.supervisor.state())
+        return Response.json(self.control.state())
 
     def metrics(self, _: Request) -> Response:
-        return Response.text(self.supervisor.metrics())
+        return Response.text(self.control.metrics())
 
     def _running(self) -> None:
-        if self.supervisor.phase != "running":
-            raise BadRequest(f"the supervisor is {self.supervisor.phase}; try again when it runs")
+        if self.control.phase != "running":
+            raise BadRequest(f"the supervisor is {self.control.phase}; try again when it runs")
 
     def scale(self, request: Request) -> Response:
         body = request.json()
@@ -89,14 +120,14 @@ class ControlApi:
         replicas = body.get("replicas")
         if isinstance(replicas, bool) or not isinstance(replicas, int) or not 0 <= replicas < MAX_SLOTS:
             raise BadRequest(f"replicas: {replicas!r} is not an integer from 0 to {MAX_SLOTS - 1}")
-        self.supervisor.scale(deployment, replicas)
+        self.control.scale(deployment, replicas)
         return Response.json({"deployment": deployment, "replicas": replicas})
 
     def kill(self, request: Request) -> Response:
         self._running()
         body = request.json()
         deployment = _deployment(body)
-        replica = self.supervisor.kill(deployment, _pod(body, deployment))
+        replica = self.control.kill(deployment, _pod(body, deployment))
         if replica is None:
             return Response.json({"error": f"no running replica of {deployment} to kill"}, 409)
         return Response.json({"killed": replica.pod, "pid": replica.pid})
@@ -111,7 +142,7 @@ class ControlApi:
         resume_after = _seconds(body, "resumeAfterSeconds", None, MAX_DOWN_SECONDS)
         if resume_after is not None and name != "SIGSTOP":
             raise BadRequest("resumeAfterSeconds: only goes with signal SIGSTOP")
-        targets = self.supervisor.signal(deployment, _pod(body, deployment),
+        targets = self.control.signal(deployment, _pod(body, deployment),
                                          signal.Signals[name], resume_after)
         if not targets:
             return Response.json({"error": f"no running replica of {deployment} to signal"}, 409)
@@ -119,7 +150,7 @@ class ControlApi:
 
     def restart(self, request: Request) -> Response:
         deployment = _deployment(request.json())
-        self.supervisor.rollout_restart(deployment)
+        self.control.rollout_restart(deployment)
         return Response.json({"deployment": deployment, "restart": "rolling"}, 202)
 
     def configure(self, request: Request) -> Response:
@@ -135,24 +166,22 @@ class ControlApi:
                 memory_bytes = parse_memory(body["memory"])
             except ValueError as error:
                 raise BadRequest(f"memory: {error}") from None
-        changed = self.supervisor.configure(deployment, env, memory_bytes, "memory" in body)
+        changed = self.control.configure(deployment, env, memory_bytes, "memory" in body)
         return Response.json({"deployment": deployment, "changed": changed}, 202 if changed else 200)
 
     def infra_restart(self, request: Request) -> Response:
         self._running()
         body = request.json()
         component = body.get("component")
-        if component not in RESTARTABLE or component not in self.supervisor.components:
-            raise BadRequest(f"component: {component!r} is not one of "
-                             f"{', '.join(c for c in RESTARTABLE if c in self.supervisor.components)}")
+        restartable = self.control.restartable()
+        if component not in restartable:
+            raise BadRequest(f"component: {component!r} is not one of {', '.join(restartable)}")
         down = _seconds(body, "downSeconds", 0, MAX_DOWN_SECONDS)
-        record = self.supervisor.operation(
-            "infra-restart", component, self.supervisor.restart_component(component, down))
-        return Response.json(record, 202)
+        return Response.json(self.control.restart_infra(component, down).to_json(), 202)
 
     def reset(self, request: Request) -> Response:
         self._running()
-        if any(op["kind"] == "reset" and op["state"] == "running" for op in self.supervisor.operations):
+        operation = self.control.reset()
+        if operation is None:
             return Response.json({"error": "a reset is already running"}, 409)
-        record = self.supervisor.operation("reset", "system", self.supervisor.reset())
-        return Response.json(record, 202)
+        return Response.json(operation.to_json(), 202)

@@ -1,11 +1,21 @@
-"""Where the local mode keeps its state under `.elves/` (docs/architecture.md)."""
+"""Where the local mode keeps its state under `.elves/` (docs/architecture.md).
+
+Also its creation: the directory with its marker (the proof, for ./cleanup.sh, that the
+local mode created it and may delete it) and the generated secrets.
+"""
 
 from __future__ import annotations
 
+import os
+from secrets import token_hex
 from dataclasses import dataclass
 from pathlib import Path
 
 SECRET_NAMES = ("jwt-secret", "postgres-password", "rabbitmq-password")
+SECRET_BYTES = 32
+# The file that says "the local mode created this directory": ./cleanup.sh removes a state
+# directory only when it holds this file, never an arbitrary path from the environment.
+MARKER = ".elves-state"
 
 
 class MissingSecret(RuntimeError):
@@ -33,8 +43,11 @@ class Layout:
         return self.root / "rabbitmq"
 
     @property
+    def marker(self) -> Path:
+        return self.root / MARKER
+
+    @property
     def enabled_plugins(self) -> Path:
-        # Written by tools/install-local-deps.sh (rabbitmq-plugins --offline).
         return self.rabbitmq / "enabled_plugins"
 
     @property
@@ -58,9 +71,18 @@ class Layout:
         return self.run / "supervisor.lock"
 
     @property
+    def supervisor_log(self) -> Path:
+        return self.logs / "supervisor.log"
+
+    @property
     def children(self) -> Path:
         """The processes the supervisor started (pid + start time), for cleanup and reaping."""
         return self.run / "children.json"
+
+    @property
+    def children_at_stop(self) -> Path:
+        """children.json as it was when ./cleanup.sh asked the supervisor to stop."""
+        return self.run / "children-at-stop.json"
 
     @property
     def loadtest_lock(self) -> Path:
@@ -77,3 +99,34 @@ class Layout:
         if not value:
             raise MissingSecret(f"secret {path} is empty: remove it and run ./deployments.sh --local")
         return value
+
+
+def create(layout: Layout) -> bool:
+    """Create the state directory with its marker, unless it exists (then it is left
+    unmarked: a directory the local mode did not create is never the local mode's to
+    delete). Returns whether it was created."""
+    try:
+        layout.root.mkdir(parents=True)
+    except FileExistsError:
+        return False
+    layout.marker.write_text(f"created by the Elves local mode for {layout.root.resolve()}\n")
+    return True
+
+
+def generate_secrets(layout: Layout) -> list[str]:
+    """Write every missing or empty secret (hex: safe in URLs, config files and SQL
+    literals), readable by the owner only; returns the names written."""
+    layout.secrets.mkdir(parents=True, exist_ok=True)
+    layout.secrets.chmod(0o700)
+    written = []
+    for name in SECRET_NAMES:
+        path = layout.secrets / name
+        if path.exists() and path.read_text().strip():
+            continue
+        partial = path.with_suffix(".tmp")
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(token_hex(SECRET_BYTES))
+        partial.replace(path)
+        written.append(name)
+    return written

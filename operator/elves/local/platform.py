@@ -17,25 +17,23 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import requests
-
-from elves.constants import DEPLOYMENTS
-from elves.engine.platform import LoadRun, LoadStatus, Readiness
-from elves.engine.units import parse_duration
+from elves.engine.k6 import FINISHED_CODES, describe_exit
+from elves.engine.models import (
+    FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault, ScaleFault, System,
+)
+from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
+from elves.engine.status import ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, SystemSnapshot
 from elves.local import k6
 from elves.local.client import SupervisorClient, SupervisorUnreachable
 from elves.local.layout import Layout
 from elves.local.ports import Ports
 from elves.local.processes import is_alive, start_time_of
-from elves.local.tokens import make_token
 from elves.settings import Settings
 
 log = logging.getLogger(__name__)
 
 # After stop_load, k6 gets this long to finish gracefully (flush its last samples).
 K6_STOP_GRACE_SECONDS = 30.0
-LEDGER_TIMEOUT_SECONDS = 10.0
-TOKEN_TTL_SECONDS = 24 * 3600
 LOG_TAIL_CHARS = 1500
 
 
@@ -111,44 +109,40 @@ class LocalPlatform:
 
     # ---- the system -----------------------------------------------------------------
 
-    def snapshot_system(self) -> dict[str, Any]:
+    def snapshot_system(self) -> SystemSnapshot:
         deployments = self.supervisor.state()["deployments"]
-        return {name: {"replicas": d["replicas"], "env": d["env"], "memoryBytes": d["memoryBytes"]}
-                for name, d in deployments.items()}
+        return SystemSnapshot(deployments={name: _snapshot(d) for name, d in deployments.items()})
 
-    def restore_system(self, snapshot: dict[str, Any]) -> None:
-        current = self.snapshot_system()
-        for name, wanted in snapshot.items():
-            now = current.get(name, {})
-            if wanted["env"] != now.get("env") or wanted["memoryBytes"] != now.get("memoryBytes"):
-                memory = wanted["memoryBytes"]
-                self.supervisor.configure(name, env=wanted["env"],
-                                          memory=None if memory is None else str(memory))
-            if wanted["replicas"] != now.get("replicas"):
-                self.supervisor.scale(name, wanted["replicas"])
+    def restore_system(self, snapshot: SystemSnapshot) -> None:
+        current = self.snapshot_system().deployments
+        for name, wanted in snapshot.deployments.items():
+            now = current.get(name)
+            if now is None or _settings(wanted) != _settings(now):
+                env, memory = _settings(wanted)
+                self.supervisor.configure(name, env=env, memory=memory)
+            if now is None or wanted.replicas != now.replicas:
+                self.supervisor.scale(name, wanted.replicas)
 
     def reset(self) -> None:
         self.supervisor.reset()
 
-    def apply_system(self, system: dict[str, Any]) -> None:
+    def apply_system(self, system: System) -> None:
         """spec.system: env replaces a deployment's settings, memory sets its heap cap;
         deployments the spec leaves out stay as they are."""
-        env = system.get("env") or {}
-        resources = system.get("resources") or {}
-        for name in DEPLOYMENTS:
-            changes: dict[str, Any] = {}
-            if env.get(name) is not None:
-                changes["env"] = env[name]
-            limits = resources.get(name) or {}
-            if limits.get("memory") is not None:
-                changes["memory"] = limits["memory"]
-            if limits.get("cpu") is not None:
-                log.warning("%s: a CPU limit has no local equivalent; ignored", name)
-            if changes:
-                self.supervisor.configure(name, **changes)
-        for name, replicas in (system.get("replicas") or {}).items():
-            if replicas is not None:
-                self.supervisor.scale(name, replicas)
+        changes = system.changes()
+        for change in changes:
+            settings: dict[str, Any] = {}
+            if change.env is not None:
+                settings["env"] = change.env
+            if change.memory is not None:
+                settings["memory"] = change.memory.text
+            if change.cpu is not None:
+                log.warning("%s: a CPU limit has no local equivalent; ignored", change.deployment)
+            if settings:
+                self.supervisor.configure(change.deployment, **settings)
+        for change in changes:
+            if change.replicas is not None:
+                self.supervisor.scale(change.deployment, change.replicas)
 
     def system_ready(self) -> Readiness:
         try:
@@ -157,11 +151,8 @@ class LocalPlatform:
             return Readiness(False, str(error))
         return Readiness(state["ready"], "; ".join(state["notReady"]))
 
-    def tokens(self, users: int) -> tuple[list[str], str]:
-        secret = self.layout.secret("jwt-secret")
-        tokens = [make_token(secret, f"loadtest-user-{i:04d}", ttl_seconds=TOKEN_TTL_SECONDS)
-                  for i in range(users)]
-        return tokens, make_token(secret, "loadtest-admin", admin=True, ttl_seconds=TOKEN_TTL_SECONDS)
+    def jwt_secret(self) -> str:
+        return self.layout.secret("jwt-secret")
 
     # ---- the load -------------------------------------------------------------------
 
@@ -173,11 +164,7 @@ class LocalPlatform:
             raise LoadError(f"k6 not found at {binary}: build it with tools/install-k6.sh")
         if not os.path.exists(run.script):
             raise LoadError(f"k6 script {run.script} not found")
-        tokens, admin = (
-            (run.env["ELVES_TOKENS"].split(","), run.env.get("ELVES_ADMIN_TOKEN", ""))
-            if "ELVES_TOKENS" in run.env else self.tokens(10))
-        script_env = k6.script_env(run, self.ports, tokens, admin)
-        env = k6.process_env({k: v for k, v in os.environ.items() if not k.startswith("K6_")}, self.ports)
+        env = k6.process_env(run, self.ports)
         log_dir = self.layout.logs / "k6"
         log_dir.mkdir(parents=True, exist_ok=True)
         safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.test_id)
@@ -186,7 +173,7 @@ class LocalPlatform:
             log_path = log_dir / f"{safe_id}-runner{runner}.log"
             with open(log_path, "ab") as out:
                 load.processes.append(subprocess.Popen(
-                    k6.command(binary, run, runner, script_env, self.ports), env=env,
+                    k6.command(binary, run, runner, self.ports), env=env,
                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True))
             load.logs.append(str(log_path))
@@ -207,8 +194,8 @@ class LocalPlatform:
         if any(code is None for code in codes):
             return LoadStatus("running")
         for code, log_path in zip(codes, load.logs):
-            if load.stop_requested is None and code not in k6.FINISHED_CODES:
-                return LoadStatus("error", f"{k6.describe_exit(code)}: {_tail(log_path)}")
+            if load.stop_requested is None and code not in FINISHED_CODES:
+                return LoadStatus("error", f"{describe_exit(code)}: {_tail(log_path)}")
         return LoadStatus("finished", "stopped early" if load.stop_requested else "")
 
     def stop_load(self, test_id: str) -> None:
@@ -222,41 +209,54 @@ class LocalPlatform:
 
     # ---- faults and the ledger ------------------------------------------------------
 
-    def apply_fault(self, fault: dict[str, Any]) -> str:
-        actions = {k: v for k, v in fault.items() if k != "at"}
-        if len(actions) != 1:
-            raise ValueError(f"a fault has exactly one action, got {sorted(actions)}")
-        (action, params), = actions.items()
-        sup = self.supervisor
-        if action == "scale":
-            sup.scale(params["deployment"], params["replicas"])
-            return f"scaled {params['deployment']} to {params['replicas']}"
-        if action == "killPod":
-            killed = sup.kill(params["deployment"], params.get("pod"))
-            return f"SIGKILL {killed['killed']} (pid {killed['pid']})"
-        if action == "restart":
-            sup.restart(params["deployment"])
-            return f"rolling restart of {params['deployment']}"
-        if action == "pause":
-            seconds = parse_duration(params["for"])
-            frozen = sup.signal(params["deployment"], "SIGSTOP", resume_after_seconds=seconds)
-            return f"froze {', '.join(frozen['pods'])} for {seconds:g} s"
-        if action == "restartInfra":
-            seconds = parse_duration(params.get("downFor", "0s"))
-            sup.infra_restart(params["component"], seconds)
-            return f"restarting {params['component']} after {seconds:g} s down"
-        if action == "resources":
-            if params.get("memory") is None:
-                return f"{params['deployment']}: a CPU limit has no local equivalent; nothing done"
-            sup.configure(params["deployment"], memory=params["memory"])
-            return f"{params['deployment']}: memory limit {params['memory']} (rolling restart)"
-        raise ValueError(f"fault action {action!r} is not known to the local platform")
+    def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
+        return FaultApplied(self._fault(action))
 
-    def ledger(self, test_id: str) -> dict[str, Any]:
-        url = f"{self.ports.url(self.ports.registry)}/api/v1/ledger"
-        response = requests.get(url, params={"testId": test_id}, timeout=LEDGER_TIMEOUT_SECONDS)
-        response.raise_for_status()
-        return response.json()
+    def _fault(self, action: FaultAction) -> str:
+        sup = self.supervisor
+        if isinstance(action, ScaleFault):
+            sup.scale(action.deployment, action.replicas)
+            return f"scaled {action.deployment} to {action.replicas}"
+        if isinstance(action, KillPodFault):
+            killed = sup.kill(action.deployment)
+            return f"SIGKILL {killed['killed']} (pid {killed['pid']})"
+        if isinstance(action, RestartFault):
+            sup.restart(action.deployment)
+            return f"rolling restart of {action.deployment}"
+        if isinstance(action, PauseFault):
+            seconds = action.for_.seconds
+            frozen = sup.signal(action.deployment, "SIGSTOP", resume_after_seconds=seconds)
+            return f"froze {', '.join(frozen['pods'])} for {seconds:g} s"
+        if isinstance(action, InfraFault):
+            seconds = action.down_for.seconds
+            sup.infra_restart(action.component, seconds)
+            return f"restarting {action.component} after {seconds:g} s down"
+        if isinstance(action, ResourcesFault):
+            if action.memory is None:
+                return f"{action.deployment}: a CPU limit has no local equivalent; nothing done"
+            sup.configure(action.deployment, memory=action.memory.text)
+            return f"{action.deployment}: memory limit {action.memory} (rolling restart)"
+        raise ValueError(f"fault action {action.kind!r} is not known to the local platform")
+
+    def observe_fault(self, watch: ContainerWatch, now: float) -> str | None:
+        raise ValueError("the local platform applies every fault at once; it has nothing to watch")
+
+    def registry_url(self) -> str:
+        return self.ports.url(self.ports.registry)
+
+
+def _snapshot(deployment: dict[str, Any]) -> DeploymentSnapshot:
+    """The supervisor's view of a deployment as a snapshot: its env and heap cap (a memory limit in bytes)."""
+    memory = deployment["memoryBytes"]
+    return DeploymentSnapshot(
+        replicas=deployment["replicas"],
+        env=[EnvVar(name=k, value=v) for k, v in deployment["env"].items()],
+        resources=ContainerResources(limits=None if memory is None else {"memory": str(memory)}))
+
+
+def _settings(snapshot: DeploymentSnapshot) -> tuple[dict[str, str], str | None]:
+    """(env, memory limit) of a snapshot, as the supervisor's /configure takes them."""
+    return {e.name: e.value or "" for e in snapshot.env}, (snapshot.resources.limits or {}).get("memory")
 
 
 def _tail(path: str) -> str:

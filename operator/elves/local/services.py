@@ -27,10 +27,6 @@ log = logging.getLogger(__name__)
 READINESS_PATH = "/actuator/health/readiness"
 
 
-def jar_path(settings: Settings, deployment: str) -> Path:
-    return settings.repo_dir / "services" / deployment / "target" / f"{deployment}.jar"
-
-
 def _complete(jar: Path) -> bool:
     """Whether the jar is a whole zip file (Maven may be writing it right now)."""
     try:
@@ -48,7 +44,7 @@ def runnable_jar(settings: Settings, layout: Layout, deployment: str) -> Path | 
     Replicas therefore run a copy, named after the build it came from, and a new
     build reaches the replicas started after it (a rolling restart picks it up).
     """
-    source = jar_path(settings, deployment)
+    source = settings.service_jar(deployment)
     copies = layout.root / "jars"
     try:
         stat = source.stat()
@@ -85,7 +81,7 @@ def missing_executable(settings: Settings, layout: Layout, deployment: str) -> s
     """Why a replica of `deployment` cannot be started now, or "" when it can."""
     if settings.service_command or runnable_jar(settings, layout, deployment) is not None:
         return ""
-    return (f"{jar_path(settings, deployment)} not found: build it with "
+    return (f"{settings.service_jar(deployment)} not found: build it with "
             "`mvn -q -f services/pom.xml package -DskipTests` (./deployments.sh --local does)")
 
 

@@ -15,8 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from elves.engine.analysis import RunWindow, k6_results
+from elves.engine.k6 import runner_env
 from elves.engine.models import parse_loadtest
 from elves.engine.plan import plan_runs
+from elves.engine.platform import LoadRun
 from elves.engine.prometheus import Prometheus
 from engine_testkit import K6_BINARY, require
 
@@ -65,12 +67,10 @@ def k6_run(prometheus_server, target, tmp_path_factory):
                            "spec": {"load": {"script": {"path": "script.js"}, "rate": "20/s", "duration": "6s",
                                              "mix": {"getData": 3, "getHistory": 1}}}})
     (run,) = plan_runs(test, workdir)
+    load = LoadRun(test_id=run.test_id, script=run.script, scenarios=run.scenarios)
+    # As every platform runs k6 (elves.engine.k6.runner_env), pushing more often.
     env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "TARGET": target,
-           "K6_PROMETHEUS_RW_SERVER_URL": f"{prometheus_server.url}/api/v1/write",
-           "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true", "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s",
-           # As the local platform runs k6: series end (stale) when k6 stops.
-           "K6_PROMETHEUS_RW_STALE_MARKERS": "true",
-           "K6_NO_USAGE_REPORT": "true", **run.k6_env([], "")}
+           **runner_env(load, prometheus_server.url, target, target), "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
     start = time.time()
     completed = subprocess.run(
         [str(K6_BINARY), "run", "--quiet", "--no-color", "-o", "experimental-prometheus-rw",

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from elves.engine.models import SpecError, load_file, parse_loadtest
+from elves.engine.units import Duration
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -66,9 +67,11 @@ def test_every_fault_action_of_the_syntax_validates(make_loadtest):
         {"at": "7m", "restartInfra": {"component": "rabbitmq", "downFor": "10s"}},
         {"at": "8m", "resources": {"deployment": "ingestor", "memory": "512Mi"}},
     ])
-    assert [list(f.actions()) for f in test.spec.faults] == [
-        ["scale"], ["killPod"], ["restart"], ["pause"], ["restartInfra"], ["resources"]]
-    assert test.spec.faults[3].actions()["pause"] == {"deployment": "gateway", "for": "1.5s"}
+    assert [f.action.kind for f in test.spec.faults] == [
+        "scale", "killPod", "restart", "pause", "restartInfra", "resources"]
+    pause = test.spec.faults[3].action
+    assert pause.params() == {"deployment": "gateway", "for": "1.5s"} and pause.for_.seconds == 1.5
+    assert test.spec.faults[3].at == Duration("6m", 360.0)
 
 
 def test_defaults_apply_when_slo_and_mix_are_absent(make_loadtest):
@@ -76,7 +79,7 @@ def test_defaults_apply_when_slo_and_mix_are_absent(make_loadtest):
     assert [(o.metric, o.op, o.target) for o in spec.objectives] == [
         ("lost_requests", "==", 0), ("http_req_failed_rate", "<", 0.01), ("dropped_iterations", "==", 0)]
     assert spec.load.effective_mix == {"getData": 1, "getStatus": 1, "getHistory": 1, "getAllHistory": 0.33}
-    assert spec.load.users == 10 and spec.load.parallelism == 1 and spec.drain.timeout == "5m"
+    assert spec.load.users == 10 and spec.load.parallelism == 1 and spec.drain.timeout == Duration("5m", 300.0)
 
 
 def test_an_empty_slo_list_means_no_objectives(make_loadtest):

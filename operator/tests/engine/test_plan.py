@@ -18,14 +18,14 @@ def per_second(scenario: dict) -> float:
 def test_no_sweep_is_one_run_with_the_spec_system(make_loadtest):
     runs = plan.plan_runs(make_loadtest(system={"replicas": {"ingestor": 2}}))
     assert [r.test_id for r in runs] == ["local/unit/0"]
-    assert runs[0].point.system == {"replicas": {"ingestor": 2}}
+    assert runs[0].point.system.as_written() == {"replicas": {"ingestor": 2}}
     assert runs[0].point.values == {}
 
 
 def test_one_key_sweep_is_a_list_of_runs(make_loadtest):
     runs = plan.plan_runs(make_loadtest(system={"replicas": {"gateway": 2}}, sweep={"system.replicas.ingestor": [1, 3, 5]}))
     assert [r.point.values for r in runs] == [{"system.replicas.ingestor": v} for v in (1, 3, 5)]
-    assert [r.point.system["replicas"] for r in runs] == [{"gateway": 2, "ingestor": v} for v in (1, 3, 5)]
+    assert [r.point.system.as_written()["replicas"] for r in runs] == [{"gateway": 2, "ingestor": v} for v in (1, 3, 5)]
     assert [r.test_id for r in runs] == ["local/unit/0", "local/unit/1", "local/unit/2"]
 
 
@@ -36,13 +36,13 @@ def test_two_key_sweep_is_a_grid_with_the_first_key_outermost(make_loadtest):
     }))
     assert len(runs) == 6
     assert [(r.point.values["system.replicas.ingestor"],
-             r.point.system["env"]["ingestor"]["ELVES_INGESTOR_CONCURRENCY"]) for r in runs] == [
+             r.point.system.as_written()["env"]["ingestor"]["ELVES_INGESTOR_CONCURRENCY"]) for r in runs] == [
         (1, "2"), (1, "5"), (1, "9"), (2, "2"), (2, "5"), (2, "9")]
 
 
 def test_sweep_over_resources(make_loadtest):
     runs = plan.plan_runs(make_loadtest(sweep={"system.resources.ingestor.memory": ["2Gi", "4Gi", "6Gi"]}))
-    assert [r.point.system["resources"]["ingestor"]["memory"] for r in runs] == ["2Gi", "4Gi", "6Gi"]
+    assert [r.point.system.as_written()["resources"]["ingestor"]["memory"] for r in runs] == ["2Gi", "4Gi", "6Gi"]
     assert [plan.numeric(r.point.values["system.resources.ingestor.memory"]) for r in runs] == [
         2 * 2**30, 4 * 2**30, 6 * 2**30]
 
@@ -146,9 +146,9 @@ def test_fault_schedule_is_sorted_by_time_then_order(make_loadtest):
         {"at": "3m", "killPod": {"deployment": "registry"}},
     ]).spec
     schedule = plan.fault_schedule(spec)
-    assert [(f.at, f.action, f.index) for f in schedule] == [
+    assert [(f.at, f.action.kind, f.index) for f in schedule] == [
         (180, "scale", 1), (180, "killPod", 2), (300, "scale", 0)]
-    assert schedule[0].as_spec() == {"at": 180, "scale": {"deployment": "ingestor", "replicas": 0}}
+    assert schedule[0].action.params() == {"deployment": "ingestor", "replicas": 0}
     assert schedule[0].describe() == "scale(deployment=ingestor, replicas=0)"
 
 
@@ -162,11 +162,9 @@ def test_script_locations(make_loadtest, tmp_path):
     assert plan.script_location(cm) == "configmap:scripts/my.tar"
 
 
-def test_k6_env_carries_scenarios_and_tokens(make_loadtest):
+def test_a_run_plan_carries_test_id_scenarios_and_script(make_loadtest):
     (run,) = plan.plan_runs(make_loadtest())
-    env = run.k6_env(["t1", "t2"], "admin")
-    assert env["ELVES_TEST_ID"] == "local/unit/0"
-    assert env["ELVES_TOKENS"] == "t1,t2" and env["ELVES_ADMIN_TOKEN"] == "admin"
-    assert '"exec": "getData"' in env["ELVES_K6_SCENARIOS"]
+    assert run.test_id == "local/unit/0"
+    assert run.scenarios["getData"]["exec"] == "getData"
     assert run.duration_seconds == parse_duration("2m")
     assert Path(run.script).name == "system-mix.js"

@@ -7,14 +7,21 @@ The happy path against the real local stack is in tests/local/test_harness_*.py.
 
 from __future__ import annotations
 
+import json
+import threading
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
+import jwt
 import pytest
 
-from elves.engine.platform import LoadRun, LoadStatus, Readiness
-from elves.engine.runner import Context, Timeouts, abort, step
-from elves.engine.status import LoadTestStatus
+from elves.engine.models import FaultAction, ScaleFault, System
+from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
+from elves.engine.runner import Context, Event, Timeouts, abort, step
+from elves.engine.status import ContainerWatch, DeploymentSnapshot, LoadTestStatus, SystemSnapshot
 from engine_testkit import free_port
 
 
@@ -24,6 +31,44 @@ class FakeClock:
 
     def now(self) -> float:
         return self.t
+
+
+class _Registry(BaseHTTPRequestHandler):
+    """The registry's ledger endpoint, answering for the FakePlatform whose id is the path's first part."""
+
+    platforms: dict[str, "FakePlatform"] = {}
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+        url = urlparse(self.path)
+        platform = self.platforms[url.path.split("/")[1]]
+        test_id = parse_qs(url.query)["testId"][0]
+        platform.calls.append(("ledger", test_id))
+        if platform.ledger_error:
+            status, body = 503, platform.ledger_error
+        else:
+            status, body = 200, json.dumps({"testId": test_id, "requests": 7, "results": {"done": 7, "failed": 0},
+                                            "logs": 21})
+        self.send_response(status)
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+_registry_server: ThreadingHTTPServer | None = None
+
+
+def registry_base_url() -> str:
+    """One stand-in registry for the module's tests, started on first use (a daemon thread)."""
+    global _registry_server
+    if _registry_server is None:
+        _registry_server = ThreadingHTTPServer(("127.0.0.1", 0), _Registry)
+        threading.Thread(target=_registry_server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{_registry_server.server_address[1]}"
+
+
+JWT_SECRET = "s" * 32
 
 
 @dataclass
@@ -53,23 +98,23 @@ class FakePlatform:
         if self.lock_holder == owner:
             self.lock_holder = None
 
-    def snapshot_system(self) -> dict[str, Any]:
-        return {"ingestor": {"replicas": 1}}
+    def snapshot_system(self) -> SystemSnapshot:
+        return SystemSnapshot(deployments={"ingestor": DeploymentSnapshot(replicas=1)})
 
-    def restore_system(self, snapshot: dict[str, Any]) -> None:
+    def restore_system(self, snapshot: SystemSnapshot) -> None:
         self.calls.append(("restore", snapshot))
 
     def reset(self) -> None:
         self.calls.append(("reset", None))
 
-    def apply_system(self, system: dict[str, Any]) -> None:
+    def apply_system(self, system: System) -> None:
         self.calls.append(("apply", system))
 
     def system_ready(self) -> Readiness:
         return self.ready
 
-    def tokens(self, users: int) -> tuple[list[str], str]:
-        return [f"t{i}" for i in range(users)], "admin"
+    def jwt_secret(self) -> str:
+        return JWT_SECRET
 
     def start_load(self, run: LoadRun) -> None:
         self.calls.append(("start_load", run))
@@ -81,27 +126,37 @@ class FakePlatform:
     def stop_load(self, test_id: str) -> None:
         self.calls.append(("stop_load", test_id))
 
-    def apply_fault(self, fault: dict[str, Any]) -> str:
-        self.calls.append(("fault", fault))
-        return "done"
+    # A killPod whose container dies this many seconds later (None: applied at once).
+    kill_takes: float | None = None
 
-    ledger_error: str = ""
+    def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
+        self.calls.append(("fault", action))
+        if action.kind == "killPod" and self.kill_takes is not None:
+            watch = ContainerWatch(pod="registry-1", container="registry", container_id="c", restart_count=0,
+                                   deadline=datetime.fromtimestamp(now + 30, tz=timezone.utc))
+            self.killed_at = now + self.kill_takes
+            return FaultApplied("kill sent; waiting for it to die", watch)
+        return FaultApplied("done")
 
-    def ledger(self, test_id: str) -> dict[str, Any]:
-        self.calls.append(("ledger", test_id))
-        if self.ledger_error:
-            raise RuntimeError(self.ledger_error)
-        return {"testId": test_id, "requests": 7, "results": {"done": 7, "failed": 0}, "logs": 21}
+    def observe_fault(self, watch: ContainerWatch, now: float) -> str | None:
+        self.calls.append(("observe", now))
+        return "killed" if now >= self.killed_at else None
+
+    ledger_error: str = ""  # the registry answers 503 with this
+
+    def registry_url(self) -> str:
+        _Registry.platforms[str(id(self))] = self
+        return f"{registry_base_url()}/{id(self)}"
 
     def called(self, name: str) -> list[Any]:
         return [arg for call, arg in self.calls if call == name]
 
 
 def drive(ctx: Context, platform: FakePlatform, clock: FakeClock, status: LoadTestStatus | None = None,
-          max_steps: int = 500, tick: float | None = None) -> tuple[LoadTestStatus, list[str]]:
+          max_steps: int = 500, tick: float | None = None) -> tuple[LoadTestStatus, list[Event]]:
     """Call step() as the CLI does, moving the fake clock by each returned delay."""
     status = status or LoadTestStatus()
-    events: list[str] = []
+    events: list[Event] = []
     for _ in range(max_steps):
         result = step(ctx, status, platform, clock)
         status = result.status
@@ -144,8 +199,8 @@ def test_a_system_that_never_gets_ready_ends_in_error_and_is_restored(make_loadt
     status, _ = drive(ctx, platform, clock)
     assert (status.phase, harness_error(status).reason) == ("Error", "SystemNotReady")
     assert "ingestor 0/1 ready" in harness_error(status).message
-    assert platform.called("apply") == [{"replicas": {"ingestor": 1}}]
-    assert platform.called("restore") == [{"ingestor": {"replicas": 1}}]
+    assert [s.as_written() for s in platform.called("apply")] == [{"replicas": {"ingestor": 1}}]
+    assert platform.called("restore") == [SystemSnapshot(deployments={"ingestor": DeploymentSnapshot(replicas=1)})]
     assert platform.called("release") == ["local/unit"] and platform.lock_holder is None
     assert status.summary.verdict == "Error: SystemNotReady"
 
@@ -185,7 +240,9 @@ def test_the_load_run_carries_the_plan(make_loadtest, platform, clock):
                                       "parallelism": 2})), platform, clock)
     (run,) = platform.called("start_load")
     assert run.test_id == "local/unit/0" and run.parallelism == 2 and run.duration_seconds == 60
-    assert run.env["ELVES_TOKENS"] == "t0,t1,t2" and run.env["ELVES_TEST_ID"] == "local/unit/0"
+    users = [jwt.decode(t, JWT_SECRET, algorithms=["HS256"])["sub"] for t in run.tokens]
+    assert users == ["loadtest-user-0000", "loadtest-user-0001", "loadtest-user-0002"]
+    assert jwt.decode(run.admin_token, JWT_SECRET, algorithms=["HS256"])["admin"] is True
     assert set(run.scenarios) == {"getData", "getStatus", "getHistory", "getAllHistory"}
 
 
@@ -202,13 +259,30 @@ def test_faults_fire_on_time_in_order_then_drain_and_analysis_run(make_loadtest,
     started = run.load_started_at.timestamp()
     for fault in run.faults:  # fired within one tick of their time
         assert 0 <= fault.fired_at.timestamp() - started - fault.at <= 0.5
-    assert [f["scale"]["replicas"] if "scale" in f else "kill" for f in platform.called("fault")] == [0, "kill", 1]
+    assert [f.replicas if isinstance(f, ScaleFault) else f.kind for f in platform.called("fault")] == [0, "killPod", 1]
+    assert [e.reason for e in events if e.reason == "Fault"] == ["Fault"] * 3
+    assert ("Phase", "run 0: Running") in [(e.reason, e.message) for e in events]
     # This Prometheus holds no queue depth and no k6 samples: the drain times out (the
     # system's failure), then the analysis finds nothing k6 wrote (the harness's).
-    assert any("drain timed out after 20s: no queue depth samples" in e for e in events)
+    assert any(e.reason == "DrainTimeout" and e.type == "Warning"
+               and "drain timed out after 20s: no queue depth samples" in e.message for e in events)
     assert (status.phase, harness_error(status).reason) == ("Error", "NoLoadData")
     assert "no k6 samples for test id local/unit/0" in harness_error(status).message
     assert platform.called("restore") and platform.lock_holder is None
+
+
+def test_a_fault_whose_effect_shows_later_is_observed_on_later_steps(make_loadtest, platform, clock):
+    test = make_loadtest(load={"scenario": "system-mix", "rate": "60/min", "duration": "20s"},
+                         faults=[{"at": "5s", "killPod": {"deployment": "registry"}}], drain={"timeout": "20s"})
+    platform.kill_takes = 3.0
+    platform.load_states = ["running"] * 40 + ["finished"]
+    status, events = drive(Context(test), platform, clock, tick=0.5)
+    (fault,) = status.runs[0].faults
+    observed = platform.called("observe")
+    # No step waited: each looked once, until the container had died 3 s after the kill.
+    assert len(observed) == 7 and observed[-1] - fault.fired_at.timestamp() == pytest.approx(3.0)
+    assert (fault.message, fault.watch) == ("killed", None)
+    assert [e.message for e in events if e.reason == "Fault"] == ["fault at 5s: killPod(deployment=registry): killed"]
 
 
 def test_the_load_clock_starts_after_k6s_setup_when_the_platform_tells(make_loadtest, platform, clock):
@@ -240,10 +314,10 @@ def test_the_ledger_is_read_before_the_load_as_a_baseline(make_loadtest, platfor
 
 
 def test_a_registry_whose_ledger_never_answers_is_a_harness_error(make_loadtest, platform, clock):
-    platform.ledger_error = "Connection refused"
+    platform.ledger_error = "registry warming up"
     status, _ = drive(Context(make_loadtest(), timeouts=Timeouts(system_ready=30)), platform, clock)
     assert harness_error(status).reason == "LedgerUnavailable"
-    assert "Connection refused" in harness_error(status).message
+    assert "HTTP 503" in harness_error(status).message and "registry warming up" in harness_error(status).message
     assert platform.called("start_load") == []
 
 

@@ -19,14 +19,13 @@ DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 def a_run(**changes) -> LoadRun:
     fields = dict(test_id="team-a/case-3/2", script="/scenarios/system-mix.js",
                   scenarios={"getData": {"exec": "getData"}}, parallelism=3, duration_seconds=60,
-                  env={"ELVES_K6_SCENARIOS": '{"getData":{}}', "ELVES_TEST_ID": "team-a/case-3/2",
-                       "ELVES_TOKENS": "t1,t2", "ELVES_ADMIN_TOKEN": "admin"})
+                  tokens=["t1", "t2"], admin_token="admin")
     fields.update(changes)
     return LoadRun(**fields)
 
 
 def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
-    env = manifests.runner_env(a_run(), "http://prometheus:9090/", "http://gateway.elves.svc:8080",
+    env = manifests.runner_pod_env(a_run(), "http://prometheus:9090/", "http://gateway.elves.svc:8080",
                                "http://registry.elves.svc:8081")
     testrun = manifests.testrun(LOADTEST, a_run(), ("elves-case-3-2-script", "archive.tar"), "grafana/k6:1.8.1", env)
     assert (testrun["apiVersion"], testrun["kind"]) == ("k6.io/v1alpha1", "TestRun")
@@ -43,7 +42,7 @@ def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
         ("http://gateway.elves.svc:8080", "http://registry.elves.svc:8081")
     assert (variables["ELVES_TOKENS"], variables["ELVES_ADMIN_TOKEN"], variables["ELVES_TEST_ID"]) == \
         ("t1,t2", "admin", "team-a/case-3/2")
-    assert variables["ELVES_K6_SCENARIOS"] == '{"getData":{}}'
+    assert json.loads(variables["ELVES_K6_SCENARIOS"]) == {"getData": {"exec": "getData"}}
 
 
 def test_arguments_survive_k6_operators_split_on_single_spaces():
@@ -52,7 +51,7 @@ def test_arguments_survive_k6_operators_split_on_single_spaces():
 
 
 def test_children_are_owned_by_the_loadtest_and_labelled_with_it():
-    env = manifests.runner_env(a_run(), "http://p", "http://g", "http://r")
+    env = manifests.runner_pod_env(a_run(), "http://p", "http://g", "http://r")
     for child in (manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env),
                   manifests.script_configmap(LOADTEST, 2, b"tar"),
                   manifests.report_configmap(LOADTEST, "<html>", "{}")):

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from elves.k8s import archive, grafana
-from elves.k8s.driver import event_kind, parse
+from elves.k8s.driver import parse
 from elves.k8s.settings import DEFAULT_K6_IMAGE, OperatorSettings, tick_seconds_from_env
 
 REPO = Path(__file__).resolve().parents[3]
@@ -59,20 +59,6 @@ def test_the_runner_image_is_the_pinned_k6():
     pinned = dict(line.split("=", 1) for line in (REPO / "tools" / "versions.env").read_text().splitlines()
                   if "=" in line and not line.startswith("#"))
     assert DEFAULT_K6_IMAGE == f"grafana/k6:{pinned['K6_VERSION'].removeprefix('v')}"
-
-
-@pytest.mark.parametrize("text, kind", [
-    ("run 0: Running", ("Normal", "Phase")),
-    ("fault at 3s: scale(deployment=ingestor, replicas=0): scaled ...", ("Normal", "Fault")),
-    ("fault restart(deployment=gateway) not fired: the load ended before 90s", ("Warning", "FaultNotFired")),
-    ("Error (LoadError): k6 failed", ("Warning", "Error")),
-    ("could not restore the system: boom", ("Warning", "CleanupFailed")),
-    ("Succeeded: 3/3 checks passed", ("Normal", "Succeeded")),
-    ("Failed: 2/3 checks passed", ("Warning", "Failed")),
-    ("took the system for ns/t", ("Normal", "Progress")),
-])
-def test_event_reasons_follow_the_phase_machines_lines(text, kind):
-    assert event_kind(text) == kind
 
 
 def test_the_grafana_link_covers_the_test_with_a_margin():

@@ -4,13 +4,18 @@ what only the local mode can do."""
 from __future__ import annotations
 
 import copy
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
-from elves.engine.models import parse_loadtest
+from elves.engine.models import Fault, parse_loadtest
+from elves.engine.status import ContainerWatch
+from elves.engine.units import Cpu, Memory
 from elves.k8s import workloads
-from elves.k8s.faults import FaultCall, cluster_problems, fault_call
+from elves.k8s.faults import KILL_SECONDS, cluster_problems
+from elves.k8s.platform import KubernetesPlatform
+from elves.k8s.settings import OperatorSettings
 
 
 def deployment(name: str = "ingestor", wanted: int = 2, **status: int) -> dict[str, Any]:
@@ -51,9 +56,10 @@ def service_container(document: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_snapshot_is_replicas_resources_and_env_of_the_service_container():
     snap = workloads.snapshot(deployment())
-    assert snap["replicas"] == 2
-    assert snap["resources"] == {"requests": {"memory": "1Gi", "cpu": "250m"}, "limits": {"memory": "2Gi"}}
-    assert [e["name"] for e in snap["env"]] == ["SERVER_PORT", "ELVES_JWT_SECRET"]
+    assert snap.replicas == 2
+    assert (snap.resources.requests, snap.resources.limits) == ({"memory": "1Gi", "cpu": "250m"}, {"memory": "2Gi"})
+    assert [e.name for e in snap.env] == ["SERVER_PORT", "ELVES_JWT_SECRET"]
+    assert snap.env[1].value_from == {"secretKeyRef": {"name": "elves", "key": "jwt-secret"}}
 
 
 def test_env_changes_set_variables_by_name_and_keep_the_others():
@@ -66,7 +72,7 @@ def test_env_changes_set_variables_by_name_and_keep_the_others():
 
 
 def test_a_lower_memory_limit_brings_the_request_down_with_it():
-    ops = workloads.change_ops(deployment(), memory="512Mi", cpu="500m")
+    ops = workloads.change_ops(deployment(), memory=Memory.parse("512Mi"), cpu=Cpu.parse("500m"))
     resources = service_container(apply(deployment(), ops))["resources"]
     assert resources == {"requests": {"memory": "512Mi", "cpu": "250m"}, "limits": {"memory": "512Mi", "cpu": "500m"}}
 
@@ -74,7 +80,7 @@ def test_a_lower_memory_limit_brings_the_request_down_with_it():
 def test_restoring_puts_env_and_resources_back_and_does_nothing_when_nothing_changed():
     original = deployment()
     snap = workloads.snapshot(original)
-    changed = apply(original, workloads.change_ops(original, env={"X": "1"}, memory="512Mi"))
+    changed = apply(original, workloads.change_ops(original, env={"X": "1"}, memory=Memory.parse("512Mi")))
     restored = apply(changed, workloads.restore_ops(changed, snap))
     assert service_container(restored) == service_container(original)
     assert workloads.restore_ops(original, snap) == []
@@ -125,22 +131,114 @@ def test_a_pod_to_kill_is_a_running_one_not_already_going():
     assert workloads.pick_pod([pod("d", "Failed")]) is None
 
 
+class RecordingKube:
+    """The Kube calls a fault makes, recorded; pods and deployments from plain data."""
+
+    def __init__(self, pods: list[dict[str, Any]] | None = None, exec_error: Exception | None = None):
+        self.calls: list[tuple[Any, ...]] = []
+        self.pods_by_name = {p["metadata"]["name"]: p for p in pods or []}
+        self.exec_error = exec_error
+
+    def deployment(self, namespace: str, name: str) -> dict[str, Any]:
+        return deployment(name)
+
+    def scale_deployment(self, namespace: str, name: str, replicas: int) -> None:
+        self.calls.append(("scale", name, replicas))
+
+    def patch_deployment(self, namespace: str, name: str, patch: Any) -> None:
+        self.calls.append(("patch", name, patch))
+
+    def delete_pod(self, namespace: str, name: str, grace_seconds: int | None = None) -> bool:
+        self.calls.append(("delete_pod", name, grace_seconds))
+        return self.pods_by_name.pop(name, None) is not None or name.endswith("-0")
+
+    def pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        return list(self.pods_by_name.values())
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.pods_by_name.get(name)
+
+    def exec_in_pod(self, namespace: str, name: str, container: str, command: list[str]) -> str:
+        self.calls.append(("exec", name, container))
+        if self.exec_error is not None:
+            raise self.exec_error
+        return ""
+
+
+def a_platform(kube: RecordingKube) -> KubernetesPlatform:
+    loadtest = {"metadata": {"name": "t", "namespace": "team", "uid": "u"}}
+    return KubernetesPlatform(OperatorSettings(), kube, loadtest, clock=lambda: 0.0)  # type: ignore[arg-type]
+
+
+def action(**fault: Any):
+    return Fault.model_validate({"at": "5s", **fault}).action
+
+
 @pytest.mark.parametrize("fault, call", [
-    ({"at": 5, "scale": {"deployment": "ingestor", "replicas": 0}}, FaultCall("scale", "ingestor", replicas=0)),
-    ({"at": 5, "killPod": {"deployment": "registry"}}, FaultCall("killPod", "registry")),
-    ({"at": 5, "restart": {"deployment": "gateway"}}, FaultCall("restart", "gateway")),
-    ({"at": 5, "restartInfra": {"component": "rabbitmq", "downFor": "0s"}}, FaultCall("restartInfra", pod="rabbitmq-0")),
-    ({"at": 5, "restartInfra": {"component": "postgres"}}, FaultCall("restartInfra", pod="postgres-0")),
-    ({"at": 5, "resources": {"deployment": "ingestor", "memory": "512Mi"}},
-     FaultCall("resources", "ingestor", memory="512Mi")),
+    ({"scale": {"deployment": "ingestor", "replicas": 0}}, ("scale", "ingestor", 0)),
+    ({"restartInfra": {"component": "rabbitmq", "downFor": "0s"}}, ("delete_pod", "rabbitmq-0", None)),
+    ({"restartInfra": {"component": "postgres"}}, ("delete_pod", "postgres-0", None)),
 ])
 def test_each_fault_becomes_one_api_call(fault, call):
-    assert fault_call(fault) == call
+    kube = RecordingKube()
+    applied = a_platform(kube).apply_fault(action(**fault), now=0.0)
+    assert kube.calls == [call] and applied.watch is None
+
+
+def test_restart_and_resources_patch_the_deployment():
+    kube = RecordingKube()
+    platform = a_platform(kube)
+    platform.apply_fault(action(restart={"deployment": "gateway"}), now=0.0)
+    applied = platform.apply_fault(action(resources={"deployment": "ingestor", "memory": "512Mi"}), now=0.0)
+    (restart, resources) = kube.calls
+    assert restart[:2] == ("patch", "gateway") and "kubectl.kubernetes.io/restartedAt" in str(restart[2])
+    assert resources[:2] == ("patch", "ingestor") and applied.message == \
+        "Deployment ingestor: limits memory 512Mi (a rolling update)"
 
 
 def test_a_fault_without_a_cluster_equivalent_is_refused():
     with pytest.raises(ValueError, match="'pause' is not possible on a cluster"):
-        fault_call({"at": 1, "pause": {"deployment": "gateway", "for": "1s"}})
+        a_platform(RecordingKube()).apply_fault(action(pause={"deployment": "gateway", "for": "1s"}), now=0.0)
+
+
+def registry_pod(restarts: int = 0, running: bool = True) -> dict[str, Any]:
+    state = {"running": {"startedAt": "t"}} if running else {"terminated": {"exitCode": 137}}
+    return {"metadata": {"name": "registry-1"}, "status": {"phase": "Running", "containerStatuses": [
+        {"name": "registry", "containerID": f"containerd://{restarts}", "restartCount": restarts, "state": state}]}}
+
+
+def test_kill_pod_sends_the_kill_and_returns_at_once_with_a_deadline_to_watch():
+    kube = RecordingKube([registry_pod()])
+    platform = a_platform(kube)
+    applied = platform.apply_fault(action(killPod={"deployment": "registry"}), now=1000.0)
+    assert kube.calls == [("exec", "registry-1", "registry")]
+    watch = applied.watch
+    assert (watch.pod, watch.container, watch.container_id, watch.restart_count) == \
+        ("registry-1", "registry", "containerd://0", 0)
+    assert watch.deadline.timestamp() == 1000.0 + KILL_SECONDS
+    # Later ticks: still running before the deadline, nothing done; dead -> the message.
+    assert platform.observe_fault(watch, now=1001.0) is None
+    kube.pods_by_name["registry-1"] = registry_pod(restarts=1)
+    assert platform.observe_fault(watch, now=1002.0).startswith("killed the main process of container registry")
+    assert kube.calls == [("exec", "registry-1", "registry")]
+
+
+def test_a_container_still_running_at_the_deadline_has_its_pod_deleted():
+    kube = RecordingKube([registry_pod()])
+    platform = a_platform(kube)
+    watch = ContainerWatch(pod="registry-1", container="registry", container_id="containerd://0", restart_count=0,
+                           deadline=datetime.fromtimestamp(1030.0, tz=timezone.utc))
+    assert platform.observe_fault(watch, now=1029.0) is None
+    message = platform.observe_fault(watch, now=1030.5)
+    assert kube.calls == [("delete_pod", "registry-1", 0)]
+    assert message.startswith("deleted pod registry-1 of registry without a grace period (kill -9 through exec left")
+
+
+def test_a_refused_exec_deletes_the_pod_at_once():
+    kube = RecordingKube([registry_pod()], exec_error=OSError("network unreachable"))
+    applied = a_platform(kube).apply_fault(action(killPod={"deployment": "registry"}), now=0.0)
+    assert applied.watch is None and kube.calls[-1] == ("delete_pod", "registry-1", 0)
+    assert "exec into it failed: network unreachable" in applied.message
 
 
 def spec(**parts: Any):

@@ -10,7 +10,7 @@ from elves.engine.platform import LoadRun
 from elves.local import k6
 from elves.local.jvm import java_tool_options, parse_memory
 from elves.local.ports import Ports
-from elves.local.tokens import make_token
+from elves.engine.tokens import make_token
 from elves.settings import Settings
 
 SECRET = "0123456789abcdef0123456789abcdef"
@@ -57,29 +57,31 @@ def test_execution_segments_split_the_load_between_runners():
 def test_k6_command_tags_the_test_and_passes_the_scenarios():
     run = LoadRun(test_id="local/quick/0", script="loadtests/scenarios/system-mix.js",
                   scenarios={"getData": {"executor": "constant-arrival-rate", "rate": 2}},
-                  env={"EXTRA": "1"}, parallelism=2)
-    env = k6.script_env(run, Ports(), ["t1", "t2"], "admin")
-    argv = k6.command(Path("/k6"), run, 1, env, Ports(offset=0))
+                  tokens=["t1", "t2"], admin_token="admin", env={"EXTRA": "1"}, parallelism=2)
+    argv = k6.command(Path("/k6"), run, 1, Ports(offset=0))
     # Each runner, and each stack beside another (a port offset), has its own REST API port.
     assert argv[argv.index("--address") + 1] == "127.0.0.1:6566"
-    assert k6.command(Path("/k6"), run, 1, env, Ports(offset=2000))[argv.index("--address") + 1] == "127.0.0.1:8566"
+    assert k6.command(Path("/k6"), run, 1, Ports(offset=2000))[argv.index("--address") + 1] == "127.0.0.1:8566"
     assert argv[:2] == ["/k6", "run"]
     assert argv[-1] == "loadtests/scenarios/system-mix.js"
     assert "testid=local/quick/0" in argv and "runner=1" in argv
     assert argv[argv.index("--execution-segment") + 1] == "1/2:1"
-    values = dict(argv[i + 1].split("=", 1) for i, a in enumerate(argv) if a == "-e")
+    # The script reads its variables from the process environment (k6 run passes it as __ENV).
+    values = k6.process_env(run, Ports(), base={"PATH": "/bin", "K6_OUT": "json"})
     assert json.loads(values["ELVES_K6_SCENARIOS"]) == run.scenarios
     assert values["ELVES_TOKENS"] == "t1,t2" and values["ELVES_ADMIN_TOKEN"] == "admin"
     assert values["ELVES_BASE_URL"] == "http://127.0.0.1:8080" and values["EXTRA"] == "1"
     assert values["ELVES_TEST_ID"] == "local/quick/0"
-    process = k6.process_env({}, Ports())
-    assert process["K6_PROMETHEUS_RW_SERVER_URL"] == "http://127.0.0.1:9090/api/v1/write"
-    assert process["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] == "true"
+    assert values["PATH"] == "/bin" and "K6_OUT" not in values  # the caller's own k6 settings are dropped
+    assert values["K6_PROMETHEUS_RW_SERVER_URL"] == "http://127.0.0.1:9090/api/v1/write"
+    assert values["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] == "true"
 
 
 def test_k6_exit_codes_in_words():
-    assert k6.describe_exit(107) == "k6 exited with code 107 (script error)"
-    assert 99 in k6.FINISHED_CODES and 107 not in k6.FINISHED_CODES
+    from elves.engine.k6 import FINISHED_CODES, describe_exit
+
+    assert describe_exit(107) == "k6 exited with code 107 (script error)"
+    assert 99 in FINISHED_CODES and 107 not in FINISHED_CODES
 
 
 def write_jar(path, content):
@@ -94,12 +96,12 @@ def test_replicas_run_a_private_copy_of_the_newest_complete_build(tmp_path):
     import os
 
     from elves.local.layout import Layout
-    from elves.local.services import jar_path, prune_jars, runnable_jar
+    from elves.local.services import prune_jars, runnable_jar
 
     settings = Settings.from_env({"ELVES_REPO": str(tmp_path)})
     layout = Layout(tmp_path / ".elves")
     assert runnable_jar(settings, layout, "gateway") is None
-    source = jar_path(settings, "gateway")
+    source = settings.service_jar("gateway")
     write_jar(source, "v1")
     first = runnable_jar(settings, layout, "gateway")
     assert first.parent == layout.root / "jars" and first.read_bytes() == source.read_bytes()

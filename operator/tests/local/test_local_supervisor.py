@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from elves.local.layout import Layout, generate_secrets
 from elves.local.ports import Ports, free_offset
 from elves.local.processes import is_alive
 
@@ -58,10 +59,7 @@ def supervisor(tmp_path_factory):
     state_dir = tmp_path_factory.mktemp("elves-state")
     env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": str(OFFSET),
            "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}"}
-    secrets = state_dir / "secrets"
-    secrets.mkdir()
-    for name in ("jwt-secret", "postgres-password", "rabbitmq-password"):
-        (secrets / name).write_text("0" * 64)
+    generate_secrets(Layout(state_dir))
     process = subprocess.Popen([sys.executable, "-m", "elves.cli", "local", "supervise"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
     try:
@@ -141,6 +139,8 @@ def test_bad_input_is_a_400_naming_the_field(supervisor, path, body, field):
 
 
 def test_local_platform_applies_system_faults_and_restores(supervisor):
+    from elves.engine.models import Fault, System
+    from elves.engine.status import ContainerResources, DeploymentSnapshot, EnvVar
     from elves.local.platform import LocalPlatform
     from elves.settings import Settings
 
@@ -150,19 +150,21 @@ def test_local_platform_applies_system_faults_and_restores(supervisor):
     wait_for(lambda: platform.system_ready().ready, 60, "a settled system")
     snapshot = platform.snapshot_system()
 
-    platform.apply_system({"replicas": {"ingestor": 2}, "env": {"ingestor": {"ELVES_INGESTOR_GATES": "100"}},
-                           "resources": {"ingestor": {"memory": "512Mi"}}})
+    platform.apply_system(System.model_validate({
+        "replicas": {"ingestor": 2}, "env": {"ingestor": {"ELVES_INGESTOR_GATES": "100"}},
+        "resources": {"ingestor": {"memory": "512Mi"}}}))
     assert not platform.system_ready().ready
     wait_for(lambda: platform.system_ready().ready, 60, "two reconfigured ingestors")
-    assert platform.snapshot_system()["ingestor"] == {
-        "replicas": 2, "env": {"ELVES_INGESTOR_GATES": "100"}, "memoryBytes": 512 * 1024**2}
+    assert platform.snapshot_system().deployments["ingestor"] == DeploymentSnapshot(
+        replicas=2, env=[EnvVar(name="ELVES_INGESTOR_GATES", value="100")],
+        resources=ContainerResources(limits={"memory": str(512 * 1024**2)}))
 
-    assert platform.apply_fault({"at": 5, "killPod": {"deployment": "ingestor"}}).startswith("SIGKILL ingestor-")
-    assert "froze gateway-" in platform.apply_fault({"at": 6, "pause": {"deployment": "gateway", "for": "500ms"}})
-    assert platform.apply_fault({"at": 7, "scale": {"deployment": "ingestor", "replicas": 1}}) \
-        == "scaled ingestor to 1"
-    with pytest.raises(ValueError, match="exactly one action"):
-        platform.apply_fault({"at": 1})
+    def fault(**action):
+        return platform.apply_fault(Fault.model_validate({"at": "1s", **action}).action, now=0.0).message
+
+    assert fault(killPod={"deployment": "ingestor"}).startswith("SIGKILL ingestor-")
+    assert "froze gateway-" in fault(pause={"deployment": "gateway", "for": "500ms"})
+    assert fault(scale={"deployment": "ingestor", "replicas": 1}) == "scaled ingestor to 1"
 
     platform.restore_system(snapshot)
     wait_for(lambda: platform.system_ready().ready and platform.snapshot_system() == snapshot, 60,

@@ -1,4 +1,6 @@
-"""`elves run FILE` in local mode: drive the phase machine in a loop, show progress, report.
+"""`elves run FILE`: drive the phase machine in a loop on a platform the caller builds,
+show progress, write the report. Nothing here knows which platform it drives
+(elves.local.commands hands it the LocalPlatform).
 
 Exit codes: 0 passed, 1 failed (an objective missed), 2 harness error (bad spec file,
 local stack not running, k6 script error, Prometheus unreachable, interrupted).
@@ -12,15 +14,15 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
 from elves.engine.models import SpecError, load_file
+from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import HTML, write_report
 from elves.engine.runner import Context, SystemClock, abort, step
 from elves.engine.status import LoadTestStatus
-from elves.engine.units import parse_duration
 
 EXIT_PASSED, EXIT_FAILED, EXIT_HARNESS_ERROR = 0, 1, 2
 LIVE_REFRESH_SECONDS = 2.0  # how often the progress line re-reads Prometheus
@@ -77,8 +79,8 @@ def exit_code(status: LoadTestStatus) -> int:
     return {"Succeeded": EXIT_PASSED, "Failed": EXIT_FAILED}.get(status.phase, EXIT_HARNESS_ERROR)
 
 
-def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = Path("reports"),
-             out: TextIO = sys.stdout) -> int:
+def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: str | None = None,
+             reports_dir: Path = Path("reports"), out: TextIO = sys.stdout) -> int:
     try:
         tests = load_file(path)
     except SpecError as exc:
@@ -89,11 +91,9 @@ def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = P
         return EXIT_HARNESS_ERROR
     test = tests[0]
     try:
-        from elves.local.platform import LocalPlatform  # imported late: the engine does not need local mode
-
-        platform = LocalPlatform()
-    except Exception as exc:  # noqa: BLE001 - any failure to set up local mode is a harness error
-        print(f"elves run: local mode is not available: {exc}", file=sys.stderr)
+        platform = make_platform()
+    except Exception as exc:  # noqa: BLE001 - any failure to set up the platform is a harness error
+        print(f"elves run: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
 
     ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url,
@@ -104,7 +104,7 @@ def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = P
     progress = Progress(out)
     status = LoadTestStatus()
     duration = test.spec.load.duration_seconds
-    drain_timeout = parse_duration(test.spec.drain.timeout)
+    drain_timeout = test.spec.drain.timeout.seconds
     print(f"{test.name}: {len(ctx.plans())} run(s) of {test.spec.load.duration or duration}, "
           f"Prometheus {prom.url}", file=out, flush=True)
     live, live_read = Live(), 0.0
@@ -116,7 +116,7 @@ def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = P
             result = step(ctx, status, platform, clock)
             status = result.status
             for event in result.events:
-                progress.event(event)
+                progress.event(event.message)
             if status.final:
                 break
             now = clock.now()
@@ -128,13 +128,13 @@ def run_file(path: str, prometheus_url: str | None = None, reports_dir: Path = P
         result = abort(ctx, status, platform, clock, "interrupted (Ctrl-C)")
         status = result.status
         for event in result.events:
-            progress.event(event)
+            progress.event(event.message)
     progress.clear()
 
     directory = reports_dir / f"{test.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     status.report.path = str(directory / HTML)
     html = write_report(directory, test, status, prom)
-    for line in summary_text(status, test.spec.drain.timeout):
+    for line in summary_text(status, str(test.spec.drain.timeout)):
         print(line, file=out)
     print("", file=out)
     print(harness_cpu_line(began_wall, began_self, began_children), file=out)

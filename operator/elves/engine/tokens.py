@@ -1,7 +1,8 @@
-"""Bearer tokens for the local stack: HS256 JWTs the gateway accepts.
+"""Bearer tokens the gateway accepts: HS256 JWTs signed with the system's JWT secret.
 
 Claims (docs/architecture.md, "Tokens"): `sub` = the user id, `admin` = true for an
-administrator, `iat` and `exp`. The key is the UTF-8 text of the JWT secret.
+administrator, `iat` and `exp`. The key is the UTF-8 text of the JWT secret; each platform
+only says where that secret is (Platform.jwt_secret), the tokens are made here.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import jwt
 
 # User ids travel into URLs and database rows; keep them plain.
 _USER = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
-DEFAULT_TTL_SECONDS = 24 * 3600
+TOKEN_TTL_SECONDS = 24 * 3600  # the one token lifetime: longer than any test
+LOAD_ADMIN = "loadtest-admin"
 
 
 def make_token(secret: str, user: str, admin: bool = False,
-               ttl_seconds: int = DEFAULT_TTL_SECONDS, now: float | None = None) -> str:
+               ttl_seconds: int = TOKEN_TTL_SECONDS, now: float | None = None) -> str:
     if not _USER.match(user):
         raise ValueError(
             f"user {user!r}: use 1 to 64 letters, digits or . _ @ - (it becomes the token's sub)"
@@ -27,3 +29,12 @@ def make_token(secret: str, user: str, admin: bool = False,
     issued = int(time.time() if now is None else now)
     claims = {"sub": user, "admin": admin, "iat": issued, "exp": issued + ttl_seconds}
     return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def load_user(index: int) -> str:
+    return f"loadtest-user-{index:04d}"
+
+
+def load_tokens(secret: str, users: int) -> tuple[list[str], str]:
+    """Bearer tokens for `users` synthetic users (loadtest-user-NNNN), and one admin token."""
+    return [make_token(secret, load_user(i)) for i in range(users)], make_token(secret, LOAD_ADMIN, admin=True)

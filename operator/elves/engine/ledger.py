@@ -1,0 +1,27 @@
+"""The registry's ledger for a test id (docs/architecture.md, "Ledger"), read over HTTP.
+
+Both platforms only say where the registry answers (Platform.registry_url)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+
+LEDGER_TIMEOUT_SECONDS = 10.0
+
+
+class LedgerError(RuntimeError):
+    """The registry's ledger could not be read."""
+
+
+def read_ledger(registry_url: str, test_id: str, timeout: float = LEDGER_TIMEOUT_SECONDS) -> dict[str, Any]:
+    url = f"{registry_url.rstrip('/')}/api/v1/ledger"
+    try:
+        response = requests.get(url, params={"testId": test_id}, timeout=timeout)
+    except requests.RequestException as exc:
+        raise LedgerError(f"the registry at {registry_url} is unreachable: {exc}") from None
+    if response.status_code != 200:
+        raise LedgerError(f"the registry answered HTTP {response.status_code} for the ledger of {test_id}: "
+                          f"{response.text.strip()[:200]}")
+    return response.json()
