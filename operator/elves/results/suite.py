@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from elves.engine.local_run import run_file
+from elves.engine.drive import run_file
 from elves.engine.report import SERIES, SUMMARY
 from elves.engine.units import k6_duration, parse_duration
 from elves.results.study import Case, Finding, Study, StudyError, case_file, load_study
@@ -115,7 +115,9 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
     before = set(reports_dir.iterdir())
     load_before, started = os.getloadavg(), time.time()
     print(f"== {case.id}: elves run {path}", file=out, flush=True)
-    code = run_file(str(path), reports_dir=reports_dir, out=out)
+    from elves.local.platform import LocalPlatform  # the suite runs in local mode, as `elves run` does
+
+    code = run_file(str(path), LocalPlatform, reports_dir=reports_dir, out=out)
     record = {
         "case": case.id, "file": case.file, "ran": str(path), "suiteDuration": case.suite.duration, "commit": commit(),
         "exitCode": code, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),

@@ -11,7 +11,6 @@ import yaml
 
 from elves.cli import main as elves_main
 from elves.engine.models import parse_loadtest
-from elves.engine.units import parse_duration
 from elves.results.page import write_page
 from elves.results.study import StudyError, load_study
 from elves.results.suite import scale_document
@@ -104,10 +103,11 @@ def test_the_html_twin_has_the_key_plots_when_series_were_saved(known, known_run
 def test_scaling_a_case_keeps_its_shape_rates_and_fault_fractions():
     document = yaml.safe_load((REPO / "loadtests/examples/case-3-fault-tolerance.yaml").read_text())
     scaled = parse_loadtest(scale_document(document, "4m"))
-    assert [(s.duration, s.target) for s in scaled.spec.load.stages] == [("4s", "400/min"), ("236s", "400/min")]
-    assert [f.at for f in scaled.spec.faults] == ["72s", "96s", "120s", "144s"]
+    assert [(str(s.duration), str(s.target)) for s in scaled.spec.load.stages] == [("4s", "400/min"),
+                                                                                   ("236s", "400/min")]
+    assert [str(f.at) for f in scaled.spec.faults] == ["72s", "96s", "120s", "144s"]
     flat = parse_loadtest(scale_document(yaml.safe_load((REPO / "loadtests/examples/spike.yaml").read_text()), "3m"))
-    assert flat.spec.load.duration_seconds == parse_duration("3m") and flat.spec.load.profile == "spike"
+    assert flat.spec.load.duration_seconds == 180 and flat.spec.load.profile == "spike"
 
 
 def test_the_suite_records_a_case_it_could_not_run_and_the_page_says_so(tmp_path, monkeypatch, capsys):
