@@ -161,9 +161,9 @@ def k6_latency_quantile(quantile: float, test_id: str, by: str | None = None, en
     return f"histogram_quantile({quantile:g}, sum{_by(by)} (rate({sel}[{rate_window}])))"
 
 
-def k6_mean_latency(test_id: str, window: str, by: str | None = "endpoint") -> str:
+def k6_mean_latency(test_id: str, window: str, by: str | None = "endpoint", endpoint: str | None = None) -> str:
     """Mean latency (seconds) over a window, from the histograms' sums and counts."""
-    sel = selector(K6_DURATION, testid=test_id)
+    sel = selector(K6_DURATION, testid=test_id, endpoint=endpoint)
     return (f"histogram_sum(sum{_by(by)} (increase({sel}[{window}])))"
             f" / histogram_count(sum{_by(by)} (increase({sel}[{window}])))")
 

@@ -266,7 +266,7 @@ class _Step:
         return 0.0
 
     def _start_load(self) -> float:
-        tokens, admin = load_tokens(self.platform.jwt_secret(), self.ctx.test.spec.load.users)
+        tokens, admin = load_tokens(self.platform.jwt_secret(), self.plan.users)
         plan = self.plan
         self.platform.start_load(LoadRun(
             test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
