@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import (
-    BeforeValidator, Field, PlainValidator, TypeAdapter, ValidationError, WithJsonSchema, create_model,
+    AfterValidator, BeforeValidator, Field, PlainValidator, TypeAdapter, ValidationError, WithJsonSchema, create_model,
     field_validator,
 )
 
@@ -446,6 +446,23 @@ def _late_fault(spec: LoadTestSpec) -> int | None:
     return next((i for i, fault in enumerate(spec.faults) if fault.at.seconds >= end), None)
 
 
+def _thresholds(text: str | None) -> str | None:
+    from elves.engine.compare import parse_thresholds  # late: compare reads summaries, which need these models
+
+    parse_thresholds(text)
+    return text
+
+
+class Baseline(SpecModel):
+    """An earlier run to compare this one with; each threshold becomes a check of the verdict."""
+
+    report: str = Field(min_length=1, description="The earlier run's summary.json or report directory,"
+                        " relative to the LoadTest file (local mode).")
+    fail_on: Annotated[str | None, AfterValidator(_thresholds)] = Field(
+        None, description="Thresholds as `elves compare --fail-on` takes them, e.g. p99:+10%,errors:+0.5pp;"
+                          " default p99:+10%,errors:+0.5pp,lost:0.")
+
+
 class LoadTestSpec(SpecModel):
     rules = (
         Rule("!has(self.faults) || !has(self.load.duration)"
@@ -471,6 +488,8 @@ class LoadTestSpec(SpecModel):
     drain: Drain = Field(default_factory=Drain)
     slo: list[Objective] | None = Field(
         None, max_length=100, description="Objectives; when absent: nothing lost, under 1 % errors, no dropped iterations.")
+    baseline: Baseline | None = Field(None, description="Compare with an earlier run: its thresholds join the verdict"
+                                      " as checks (a gate against regressions).")
 
     @field_validator("sweep")
     @classmethod

@@ -22,13 +22,14 @@ from typing import Any, Literal, Protocol
 
 from elves.engine import promql
 from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
+from elves.engine.compare import CompareError, baseline_checks, load_summary
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import LoadRun, Platform
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.scenarios import BUILTIN_SCENARIOS
-from elves.engine.status import Condition, FaultEvent, LoadTestStatus, RunStatus, Verdict
+from elves.engine.status import Check, Condition, FaultEvent, LoadTestStatus, RunResults, RunStatus, Verdict
 from elves.engine.summary import summarize
 from elves.engine.tokens import load_tokens
 from elves.engine.units import format_duration
@@ -396,6 +397,20 @@ class _Step:
         scenario = BUILTIN_SCENARIOS.get(self.ctx.test.spec.load.scenario or "")
         return scenario.logged_endpoints if scenario else GATEWAY_ENDPOINTS
 
+    def _baseline_checks(self, results: RunResults) -> list[Check]:
+        """spec.baseline's thresholds as checks; an unreadable baseline is one failed check
+        (a regression gate that cannot look must not pass)."""
+        baseline = self.ctx.test.spec.baseline
+        assert baseline is not None
+        path = Path(baseline.report)
+        if not path.is_absolute() and self.ctx.source_dir is not None:
+            path = self.ctx.source_dir / path
+        try:
+            summary = load_summary(path)
+        except CompareError as exc:
+            return [Check(name="baseline", target=f"readable: {baseline.report}", ok=False, detail=str(exc))]
+        return baseline_checks(summary, baseline.report, results, baseline.fail_on)
+
     def _analyze(self) -> float:
         run, plan, spec = self.run, self.plan, self.ctx.test.spec
         prom = self.ctx.prometheus(self.platform)
@@ -413,6 +428,9 @@ class _Step:
         try:
             results = analyze(prom, window, ledger, self._logged_endpoints())
             verdict = evaluate(spec.objectives, results, prom, end)
+            if spec.baseline is not None:
+                verdict.checks += self._baseline_checks(results)
+                verdict.passed = all(c.ok for c in verdict.checks)
             if spec.load.profile == "breakpoint":
                 verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, load_start, load_end,
                                                      plan.profile)

@@ -109,6 +109,8 @@ INVALID = {
     "stages of users with rate": ({"load": {**BASE_LOAD, "stages": [{"duration": "1m", "users": 5}]}},
                                   "spec.load", "stages of users (closed model) exclude rate"),
     "iterations with rate": ({"load": {**BASE_LOAD, "iterations": 100}}, "spec.load", "iterations (a fixed number"),
+    "baseline with a bad threshold": ({"baseline": {"report": "reports/x", "failOn": "p99:10%"}},
+                                      "spec.baseline.failOn", "say +10% (a rise)"),
     "sweep of a bad rate": ({"sweep": {"load.rate": ["fast"]}}, "spec.sweep", "load.rate[0] = 'fast'"),
     "sweep of zero users": ({"sweep": {"load.users": [0]}}, "spec.sweep", "load.users[0] = 0"),
     "profile with stages": ({"load": {**BASE_LOAD, "profile": "spike", "stages": [{"duration": "1m", "target": "1/s"}]}},
