@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from elves.constants import WORK_QUEUES
-from elves.engine.models import LoadTest, SpecError, parse_loadtest
-from elves.engine.plan import peak_rate
+from elves.engine.models import Load, LoadTest, SpecError, parse_loadtest
+from elves.engine.plan import expand_sweep, peak_rate
 from elves.engine.report.html import CSS, _markers, observed_text, sweep_html
 from elves.engine.report.html import _table as table
 from elves.engine.report.svg import chart
@@ -73,8 +73,26 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.2f} %"
 
 
-def asked_rate(test: LoadTest | None) -> float | None:
-    return peak_rate(test.spec.load) if test is not None else None
+def run_load(test: LoadTest | None, run: RunStatus | None = None) -> Load | None:
+    """The load a run was planned with (a sweep of load.rate or load.users changes it per run)."""
+    if test is None:
+        return None
+    points = expand_sweep(test.spec)
+    return points[run.index].load if run is not None and run.index < len(points) else test.spec.load
+
+
+def asked_rate(test: LoadTest | None, run: RunStatus | None = None) -> float | None:
+    load = run_load(test, run)
+    return peak_rate(load) if load is not None and not load.closed else None
+
+
+def asked_text(test: LoadTest | None, run: RunStatus | None = None) -> str:
+    """The planned peak arrival rate, or a closed model's users (and iterations)."""
+    load = run_load(test, run)
+    if load is None or not load.closed:
+        return format_rate(asked_rate(test, run))
+    users = max([s.users or 0 for s in load.stages or []] or [load.users])
+    return f"{users} users" + (f", {load.iterations} iterations" if load.iterations else "")
 
 
 def queue_text(results: RunResults) -> str:
@@ -128,7 +146,7 @@ def sees_text(result: CaseResult) -> str:
         assert r is not None
         requests, logs = lost(r)
         prefix = f"{point_text(run)}: " if run.point else ""
-        clauses.append(f"{prefix}{format_rate(r.rate)} of {format_rate(asked_rate(result.test))} asked, p99 "
+        clauses.append(f"{prefix}{format_rate(r.rate)} ({asked_text(result.test, run)} asked), p99 "
                        f"{format_seconds(r.total.p99)}, {percent(r.total.error_rate)} failed, deepest queue "
                        f"{queue_text(r)}, restarts {restarts_text(r)}, lost {requests}/{logs} (requests/logs), "
                        f"drain {drain_text(r)}")
@@ -306,7 +324,7 @@ def detail_blocks(result: CaseResult) -> list[Block]:
         r = r_run.results
         assert r is not None
         requests, logs = lost(r)
-        rows.append([point_text(r_run) or str(r_run.index), format_rate(asked_rate(result.test)), format_rate(r.rate),
+        rows.append([point_text(r_run) or str(r_run.index), asked_text(result.test, r_run), format_rate(r.rate),
                      format_seconds(r.total.p50), format_seconds(r.total.p95), format_seconds(r.total.p99),
                      percent(r.total.error_rate), queue_text(r), restarts_text(r), str(requests), str(logs),
                      drain_text(r), "-" if r.throughput_stability is None else f"{r.throughput_stability:.2f}"])

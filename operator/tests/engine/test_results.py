@@ -67,7 +67,7 @@ def test_every_case_gets_the_study_beside_elves_and_an_answer(results, tmp_path)
     md, html = write_page(directory, study, tmp_path / "docs" / "results.md")
     text = md.read_text()
     rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines() if line.startswith("| ")}
-    assert "No pile-up." in rows["steady"] and "Yes: no restart, nothing lost" in rows["steady"]
+    assert "No pile-up." in rows["steady"] and "183/min (180/min asked)" in rows["steady"] and "Yes: no restart, nothing lost" in rows["steady"]
     assert "Yes: ingestor.data.in piled up to 302 (2 restart(s)) and nothing was lost." in rows["overload"]
     assert "No: the deepest queue was ingestor.data.in (302)" in rows["bottleneck"]
     assert ("Yes: memory=256Mi 2 OOM kill(s); memory=512Mi 0 OOM kill(s); memory=1Gi 0 OOM kill(s);"
