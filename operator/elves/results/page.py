@@ -235,6 +235,11 @@ def _served(result: CaseResult) -> str:
     got = r.endpoints[endpoint].rate if endpoint in r.endpoints else 0.0
     p99 = format_seconds(r.total.p99)
     text = f"{endpoint} at {format_rate(got)} of {format_rate(asked)} asked, p99 {p99}, {percent(r.total.error_rate)} failed"
+    if r.throughput_stability is not None:
+        text += f", last minute's throughput {r.throughput_stability:.2f} x the first's"
+    registry = r.deployments.get("registry")
+    if registry is not None and registry.heap_max_bytes is not None:
+        text += f", registry heap up to {registry.heap_max_bytes / 2**20:.0f} MiB, GC {format_seconds(registry.gc_seconds)}"
     if asked and got >= finding.share * asked and (r.total.error_rate or 0) < ERRORS_OK:
         return f"Yes: {text}."
     return f"No: {text}."
