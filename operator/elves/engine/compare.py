@@ -24,7 +24,9 @@ import re
 from html import escape
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
 
 from elves.engine.report.html import _fmt as report_value
 from elves.engine.report.html import _table as report_table
@@ -190,6 +192,52 @@ def load_summary(path: Path) -> dict[str, Any]:
     return summary
 
 
+def _model_of(annotation: Any) -> tuple[str, type[BaseModel]] | None:
+    """("one" | "list" | "dict", model) when a field holds models, else None."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "one", annotation
+    if origin in (list, dict) and args and isinstance(args[-1], type) and issubclass(args[-1], BaseModel):
+        return ("list" if origin is list else "dict"), args[-1]
+    for arg in args:  # X | None
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return "one", arg
+    return None
+
+
+def known_fields(model: type[BaseModel], data: Any) -> Any:
+    """`data` without the keys `model` does not know, at every depth: a summary written by
+    another version of Elves (a baseline from last month) still reads; what the two versions
+    share is compared, the rest is left out."""
+    if not isinstance(data, dict):
+        return data
+    kept = {}
+    for name, field_info in model.model_fields.items():
+        key = field_info.alias or name
+        if key not in data:
+            continue
+        value, nested = data[key], _model_of(field_info.annotation)
+        if nested is not None:
+            shape, inner = nested
+            if shape == "list" and isinstance(value, list):
+                value = [known_fields(inner, v) for v in value]
+            elif shape == "dict" and isinstance(value, dict):
+                value = {k: known_fields(inner, v) for k, v in value.items()}
+            elif shape == "one":
+                value = known_fields(inner, value)
+        kept[key] = value
+    return kept
+
+
+def summary_status(summary: dict[str, Any]) -> LoadTestStatus:
+    """The status of a summary.json, read leniently (see known_fields); CompareError when even
+    that fails."""
+    try:
+        return LoadTestStatus.model_validate(known_fields(LoadTestStatus, summary.get("status", {})))
+    except ValidationError as exc:
+        raise CompareError(f"the summary's status is unusable: {str(exc).splitlines()[0]}") from None
+
+
 def summary_label(summary: dict[str, Any], path: Path) -> str:
     name = summary.get("loadtest", {}).get("metadata", {}).get("name", path.name)
     return f"{name} ({summary.get('generatedAt', '?')})"
@@ -264,15 +312,14 @@ def compare_runs(before: list[tuple[str, RunResults]], after: list[tuple[str, Ru
 def compare(baseline: dict[str, Any], new: dict[str, Any], thresholds: list[Threshold],
             names: tuple[str, str] = ("baseline", "new")) -> Comparison:
     """The comparison of two summary documents (summary.json as parsed)."""
-    return compare_runs(run_results(LoadTestStatus.model_validate(baseline.get("status", {}))),
-                        run_results(LoadTestStatus.model_validate(new.get("status", {}))), thresholds, names)
+    return compare_runs(run_results(summary_status(baseline)), run_results(summary_status(new)), thresholds, names)
 
 
 def baseline_checks(baseline: dict[str, Any], name: str, results: RunResults, fail_on: str | None = None) -> list[Check]:
     """A run's results against a baseline summary's last run, one verdict check per threshold
     (`spec.baseline`: a CI gate against regressions). A threshold that matches no figure fails:
     a gate that cannot look must not pass."""
-    before = run_results(LoadTestStatus.model_validate(baseline.get("status", {})))
+    before = run_results(summary_status(baseline))
     comparison = compare_runs(before[-1:], [("", results)] if before else [], parse_thresholds(fail_on),
                               (name, "this run"))
     if before:

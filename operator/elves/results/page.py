@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from elves.constants import WORK_QUEUES
+from elves.engine.compare import CompareError, summary_status
 from elves.engine.models import Load, LoadTest, SpecError, parse_loadtest
 from elves.engine.plan import expand_sweep, peak_rate
 from elves.engine.report.html import CSS, _markers, observed_text, sweep_html
@@ -60,9 +61,9 @@ def read_case(directory: Path, case: Case) -> CaseResult:
                         _json(directory / case.id / SERIES))
     if result.summary is not None:
         try:
-            result.status = LoadTestStatus.model_validate(result.summary.get("status", {}))
+            result.status = summary_status(result.summary)
             result.test = parse_loadtest(result.summary.get("loadtest", {}), f"{case.id}/{SUMMARY}")
-        except (ValueError, SpecError) as exc:
+        except (ValueError, SpecError, CompareError) as exc:
             result.problems.append(f"{case.id}/{SUMMARY} unusable: {str(exc).splitlines()[0]}")
     return result
 

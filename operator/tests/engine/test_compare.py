@@ -113,3 +113,16 @@ def test_baseline_checks_turn_each_threshold_into_a_verdict_check(known, tmp_pat
     assert checks["baseline lost:0"].ok
     assert not checks["baseline p99{nowhere}:+1%"].ok  # a gate that cannot look does not pass
     assert all(c.ok for c in baseline_checks(baseline, "before", results))
+
+
+def test_a_summary_from_another_version_still_compares(known, tmp_path):
+    """A baseline written before a field was renamed or after one was added: what both share
+    is compared."""
+    before = write_summary(tmp_path / "before", known)
+    summary = json.loads((before / SUMMARY).read_text())
+    summary["status"]["snapshot"] = {"gateway": {"replicas": 1, "env": {}, "memoryBytes": None}}
+    summary["status"]["runs"][0]["results"]["aFigureFromTheFuture"] = 7
+    summary["status"]["runs"][0]["results"]["total"]["p999"] = 0.5
+    (before / SUMMARY).write_text(json.dumps(summary))
+    comparison = compare_paths(before, write_summary(tmp_path / "after", known))
+    assert comparison.passed and any(r.figure == "p99" and r.baseline == 0.12 for r in comparison.rows)
