@@ -285,7 +285,8 @@ def not_run_text(result: CaseResult) -> str | None:
     if result.summary is None:
         if result.run is not None:
             return f"Harness error (exit {result.run.get('exitCode')}): no report; see run.json."
-        return f"Not run yet (`elves suite loadtests/results --only {case.id}`)."
+        return (f"Not run: the last suite did not reach it within its time box"
+                f" (`elves suite loadtests/results --only {case.id}` runs it).")
     if not result.runs:
         reasons = [c.message for c in (result.status.conditions if result.status else []) if c.type == "HarnessError"]
         return "Ran, but no results: " + (reasons[0] if reasons else "the run ended before its analysis") + "."
@@ -309,8 +310,9 @@ def detail_blocks(result: CaseResult) -> list[Block]:
     run = result.run or {}
     if case.file:
         how = f"**Run:** `{case.file.removeprefix('../')}`"
-        if case.suite.duration:
-            how += f", shortened to {case.suite.duration}"
+        shortened = run.get("suiteDuration") if run else case.suite.duration
+        if shortened:
+            how += f", shortened to {shortened}"
         if case.scaled:
             how += f". {case.scaled}"
         if case.cluster:

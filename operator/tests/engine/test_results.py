@@ -72,7 +72,7 @@ def test_every_case_gets_the_study_beside_elves_and_an_answer(results, tmp_path)
     assert "No: the deepest queue was ingestor.data.in (302)" in rows["bottleneck"]
     assert ("Yes: memory=256Mi 2 OOM kill(s); memory=512Mi 0 OOM kill(s); memory=1Gi 0 OOM kill(s);"
             " nothing lost.") in rows["memory"]
-    assert "Not run yet (`elves suite loadtests/results --only waiting`)" in rows["waiting"]
+    assert "Not run: the last suite did not reach it" in rows["waiting"]
     assert "Not reproduced: gone." in rows["old"]
     # The figures the issue asks for, per run: asked and achieved, latency, failures, queues,
     # restarts, replicas over time, lost, drain; and the machine's state.
