@@ -100,6 +100,30 @@ def suite_cases(directory: Path) -> tuple[Path, list[Case]]:
                         study=Study(load="-", saw="-"), finding=Finding(kind="objectives")) for f in files]
 
 
+SETTLE_TIMEOUT_SECONDS = 600.0
+
+
+def wait_until_settled(out=sys.stdout, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
+    """Wait (bounded) until the local stack runs no operation and is ready: a case stopped in
+    the middle leaves a reset running, and the next case's own reset would be refused (409)."""
+    from elves.local.client import SupervisorClient, SupervisorUnreachable
+    from elves.local.ports import Ports
+    from elves.settings import Settings
+
+    client = SupervisorClient(Ports(Settings.from_env().port_offset))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = client.state()
+        except SupervisorUnreachable:
+            return  # elves run says so, in its own words
+        busy = [op["id"] for op in state.get("operations", []) if op.get("state") == "running"]
+        if not busy and state.get("ready"):
+            return
+        print(f"suite: waiting for the stack ({', '.join(busy) or 'not ready'})", file=out, flush=True)
+        time.sleep(5)  # a CLI's poll of a stack that settles in seconds to minutes, with the deadline above
+
+
 def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys.stdout) -> int:
     """Run one case; copy its summary (and plotted series) to results/<id>/ with run.json."""
     source = case_file(study_path, case)
@@ -112,6 +136,7 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
         path = reports_dir / source.name
         path.write_text(yaml.safe_dump_all([scale_document(d, case.suite.duration) for d in documents],
                                            sort_keys=False), encoding="utf-8")
+    wait_until_settled(out)
     before = set(reports_dir.iterdir())
     load_before, started = os.getloadavg(), time.time()
     print(f"== {case.id}: elves run {path}", file=out, flush=True)
