@@ -19,7 +19,7 @@ from . import control_plane as cp
 from .conftest import require
 
 CRD_FILE = cp.REPO / "charts" / "elves" / "crds" / "loadtests.elves.dev.yaml"
-EXAMPLES = sorted((cp.REPO / "loadtests" / "examples").glob("*.yaml"))
+EXAMPLES = sorted((cp.REPO / "loadtests" / "examples").rglob("*.yaml"))
 NAMESPACE = "loadtest-crd"
 
 # Every section of the syntax with a valid value, so each invalid case below changes one

@@ -25,13 +25,14 @@ from elves.engine import promql
 from elves.engine.analysis import (
     AnalysisError, RunWindow, analyze, leave_out_warmup, ledger_complete, ledger_result, ledger_since,
 )
+from elves.engine.compare import CompareError, baseline_checks, load_summary
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import LoadRun, Platform
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.scenarios import BUILTIN_SCENARIOS
-from elves.engine.status import Condition, FaultEvent, LoadTestStatus, RunStatus, Verdict
+from elves.engine.status import Check, Condition, FaultEvent, LoadTestStatus, RunResults, RunStatus, Verdict
 from elves.engine.summary import summarize
 from elves.engine.tokens import load_tokens
 from elves.engine.units import format_duration
@@ -315,7 +316,7 @@ class _Step:
         # The run's tokens expire with the run: its load, the wait for k6 to start and the grace.
         lifetime = plan.duration_seconds + self.ctx.timeouts.load_start + self.ctx.timeouts.load_setup \
             + self.ctx.timeouts.load_grace
-        tokens, admin = load_tokens(self.platform.jwt_secret(), self.ctx.test.spec.load.users, math.ceil(lifetime))
+        tokens, admin = load_tokens(self.platform.jwt_secret(), plan.users, math.ceil(lifetime))
         self.platform.start_load(LoadRun(
             test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
             service_key=self.platform.service_key(), parallelism=plan.parallelism,
@@ -445,6 +446,20 @@ class _Step:
         scenario = BUILTIN_SCENARIOS.get(self.ctx.test.spec.load.scenario or "")
         return scenario.logged_endpoints if scenario else GATEWAY_ENDPOINTS
 
+    def _baseline_checks(self, results: RunResults) -> list[Check]:
+        """spec.baseline's thresholds as checks; an unreadable baseline is one failed check
+        (a regression gate that cannot look must not pass)."""
+        baseline = self.ctx.test.spec.baseline
+        assert baseline is not None
+        path = Path(baseline.report)
+        if not path.is_absolute() and self.ctx.source_dir is not None:
+            path = self.ctx.source_dir / path
+        try:
+            summary = load_summary(path)
+        except CompareError as exc:
+            return [Check(name="baseline", target=f"readable: {baseline.report}", ok=False, detail=str(exc))]
+        return baseline_checks(summary, baseline.report, results, baseline.fail_on)
+
     def _analyze(self) -> float:
         run, plan, spec = self.run, self.plan, self.ctx.test.spec
         prom = self.ctx.prometheus(self.platform)
@@ -464,6 +479,9 @@ class _Step:
             if plan.warmup_seconds > 0:
                 leave_out_warmup(results, prom, window, plan.warmup_seconds)
             verdict = evaluate(spec.objectives, results, prom, end)
+            if spec.baseline is not None:
+                verdict.checks += self._baseline_checks(results)
+                verdict.passed = all(c.ok for c in verdict.checks)
             if spec.load.profile == "breakpoint":
                 verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, load_start, load_end,
                                                      plan.profile, plan.warmup_seconds)
