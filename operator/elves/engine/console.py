@@ -120,10 +120,12 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
     if status.sweep:
         out.append("")
         keys = list(status.sweep[0].point)
-        out += _table(["run"] + keys + ["throughput", "speedup", "efficiency", "p99", "deepest", "lost", "verdict"], [
+        out += _table(["run"] + keys + ["throughput", "speedup", "efficiency", "p99", "failed", "deepest", "lost",
+                                        "verdict"], [
             [str(r.index)] + [str(r.point.get(k)) for k in keys] + [
                 format_rate(r.throughput), "-" if r.speedup is None else f"{r.speedup:.2f}x",
                 "-" if r.efficiency is None else f"{r.efficiency * 100:.0f}%", format_seconds(r.p99),
+                "-" if r.error_rate is None else f"{r.error_rate * 100:.2f}%",
                 _n(r.queue_depth_max), _n(r.lost), "passed" if r.passed else "failed"]
             for r in status.sweep])
     if status.verdict is not None:

@@ -57,7 +57,7 @@ class LocalPlatform:
         self.settings = settings or Settings.from_env()
         self.ports = Ports(self.settings.port_offset)
         self.layout = Layout(self.settings.state_dir)
-        self.supervisor = SupervisorClient(self.ports)
+        self.supervisor = SupervisorClient(self.ports, self.layout)
         self._loads: dict[str, _Load] = {}
 
     def prometheus_url(self) -> str:
@@ -160,6 +160,9 @@ class LocalPlatform:
 
     def jwt_secret(self) -> str:
         return self.layout.secret("jwt-secret")
+
+    def service_key(self) -> str:
+        return self.layout.secret("service-key")
 
     # ---- the load -------------------------------------------------------------------
 

@@ -69,7 +69,8 @@ class Supervisor:
         api = None
         code = 0
         try:
-            api = await http.serve(ControlApi(self).handle, HOST, self.ports.supervisor)
+            api = await http.serve(ControlApi(self, self.layout.secret("control-token")).handle, HOST,
+                                   self.ports.supervisor)
             if not await self._unless_stopped(self.infra.start_all()):
                 return code
             await self.proxy.start()

@@ -193,3 +193,40 @@ def test_a_run_plan_carries_test_id_scenarios_and_script(make_loadtest):
     assert run.scenarios["getData"]["exec"] == "getData"
     assert run.duration_seconds == parse_duration("2m")
     assert Path(run.script).name == "system-mix.js"
+
+
+def test_a_workers_by_clients_grid_sweeps_load_users_and_rate(make_loadtest):
+    closed = plan.plan_runs(make_loadtest(load={"scenario": "ingestor", "mix": {"getData": 1}, "users": 2,
+                                                "iterations": 60, "duration": "5m"},
+                                          sweep={"system.env.ingestor.ELVES_INGESTOR_CONCURRENCY": [1, 5],
+                                                 "load.users": [2, 8]}))
+    assert [(r.point.values["load.users"], r.users, r.scenarios["getData"]["vus"]) for r in closed] == [
+        (2, 2, 2), (8, 8, 8), (2, 2, 2), (8, 8, 8)]
+    assert {r.scenarios["getData"]["iterations"] for r in closed} == {60}
+    open_model = plan.plan_runs(make_loadtest(sweep={"load.rate": ["60/min", "240/min"]}))
+    rates = [sum(s["rate"] for s in r.scenarios.values()) for r in open_model]
+    assert rates[1] == pytest.approx(4 * rates[0], rel=0.05)
+    assert plan.numeric("240/min") == 4
+
+
+def test_a_closed_model_shares_the_users_over_the_mix(make_loadtest):
+    load = {"scenario": "system-mix", "mix": {"getData": 3, "getStatus": 3, "getHistory": 3, "getAllHistory": 1},
+            "users": 10, "duration": "2m"}
+    scenarios = plan.plan_runs(make_loadtest(load=load))[0].scenarios
+    assert {name: (s["executor"], s["vus"], s["duration"]) for name, s in scenarios.items()} == {
+        "getData": ("constant-vus", 3, "120s"), "getStatus": ("constant-vus", 3, "120s"),
+        "getHistory": ("constant-vus", 3, "120s"), "getAllHistory": ("constant-vus", 1, "120s")}
+    assert plan.share_out(7, {"a": 1, "b": 1, "c": 1}) == {"a": 3, "b": 2, "c": 2}
+
+
+def test_a_fixed_number_of_requests_and_a_linear_ramp_of_users(make_loadtest):
+    fixed = plan.plan_runs(make_loadtest(load={"scenario": "ingestor", "mix": {"getData": 1, "getImage": 1},
+                                               "users": 4, "iterations": 1000, "duration": "10m"}))[0]
+    assert {n: (s["executor"], s["vus"], s["iterations"], s["maxDuration"]) for n, s in fixed.scenarios.items()} == {
+        "getData": ("shared-iterations", 2, 500, "600s"), "getImage": ("shared-iterations", 2, 500, "600s")}
+    ramp = plan.plan_runs(make_loadtest(load={"scenario": "journeys", "mix": {"forecaster": 1}, "users": 90,
+                                              "stages": [{"duration": "90s", "users": 90},
+                                                         {"duration": "30s", "users": 90}]}))[0]
+    assert ramp.scenarios["forecaster"]["executor"] == "ramping-vus"
+    assert ramp.scenarios["forecaster"]["stages"] == [{"duration": "90s", "target": 90}, {"duration": "30s", "target": 90}]
+    assert ramp.duration_seconds == 120 and [(s.start_rate, s.end_rate) for s in ramp.profile] == [(0.0, 0.0)]

@@ -30,6 +30,12 @@ public final class MetricNames {
 	/** every consumer, tag {@code queue}: messages it rejected to the dead-letter queue. */
 	public static final String DEAD_LETTERED = "elves.messages.dead.lettered";
 
+	/**
+	 * every consumer, tag {@code queue}: deliveries it returned to the queue for another try,
+	 * each one spending one of the message's delivery limit.
+	 */
+	public static final String RETURNED = "elves.messages.returned";
+
 	/** ingestor, tag {@code outcome}: time from taking a job to its confirmed result. */
 	public static final String INGESTOR_JOB = "elves.ingestor.job";
 

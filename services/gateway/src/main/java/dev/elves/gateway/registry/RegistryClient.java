@@ -95,6 +95,7 @@ public class RegistryClient implements DisposableBean {
 			.baseUrl(properties.url().toString())
 			.requestFactory(new HttpComponentsClientHttpRequestFactory(this.http))
 			.observationRegistry(ObservationRegistry.NOOP)
+			.defaultHeaders((headers) -> headers.set(ElvesHeaders.SERVICE_KEY, properties.serviceKey()))
 			.build();
 	}
 

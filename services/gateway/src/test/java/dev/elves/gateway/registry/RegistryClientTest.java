@@ -29,7 +29,11 @@ class RegistryClientTest {
 
 	private HttpServer server;
 
+	private static final String KEY = "service-key-for-the-test";
+
 	private final AtomicReference<URI> lastUri = new AtomicReference<>();
+
+	private final AtomicReference<String> lastKey = new AtomicReference<>();
 
 	private final CountDownLatch release = new CountDownLatch(1);
 
@@ -40,6 +44,7 @@ class RegistryClientTest {
 		this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		this.server.createContext("/api/v1/users/", (exchange) -> {
 			this.lastUri.set(exchange.getRequestURI());
+			this.lastKey.set(exchange.getRequestHeaders().getFirst("X-Elves-Service-Key"));
 			byte[] body = "{\"id\":\"x\"}".getBytes(StandardCharsets.UTF_8);
 			exchange.sendResponseHeaders(200, body.length);
 			exchange.getResponseBody().write(body);
@@ -82,7 +87,7 @@ class RegistryClientTest {
 	}
 
 	private RegistryClient client(URI url, Duration readTimeout) {
-		return new RegistryClient(RestClient.builder(), new RegistryProperties(url, Duration.ofMillis(500), readTimeout, 32, Duration.ofMillis(50)),
+		return new RegistryClient(RestClient.builder(), new RegistryProperties(url, Duration.ofMillis(500), readTimeout, KEY, 32, Duration.ofMillis(50)),
 				new SimpleMeterRegistry());
 	}
 
@@ -97,6 +102,7 @@ class RegistryClientTest {
 		assertThat(answer).contains("{\"id\":\"x\"}");
 		assertThat(this.lastUri.get().getRawPath()).isEqualTo("/api/v1/users/a%2Fb%3Fc");
 		assertThat(this.lastUri.get().getRawQuery()).isEqualTo("user=x%26all%3Dtrue");
+		assertThat(this.lastKey.get()).as("the service credential goes along").isEqualTo(KEY);
 	}
 
 	@Test
@@ -135,7 +141,7 @@ class RegistryClientTest {
 	@Test
 	void aFullBulkheadRefusesAtOnceAndFreesItsPlaceAfterwards() throws Exception {
 		RegistryClient client = new RegistryClient(RestClient.builder(),
-				new RegistryProperties(url(), Duration.ofMillis(500), Duration.ofSeconds(10), 1, Duration.ofMillis(20)),
+				new RegistryProperties(url(), Duration.ofMillis(500), Duration.ofSeconds(10), KEY, 1, Duration.ofMillis(20)),
 				new SimpleMeterRegistry());
 		CompletableFuture<?> slow = CompletableFuture
 			.runAsync(() -> client.json("/api/v1/slow", Map.of(), Map.of(), null));
