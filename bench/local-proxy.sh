@@ -4,7 +4,8 @@
 # at one ready replica (its own port), in alternating rounds of one run, and prints
 #   - per path the median over rounds of p50 / p99 (and the p99 range), failures, k6 drops;
 #   - the p99 overhead (proxy - direct, medians) and
-#   - the proxy's CPU next to the services' (gateway + registry, from /proc) over the proxied rounds.
+#   - the proxy's CPU next to the services' (gateway + registry without their JIT compiler
+#     threads, from /proc) over the proxied rounds.
 # The gateway's own call to the registry goes through the registry's proxy (8081) in both
 # paths, as it does under `elves run`; "direct" skips only the client's hop.
 # Alternating rounds and medians, because on a shared machine a stall of a second decides a
@@ -71,7 +72,9 @@ for label, title in (("proxy", "through the proxy"), ("direct", "straight to the
           f"failed {100 * max(r['failed'] for r in runs):.2f} %  dropped {sum(r['dropped'] for r in runs)}")
 print(f"  p99 overhead of the proxy (medians): {med['proxy']['p99'] - med['direct']['p99']:+.2f} ms, "
       f"p50 {med['proxy']['p50'] - med['direct']['p50']:+.2f} ms")
-cpu = {k: sum(r["cpu"].get(k, 0) for r in rounds["proxy"]) for k in ("proxy", "gateway", "registry")}
+# The services' CPU without their JIT compiler threads: a young JVM's compiling is no cost of the requests.
+cpu = {k: sum(r["cpu"].get(k, 0) - r["cpu"].get(f"{k}.jit", 0) for r in rounds["proxy"])
+       for k in ("proxy", "gateway", "registry")}
 requests = sum(r["requests"] for r in rounds["proxy"])
 services = cpu["gateway"] + cpu["registry"]
 print(f"  CPU over the proxied rounds ({requests} requests): proxy {cpu['proxy']:.1f} s, "

@@ -1,10 +1,12 @@
 """CPU seconds used so far by each process of the local stack, from /proc, as one JSON line.
 
     python3 bench/proc_cpu.py http://127.0.0.1:9400
-    {"proxy": 1.2, "gateway": 30.1, "registry": 25.0, "ingestor": 3.1, "postgres": 9.8, "rabbitmq": 7.7}
+    {"proxy": 1.2, "gateway": 30.1, "gateway.jit": 12.0, "registry": 25.0, ...}
 
 Deployments sum over their replicas; a process's count includes its children, live and ended
-(PostgreSQL forks a backend per connection). The bench scripts take two readings and divide
+(PostgreSQL forks a backend per connection). `<deployment>.jit` is the part its JIT compiler
+threads used: a young JVM compiles for minutes, which is no cost of the requests it serves, so
+the bench scripts report the CPU per request without it too. They take two readings and divide
 the difference by the requests served: CPU per request, a ratio that a busy machine disturbs
 far less than latency. Only processes running at both readings compare: a replica that
 restarted between them starts from zero.
@@ -46,6 +48,18 @@ def tree_seconds(pid: int, tree: dict[int, list[int]]) -> float:
     return own + sum(tree_seconds(child, tree) for child in tree.get(pid, ()))
 
 
+def jit_seconds(pid: int) -> float:
+    """CPU of a JVM's JIT compiler threads (C1, C2)."""
+    total = 0.0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            if (task / "comm").read_text().startswith(("C1 Compiler", "C2 Compiler")):
+                total += sum(int(f) for f in (task / "stat").read_text().rsplit(")", 1)[1].split()[11:13]) / TICKS
+        except OSError:
+            continue
+    return total
+
+
 def snapshot(supervisor_url: str) -> dict[str, float]:
     with urllib.request.urlopen(f"{supervisor_url}/state", timeout=10) as answer:
         state = json.load(answer)
@@ -54,7 +68,9 @@ def snapshot(supervisor_url: str) -> dict[str, float]:
     if (state.get("proxy") or {}).get("pid"):
         seconds["proxy"] = tree_seconds(state["proxy"]["pid"], tree)
     for name, deployment in state["deployments"].items():
-        seconds[name] = sum(tree_seconds(p["pid"], tree) for p in deployment["pods"] if p.get("pid"))
+        pids = [p["pid"] for p in deployment["pods"] if p.get("pid")]
+        seconds[name] = sum(tree_seconds(pid, tree) for pid in pids)
+        seconds[f"{name}.jit"] = sum(jit_seconds(pid) for pid in pids)
     for name, component in state.get("infra", {}).items():
         if component.get("pid") and name in ("postgres", "rabbitmq"):
             seconds[name] = tree_seconds(component["pid"], tree)

@@ -8,7 +8,7 @@ import java.util.UUID;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
 
-/** A user's activities, newest first, read through the (user_id, time desc) index. */
+/** A user's activities, newest first, read through the (user_id, time desc, id desc) index. */
 @Component
 class LogQueries {
 

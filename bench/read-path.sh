@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The read path through the user's path (`elves run`, the local Service, k6 on the same cores):
+# runs a LoadTest (default loadtests/examples/read-path-breakpoint.yaml; overload.yaml for
+# goal 3) and prints its verdict lines, the breakpoint, and CPU per request of every process
+# (gateway, registry, PostgreSQL, RabbitMQ, ingestor and the proxy from /proc, bench/proc_cpu.py;
+# k6 and the engine from the harness's CPU line) over the whole run.
+# CPU per request is the figure to compare between builds on a busy machine: latency and the
+# breakpoint move with whatever else runs on the cores; say how busy it was (load average).
+#
+# Needs the local stack running (./deployments.sh --local).
+#   bench/read-path.sh [LOADTEST.yaml]
+#
+# Settings (environment):
+#   ELVES_LOCAL_PORT_OFFSET  the stack's port offset (default: 0)
+#   ELVES_STATE_DIR          the stack's state directory (default: <repo>/.elves)
+set -Eeuo pipefail
+
+readonly REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly ELVES="${REPO_DIR}/.venv/bin/elves"
+readonly SUPERVISOR="http://127.0.0.1:$((9400 + ${ELVES_LOCAL_PORT_OFFSET:-0}))"
+readonly LOADTEST="${1:-${REPO_DIR}/loadtests/examples/read-path-breakpoint.yaml}"
+readonly WORK="$(mktemp -d)"
+trap 'rm -rf "${WORK}"' EXIT
+
+die() { echo "bench-read-path: $*" >&2; exit 1; }
+
+cpu() { python3 "${REPO_DIR}/bench/proc_cpu.py" "${SUPERVISOR}"; }
+
+main() {
+  "${ELVES}" local status >/dev/null || die "the local stack is not ready: ./deployments.sh --local"
+  echo "$(basename "${LOADTEST}") on $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg) at the start"
+  local before after
+  before="$(cpu)"
+  "${ELVES}" run --reports "${WORK}/reports" "${LOADTEST}" >"${WORK}/run.log" 2>&1 || true
+  after="$(cpu)"
+  grep -E '^(all |warm-up|breakpoint|dropped|ledger|Harness|Verdict|gateway |registry )' "${WORK}/run.log" \
+    | sed 's/^/  /' || die "elves run printed no summary: $(tail -5 "${WORK}/run.log")"
+  python3 - "${before}" "${after}" "${WORK}/run.log" <<'PY'
+import json, re, sys
+before, after, log = json.loads(sys.argv[1]), json.loads(sys.argv[2]), open(sys.argv[3]).read()
+# Requests k6 sent over the whole run: the warm-up's and the rest's.
+total = sum(int(n) for n in re.findall(r"^all\s+(\d+)", log, re.M))
+total += sum(int(n) for n in re.findall(r"^warm-up: .*?\((\d+) requests", log, re.M))
+harness = dict((name, float(s)) for name, s in re.findall(r"(engine|k6) ([\d.]+)s \(", log))
+cpu = {name: after[name] - before[name] for name in after if name in before}
+cpu.update(harness)
+per = lambda seconds: 1000 * seconds / max(total, 1)
+print(f"  CPU per request over {total} requests, ms (in brackets: without the JIT compiler threads):")
+for name, seconds in sorted(((n, s) for n, s in cpu.items() if not n.endswith(".jit")), key=lambda kv: -kv[1]):
+    jit = cpu.get(f"{name}.jit")
+    print(f"    {name:<10} {per(seconds):6.2f}" + ("" if jit is None else f"  ({per(seconds - jit):.2f})"))
+PY
+  echo "  load average $(cut -d' ' -f1 /proc/loadavg) at the end"
+}
+
+main "$@"
