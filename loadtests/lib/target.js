@@ -14,6 +14,9 @@ function abort(message) {
 // GET `url` with `token` and insist on a 2xx. `what` names the target in the message
 // ("the gateway"); `endpoint` is the Elves endpoint the probe calls: the probe is counted
 // as that endpoint, because the service logs it as one (the ledger must add up).
+// A target that is down refuses the connection at once; the timeout only bounds a target
+// that hangs, and is long because a just-started JVM on a busy machine (the results suite
+// on 2 shared cores) took over 5 s to answer its first request.
 // `serviceKey`, when given, goes along as the registry's service credential.
 export function requireTarget(what, endpoint, url, token, envName, serviceKey = '') {
   const headers = token ? { Authorization: `Bearer ${token}` } : {};
@@ -21,7 +24,7 @@ export function requireTarget(what, endpoint, url, token, envName, serviceKey = 
   if (serviceKey) headers[SERVICE_KEY_HEADER] = serviceKey;
   const res = http.get(url, {
     headers,
-    timeout: '5s',
+    timeout: '30s',
     tags: { endpoint, name: url.replace(/^[a-z]+:\/\/[^/]+/, '') },
   });
   if (res.status === 0) {

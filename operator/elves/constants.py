@@ -53,6 +53,12 @@ DEAD_LETTER_QUEUES = tuple(q + DEAD_LETTER_SUFFIX for q in WORK_QUEUES)
 QUEUE_REGISTRY_DEAD_REQUESTS = "elves.registry.deadrequests.in"
 # Every queue the services declare: what a reset between tests empties.
 SYSTEM_QUEUES = WORK_QUEUES + DEAD_LETTER_QUEUES + (QUEUE_REGISTRY_DEAD_REQUESTS,)
+# What Prometheus asks of RabbitMQ's /metrics/detailed (the chart's ServiceMonitor and the
+# local Prometheus alike): per-queue depth and consumers, and the per-channel, per-queue
+# publish, deliver and ack counters (kept up by the management agent the plugin depends on),
+# without the costly per-object endpoint.
+RABBITMQ_DETAILED_FAMILIES = ("queue_coarse_metrics", "queue_consumer_count",
+                              "channel_queue_metrics", "channel_queue_exchange_metrics")
 
 TEST_ID_HEADER = "X-Elves-Test-Id"
 

@@ -30,6 +30,11 @@ CI_VALUES = sorted((CHART / "ci").glob("*.yaml"))
 DASHBOARDS = sorted((CHART / "dashboards").glob("*.json"))
 NAMESPACE = "elves"
 SERVICES = ("gateway", "registry", "ingestor")
+# The APIs of kube-prometheus-stack (ServiceMonitor, PrometheusRule) and k6-operator (TestRun):
+# the chart renders their objects, and NOTES.txt stays quiet about them, only where they exist.
+MONITORING_API = "monitoring.coreos.com/v1"
+K6_API = "k6.io/v1alpha1"
+CLUSTER_API_VERSIONS = (MONITORING_API, K6_API)
 POD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "Pod"}
 # Volume types the restricted Pod Security Standard allows.
 RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
@@ -45,18 +50,16 @@ def _missing(reason: str):
 
 @functools.cache
 def _helm_path() -> str | None:
-    cache = Path(os.environ.get("ELVES_CACHE") or Path.home() / ".cache" / "elves")
-    cached = cache / "bin" / "helm"
-    if cached.is_file() and os.access(cached, os.X_OK):
-        return str(cached)
-    return shutil.which("helm")
+    """The helm tools/which-helm.sh names: the one lookup the scripts and every tier share."""
+    result = subprocess.run([str(REPO / "tools" / "which-helm.sh")], capture_output=True, text=True, timeout=30)
+    return result.stdout.strip() if result.returncode == 0 else None
 
 
 @pytest.fixture(scope="session")
 def helm() -> str:
     path = _helm_path()
     if path is None:
-        _missing("helm not found in $ELVES_CACHE/bin or on PATH; run tools/install-helm.sh")
+        _missing("helm not found (tools/which-helm.sh): run tools/install-helm.sh")
     return path
 
 
@@ -64,10 +67,16 @@ def run_helm(helm: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([helm, *args], capture_output=True, text=True, timeout=120)
 
 
+def _api_version_args(api_versions: tuple[str, ...]) -> list[str]:
+    return [arg for version in api_versions for arg in ("--api-versions", version)]
+
+
 @functools.cache
-def render(helm: str, values_file: Path | None = None, *sets: str) -> tuple[dict, ...]:
-    """`helm template` of the chart (hooks included) as a tuple of objects."""
-    args = ["template", "elves", str(CHART), "--namespace", NAMESPACE]
+def render(helm: str, values_file: Path | None = None, *sets: str,
+           api_versions: tuple[str, ...] = CLUSTER_API_VERSIONS) -> tuple[dict, ...]:
+    """`helm template` of the chart (hooks included) as a tuple of objects, on a cluster that
+    serves `api_versions` besides the built-in ones (() = a bare cluster)."""
+    args = ["template", "elves", str(CHART), "--namespace", NAMESPACE, *_api_version_args(api_versions)]
     if values_file is not None:
         args += ["--values", str(values_file)]
     for item in sets:
@@ -650,6 +659,82 @@ def test_no_monitoring_objects_when_switched_off(helm):
     assert not [o for o in of_kind(objects, "ConfigMap") if o["metadata"].get("labels", {}).get("grafana_dashboard")]
 
 
+def test_monitoring_objects_only_where_the_cluster_serves_their_api(helm):
+    def monitoring_kinds(api_versions):
+        return sorted({o["kind"] for o in render(helm, api_versions=api_versions)
+                       if o["apiVersion"].startswith("monitoring.coreos.com/")})
+
+    assert monitoring_kinds(()) == []
+    assert monitoring_kinds((K6_API,)) == []
+    assert monitoring_kinds((MONITORING_API,)) == ["PrometheusRule", "ServiceMonitor"]
+
+
+def render_notes(helm: str, tmp_path: Path, *api_versions: str, sets: tuple[str, ...] = ()) -> str:
+    """NOTES.txt as `helm install` prints it on a cluster serving `api_versions`. `helm template`
+    leaves NOTES.txt out and `helm install --dry-run` needs a cluster, so a copy of the chart
+    renders the same text through `tpl` into a ConfigMap."""
+    copy = tmp_path / "elves"
+    shutil.copytree(CHART, copy, ignore=shutil.ignore_patterns("ci"))
+    (copy / "notes.txt").write_text((CHART / "templates" / "NOTES.txt").read_text())
+    (copy / "templates" / "zz-notes.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\n'
+        'data: {notes: {{ tpl (.Files.Get "notes.txt") . | quote }}}\n')
+    args = ["template", "elves", str(copy), "--namespace", NAMESPACE, "--show-only", "templates/zz-notes.yaml",
+            *_api_version_args(api_versions), *(arg for item in sets for arg in ("--set", item))]
+    result = run_helm(helm, *args)
+    assert result.returncode == 0, result.stderr
+    return yaml.safe_load(result.stdout)["data"]["notes"]
+
+
+def _upstream_chart_versions() -> dict[str, str]:
+    text = (REPO / "tools" / "cluster" / "versions.env").read_text()
+    return dict(re.findall(r"^([A-Z0-9_]+)=(\S+)$", text, re.MULTILINE))
+
+
+def test_notes_on_a_bare_cluster_name_what_is_missing_and_the_command_that_adds_it(helm, tmp_path):
+    notes = render_notes(helm, tmp_path)
+    pins = _upstream_chart_versions()
+    assert "MISSING from this cluster" in notes
+    commands = notes.replace(" \\\n    ", " ").splitlines()  # continuation lines joined, as a shell reads them
+    monitoring = [line for line in commands if "helm upgrade --install kube-prometheus-stack" in line]
+    k6 = [line for line in commands if "helm upgrade --install k6-operator" in line]
+    assert len(monitoring) == len(k6) == 1
+    # The same upstream chart, repository and version deployments.sh installs.
+    assert f"--repo {pins['KUBE_PROMETHEUS_STACK_CHART_REPO']} --version {pins['KUBE_PROMETHEUS_STACK_CHART_VERSION']}" in monitoring[0]
+    assert "-f tools/cluster/kube-prometheus-stack-values.yaml" in monitoring[0]
+    assert f"--repo {pins['K6_OPERATOR_CHART_REPO']} --version {pins['K6_OPERATOR_CHART_VERSION']}" in k6[0]
+    assert f"helm upgrade elves charts/elves -n {NAMESPACE} --reuse-values" in notes
+
+
+def test_notes_say_nothing_is_missing_where_both_apis_exist(helm, tmp_path):
+    notes = render_notes(helm, tmp_path, *CLUSTER_API_VERSIONS)
+    assert "MISSING" not in notes and "release=kube-prometheus-stack" in notes
+    bare_without_operator_or_monitoring = render_notes(
+        helm, tmp_path / "off", sets=("operator.enabled=false", "monitoring.serviceMonitors.enabled=false",
+                                      "monitoring.prometheusRules.enabled=false"))
+    assert "MISSING" not in bare_without_operator_or_monitoring
+
+
+def test_notes_tell_own_kube_prometheus_stack_users_the_sidecar_settings(helm, tmp_path):
+    notes = render_notes(helm, tmp_path, *CLUSTER_API_VERSIONS)
+    sidecar = yaml.safe_load((REPO / "tools" / "cluster" / "kube-prometheus-stack-values.yaml").read_text())[
+        "grafana"]["sidecar"]["dashboards"]
+    for setting in ("enabled=true", "label=grafana_dashboard", f"searchNamespace={sidecar['searchNamespace']}",
+                    f"folderAnnotation={sidecar['folderAnnotation']}",
+                    f"provider.foldersFromFilesStructure={str(sidecar['provider']['foldersFromFilesStructure']).lower()}"):
+        assert f"grafana.sidecar.dashboards.{setting}" in notes, setting
+
+
+def test_grafana_credentials_come_from_a_secret(helm):
+    operator = named(render(helm, None, "operator.grafanaSecret=grafana-credentials"), "Deployment", "elves-operator")
+    env = env_of(operator["spec"]["template"]["spec"]["containers"][0])
+    for variable, key in (("ELVES_GRAFANA_TOKEN", "token"), ("ELVES_GRAFANA_USER", "user"),
+                          ("ELVES_GRAFANA_PASSWORD", "password")):
+        assert env[variable]["valueFrom"]["secretKeyRef"] == {"name": "grafana-credentials", "key": key, "optional": True}
+    plain = env_of(named(render(helm), "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
+    assert not {"ELVES_GRAFANA_TOKEN", "ELVES_GRAFANA_USER", "ELVES_GRAFANA_PASSWORD"} & set(plain)
+
+
 def _alert_exprs(objects) -> dict[str, str]:
     rule = named(objects, "PrometheusRule", "elves-alerts")
     return {r["alert"]: r["expr"] for group in rule["spec"]["groups"] for r in group["rules"]}
@@ -721,6 +806,43 @@ def test_pileup_dashboard_shows_phases_faults_and_the_review_panels():
         assert metric in queries, metric
 
 
+def test_pileup_dashboard_shows_per_queue_rates_their_difference_and_consumers():
+    promql = _engine_promql()
+    dashboard = json.loads((CHART / "dashboards" / "queue-pileup.json").read_text())
+    panels = {p["title"]: [t["expr"] for t in p.get("targets", [])] for p in dashboard["panels"]}
+    scoped = 'namespace=~"$namespace"'
+    wanted = {
+        "Messages per queue (ready + unacked)": promql.queue_depth(),
+        "Published per queue (broker)": promql.queue_publish_rate("$__rate_interval"),
+        "Delivered and acknowledged per queue (broker)": promql.queue_deliver_rate("$__rate_interval"),
+        "Pile-up rate per queue (published - acknowledged)": promql.queue_pileup_rate("$__rate_interval"),
+    }
+    for title, expr in wanted.items():
+        # The engine's query, limited to the dashboard's namespace.
+        assert panels[title][0].replace(scoped + ",", "") == expr, title
+    assert promql.queue_ack_rate("$__rate_interval") == panels["Delivered and acknowledged per queue (broker)"][1] \
+        .replace(scoped + ",", "")
+    assert any("rabbitmq_detailed_queue_consumers" in e for e in panels["Consumers per queue"])
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert variables["namespace"]["includeAll"] and variables["namespace"]["allValue"] == ".*"
+    # Every series selector of every panel and annotation is limited to the namespace.
+    expressions = [e for exprs in panels.values() for e in exprs]
+    expressions += [a["expr"] for a in dashboard["annotations"]["list"] if "expr" in a]
+    for expr in expressions:
+        selectors = re.findall(r"\{[^{}]*\}", expr)
+        assert selectors and all(scoped in s for s in selectors), expr
+        outside_selectors = re.sub(r"\{[^{}]*\}", "{}", expr)
+        assert not re.search(r"\b(rabbitmq|elves|kube)_\w+(?![\w{])", outside_selectors), \
+            f"a metric without a selector: {expr}"
+
+
+def test_broker_scrape_has_the_families_of_the_rate_panels(helm):
+    from elves.constants import RABBITMQ_DETAILED_FAMILIES
+    monitor = named(render(helm), "ServiceMonitor", "rabbitmq")
+    detailed = [e for e in monitor["spec"]["endpoints"] if e["path"] == "/metrics/detailed"]
+    assert detailed[0]["params"]["family"] == list(RABBITMQ_DETAILED_FAMILIES)
+
+
 def test_dashboards_and_alert_queries_are_built_from_the_engines_queries():
     _engine_promql()
     build = CHART / "dashboards" / "build.py"
@@ -759,3 +881,42 @@ def test_helm_test_checks_the_gateway_answers_401_without_a_token(helm):
     compile(script, "gateway-auth", "exec")
     assert '("no token", None, lambda code: code == 401)' in script
     assert env_of(container)["GATEWAY_URL"]["value"] == f"http://gateway.{NAMESPACE}.svc:8080/api/v1/users/me"
+
+
+# --- Chart.yaml metadata (Artifact Hub) ----------------------------------------------------
+
+def _chart_metadata() -> dict:
+    return yaml.safe_load((CHART / "Chart.yaml").read_text())
+
+
+def test_chart_names_its_home_sources_and_licence():
+    chart = _chart_metadata()
+    assert chart["home"].startswith("https://") and chart["home"] in chart["sources"]
+    assert chart["annotations"]["artifacthub.io/license"] == "Apache-2.0"
+    assert "Apache License" in (REPO / "LICENSE").read_text() and "Version 2.0" in (REPO / "LICENSE").read_text()
+    for key in ("crds", "crdsExamples", "images", "license", "links", "changes"):
+        assert f"artifacthub.io/{key}" in chart["annotations"], key
+    links = yaml.safe_load(chart["annotations"]["artifacthub.io/links"])
+    changes = yaml.safe_load(chart["annotations"]["artifacthub.io/changes"])
+    assert all(link["url"].startswith("https://") for link in links)
+    assert changes and all(c["kind"] in {"added", "changed", "deprecated", "removed", "fixed", "security"}
+                           for c in changes)
+
+
+def test_chart_crd_annotations_match_the_crd_and_the_quickstart():
+    annotations = _chart_metadata()["annotations"]
+    crds = yaml.safe_load(annotations["artifacthub.io/crds"])
+    shipped = [yaml.safe_load(p.read_text()) for p in sorted((CHART / "crds").glob("*.yaml"))]
+    assert [(c["name"], c["kind"], c["version"]) for c in crds] == [
+        (d["metadata"]["name"], d["spec"]["names"]["kind"], v["name"])
+        for d in shipped for v in d["spec"]["versions"] if v.get("storage")]
+    examples = yaml.safe_load(annotations["artifacthub.io/crdsExamples"])
+    assert examples == [yaml.safe_load((REPO / "loadtests" / "examples" / "quickstart.yaml").read_text())]
+
+
+def test_chart_image_annotation_lists_every_image_it_runs(helm):
+    listed = {i["image"] for i in yaml.safe_load(_chart_metadata()["annotations"]["artifacthub.io/images"])}
+    rendered = {c["image"] for _, spec in pod_specs(render(helm))
+                for c in spec.get("initContainers", []) + spec["containers"]}
+    from elves.k8s.settings import DEFAULT_K6_IMAGE  # what the operator gives TestRuns' runners
+    assert listed == rendered | {DEFAULT_K6_IMAGE}

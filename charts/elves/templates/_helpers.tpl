@@ -44,6 +44,16 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 release: {{ .root.Values.monitoring.release | quote }}
 {{- end }}
 
+{{/* elves.serviceMonitors: "true" when ServiceMonitors are switched on and the cluster serves monitoring.coreos.com/v1 (prometheus-operator), else empty. */}}
+{{- define "elves.serviceMonitors" -}}
+{{- if and .Values.monitoring.serviceMonitors.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") }}true{{ end }}
+{{- end }}
+
+{{/* elves.prometheusRules: "true" when the alerts are switched on and the cluster serves monitoring.coreos.com/v1, else empty. */}}
+{{- define "elves.prometheusRules" -}}
+{{- if and .Values.monitoring.prometheusRules.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") }}true{{ end }}
+{{- end }}
+
 {{/* elves.image: [registry/]repository:tag of an image map, the tag defaulting to the chart's appVersion; takes (dict "root" $ "image" .image). */}}
 {{- define "elves.image" -}}
 {{- $tag := .image.tag | default .root.Chart.AppVersion | toString }}

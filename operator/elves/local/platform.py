@@ -151,6 +151,13 @@ class LocalPlatform:
             return Readiness(False, str(error))
         return Readiness(state["ready"], "; ".join(state["notReady"]))
 
+    def proxy_cpu_seconds(self) -> float | None:
+        """CPU the local Service (the supervisor's HAProxy) has used so far; None when unknown."""
+        try:
+            return self.supervisor.state().get("proxy", {}).get("cpuSeconds")
+        except SupervisorUnreachable:
+            return None
+
     def jwt_secret(self) -> str:
         return self.layout.secret("jwt-secret")
 

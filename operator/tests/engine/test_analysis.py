@@ -44,13 +44,38 @@ def test_queue_depth_max_and_final_per_queue_including_dlq(results):
 
 def test_restarts_oom_kills_and_the_replica_timeline(results):
     ingestor = results.deployments["ingestor"]
-    assert (ingestor.restarts, ingestor.oom_kills) == (1, 1)
-    assert results.deployments["registry"].restarts == 0  # its 5 restarts happened before the run
-    assert results.deployments["gateway"].restarts == 1  # a pod first seen in the run counts from 0
+    assert (ingestor.restarts, ingestor.oom_kills) == (1, 1)  # the kernel's OOM kill (OOMKilled, 137)
+    # registry-0's 5 restarts happened before the run; registry-1 crashed in it with exit code 1.
+    assert (results.deployments["registry"].restarts, results.deployments["registry"].oom_kills) == (1, 0)
+    # A pod first seen in the run counts from 0; its JVM's exit code 3 (ExitOnOutOfMemoryError,
+    # reason Error) is an OOM kill as well.
+    assert (results.deployments["gateway"].restarts, results.deployments["gateway"].oom_kills) == (1, 1)
     assert [(p.desired, p.ready) for p in ingestor.timeline] == [(1, 1), (0, 0), (1, 0), (1, 1)]
     assert [p.t for p in ingestor.timeline][1] == pytest.approx(30, abs=5)
     assert (ingestor.replicas_min, ingestor.replicas_max) == (0, 1)
     assert results.deployments["gateway"].timeline[0].ready == 2
+
+
+def test_jvm_heap_gc_and_cpu_per_deployment(results):
+    registry = results.deployments["registry"]
+    assert registry.heap_max_bytes == 300 * 2**20  # the largest sum of the heap pools, not Metaspace
+    assert registry.gc_seconds == pytest.approx(0.05 * 18, rel=0.1)  # a pause every 5 s over the 90 s window
+    assert registry.cpu_cores == pytest.approx(0.5)
+    assert results.deployments["ingestor"].heap_max_bytes is None  # no series: unknown, not 0
+
+
+def test_retries_per_endpoint_and_in_total(results):
+    assert results.endpoints["getStatus"].retries == 4
+    assert results.total.retries == 4
+    assert results.endpoints["getData"].timeouts == 0
+
+
+def test_throughput_stability_is_the_last_minute_over_the_first(known_run_prometheus):
+    assert analyze(known_run_prometheus, WINDOW, LEDGER).throughput_stability is None  # a 60 s load
+    # Pretend the load ran from 40 s before the history to 80 s into it (two minutes): its first
+    # minute holds the pushes up to 20 s (20 getData + 10 getStatus 2xx), its last the other 150.
+    longer = RunWindow(TEST_ID, T0 - 40, T0 + 80, DRAIN_END, drain_seconds=20.0)
+    assert analyze(known_run_prometheus, longer, LEDGER).throughput_stability == pytest.approx(150 / 30)
 
 
 def test_the_ledger_compares_k6_with_the_registry(results):
@@ -82,6 +107,7 @@ def test_verdict_on_the_analysed_run(results, known_run_prometheus):
         {"metric": "queue_depth_max", "queue": INGESTOR_QUEUE, "op": "<", "value": 500},
         {"metric": "pod_restarts", "deployment": "ingestor", "op": "==", "value": 0},
         {"metric": "oom_kills", "op": "<=", "value": 1},
+        {"metric": "oom_kills", "deployment": "registry", "op": "==", "value": 0},
         {"metric": "drain_seconds", "op": "<", "value": "30s"},
         {"metric": "http_req_duration_p99", "op": "<", "value": "1s"},
         {"promql": 'max_over_time(kube_deployment_spec_replicas{deployment="ingestor"}[100s])', "op": "==", "value": 1},
@@ -93,7 +119,10 @@ def test_verdict_on_the_analysed_run(results, known_run_prometheus):
     assert table["http_req_failed_rate{getStatus}"] == (pytest.approx(3 / 63), False)
     assert table[f"queue_depth_max{{{INGESTOR_QUEUE}}}"] == (302, True)
     assert table["pod_restarts{ingestor}"] == (1, False)
-    assert table["oom_kills"] == (1, True)
+    # The ingestor's kernel OOM kill and the gateway JVM's exit code 3 (the objective an
+    # exit code 3 used to pass wrongly); the registry's exit code 1 is no OOM kill.
+    assert table["oom_kills"] == (2, False)
+    assert table["oom_kills{registry}"] == (0, True)
     assert table["drain_seconds"] == (25, True)
     # No latency histograms in this history: a check without data fails and says why.
     assert table["http_req_duration_p99"] == (None, False)

@@ -185,7 +185,7 @@ def test_proxy_answers_503_when_no_replica_is_ready(supervisor):
 def test_sigterm_stops_every_child(supervisor):
     process, state_dir = supervisor
     children = json.loads((state_dir / "run" / "children.json").read_text())
-    assert {c["name"] for c in children} == {"gateway-0", "ingestor-0"}
+    assert {c["name"] for c in children} == {"gateway-0", "ingestor-0", "proxy"}
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 0
     assert not [c for c in children if is_alive(c["pid"], c["startTime"])]

@@ -9,6 +9,9 @@ public final class MetricNames {
 	/** gateway, tag {@code endpoint}: 2xx answers. */
 	public static final String REQUESTS_ACCEPTED = "elves.gateway.requests.accepted";
 
+	/** Gateway: requests refused at once (503, Retry-After) because a bulkhead was full; tag {@code bulkhead}. */
+	public static final String REQUESTS_REFUSED = "elves.gateway.requests.refused";
+
 	/** gateway and ingestor, tag {@code queue}: messages handed to the broker. */
 	public static final String MESSAGES_PUBLISHED = "elves.messages.published";
 

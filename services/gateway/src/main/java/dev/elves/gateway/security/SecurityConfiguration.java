@@ -63,7 +63,7 @@ public class SecurityConfiguration {
 		NimbusJwtDecoder decoder = NimbusJwtDecoder.withSecretKey(key).macAlgorithm(MacAlgorithm.HS256).build();
 		decoder.setJwtValidator(new DelegatingOAuth2TokenValidator<>(JwtValidators.createDefault(),
 				new TokenRules(properties)));
-		return decoder;
+		return new CachingJwtDecoder(decoder);
 	}
 
 	private static JwtAuthenticationConverter adminClaimConverter() {

@@ -2,6 +2,7 @@ package dev.elves.gateway.web;
 
 import dev.elves.contracts.messaging.PublishFailedException;
 import dev.elves.contracts.messaging.PublishRejectedException;
+import dev.elves.gateway.registry.RegistryBusyException;
 import dev.elves.gateway.registry.RegistryTimeoutException;
 import dev.elves.gateway.registry.RegistryUnavailableException;
 import dev.elves.web.ApiError;
@@ -28,6 +29,9 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 	/** What a 503 tells the caller to wait: about a broker restart or a publisher confirm timeout. */
 	static final int RETRY_AFTER_SECONDS = 5;
 
+	/** How soon a client refused by the registry bulkhead may try again (capacity frees fast). */
+	static final int BUSY_RETRY_AFTER_SECONDS = 1;
+
 	ApiExceptionHandler() {
 		super("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:30\"}");
 	}
@@ -50,6 +54,14 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 	@ExceptionHandler
 	ResponseEntity<ApiError> registryDown(RegistryUnavailableException ex) {
 		return unavailable(ex, "registry unavailable, try again later");
+	}
+
+	/** Refused before any work: no log line per refusal (an overload would flood the log). */
+	@ExceptionHandler
+	ResponseEntity<ApiError> registryBusy(RegistryBusyException ex) {
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, String.valueOf(BUSY_RETRY_AFTER_SECONDS))
+			.body(new ApiError(ex.getMessage(), null));
 	}
 
 	@ExceptionHandler

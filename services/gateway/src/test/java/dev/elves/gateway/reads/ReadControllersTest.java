@@ -7,6 +7,7 @@ import java.util.UUID;
 import dev.elves.contracts.messaging.PublishFailedException;
 import dev.elves.gateway.TestTokens;
 import dev.elves.gateway.activity.ActivityLog;
+import dev.elves.gateway.registry.RegistryBusyException;
 import dev.elves.gateway.registry.RegistryClient;
 import dev.elves.gateway.registry.RegistryTimeoutException;
 import dev.elves.gateway.registry.RegistryUnavailableException;
@@ -93,6 +94,18 @@ class ReadControllersTest {
 			.willThrow(new RegistryTimeoutException("registry did not answer in time", null));
 		this.mvc.perform(get("/api/v1/users/me").header("Authorization", TestTokens.bearer("alice")))
 			.andExpect(status().isGatewayTimeout());
+		verifyNoInteractions(this.activity);
+	}
+
+	@Test
+	void aFullRegistryBulkheadIsRefusedWith503AndRetryAfter() throws Exception {
+		given(this.registry.json(eq("/api/v1/requests/{id}"), anyMap(), anyMap(), any()))
+			.willThrow(new RegistryBusyException("too many calls to the registry at once"));
+		this.mvc.perform(get("/api/v1/status/" + java.util.UUID.randomUUID()).header("Authorization",
+				TestTokens.bearer("alice")))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(header().string("Retry-After", "1"))
+			.andExpect(jsonPath("$.error").value("too many calls to the registry at once"));
 		verifyNoInteractions(this.activity);
 	}
 
