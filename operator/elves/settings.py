@@ -54,6 +54,9 @@ class Settings:
     local_replicas: dict[str, int] = field(default_factory=lambda: {n: 1 for n in DEPLOYMENTS})
     # Replaces `java -jar <jar>` for the service replicas (tests run a stand-in); split on spaces.
     service_command: str = ""
+    # The OS user the service replicas run as ("" = the supervisor's own); deployments.sh sets
+    # an unprivileged one when started as root [ELVES_LOCAL_SERVICE_USER].
+    service_user: str = ""
     # Infrastructure the supervisor runs; tests of the supervisor alone run none.
     local_infra: tuple[str, ...] = ("epmd", "rabbitmq", "postgres", "prometheus")
     # The k6 binary used for local load (built by tools/install-k6.sh).
@@ -76,6 +79,7 @@ class Settings:
             port_offset=_int(env, "ELVES_LOCAL_PORT_OFFSET", 0),
             local_replicas=_replicas(env.get("ELVES_LOCAL_REPLICAS", "")),
             service_command=env.get("ELVES_LOCAL_SERVICE_COMMAND", ""),
+            service_user=env.get("ELVES_LOCAL_SERVICE_USER", ""),
             local_infra=cls.local_infra if infra is None else tuple(filter(None, infra.split(","))),
             k6_binary=Path(env.get("ELVES_K6") or cache / "bin" / "k6"),
         )

@@ -157,9 +157,18 @@ class ControlPlane:
         applied = self.kubectl("apply", "--server-side", "--force-conflicts", "-o", "name",
                                *files, timeout=deadline_s)
         names = applied.stdout.split()
-        if names:
-            self.kubectl("wait", "--for=condition=Established", f"--timeout={int(deadline_s)}s",
-                         *names, timeout=deadline_s + 10)
+        deadline = time.monotonic() + deadline_s
+        while names:
+            waited = self.kubectl("wait", "--for=condition=Established", f"--timeout={int(deadline_s)}s",
+                                  *names, timeout=deadline_s + 10, check=False)
+            # A CRD the API server has not given a status yet makes kubectl's condition
+            # accessor fail at once (a busy machine shows it): look again, within the deadline.
+            if waited.returncode == 0:
+                break
+            if "accessor error" not in waited.stderr or time.monotonic() > deadline:
+                raise ControlPlaneError(f"kubectl wait for {' '.join(names)} failed ({waited.returncode}): "
+                                        f"{waited.stderr.strip()}")
+            time.sleep(0.5)
         return names
 
 

@@ -94,7 +94,8 @@ def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
                 "env": env,
                 "resources": RUNNER_RESOURCES,
                 # The restricted Pod Security Standard; k6 needs no API access and no writes.
-                "automountServiceAccountToken": False,
+                # (k6-operator v0.0.19 types this field as a string.)
+                "automountServiceAccountToken": "false",
                 "securityContext": {"runAsNonRoot": True, "runAsUser": K6_USER, "runAsGroup": K6_USER,
                                     "seccompProfile": {"type": "RuntimeDefault"}},
                 "containerSecurityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import shutil
 import signal
 import time
 from collections.abc import Callable
@@ -93,12 +94,18 @@ class Reconciler:
                 self._start(spec, action.replica, now)
 
     def _start(self, spec: DeploymentSpec, replica: Replica, now: float) -> None:
+        # The services parse what the network sends them: under a root supervisor they run as
+        # ELVES_LOCAL_SERVICE_USER (deployments.sh sets one).
+        user = self.settings.service_user or None
         if spec.name == INGESTOR:
-            (self.layout.scratch / replica.pod).mkdir(parents=True, exist_ok=True)
+            scratch = self.layout.scratch / replica.pod
+            scratch.mkdir(parents=True, exist_ok=True)
+            if user:
+                shutil.chown(scratch, user)  # the replica writes its volumes there
         try:
             child = Child(replica.pod, services.command(self.settings, self.layout, spec.name),
                           services.environment(self.settings, self.layout, self.ports, spec, replica),
-                          self.layout.logs / f"{replica.pod}.log", cwd=self.settings.repo_dir)
+                          self.layout.logs / f"{replica.pod}.log", cwd=self.settings.repo_dir, user=user)
             pid = child.start()
         except OSError as error:
             # Cannot even exec (java missing...): count it as a crash, with back-off.

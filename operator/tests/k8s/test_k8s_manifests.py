@@ -67,7 +67,7 @@ def test_runner_pods_are_restricted_and_bounded():
     assert runner["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     container = runner["containerSecurityContext"]
     assert container["allowPrivilegeEscalation"] is False and container["capabilities"] == {"drop": ["ALL"]}
-    assert container["readOnlyRootFilesystem"] is True and runner["automountServiceAccountToken"] is False
+    assert container["readOnlyRootFilesystem"] is True and runner["automountServiceAccountToken"] == "false"
     assert set(runner["resources"]) == {"requests", "limits"}
 
 

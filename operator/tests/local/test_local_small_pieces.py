@@ -158,3 +158,4 @@ def test_replicas_listen_on_loopback_and_the_registry_pair_holds_the_service_key
     assert all(e["SERVER_ADDRESS"] == "127.0.0.1" for e in env.values())
     assert env["gateway"]["MANAGEMENT_SERVER_ADDRESS"] == env["registry"]["MANAGEMENT_SERVER_ADDRESS"] == "127.0.0.1"
     assert "MANAGEMENT_SERVER_ADDRESS" not in env["ingestor"], "Spring refuses it on a shared port"
+

@@ -82,12 +82,26 @@ class BoundedQueueIT {
 		return Envelope.create(UUID.randomUUID(), "it.test", "alice", null, null);
 	}
 
+	/**
+	 * A quorum queue enforces its bound a little late (RabbitMQ 3.10: the publish that crosses it
+	 * is still taken, the queue then tells the channels to refuse), so the test publishes until
+	 * the broker refuses, and drains the queue to make room.
+	 */
 	@Test
 	void aFullQueueRefusesThePublishAndAPatientPublisherWaitsForRoom() throws Exception {
-		this.publisher.publish(ROUTE, envelope());
-		this.publisher.publish(ROUTE, envelope());
-		assertThatThrownBy(() -> this.publisher.publish(ROUTE, envelope()))
-			.isInstanceOf(PublishRejectedException.class);
+		int accepted = 0;
+		PublishRejectedException refused = null;
+		while (refused == null && accepted < 20) {
+			try {
+				this.publisher.publish(ROUTE, envelope());
+				accepted++;
+			}
+			catch (PublishRejectedException ex) {
+				refused = ex;
+			}
+		}
+		assertThat(refused).as("the broker refused a publish past the bound").isNotNull();
+		assertThat(accepted).isBetween(2, 4);
 
 		CompletableFuture<Void> patient = CompletableFuture.runAsync(() -> {
 			try {
@@ -97,14 +111,16 @@ class BoundedQueueIT {
 				throw new IllegalStateException(ex);
 			}
 		});
-		// The patient publisher is still waiting, then a consumer takes one and it gets in.
+		// The patient publisher is still waiting, then a consumer empties the queue and it gets in.
 		assertThat(patient).isNotCompleted();
 		try (Connection connection = ItEnvironment.brokerConnection("bounded-queue-it")) {
 			Channel channel = connection.createChannel();
-			assertThat(channel.basicGet(QUEUE, true)).isNotNull();
+			while (channel.basicGet(QUEUE, true) != null) {
+				// drain
+			}
 		}
 		patient.get(20, TimeUnit.SECONDS);
-		assertThat(this.admin.getQueueInfo(QUEUE).getMessageCount()).isEqualTo(2);
+		assertThat(this.admin.getQueueInfo(QUEUE).getMessageCount()).isEqualTo(1);
 	}
 
 }
