@@ -13,6 +13,7 @@ import base64
 from typing import Any
 
 from elves.engine.k6 import runner_env
+from elves.engine.models import Runner
 from elves.engine.platform import LoadRun
 from elves.k8s import names
 
@@ -42,9 +43,29 @@ def script_configmap(loadtest: dict, run: int, archive: bytes) -> dict[str, Any]
     }
 
 
+def runner_pod_settings(runner: Runner | None) -> dict[str, Any]:
+    """spec.runner of the LoadTest as fields of the TestRun's spec.runner (k6-operator's pod
+    settings). k6-operator v0.0.19 has no field for a priority class."""
+    if runner is None:
+        return {}
+    settings: dict[str, Any] = {}
+    if runner.resources is not None:
+        settings["resources"] = runner.resources.model_dump(exclude_none=True)
+    if runner.node_selector:
+        settings["nodeSelector"] = dict(runner.node_selector)
+    if runner.tolerations:
+        settings["tolerations"] = list(runner.tolerations)
+    if runner.affinity:
+        settings["affinity"] = dict(runner.affinity)
+    if runner.env_from_secrets:
+        settings["envFrom"] = [{"secretRef": {"name": secret}} for secret in runner.env_from_secrets]
+    return settings
+
+
 def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
-            env: list[dict[str, str]]) -> dict[str, Any]:
-    """The k6-operator TestRun of one run; `script` is (ConfigMap name, key)."""
+            env: list[dict[str, str]], runner: Runner | None = None) -> dict[str, Any]:
+    """The k6-operator TestRun of one run; `script` is (ConfigMap name, key); `runner` is
+    the LoadTest's spec.runner."""
     name = loadtest["metadata"]["name"]
     index = names.run_index(run.test_id)
     configmap, key = script
@@ -58,6 +79,7 @@ def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
         },
         "spec": {
             "parallelism": max(1, run.parallelism),
+            "separate": bool(runner and runner.separate),
             "script": {"configMap": {"name": configmap, "file": key}},
             "arguments": k6_arguments(run.test_id),
             # The initializer (k6 inspect) takes the runner's settings when it has none.
@@ -65,6 +87,7 @@ def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
                 "image": image,
                 "metadata": {"labels": names.child_labels(name, index)},
                 "env": env,
+                **runner_pod_settings(runner),
             },
         },
     }

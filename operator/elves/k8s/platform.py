@@ -19,7 +19,8 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS
 from elves.engine.k6 import script_env
-from elves.engine.models import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault, System
+from elves.engine.models import (FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, Runner,
+                                 ScaleFault, System)
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
 from elves.engine.runner import utc
 from elves.engine.status import ContainerWatch, SystemSnapshot
@@ -166,7 +167,9 @@ class KubernetesPlatform:
         script = self._script(run)
         env = manifests.runner_pod_env(run, self.settings.prometheus_url, self.settings.gateway_url,
                                        self.settings.registry_url)
-        body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env)
+        runner = (self.loadtest.get("spec") or {}).get("runner")
+        body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env,
+                                 Runner.model_validate(runner) if runner is not None else None)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}
             owners = {o.get("uid") for o in existing.get("metadata", {}).get("ownerReferences") or []}

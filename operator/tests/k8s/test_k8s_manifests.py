@@ -45,6 +45,44 @@ def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
     assert json.loads(variables["ELVES_K6_SCENARIOS"]) == {"getData": {"exec": "getData"}}
 
 
+def test_spec_runner_places_and_sizes_the_runner_pods():
+    from elves.engine.models import Runner
+    runner = Runner.model_validate({
+        "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}},
+        "nodeSelector": {"pool": "load"}, "tolerations": [{"key": "load", "operator": "Exists", "effect": "NoSchedule"}],
+        "affinity": {"podAntiAffinity": {}}, "separate": True, "envFromSecrets": ["k6-script-secrets"]})
+    testrun = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", [], runner)
+    spec = testrun["spec"]
+    assert spec["separate"] is True
+    assert spec["runner"]["resources"] == {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}}
+    assert spec["runner"]["nodeSelector"] == {"pool": "load"}
+    assert spec["runner"]["tolerations"] == [{"key": "load", "operator": "Exists", "effect": "NoSchedule"}]
+    assert spec["runner"]["affinity"] == {"podAntiAffinity": {}}
+    assert spec["runner"]["envFrom"] == [{"secretRef": {"name": "k6-script-secrets"}}]
+    # Without spec.runner: k6-operator's defaults, runners may share a node.
+    plain = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", [])["spec"]
+    assert plain["separate"] is False and not {"resources", "nodeSelector", "envFrom"} & set(plain["runner"])
+
+
+def test_the_testrun_fits_k6_operators_crd():
+    """Every field written is one k6-operator v0.0.19's TestRun schema has (it would drop the others)."""
+    import glob
+    import os
+
+    import yaml
+    cache = os.environ.get("ELVES_CACHE") or os.path.expanduser("~/.cache/elves")
+    crds = glob.glob(f"{cache}/crds/k6-operator-*/k6.io_testruns.yaml")
+    if not crds:
+        pytest.skip("k6-operator's CRDs are not fetched (tools/fetch-crds.sh)")
+    schema = yaml.safe_load(open(crds[0]))["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    from elves.engine.models import Runner
+    runner = Runner.model_validate({"resources": {"limits": {"memory": "1Gi"}}, "nodeSelector": {"a": "b"},
+                                    "tolerations": [{}], "affinity": {}, "separate": True, "envFromSecrets": ["s"]})
+    spec = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", [], runner)["spec"]
+    assert set(spec) <= set(schema["properties"])
+    assert set(spec["runner"]) <= set(schema["properties"]["runner"]["properties"])
+
+
 def test_arguments_survive_k6_operators_split_on_single_spaces():
     arguments = manifests.k6_arguments("team-a/case-3/0")
     assert "  " not in arguments and all(arguments.split(" "))
