@@ -11,6 +11,7 @@ import base64
 import json
 import shutil
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,10 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
         report = cluster.configmap(ns, "elves-quick-report")["data"]
         assert "<html" in report["report.html"] and json.loads(report["summary.json"])["status"]["phase"] == "Succeeded"
         assert cluster.lock_holder(env["system"]) == ""
+        # Its results read, the run's TestRun (and with it k6-operator's Jobs and pods) is gone.
+        assert wait_for(lambda: cluster.testrun(ns, "elves-quick-0") is None, "the finished run's TestRun to go")
+        assert wait_for(lambda: events_with(cluster, ns, name, "Cleaned"), "the Cleaned event") == [
+            f"deleted the TestRuns and runner pods of {test_id}"]
     assert runner.exit_code == 0
     assert runner.exception is None
 
@@ -323,5 +328,21 @@ def test_a_spec_only_the_local_mode_can_run_ends_in_error_naming_the_field(clust
         assert error["message"].startswith("spec.faults[0].pause: freezing processes works in local mode only")
         assert cluster.testrun(ns, "elves-local-only-0") is None
         assert cluster.lock_holder(env["system"]) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_finished_loadtest_is_deleted_after_its_ttl(cluster, env, monkeypatch, caplog):
+    ns, name = env["namespace"], "short-lived"
+    spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "1m"},
+            "faults": [{"at": "10s", "pause": {"deployment": "gateway", "for": "1.5s"}}],  # ends at once, in Error
+            "ttlSecondsAfterFinished": 2}
+    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        finished = status["finishedAt"]
+        wait_for(lambda: cluster.loadtest(ns, name) is None, "the LoadTest to be deleted after its TTL", timeout=60)
+        gone = datetime.now(timezone.utc)
+        assert (gone - datetime.fromisoformat(finished.replace("Z", "+00:00"))).total_seconds() >= 2
     assert runner.exit_code == 0
     assert runner.exception is None

@@ -106,6 +106,7 @@ class Driver:
                                                               after.finished_at)
             if after.final and test is not None:
                 self._report(body, test, after, emit)
+                self._tidy(platform, after, emit)
             self._save(body, after)
             self._announce(f"{namespace}/{name}", before, after, events, emit)
 
@@ -128,6 +129,39 @@ class Driver:
             return
         emit("Normal", "Report", f"report kept in {status.report.path}: "
                                  f"{extract_command(meta['namespace'], meta['name'])}")
+
+    def _tidy(self, platform: KubernetesPlatform, status: LoadTestStatus, emit: Emit) -> None:
+        """A test with a verdict no longer needs its runs' TestRuns (k6-operator's Jobs and
+        runner pods go with them): its results are read. On Error they stay, for a person to
+        look at (kubectl describe testrun, the runner pods' logs)."""
+        if status.phase == "Error":
+            return
+        deleted = []
+        for run in status.runs:
+            try:
+                platform.stop_load(run.test_id)
+                deleted.append(run.test_id)
+            except ApiException as exc:  # the verdict stands; the TestRun goes with the LoadTest
+                log.warning("TestRun of %s not deleted: %s", run.test_id, exc)
+        if deleted:
+            emit("Normal", "Cleaned", f"deleted the TestRuns and runner pods of {', '.join(deleted)}")
+
+    def expire(self, namespace: str, name: str) -> float | None:
+        """spec.ttlSecondsAfterFinished: delete a LoadTest that ended long enough ago; else
+        the seconds still to wait (None when it has no TTL or has not ended)."""
+        body = self.kube.loadtest(namespace, name)
+        if body is None or body["metadata"].get("deletionTimestamp"):
+            return None
+        ttl = (body.get("spec") or {}).get("ttlSecondsAfterFinished")
+        status = LoadTestStatus.model_validate(body.get("status") or {})
+        if ttl is None or not status.final or status.finished_at is None:
+            return None
+        left = status.finished_at.timestamp() + ttl - self.clock.now()
+        if left > 0:
+            return left
+        self.kube.delete_loadtest(namespace, name)
+        log.info("LoadTest %s/%s deleted %ss after it ended (ttlSecondsAfterFinished)", namespace, name, ttl)
+        return None
 
     def _save(self, body: dict[str, Any], status: LoadTestStatus) -> None:
         """Write the whole status; on a conflict (kopf wrote the object meanwhile) read it again."""

@@ -84,6 +84,10 @@ class Kube:
     def loadtest(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._get(self.custom.get_namespaced_custom_object, API_GROUP, API_VERSION, namespace, PLURAL, name)
 
+    def delete_loadtest(self, namespace: str, name: str) -> bool:
+        return self._delete(lambda: self._call(self.custom.delete_namespaced_custom_object, API_GROUP, API_VERSION,
+                                               namespace, PLURAL, name))
+
     def replace_loadtest_status(self, body: dict[str, Any]) -> dict[str, Any]:
         meta = body["metadata"]
         return self._call(self.custom.replace_namespaced_custom_object_status, API_GROUP, API_VERSION,
