@@ -10,12 +10,14 @@ def build_parser() -> argparse.ArgumentParser:
     # Imported here so that `elves --help` names every part, and a part's import error
     # surfaces as a clear traceback instead of a missing subcommand.
     from elves.engine import commands as engine_commands
+    from elves.k8s import commands as k8s_commands
     from elves.local import commands as local_commands
 
     parser = argparse.ArgumentParser(prog="elves", description=__doc__)
     subcommands = parser.add_subparsers(dest="command", required=True)
     engine_commands.register(subcommands)
     local_commands.register(subcommands)
+    k8s_commands.register(subcommands)
     return parser
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
+import subprocess
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -152,9 +155,22 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
         assert row["LOST"] == "0" and row["RESTARTS"] == "0"
         assert row["RATE"].endswith(("/min", "/s")) and row["P99"].endswith(("ms", "s")), row
         # The report beside it, and the system given back.
-        assert status["report"]["path"] == "configmap/elves-quick-report"
-        report = cluster.configmap(ns, "elves-quick-report")["data"]
+        configmap_name = status["report"]["path"].removeprefix("configmap/")
+        assert configmap_name.startswith("elves-quick-report-")
+        kept = cluster.configmap(ns, configmap_name)
+        report = kept["data"]
         assert "<html" in report["report.html"] and json.loads(report["summary.json"])["status"]["phase"] == "Succeeded"
+        # History outlives the LoadTest: not owned by it, labelled, listed and fetched by `elves reports`.
+        assert "ownerReferences" not in kept["metadata"]
+        assert kept["metadata"]["labels"]["elves.dev/report"] == "true"
+        cli = [sys.executable, "-m", "elves.cli", "reports", "-n", ns]
+        cli_env = {**os.environ, "KUBECONFIG": env["settings"]["KUBECONFIG"]}
+        listed = json.loads(subprocess.run([*cli, "--json"], capture_output=True, text=True, env=cli_env,
+                                           timeout=60, check=True).stdout)
+        assert [(r["name"], r["loadtest"], r["phase"]) for r in listed] == [(configmap_name, name, "Succeeded")]
+        fetched = subprocess.run([*cli, "--fetch", configmap_name, "--output", str(tmp_path / "fetched")],
+                                 capture_output=True, text=True, env=cli_env, timeout=60, check=True)
+        assert (tmp_path / "fetched" / "report.html").read_text() == report["report.html"], fetched.stdout
         assert cluster.lock_holder(env["system"]) == ""
         # Its results read, the run's TestRun (and with it k6-operator's Jobs and pods) is gone.
         assert wait_for(lambda: cluster.testrun(ns, "elves-quick-0") is None, "the finished run's TestRun to go")

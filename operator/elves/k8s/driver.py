@@ -25,7 +25,7 @@ from elves.k8s import grafana
 from elves.k8s.faults import cluster_problems
 from elves.k8s.kube import Kube
 from elves.k8s.platform import KubernetesPlatform
-from elves.k8s.report import extract_command, store_report
+from elves.k8s.report import extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
 
 log = logging.getLogger(__name__)
@@ -127,8 +127,16 @@ class Driver:
             log.warning("report of %s/%s not kept: %s", meta["namespace"], meta["name"], exc)
             emit("Warning", "ReportFailed", f"the HTML report could not be kept: {exc}")
             return
-        emit("Normal", "Report", f"report kept in {status.report.path}: "
-                                 f"{extract_command(meta['namespace'], meta['name'])}")
+        configmap = status.report.path.removeprefix("configmap/")
+        emit("Normal", "Report", f"report kept in {status.report.path}: {extract_command(meta['namespace'], configmap)}")
+        try:
+            pruned = prune_reports(self.kube, meta["namespace"], meta["name"], self.settings.reports_kept)
+        except ApiException as exc:
+            log.warning("old reports of %s/%s not pruned: %s", meta["namespace"], meta["name"], exc)
+            return
+        if pruned:
+            emit("Normal", "ReportsPruned", f"kept the newest {self.settings.reports_kept} reports of "
+                                            f"{meta['name']}; deleted {', '.join(pruned)}")
 
     def _tidy(self, platform: KubernetesPlatform, status: LoadTestStatus, emit: Emit) -> None:
         """A test with a verdict no longer needs its runs' TestRuns (k6-operator's Jobs and
@@ -196,7 +204,8 @@ class Driver:
     def _annotate(self, owner: str, kind: str, text: str, at: datetime) -> None:
         try:
             grafana.post_annotation(self.settings.grafana_url, self.settings.grafana_token,
-                                    grafana.annotation(owner, kind, text, at), self.settings.http_timeout_seconds)
+                                    grafana.annotation(owner, kind, text, at), self.settings.http_timeout_seconds,
+                                    self.settings.grafana_user, self.settings.grafana_password)
         except grafana.GrafanaError as exc:  # the test goes on without its marks
             log.warning("no Grafana annotation for %s: %s", owner, exc)
 

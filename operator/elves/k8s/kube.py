@@ -111,6 +111,12 @@ class Kube:
     def configmap(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._get(self.core.read_namespaced_config_map, name, namespace)
 
+    def configmaps(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        return self._call(self.core.list_namespaced_config_map, namespace, label_selector=selector).get("items") or []
+
+    def delete_configmap(self, namespace: str, name: str) -> bool:
+        return self._delete(lambda: self._call(self.core.delete_namespaced_config_map, name, namespace))
+
     def apply_configmap(self, body: dict[str, Any]) -> None:
         """Create it, or replace what a previous attempt left under the same name."""
         meta = body["metadata"]

@@ -15,6 +15,7 @@ from typing import Any
 from elves.engine.k6 import runner_env
 from elves.engine.models import Runner
 from elves.engine.platform import LoadRun
+from elves.engine.status import LoadTestStatus
 from elves.k8s import names
 
 K6_API_VERSION = "k6.io/v1alpha1"
@@ -93,11 +94,18 @@ def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
     }
 
 
-def report_configmap(loadtest: dict, html: str, summary: str) -> dict[str, Any]:
+def report_configmap(loadtest: dict, status: LoadTestStatus, html: str, summary: str) -> dict[str, Any]:
+    """The report of a finished LoadTest. Not owned by it: report history outlives the
+    LoadTest (spec.ttlSecondsAfterFinished, kubectl delete); the operator keeps the newest
+    few per LoadTest name (ELVES_REPORTS_KEPT) and `elves reports` lists and fetches them."""
     name = loadtest["metadata"]["name"]
+    finished = status.finished_at or status.started_at
+    assert finished is not None, "a report is written for a LoadTest that ran"
     return {
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": names.report_configmap_name(name), "namespace": loadtest["metadata"]["namespace"],
-                     "labels": names.child_labels(name), "ownerReferences": [names.owner_reference(loadtest)]},
+        "metadata": {"name": names.report_configmap_name(name, finished), "namespace": loadtest["metadata"]["namespace"],
+                     "labels": {**names.child_labels(name), names.LABEL_REPORT: "true"},
+                     "annotations": {names.ANNOTATION_PHASE: status.phase, names.ANNOTATION_VERDICT: status.summary.verdict,
+                                     names.ANNOTATION_FINISHED_AT: finished.isoformat()}},
         "data": {names.REPORT_HTML_KEY: html, names.REPORT_SUMMARY_KEY: summary},
     }

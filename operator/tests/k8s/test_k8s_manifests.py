@@ -5,10 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import re
+from datetime import datetime, timezone
 
 import pytest
 
 from elves.engine.platform import LoadRun
+from elves.engine.status import LoadTestStatus
 from elves.k8s import manifests, names
 
 LOADTEST = {"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
@@ -91,8 +93,7 @@ def test_arguments_survive_k6_operators_split_on_single_spaces():
 def test_children_are_owned_by_the_loadtest_and_labelled_with_it():
     env = manifests.runner_pod_env(a_run(), "http://p", "http://g", "http://r")
     for child in (manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env),
-                  manifests.script_configmap(LOADTEST, 2, b"tar"),
-                  manifests.report_configmap(LOADTEST, "<html>", "{}")):
+                  manifests.script_configmap(LOADTEST, 2, b"tar")):
         meta = child["metadata"]
         assert meta["namespace"] == "team-a"
         assert meta["ownerReferences"] == [{"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "name": "case-3",
@@ -111,10 +112,54 @@ def test_the_script_configmap_holds_the_archive_as_binary_data():
     assert base64.b64decode(configmap["binaryData"]["archive.tar"]) == b"\x00archive bytes\xff"
 
 
-def test_the_report_configmap_holds_the_page_and_the_summary():
-    configmap = manifests.report_configmap(LOADTEST, "<html>page</html>", json.dumps({"status": {}}))
-    assert configmap["metadata"]["name"] == "elves-case-3-report"
+FINISHED = datetime(2026, 11, 23, 23, 30, 5, tzinfo=timezone.utc)
+
+
+def test_the_report_configmap_holds_the_page_and_the_summary_and_outlives_the_loadtest():
+    status = LoadTestStatus(phase="Failed", started_at=FINISHED, finished_at=FINISHED)
+    status.summary.verdict = "Failed 3/4"
+    configmap = manifests.report_configmap(LOADTEST, status, "<html>page</html>", json.dumps({"status": {}}))
+    meta = configmap["metadata"]
+    # Named by when the test ended: a LoadTest run again adds a report.
+    assert meta["name"] == "elves-case-3-report-20261123-233005"
     assert configmap["data"] == {"report.html": "<html>page</html>", "summary.json": '{"status": {}}'}
+    assert "ownerReferences" not in meta
+    assert meta["labels"] == {"app.kubernetes.io/managed-by": "elves-operator", "elves.dev/loadtest": "case-3",
+                              "elves.dev/report": "true"}
+    assert meta["annotations"] == {"elves.dev/phase": "Failed", "elves.dev/verdict": "Failed 3/4",
+                                   "elves.dev/finished-at": "2026-11-23T23:30:05+00:00"}
+
+
+class ReportsKube:
+    """The two calls report pruning makes, over a dict of ConfigMaps."""
+
+    def __init__(self, configmaps):
+        self.items = {c["metadata"]["name"]: c for c in configmaps}
+
+    def configmaps(self, namespace, selector):
+        wanted = dict(part.split("=") for part in selector.split(","))
+        return [c for c in self.items.values() if all(c["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
+
+    def delete_configmap(self, namespace, name):
+        return self.items.pop(name, None) is not None
+
+
+def test_reports_are_pruned_to_the_newest_few_of_each_loadtest():
+    from datetime import timedelta
+
+    from elves.k8s.report import prune_reports, reports
+    made = []
+    for minutes in range(5):
+        status = LoadTestStatus(phase="Succeeded", started_at=FINISHED, finished_at=FINISHED + timedelta(minutes=minutes))
+        made.append(manifests.report_configmap(LOADTEST, status, "", "{}"))
+    other = manifests.report_configmap({**LOADTEST, "metadata": {**LOADTEST["metadata"], "name": "other"}},
+                                       LoadTestStatus(phase="Failed", started_at=FINISHED, finished_at=FINISHED), "", "{}")
+    kube = ReportsKube([*made, other])
+    deleted = prune_reports(kube, "team-a", "case-3", keep=2)
+    assert deleted == [m["metadata"]["name"] for m in reversed(made[:3])]
+    assert [c["metadata"]["name"] for c in reports(kube, "team-a", "case-3")] == \
+        [m["metadata"]["name"] for m in reversed(made[3:])]
+    assert other["metadata"]["name"] in kube.items  # another LoadTest's reports are its own
 
 
 @pytest.mark.parametrize("loadtest", ["a", "9-starts-with-a-digit", "x" * 63, "case-" + "y" * 58])
@@ -123,7 +168,7 @@ def test_names_stay_valid_for_the_jobs_and_services_k6_operator_derives_from_the
     for derived in (f"{testrun}-initializer", f"{testrun}-starter", f"{testrun}-11", f"{testrun}-service-11"):
         assert len(derived) <= 63 and DNS_1035.match(derived), derived
     assert len(names.script_configmap_name(loadtest, 12)) <= 253
-    assert len(names.report_configmap_name(loadtest)) <= 63
+    assert len(names.report_configmap_name(loadtest, FINISHED)) <= 63
     assert names.testrun_name(loadtest, 12) == testrun  # deterministic: a retried create finds it
 
 
