@@ -149,6 +149,20 @@ class Kube:
         finally:
             response.close()
 
+    def run_in_pod(self, namespace: str, name: str, container: str, command: list[str],
+                   timeout: float = 120.0) -> tuple[int | None, str]:
+        """Run `command` in the container through pods/exec and wait for it: (exit code, its
+        stdout and stderr). ApiException when the exec is refused."""
+        response = stream(self.core.connect_get_namespaced_pod_exec, name, namespace, container=container,
+                          command=command, stdin=False, stdout=True, stderr=True, tty=False,
+                          _preload_content=False, _request_timeout=timeout)
+        try:
+            response.run_forever(timeout=timeout)
+            output = response.read_stdout(timeout=0) + response.read_stderr(timeout=0)
+            return response.returncode, output
+        finally:
+            response.close()
+
     def delete_pod(self, namespace: str, name: str, grace_seconds: int | None = None) -> bool:
         return self._delete(lambda: self._call(self.core.delete_namespaced_pod, name, namespace,
                                                grace_period_seconds=grace_seconds))
