@@ -11,7 +11,7 @@ PYTEST := $(VENV)/bin/python -m pytest
 MVN := mvn -q -B -f services/pom.xml
 export ELVES_CACHE ?= $(HOME)/.cache/elves
 
-.PHONY: help demo test test-unit test-local test-apiserver test-e2e \
+.PHONY: help demo test results results-page test-unit test-local test-apiserver test-e2e \
         venv deps k6 helm kubernetes crds services services-test
 
 help: ## list the targets
@@ -22,6 +22,13 @@ demo: ## install, build, start the local stack and run the quickstart LoadTest
 	$(VENV)/bin/elves run loadtests/examples/quickstart.yaml
 
 test: test-unit test-local test-apiserver test-e2e ## every test tier (what CI runs)
+
+results: venv ## run the study's cases on the local stack (an hour or more) and write docs/results.md
+	./deployments.sh --local
+	$(VENV)/bin/elves suite loadtests/results --results docs/results --page docs/results.md
+
+results-page: venv ## rebuild docs/results.md and .html from the committed docs/results/*/summary.json
+	$(VENV)/bin/elves results-page docs/results --page docs/results.md
 
 test-unit: venv deps k6 helm services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
 	$(PYTEST) operator/tests tests/unit

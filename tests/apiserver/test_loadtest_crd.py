@@ -19,7 +19,7 @@ from . import control_plane as cp
 from .conftest import require
 
 CRD_FILE = cp.REPO / "charts" / "elves" / "crds" / "loadtests.elves.dev.yaml"
-EXAMPLES = sorted((cp.REPO / "loadtests" / "examples").glob("*.yaml"))
+EXAMPLES = sorted((cp.REPO / "loadtests" / "examples").rglob("*.yaml"))
 NAMESPACE = "loadtest-crd"
 
 # Every section of the syntax with a valid value, so each invalid case below changes one
@@ -139,6 +139,14 @@ BROKEN_RULES = [
                  "spec.slo[0]", "endpoint applies only", id="slo-endpoint-on-a-ledger-metric"),
     pytest.param({"sweep": {"system.replicas.database": [1, 2]}},
                  "spec", "sweep keys are", id="sweep-unknown-key"),
+    # An author could otherwise set the JWT secret, point the datasource elsewhere or load code
+    # into the JVM (issue 11, item 1).
+    pytest.param({"system": {"env": {"gateway": {"ELVES_JWT_SECRET": "mine-mine-mine-mine-mine-mine-mine"}}}},
+                 "spec.system.env", "env.gateway: only the gateway's tunables", id="env-jwt-secret"),
+    pytest.param({"system": {"env": {"registry": {"SPRING_DATASOURCE_URL": "jdbc:postgresql://evil/x"}}}},
+                 "spec.system.env", "env.registry: only the registry's tunables", id="env-datasource"),
+    pytest.param({"system": {"env": {"ingestor": {"JAVA_TOOL_OPTIONS": "-javaagent:/tmp/x.jar"}}}},
+                 "spec.system.env", "env.ingestor: only the ingestor's tunables", id="env-java-tool-options"),
 ]
 
 

@@ -401,18 +401,34 @@ def test_external_rabbitmq_and_postgresql_replace_the_statefulsets(helm):
     assert registry["SPRING_DATASOURCE_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "elves",
                                                                                      "key": "postgres-password"}
     secret = named(objects, "Secret", "elves")
-    assert set(secret["data"]) == {"jwt-secret", "postgres-password"}
+    assert set(secret["data"]) == {"jwt-secret", "service-key", "postgres-password"}
 
 
 def test_generated_secret_is_kept_and_explicit_values_win(helm):
     objects = render(helm)
     secret = named(objects, "Secret", "elves")
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
-    assert set(secret["data"]) == {"jwt-secret", "rabbitmq-password", "postgres-password"}
+    assert set(secret["data"]) == {"jwt-secret", "service-key", "rabbitmq-password", "postgres-password"}
     import base64
     assert all(len(base64.b64decode(v)) >= 32 for v in secret["data"].values())
     given = named(render(helm, CHART / "ci" / "all-features-values.yaml"), "Secret", "elves")
     assert base64.b64decode(given["data"]["rabbitmq-password"]).decode() == "a-fixed-rabbitmq-password"
+    for name in ("gateway", "registry"):
+        env = env_of(named(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0])
+        assert env["ELVES_SERVICE_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "elves", "key": "service-key"}
+
+
+def test_an_existing_secret_replaces_the_generated_one_everywhere(helm):
+    objects = render(helm, None, "secrets.existingSecret=gitops-secrets")
+    assert not of_kind(objects, "Secret"), "no Secret is rendered: nothing new on a render"
+    refs = [e["valueFrom"]["secretKeyRef"] for _, spec in pod_specs(objects) for c in spec["containers"]
+            for e in c.get("env", []) if "secretKeyRef" in e.get("valueFrom", {})]
+    assert refs and {r["name"] for r in refs} == {"gitops-secrets"}
+    assert {r["key"] for r in refs} >= {"jwt-secret", "service-key", "rabbitmq-password", "postgres-password"}
+    secret_rules = [rule for _, rule in _rules(objects, "Role") if "secrets" in rule["resources"]]
+    assert [rule["resourceNames"] for rule in secret_rules] == [["gitops-secrets"]]
+    error = template_error(helm, "secrets.existingSecret=gitops-secrets", "secrets.jwtSecret=" + "x" * 40)
+    assert "secrets.jwtSecret is set, but secrets.existingSecret is used instead" in error
 
 
 def test_images_follow_app_version_and_registry(helm):
@@ -434,6 +450,12 @@ def _rules(objects, kind):
     return [(o["metadata"]["name"], rule) for o in of_kind(objects, kind) for rule in o["rules"]]
 
 
+def test_operator_caps_follow_values(helm):
+    objects = render(helm, None, "operator.limits.maxReplicas=5", "operator.limits.maxMemory=2Gi")
+    env = env_of(named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
+    assert (env["ELVES_MAX_REPLICAS"]["value"], env["ELVES_MAX_MEMORY"]["value"]) == ("5", "2Gi")
+
+
 def test_operator_runs_kopf_on_the_handlers_module(helm):
     command = named(render(helm), "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]["command"]
     assert command[:3] == ["kopf", "run", "--module=elves.k8s.handlers"]
@@ -451,9 +473,11 @@ def test_operator_rbac_is_least_privilege(helm, values_file):
     for name, rule in rules:
         assert "*" not in rule["verbs"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"], name
         assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"]), name
-        if "secrets" in rule["resources"]:
+        if "secrets" in rule["resources"] and "get" in rule["verbs"]:
             assert rule.get("resourceNames") == ["elves"] and rule["verbs"] == ["get"], name
-    cluster_resources = {r for _, rule in _rules(objects, "ClusterRole") for r in rule["resources"]}
+    bound_cluster_wide = {o["roleRef"]["name"] for o in of_kind(objects, "ClusterRoleBinding")}
+    cluster_resources = {r for name, rule in _rules(objects, "ClusterRole") if name in bound_cluster_wide
+                         for r in rule["resources"]}
     assert not cluster_resources & {"secrets", "deployments", "deployments/scale", "statefulsets"}, \
         "the system's workloads and Secret are reachable only in its namespace"
     cluster_pod_verbs = {v for _, rule in _rules(objects, "ClusterRole") if "pods" in rule["resources"]
@@ -461,17 +485,22 @@ def test_operator_rbac_is_least_privilege(helm, values_file):
     assert "delete" not in cluster_pod_verbs
 
 
+def _allowed(objects, kind, group, resource, verb, namespace=None, name=None):
+    for obj in of_kind(objects, kind):
+        if namespace and obj["metadata"].get("namespace") != namespace:
+            continue
+        for rule in obj["rules"]:
+            if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"] \
+                    and (name is None or "resourceNames" not in rule or name in rule["resourceNames"]):
+                return True
+    return False
+
+
 def test_operator_rbac_covers_what_the_operator_does(helm):
     objects = render(helm)
 
-    def allowed(kind, group, resource, verb, namespace_scoped_to=None):
-        for obj in of_kind(objects, kind):
-            if namespace_scoped_to and obj["metadata"].get("namespace") != namespace_scoped_to:
-                continue
-            for rule in obj["rules"]:
-                if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"]:
-                    return True
-        return False
+    def allowed(kind, group, resource, verb, namespace=None, name=None):
+        return _allowed(objects, kind, group, resource, verb, namespace, name)
 
     for resource, verb in [("loadtests", "watch"), ("loadtests", "patch"), ("loadtests", "delete"),
                            ("loadtests/status", "patch"),
@@ -480,13 +509,43 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
     for verb in ("create", "get", "list", "watch", "delete"):
         assert allowed("ClusterRole", "k6.io", "testruns", verb), verb
     assert allowed("ClusterRole", "k6.io", "testruns/status", "get")
-    assert allowed("ClusterRole", "", "configmaps", "create") and allowed("ClusterRole", "", "events", "create")
+    assert allowed("ClusterRole", "", "configmaps", "get") and allowed("ClusterRole", "", "events", "create")
     assert allowed("ClusterRole", "apiextensions.k8s.io", "customresourcedefinitions", "watch")
-    assert allowed("Role", "apps", "deployments/scale", "patch", NAMESPACE)
-    assert allowed("Role", "apps", "deployments", "patch", NAMESPACE)
-    assert allowed("Role", "apps", "statefulsets", "list", NAMESPACE)
+    for deployment in SERVICES:
+        assert allowed("Role", "apps", "deployments/scale", "patch", NAMESPACE, deployment)
+        assert allowed("Role", "apps", "deployments", "patch", NAMESPACE, deployment)
+    assert allowed("Role", "apps", "statefulsets", "get", NAMESPACE, "rabbitmq")
     assert allowed("Role", "", "pods", "delete", NAMESPACE)
-    assert allowed("Role", "", "secrets", "get", NAMESPACE)
+    assert allowed("Role", "", "secrets", "get", NAMESPACE, "elves")
+    assert allowed("Role", "coordination.k8s.io", "leases", "update", NAMESPACE, "elves-loadtest-lock")
+    writes = named(objects, "ClusterRole", "elves-elves-operator-run-objects")
+    assert [(rule["resources"], rule["verbs"]) for rule in writes["rules"]] == \
+        [(["configmaps", "secrets"], ["create", "update"])]
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["roleRef"]["name"] == writes["metadata"]["name"]]
+    assert [b["metadata"]["namespace"] for b in bindings] == [NAMESPACE]
+
+
+@ci_values
+def test_operator_patches_deletes_and_writes_only_what_it_must(helm, values_file):
+    """The services' Deployments by name; ConfigMap and Secret writes never through a cluster-wide
+    binding, and the one Secret it reads by name."""
+    objects = render(helm, values_file)
+    for _, rule in _rules(objects, "Role"):
+        if {"deployments", "deployments/scale"} & set(rule["resources"]):
+            assert rule["resourceNames"] == sorted(SERVICES), rule
+        if "statefulsets" in rule["resources"] or ("leases" in rule["resources"] and "update" in rule["verbs"]):
+            assert rule.get("resourceNames"), rule
+    bound_cluster_wide = {o["roleRef"]["name"] for o in of_kind(objects, "ClusterRoleBinding")}
+    for name, rule in _rules(objects, "ClusterRole"):
+        if name in bound_cluster_wide and {"configmaps", "secrets"} & set(rule["resources"]):
+            assert set(rule["verbs"]) <= {"get", "list", "watch"}, (name, rule)
+            assert "secrets" not in rule["resources"], (name, rule)
+
+
+def test_load_test_namespaces_get_run_object_writes_there_only(helm):
+    objects = render(helm, None, "operator.loadTestNamespaces={default,team-a}")
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"] == "elves-operator-run-objects"]
+    assert sorted(b["metadata"]["namespace"] for b in bindings) == ["default", NAMESPACE, "team-a"]
 
 
 def test_namespace_list_gets_roles_not_cluster_roles(helm):
@@ -530,6 +589,52 @@ def test_network_policies_let_only_the_expected_paths_through(helm):
     amqp = [r for r in _ingress(objects, "rabbitmq") if "amqp" in _ports(r)]
     assert amqp[0]["from"][0]["podSelector"]["matchExpressions"][0]["values"] == sorted(SERVICES)
     assert _ingress(objects, "elves-operator") == []
+
+
+def _egress_ports(objects, name):
+    return {(port["port"], port["protocol"]) for rule in named(objects, "NetworkPolicy", name)["spec"]["egress"]
+            for port in rule.get("ports", [])}
+
+
+@ci_values
+def test_network_policies_deny_by_default_both_ways(helm, values_file):
+    objects = render(helm, values_file)
+    policies = of_kind(objects, "NetworkPolicy")
+    if not policies:
+        return  # switched off in this set
+    deny = named(objects, "NetworkPolicy", "elves-default-deny")["spec"]
+    assert deny["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in deny and "egress" not in deny
+    assert deny["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "elves",
+                                                  "app.kubernetes.io/instance": "elves"}
+    components = {labels["app.kubernetes.io/component"] for _, spec in pod_specs(objects)
+                  for labels in [_pod_labels(objects, spec)] if labels}
+    covered = {p["spec"]["podSelector"]["matchLabels"].get("app.kubernetes.io/component") for p in policies}
+    assert components <= covered, "every pod has a policy that opens its paths"
+    for policy in policies:
+        assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"], policy["metadata"]["name"]
+
+
+def _pod_labels(objects, spec):
+    for obj in objects:
+        if obj["kind"] == "Pod" and obj["spec"] is spec:
+            return obj["metadata"]["labels"]
+        if obj["kind"] in POD_KINDS and obj["kind"] != "Pod" and obj["spec"]["template"]["spec"] is spec:
+            return obj["spec"]["template"]["metadata"]["labels"]
+    return None
+
+
+def test_network_policies_let_each_pod_out_only_where_it_must(helm):
+    objects = render(helm)
+    dns = {(53, "UDP"), (53, "TCP")}
+    assert _egress_ports(objects, "gateway") == dns | {(5672, "TCP"), (8081, "TCP")}
+    assert _egress_ports(objects, "registry") == dns | {(5672, "TCP"), (5432, "TCP")}
+    assert _egress_ports(objects, "ingestor") == dns | {(5672, "TCP")}
+    assert _egress_ports(objects, "rabbitmq") == dns and _egress_ports(objects, "postgres") == dns
+    assert {(443, "TCP"), (6443, "TCP"), (8080, "TCP"), (8081, "TCP")} <= _egress_ports(objects, "elves-operator")
+    assert _egress_ports(objects, "elves-test") == dns | {(8080, "TCP")}
+    scoped = render(helm, None, "networkPolicy.loadGeneratorNamespaces={load}")
+    peers = [p for r in _ingress(scoped, "registry") for p in r["from"] if "namespaceSelector" in p]
+    assert peers[0]["namespaceSelector"]["matchExpressions"][0]["values"] == ["load"]
 
 
 # --- monitoring: ServiceMonitors, rules, dashboards ------------------------------------

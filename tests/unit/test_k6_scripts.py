@@ -47,6 +47,8 @@ STUDY_EXAMPLES = (
     "case-1a", "case-1b", "case-1c", "case-2a", "case-2b", "case-3-fault-tolerance", "memory-sweep",
     "registry-1000", "registry-4000", "registry-16000",
     "warmup-plateau", "spike", "endurance", "breakpoint", "journeys", "quickstart",
+    "timeouts-retries", "gate-p99-100ms", "grid-workers-clients", "users-ramp",
+    "kill-matrix", "rolling-restart",
 )
 K6_TIMEOUT = 120  # seconds any one k6 command may take before the test gives up on it
 

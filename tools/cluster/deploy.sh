@@ -260,6 +260,9 @@ write_values() {
       echo "  grafanaUrl: $(yaml_string "${GRAFANA_URL}")"
       echo "  grafanaSecret: $(yaml_string "${OPERATOR_GRAFANA_SECRET}")"
     fi
+    # `kubectl apply -f loadtests/examples/...` without -n lands in `default`: the operator may
+    # write its ConfigMaps there too (the chart allows only the release namespace by default).
+    echo "  loadTestNamespaces: [default]"
     if [[ -n ${IMAGE_TAG} ]]; then
       echo "  image: {tag: $(yaml_string "${IMAGE_TAG}")}"
       echo "services:"

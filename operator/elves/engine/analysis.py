@@ -7,8 +7,9 @@ run's test id); percentiles come from merging k6's native histograms over all ru
 
 from __future__ import annotations
 
+
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -84,14 +85,19 @@ def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointR
     requests = prom.by_label(promql.k6_requests(window.test_id, span), "endpoint", at)
     ok = prom.by_label(promql.k6_requests_ok(window.test_id, span), "endpoint", at)
     failed = prom.by_label(promql.k6_requests_failed(window.test_id, span), "endpoint", at)
+    timeouts = prom.by_label(promql.k6_requests_timed_out(window.test_id, span), "endpoint", at)
+    retries = prom.by_label(promql.k6_retries(window.test_id, span), "endpoint", at)
     histograms, total_histogram = run_histograms(_duration_samples(prom, window, at))
     endpoints = {
         name: _endpoint(requests.get(name) or 0, ok.get(name) or 0, failed.get(name) or 0,
                         window.load_seconds, histograms.get(name))
         for name in sorted(set(requests) | set(histograms))
     }
+    for name, endpoint in endpoints.items():
+        endpoint.timeouts, endpoint.retries = _int(timeouts.get(name)), _int(retries.get(name))
     total = _endpoint(sum(v or 0 for v in requests.values()), sum(v or 0 for v in ok.values()),
                       sum(v or 0 for v in failed.values()), window.load_seconds, total_histogram)
+    total.timeouts, total.retries = sum(e.timeouts for e in endpoints.values()), sum(e.retries for e in endpoints.values())
     dropped = _int(prom.value(promql.k6_dropped_iterations(window.test_id, span), at, default=0))
     return endpoints, total, dropped
 
@@ -141,14 +147,38 @@ def deployment_results(prom: Prometheus, window: RunWindow) -> dict[str, Deploym
     restarts = prom.by_label(promql.restarts(span), "container", at)
     ooms = prom.by_label(promql.oom_kills(span), "container", at)
     timelines = replica_timeline(prom, window)
+    heap = prom.by_label(promql.jvm_heap_max(span), "application", at)
+    gc = prom.by_label(promql.jvm_gc_seconds(span), "application", at)
+    cpu = prom.by_label(promql.cpu_cores(span), "application", at)
     results = {}
     for deployment in DEPLOYMENTS:
         timeline = timelines.get(deployment, [])
         ready = [p.ready for p in timeline if p.ready is not None]
         results[deployment] = DeploymentResult(
             restarts=_int(restarts.get(deployment)), oom_kills=_int(ooms.get(deployment)),
-            replicas_min=min(ready, default=None), replicas_max=max(ready, default=None), timeline=timeline)
+            replicas_min=min(ready, default=None), replicas_max=max(ready, default=None), timeline=timeline,
+            heap_max_bytes=heap.get(deployment), gc_seconds=gc.get(deployment), cpu_cores=cpu.get(deployment))
     return results
+
+
+STABILITY_SECONDS = 60.0  # throughput_stability compares the load's last minute with its first
+
+
+def throughput_stability(prom: Prometheus, window: RunWindow) -> float | None:
+    """2xx answers in the load's last minute over those in its first: below 1, the system
+    slowed down as the test went on (the registry's finding in the study). None for runs
+    shorter than two minutes, where the two minutes would overlap."""
+    if window.load_seconds < 2 * STABILITY_SECONDS:
+        return None
+
+    def ok_by(t: float) -> float:
+        return prom.value(promql.k6_requests_ok_so_far(window.test_id, promql.window_for(t - window.load_start + 1)),
+                          t, default=0.0) or 0.0
+
+    first = ok_by(window.load_start + STABILITY_SECONDS)
+    _, at = window.k6_range()
+    last = ok_by(at) - ok_by(window.load_end - STABILITY_SECONDS)
+    return last / first if first else None
 
 
 def ledger_since(raw: dict[str, Any], baseline: dict[str, Any] | None) -> dict[str, Any]:
@@ -237,7 +267,20 @@ def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | None,
         drain_completed=window.drain_completed,
     )
     results.throughput = throughput(results)
+    results.throughput_stability = throughput_stability(prom, window)
     return results
+
+
+def leave_out_warmup(results: RunResults, prom: Prometheus, window: RunWindow, warmup_seconds: float) -> None:
+    """Split the warm-up off: its requests go to `results.warmup`; the per-endpoint and total
+    figures (what the verdict reads) then cover the load after it. Counts the ledger compares
+    stay the whole load's."""
+    warm_end = window.load_start + warmup_seconds
+    _, warm_total, _ = k6_results(prom, replace(window, load_end=warm_end, end=warm_end))
+    endpoints, total, _ = k6_results(prom, replace(window, load_start=warm_end))
+    results.warmup_seconds, results.warmup = warmup_seconds, warm_total
+    results.endpoints, results.total = endpoints, total
+    results.error_rate = total.error_rate
 
 
 def throughput(results: RunResults) -> float | None:

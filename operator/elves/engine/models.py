@@ -14,10 +14,11 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import (
-    BeforeValidator, Field, PlainValidator, ValidationError, WithJsonSchema, create_model, field_validator,
+    AfterValidator, BeforeValidator, Field, PlainValidator, TypeAdapter, ValidationError, WithJsonSchema, create_model,
+    field_validator,
 )
 
-from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND
+from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND, TUNABLES
 from elves.engine.modelbase import Rule, SpecModel
 from elves.engine.scenarios import BUILTIN_SCENARIOS, EXEC_NAME_PATTERN, SCENARIO_NAMES, BuiltinScenario
 from elves.engine.status import LoadTestStatus
@@ -57,10 +58,29 @@ class ResourceLimits(SpecModel):
     cpu: Cpu | None = Field(None, description="CPU limit, e.g. 500m.")
 
 
-EnvVars = dict[EnvName, EnvValue]
+# Bounded, so kube-apiserver can bound the cost of the tunables rule (CEL) over it.
+EnvVars = Annotated[dict[EnvName, EnvValue], Field(max_length=50)]
 Replicas = _per_deployment("Replicas", Annotated[int, Field(ge=0, le=100)], "Replicas of the {}.")
 Resources = _per_deployment("Resources", ResourceLimits)
-Env = _per_deployment("Env", EnvVars, "Service settings of the {} for this test.")
+Env = _per_deployment("Env", EnvVars, "Service settings of the {} for this test (only its declared tunables).")
+
+
+def _tunables_rule(deployment: str) -> Rule:
+    """spec.system.env.<deployment> sets only that service's declared tunables (constants.TUNABLES)."""
+    allowed = TUNABLES[deployment]
+    names = ", ".join(f"'{name}'" for name in allowed)
+
+    def unknown(env: Any) -> list[str]:
+        return sorted(set(getattr(env, deployment) or {}) - set(allowed))
+
+    return Rule(f"!has(self.{deployment}) || self.{deployment}.all(k, k in [{names}])",
+                f"env.{deployment}: only the {deployment}'s tunables may be set: {', '.join(allowed)}",
+                lambda env: bool(unknown(env)),
+                lambda env: f"env.{deployment}.{unknown(env)[0]}: not a tunable of the {deployment} "
+                            f"(a LoadTest may set only: {', '.join(allowed)})")
+
+
+Env.rules = tuple(_tunables_rule(name) for name in DEPLOYMENTS)
 
 
 @dataclass(frozen=True)
@@ -113,8 +133,13 @@ class Script(SpecModel):
 
 
 class Stage(SpecModel):
+    rules = (Rule("has(self.target) != has(self.users)", "set exactly one of target (a rate) or users",
+                  lambda s: (s.target is None) == (s.users is None)),)
+
     duration: Duration = Field(description="How long this stage ramps towards its target.")
-    target: Rate = Field(description="The arrival rate reached at the end of the stage, e.g. 120/min.")
+    target: Rate | None = Field(None, description="The arrival rate reached at the end of the stage (open model), e.g. 120/min.")
+    users: int | None = Field(None, ge=0, le=100000,
+                              description="The users (VUs) reached at the end of the stage (closed model): a linear ramp of users.")
 
 
 class Vus(SpecModel):
@@ -129,6 +154,9 @@ class Vus(SpecModel):
 Profile = Literal["warmup", "spike", "endurance", "breakpoint"]
 Scenario = Literal["system-mix", "registry-mix", "ingestor", "journeys"]
 assert Scenario.__args__ == SCENARIO_NAMES  # type: ignore[attr-defined]
+
+
+DEFAULT_WARMUP_SECONDS = 60.0  # the longest default warm-up of a breakpoint ramp
 
 
 def _stages_seconds(load: Load) -> float:
@@ -157,8 +185,15 @@ class Load(SpecModel):
     rules = (
         Rule("has(self.scenario) != has(self.script)", "set exactly one of scenario or script",
              lambda load: (load.scenario is None) == (load.script is None)),
-        Rule("has(self.rate) || has(self.stages)", "set rate (a flat arrival rate) or stages",
-             lambda load: load.rate is None and load.stages is None),
+        Rule("!has(self.stages) || self.stages.all(s, has(s.target)) || self.stages.all(s, has(s.users))",
+             "stages are all rates (target, open model) or all users (closed model)",
+             lambda load: len({s.target is None for s in load.stages or []}) > 1),
+        Rule("!has(self.rate) || !has(self.stages) || self.stages.all(s, has(s.target))",
+             "stages of users (closed model) exclude rate",
+             lambda load: load.rate is not None and any(s.users is not None for s in load.stages or [])),
+        Rule("!has(self.iterations) || (!has(self.rate) && !has(self.stages))",
+             "iterations (a fixed number, closed model) exclude rate and stages",
+             lambda load: load.iterations is not None and (load.rate is not None or load.stages is not None)),
         Rule("!has(self.profile) || has(self.rate)", "profile needs rate (the peak rate)",
              lambda load: load.profile is not None and load.rate is None),
         Rule("!has(self.profile) || !has(self.stages)",
@@ -172,6 +207,13 @@ class Load(SpecModel):
              lambda load: load.duration is not None and load.stages is not None
              and _stages_seconds(load) > load.duration.seconds + 1e-9,
              lambda load: f"the stages last {_stages_seconds(load):g}s, longer than duration {load.duration}"),
+        Rule("!has(self.warmup) || duration(self.warmup) == duration('0s') || has(self.profile)",
+             "warmup needs a profile (its ramp follows the warm-up)",
+             lambda load: load.warmup is not None and load.warmup.seconds > 0 and load.profile is None),
+        Rule("!has(self.warmup) || !has(self.duration) || duration(self.warmup) < duration(self.duration)",
+             "warmup must be shorter than duration",
+             lambda load: load.warmup is not None and load.duration is not None
+             and load.warmup.seconds >= load.duration.seconds),
         Rule("!has(self.mix) || self.mix.exists(k, self.mix[k] > 0.0)", "mix needs at least one weight above 0",
              lambda load: load.mix is not None and not any(w > 0 for w in load.mix.values())),
     ) + tuple(_mix_rule(scenario) for scenario in BUILTIN_SCENARIOS.values())
@@ -184,9 +226,31 @@ class Load(SpecModel):
     stages: list[Stage] | None = Field(None, min_length=1, max_length=100, description="A rate profile instead of a flat rate.")
     profile: Profile | None = Field(None, description="warmup | spike | endurance | breakpoint: stages made from rate and duration.")
     duration: Duration | None = Field(None, description="How long the load runs, e.g. 10m.")
+    warmup: Duration | None = Field(
+        None, description="The first part of a profile's load: a ramp to a tenth of the peak rate, shown in the"
+        " report but left out of the verdict and the breakpoint, so that a cold JVM is not reported as the"
+        " system's limit. Default for profile breakpoint: a fifth of the duration, at most 60s; 0s turns it off.")
     parallelism: int = Field(1, ge=1, le=100, description="Number of k6 runners sharing the load.")
-    users: int = Field(10, ge=1, le=100000, description="Synthetic users, one bearer token each.")
+    users: int = Field(10, ge=1, le=100000, description="Synthetic users, one bearer token each; without rate and"
+                       " stages of rates (a closed model) also the VUs, each looping over its endpoint.")
+    iterations: int | None = Field(None, ge=1, le=10000000, description="A fixed number of iterations the users share"
+                                   " (closed model); duration is the longest they may take.")
     vus: Vus | None = Field(None, description="Override the computed k6 VU pool.")
+
+    @property
+    def warmup_seconds(self) -> float:
+        """The warm-up at the start of the load (0: none)."""
+        if self.warmup is not None:
+            return self.warmup.seconds
+        if self.profile == "breakpoint":
+            return min(DEFAULT_WARMUP_SECONDS, self.duration_seconds / 5)
+        return 0.0
+
+    @property
+    def closed(self) -> bool:
+        """No arrival rate: `users` VUs loop (constant, ramped by stages of users, or for a
+        fixed number of iterations) and the load slows down with the system."""
+        return self.rate is None and not any(s.target is not None for s in self.stages or [])
 
     @property
     def duration_seconds(self) -> float:
@@ -306,12 +370,14 @@ class Fault(SpecModel):
 # --- objectives ---------------------------------------------------------------------
 
 LATENCY_METRICS = ("http_req_duration_p50", "http_req_duration_p90", "http_req_duration_p95", "http_req_duration_p99")
-HTTP_METRICS = ("http_req_failed_rate", "http_reqs_rate") + LATENCY_METRICS  # take `endpoint`
+MEAN_LATENCY = "http_req_duration_mean"
+HTTP_METRICS = ("http_req_failed_rate", "http_reqs_rate") + LATENCY_METRICS + (MEAN_LATENCY,)  # take `endpoint`
 QUEUE_METRICS = ("queue_depth_max", "queue_depth_final")  # take `queue`
 POD_METRICS = ("pod_restarts", "oom_kills")  # take `deployment`
-TIME_METRICS = LATENCY_METRICS + ("drain_seconds",)  # values may be durations ("100ms")
-METRICS = ("lost_requests", "lost_logs", "duplicates", "dropped_iterations", "drain_seconds") \
-    + HTTP_METRICS + QUEUE_METRICS + POD_METRICS
+TIME_METRICS = LATENCY_METRICS + (MEAN_LATENCY, "drain_seconds")  # values may be durations ("100ms")
+# throughput_stability: 2xx answers in the load's last minute over its first (1 = steady).
+METRICS = ("lost_requests", "lost_logs", "duplicates", "dropped_iterations", "drain_seconds",
+           "throughput_stability") + HTTP_METRICS + QUEUE_METRICS + POD_METRICS
 Metric = Literal[METRICS]  # type: ignore[valid-type]
 Op = Literal["<", "<=", "==", "!=", ">=", ">"]
 SLO_VALUE_PATTERN = r"^-?[0-9]+(\.[0-9]+)?(ms|s|m|h)?$"
@@ -424,10 +490,11 @@ class Runner(SpecModel):
                                          "environment (for custom scripts: tokens, hosts).")
 
 
-SWEEP_PATH_PATTERN = (r"^system\.(replicas|resources|env)\.(" + "|".join(DEPLOYMENTS)
-                      + r")(\.[A-Za-z_][A-Za-z0-9_]*)?$")
-SWEEP_KEYS = "sweep keys are system.replicas.<deployment>, system.resources.<deployment>.<memory|cpu>" \
-             " or system.env.<deployment>.<NAME>"
+SWEEP_PATH_PATTERN = (r"^(system\.(replicas|resources|env)\.(" + "|".join(DEPLOYMENTS)
+                      + r")(\.[A-Za-z_][A-Za-z0-9_]*)?|load\.(rate|users))$")
+SWEEP_KEYS = "sweep keys are system.replicas.<deployment>, system.resources.<deployment>.<memory|cpu>," \
+             " system.env.<deployment>.<NAME>, load.rate or load.users"
+LOAD_SWEEP_FIELDS = {"load.rate": Rate, "load.users": Annotated[int, Field(ge=1, le=100000)]}
 
 
 def _sweep_value(value: Any) -> Any:
@@ -444,6 +511,23 @@ def _late_fault(spec: LoadTestSpec) -> int | None:
     """The index of the first fault not before the end of the load."""
     end = spec.load.duration_seconds
     return next((i for i, fault in enumerate(spec.faults) if fault.at.seconds >= end), None)
+
+
+def _thresholds(text: str | None) -> str | None:
+    from elves.engine.compare import parse_thresholds  # late: compare reads summaries, which need these models
+
+    parse_thresholds(text)
+    return text
+
+
+class Baseline(SpecModel):
+    """An earlier run to compare this one with; each threshold becomes a check of the verdict."""
+
+    report: str = Field(min_length=1, description="The earlier run's summary.json or report directory,"
+                        " relative to the LoadTest file (local mode).")
+    fail_on: Annotated[str | None, AfterValidator(_thresholds)] = Field(
+        None, description="Thresholds as `elves compare --fail-on` takes them, e.g. p99:+10%,errors:+0.5pp;"
+                          " default p99:+10%,errors:+0.5pp,lost:0.")
 
 
 class LoadTestSpec(SpecModel):
@@ -475,6 +559,8 @@ class LoadTestSpec(SpecModel):
     ttl_seconds_after_finished: int | None = Field(
         None, ge=0, le=31_536_000, description="Delete the LoadTest this many seconds after it ended (cluster only; "
                                                "its report ConfigMap stays).")
+    baseline: Baseline | None = Field(None, description="Compare with an earlier run: its thresholds join the verdict"
+                                      " as checks (a gate against regressions).")
 
     @field_validator("sweep")
     @classmethod
@@ -483,7 +569,10 @@ class LoadTestSpec(SpecModel):
             cls.field_rules[0].check(path)
             for index, value in enumerate(values):
                 try:
-                    System.model_validate(set_path({}, path, value))
+                    if path in LOAD_SWEEP_FIELDS:
+                        TypeAdapter(LOAD_SWEEP_FIELDS[path]).validate_python(value)
+                    else:
+                        System.model_validate(set_path({}, path, value))
                 except ValidationError as exc:
                     detail = "; ".join(_message(e) for e in exc.errors())
                     raise ValueError(f"{path}[{index}] = {value!r}: {detail}") from None

@@ -64,6 +64,7 @@ class SweepPoint:
     index: int
     values: dict[str, Any]  # sweep path -> value ({} without a sweep)
     system: System  # spec.system with the values applied
+    load: Load  # spec.load with the values applied (load.rate, load.users)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class RunPlan:
     parallelism: int
     users: int
     profile: list[Segment] = field(default_factory=list)
+    warmup_seconds: float = 0.0  # left out of the verdict and the breakpoint
 
 
 def test_id(namespace: str | None, name: str, run: int) -> str:
@@ -94,26 +96,31 @@ def expand_sweep(spec: LoadTestSpec) -> list[SweepPoint]:
     base = spec.system.model_dump(by_alias=True, exclude_none=True)
     sweep = spec.sweep or {}
     if not sweep:
-        return [SweepPoint(0, {}, System.model_validate(base))]
+        return [SweepPoint(0, {}, System.model_validate(base), spec.load)]
     keys = list(sweep)
     points = []
     for index, combination in enumerate(itertools.product(*(sweep[k] for k in keys))):
-        system = base
+        system, load = base, spec.load
         for key, value in zip(keys, combination):
-            system = set_path(system, key, value)
-        points.append(SweepPoint(index, dict(zip(keys, combination)), System.model_validate(system)))
+            if key.startswith("load."):
+                load = load.model_validate({**load.model_dump(by_alias=True, exclude_none=True),
+                                            key.split(".", 1)[1]: value})
+            else:
+                system = set_path(system, key, value)
+        points.append(SweepPoint(index, dict(zip(keys, combination)), System.model_validate(system), load))
     return points
 
 
 def numeric(value: Any) -> float | None:
-    """A sweep value as a number, for efficiency ratios: 3 -> 3, "2Gi" -> bytes, "500m" -> 0.5."""
-    from elves.engine.units import parse_cpu, parse_memory
+    """A sweep value as a number, for efficiency ratios: 3 -> 3, "2Gi" -> bytes, "500m" -> 0.5,
+    "120/min" -> 2 (per second)."""
+    from elves.engine.units import parse_cpu, parse_memory, parse_rate
 
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
         return float(value)
-    for parse in (float, parse_memory, parse_cpu):
+    for parse in (float, parse_memory, parse_cpu, parse_rate):
         try:
             return float(parse(value))
         except (TypeError, ValueError):
@@ -134,6 +141,7 @@ _PROFILE_SHAPES: dict[str, list[tuple[float, float]]] = {
     "breakpoint": [(1.0, 1.0)],
 }
 ENDURANCE_RAMP_SECONDS = 60.0
+WARMUP_FRACTION = 0.1  # of the peak rate, reached at the end of a warm-up
 
 
 def profile_stages(profile: str, peak_per_second: float, duration: float) -> list[tuple[float, float]]:
@@ -158,8 +166,13 @@ def total_stages(load: Load) -> list[tuple[float, float]] | None:
     duration = load.duration_seconds
     if load.profile is not None:
         assert load.rate is not None  # the model requires it
-        return profile_stages(load.profile, load.rate.per_second, duration)
-    if load.stages is None:
+        warmup = load.warmup_seconds
+        if warmup <= 0:
+            return profile_stages(load.profile, load.rate.per_second, duration)
+        # The warm-up ramps to a tenth of the peak; the profile follows over the rest of the time.
+        return [(round(warmup, 3), load.rate.per_second * WARMUP_FRACTION),
+                *profile_stages(load.profile, load.rate.per_second, round(duration - warmup, 3))]
+    if load.stages is None or load.closed:
         return None
     stages = [(s.duration.seconds, s.target.per_second) for s in load.stages]
     covered = sum(d for d, _ in stages)
@@ -215,8 +228,49 @@ def _vus_for(peak_per_second: float, iteration_seconds: float) -> tuple[int, int
     return pre, max(pre * MAX_VUS_FACTOR, pre + 10)
 
 
+def share_out(total: int, mix: dict[str, float]) -> dict[str, int]:
+    """`total` (users, iterations) shared by weight in whole numbers that add up to it
+    (largest remainders first, ties in mix order)."""
+    weight = sum(mix.values()) or 1.0
+    exact = {k: total * w / weight for k, w in mix.items()}
+    shares = {k: math.floor(v) for k, v in exact.items()}
+    for key in sorted(exact, key=lambda k: shares[k] - exact[k])[:total - sum(shares.values())]:
+        shares[key] += 1
+    return shares
+
+
+def closed_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
+    """The k6 `scenarios` of a closed model: the users (VUs) shared over the mix by weight, each
+    looping over its endpoint for the duration; a fixed number of iterations shared the same
+    way (`shared-iterations`, duration as the limit); or a linear ramp of users (stages of users)."""
+    mix = load.effective_mix
+    users = share_out(load.users, mix)
+    iterations = share_out(load.iterations, mix) if load.iterations else {}
+    stages = [(s.duration.seconds, share_out(s.users or 0, mix)) for s in load.stages or []]
+    scenarios: dict[str, Any] = {}
+    for name in mix:
+        if stages:
+            scenario: dict[str, Any] = {"executor": "ramping-vus", "startVUs": 0, "stages": [
+                {"duration": k6_duration(seconds), "target": shares[name]} for seconds, shares in stages]}
+        elif iterations:
+            scenario = {"executor": "shared-iterations", "vus": max(1, min(users[name], iterations[name])),
+                        "iterations": iterations[name], "maxDuration": k6_duration(load.duration_seconds)}
+        else:
+            scenario = {"executor": "constant-vus", "vus": users[name], "duration": k6_duration(load.duration_seconds)}
+        if not (stages or scenario.get("iterations", scenario.get("vus"))):
+            continue  # a weight too small for a whole user or iteration
+        scenario["exec"] = name
+        if test_id_value:
+            scenario["tags"] = {"testid": test_id_value}
+        scenarios[name] = scenario
+    return scenarios
+
+
 def k6_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
-    """The k6 `scenarios` option: one arrival-rate scenario per endpoint of the mix, `exec` = its name."""
+    """The k6 `scenarios` option: one scenario per endpoint of the mix, `exec` = its name;
+    arrival-rate scenarios (open model) unless the load is a closed one."""
+    if load.closed:
+        return closed_scenarios(load, test_id_value)
     mix = load.effective_mix
     total_weight = sum(mix.values())
     builtin = BUILTIN_SCENARIOS.get(load.scenario or "")
@@ -288,7 +342,6 @@ def plan_runs(test: LoadTest, source_dir: Path | None = None) -> list[RunPlan]:
     spec = test.spec
     faults = fault_schedule(spec)
     script = script_location(spec.load, source_dir)
-    profile = rate_profile(spec.load)
     plans = []
     for point in expand_sweep(spec):
         run_id = test_id(test.metadata.namespace, test.name, point.index)
@@ -297,11 +350,12 @@ def plan_runs(test: LoadTest, source_dir: Path | None = None) -> list[RunPlan]:
             test_id=run_id,
             point=point,
             script=script,
-            scenarios=k6_scenarios(spec.load, run_id),
+            scenarios=k6_scenarios(point.load, run_id),
             faults=faults,
-            duration_seconds=spec.load.duration_seconds,
-            parallelism=spec.load.parallelism,
-            users=spec.load.users,
-            profile=profile,
+            duration_seconds=point.load.duration_seconds,
+            parallelism=point.load.parallelism,
+            users=point.load.users,
+            profile=rate_profile(point.load),
+            warmup_seconds=point.load.warmup_seconds,
         ))
     return plans

@@ -16,6 +16,9 @@ Prometheus 2.42 with native histograms):
   labels `channel`, `queue`, `exchange`) and `channel_queue_metrics`
   (`rabbitmq_detailed_channel_messages_delivered_ack_total`, `..._acked_total`, labels
   `channel`, `queue`): summed over channels, by `queue`.
+- The services' Micrometer registries (`/actuator/prometheus`, common tag `application` =
+  the deployment): `jvm_memory_used_bytes{area="heap"}`, `jvm_gc_pause_seconds_sum`
+  (counter) and `process_cpu_time_ns_total` (counter).
 - kube-state-metrics (or the local supervisor, which serves the same series):
   `kube_deployment_spec_replicas`, `kube_deployment_status_replicas_ready` (label
   `deployment`), `kube_pod_container_status_restarts_total`,
@@ -45,6 +48,11 @@ LAST_EXIT_CODE = "kube_pod_container_status_last_terminated_exitcode"
 # The exit code of a JVM that ends itself on an OutOfMemoryError (-XX:+ExitOnOutOfMemoryError,
 # as the services run): Kubernetes reports it as reason Error, but it ran out of memory.
 JVM_OOM_EXIT_CODE = 3
+K6_RETRIES = "k6_elves_retries_total"  # the scripts' elves_retries counter (lib/http.js)
+K6_TIMEOUT_ERROR_CODE = "1050"  # k6's error_code of a request that hit its timeout
+JVM_HEAP = "jvm_memory_used_bytes"
+JVM_GC_PAUSE = "jvm_gc_pause_seconds_sum"
+PROCESS_CPU = "process_cpu_time_ns_total"
 
 # A rate over less than a few scrapes/pushes is noise; 30 s spans six 5 s scrapes.
 RATE_WINDOW = "30s"
@@ -106,6 +114,22 @@ def k6_requests_failed(test_id: str, window: str, endpoint: str | None = None, b
     return f"sum{_by(by)} (max_over_time({sel}[{window}]))"
 
 
+def k6_requests_timed_out(test_id: str, window: str, by: str | None = "endpoint") -> str:
+    """Requests that hit their timeout in a run (k6 error code 1050), per endpoint."""
+    sel = selector(K6_REQUESTS, testid=test_id, error_code=K6_TIMEOUT_ERROR_CODE)
+    return f"sum{_by(by)} (max_over_time({sel}[{window}]))"
+
+
+def k6_retries(test_id: str, window: str, by: str | None = "endpoint") -> str:
+    """Attempts beyond the first that the scripts made in a run, per endpoint."""
+    return f"sum{_by(by)} (max_over_time({selector(K6_RETRIES, testid=test_id)}[{window}]))"
+
+
+def k6_requests_ok_so_far(test_id: str, window: str) -> str:
+    """2xx answers since the run began, as of the evaluation time (for rates over part of a run)."""
+    return f"sum(max_over_time({selector(K6_REQUESTS, testid=test_id, status='~2..')}[{window}]))"
+
+
 def k6_dropped_iterations(test_id: str, window: str) -> str:
     """Iterations k6 could not start for want of a VU: the harness fell short, not the system."""
     return f"sum(max_over_time({selector(K6_DROPPED, testid=test_id)}[{window}]))"
@@ -146,9 +170,9 @@ def k6_latency_quantile(quantile: float, test_id: str, by: str | None = None, en
     return f"histogram_quantile({quantile:g}, sum{_by(by)} (rate({sel}[{rate_window}])))"
 
 
-def k6_mean_latency(test_id: str, window: str, by: str | None = "endpoint") -> str:
+def k6_mean_latency(test_id: str, window: str, by: str | None = "endpoint", endpoint: str | None = None) -> str:
     """Mean latency (seconds) over a window, from the histograms' sums and counts."""
-    sel = selector(K6_DURATION, testid=test_id)
+    sel = selector(K6_DURATION, testid=test_id, endpoint=endpoint)
     return (f"histogram_sum(sum{_by(by)} (increase({sel}[{window}])))"
             f" / histogram_count(sum{_by(by)} (increase({sel}[{window}])))")
 
@@ -289,3 +313,25 @@ def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
                      f"[{window}:{SUBQUERY_STEP}])))")
     return (f"sum by (container) ({_restarts_within(window, deployments)}"
             f" * on (namespace, pod, container) group_left() {out_of_memory})")
+
+
+# --- the services' JVMs --------------------------------------------------------------
+
+def _application(metric: str, deployments: Iterable[str], **labels: str) -> str:
+    return selector(metric, application="~" + regex_of(deployments), **labels)
+
+
+def jvm_heap_max(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+    """The most heap any one replica had in use over a window, by `application` (= deployment)."""
+    heap = f"sum by (application, pod, instance) ({_application(JVM_HEAP, deployments, area='heap')})"
+    return f"max by (application) (max_over_time(({heap})[{window}:{SUBQUERY_STEP}]))"
+
+
+def jvm_gc_seconds(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+    """Seconds spent in garbage-collection pauses within a window, all replicas, by `application`."""
+    return f"sum by (application) (increase({_application(JVM_GC_PAUSE, deployments)}[{window}]))"
+
+
+def cpu_cores(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+    """CPU used over a window, in cores (mean), all replicas together, by `application`."""
+    return f"sum by (application) (rate({_application(PROCESS_CPU, deployments)}[{window}])) / 1e9"

@@ -14,6 +14,7 @@ the end, whatever the end.
 from __future__ import annotations
 
 import copy
+import math
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,14 +22,17 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from elves.engine import promql
-from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
+from elves.engine.analysis import (
+    AnalysisError, RunWindow, analyze, leave_out_warmup, ledger_complete, ledger_result, ledger_since,
+)
+from elves.engine.compare import CompareError, baseline_checks, load_summary
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import LoadRun, Platform
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.scenarios import BUILTIN_SCENARIOS
-from elves.engine.status import Condition, FaultEvent, LoadTestStatus, RunStatus, Verdict
+from elves.engine.status import Check, Condition, FaultEvent, LoadTestStatus, RunResults, RunStatus, Verdict
 from elves.engine.summary import summarize
 from elves.engine.tokens import load_tokens
 from elves.engine.units import format_duration
@@ -96,7 +100,7 @@ class Context:
         return Prometheus(self.prometheus_url or platform.prometheus_url())
 
     def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
-        return read_ledger(platform.registry_url(), test_id, self.http_timeout)
+        return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,17 @@ class StepResult:
     status: LoadTestStatus
     delay: float  # call step() again after this many seconds (0 when final)
     events: list[Event] = field(default_factory=list)  # what happened, for a log or kubectl events
+
+
+def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
+    """Deployments whose ready replicas Prometheus still counts below the desired ones (none
+    when it has no such series at all: nothing to wait for)."""
+    try:
+        desired = prom.by_label(promql.replicas_desired(), "deployment")
+        ready = prom.by_label(promql.replicas_ready(), "deployment")
+    except PrometheusError:
+        return []
+    return sorted(d for d, want in desired.items() if want is not None and (ready.get(d) or 0) < want)
 
 
 class HarnessError(Exception):
@@ -273,9 +288,17 @@ class _Step:
         return 0.0
 
     def _prometheus(self) -> float:
-        ready, reason = self.ctx.prometheus(self.platform).ready()
+        prom = self.ctx.prometheus(self.platform)
+        ready, reason = prom.ready()
         if not ready:
             return self.wait(reason, self.ctx.timeouts.prometheus, "PrometheusUnreachable")
+        # The platform says the replicas are ready; Prometheus learns it at its next scrape. Until
+        # then its last sample says "0 ready", and the report would show a deployment nobody
+        # touched with "ready min 0".
+        behind = replicas_not_yet_seen_ready(prom)
+        if behind:
+            return self.wait(f"Prometheus has not yet seen {', '.join(behind)} ready", self.ctx.timeouts.prometheus,
+                             "PrometheusBehind")
         self.goto(None, "baseline")
         return 0.0
 
@@ -289,11 +312,15 @@ class _Step:
         return 0.0
 
     def _start_load(self) -> float:
-        tokens, admin = load_tokens(self.platform.jwt_secret(), self.ctx.test.spec.load.users)
         plan = self.plan
+        # The run's tokens expire with the run: its load, the wait for k6 to start and the grace.
+        lifetime = plan.duration_seconds + self.ctx.timeouts.load_start + self.ctx.timeouts.load_setup \
+            + self.ctx.timeouts.load_grace
+        tokens, admin = load_tokens(self.platform.jwt_secret(), plan.users, math.ceil(lifetime))
         self.platform.start_load(LoadRun(
             test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
-            parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
+            service_key=self.platform.service_key(), parallelism=plan.parallelism,
+            duration_seconds=plan.duration_seconds))
         self.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
         self.goto("Running", "load")
         return self.ctx.intervals.running
@@ -419,6 +446,20 @@ class _Step:
         scenario = BUILTIN_SCENARIOS.get(self.ctx.test.spec.load.scenario or "")
         return scenario.logged_endpoints if scenario else GATEWAY_ENDPOINTS
 
+    def _baseline_checks(self, results: RunResults) -> list[Check]:
+        """spec.baseline's thresholds as checks; an unreadable baseline is one failed check
+        (a regression gate that cannot look must not pass)."""
+        baseline = self.ctx.test.spec.baseline
+        assert baseline is not None
+        path = Path(baseline.report)
+        if not path.is_absolute() and self.ctx.source_dir is not None:
+            path = self.ctx.source_dir / path
+        try:
+            summary = load_summary(path)
+        except CompareError as exc:
+            return [Check(name="baseline", target=f"readable: {baseline.report}", ok=False, detail=str(exc))]
+        return baseline_checks(summary, baseline.report, results, baseline.fail_on)
+
     def _analyze(self) -> float:
         run, plan, spec = self.run, self.plan, self.ctx.test.spec
         prom = self.ctx.prometheus(self.platform)
@@ -435,10 +476,15 @@ class _Step:
         began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
         try:
             results = analyze(prom, window, ledger, self._logged_endpoints())
+            if plan.warmup_seconds > 0:
+                leave_out_warmup(results, prom, window, plan.warmup_seconds)
             verdict = evaluate(spec.objectives, results, prom, end)
+            if spec.baseline is not None:
+                verdict.checks += self._baseline_checks(results)
+                verdict.passed = all(c.ok for c in verdict.checks)
             if spec.load.profile == "breakpoint":
                 verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, load_start, load_end,
-                                                     plan.profile)
+                                                     plan.profile, plan.warmup_seconds)
         except AnalysisError as exc:
             raise HarnessError("NoLoadData", str(exc)) from None
         except VerdictError as exc:

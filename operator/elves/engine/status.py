@@ -7,6 +7,8 @@ Times are UTC datetimes; latencies and durations are seconds; rates are per seco
 
 from __future__ import annotations
 
+import json
+
 from datetime import datetime
 from typing import Any, Literal
 
@@ -41,6 +43,8 @@ class EndpointResult(StatusModel):
     requests: int = 0
     ok: int = Field(0, description="2xx answers.")
     failed: int = Field(0, description="Requests k6 counted as failed (not an expected response).")
+    timeouts: int = Field(0, description="Requests that hit their timeout (k6 error code 1050).")
+    retries: int = Field(0, description="Attempts beyond the first that the script made (journeys).")
     rate: float = Field(0.0, description="Requests per second over the load.")
     error_rate: float | None = None
     p50: float | None = None
@@ -68,6 +72,9 @@ class DeploymentResult(StatusModel):
     replicas_min: float | None = None
     replicas_max: float | None = None
     timeline: list[ReplicaPoint] = Field(default_factory=list, description="Replicas whenever they changed.")
+    heap_max_bytes: float | None = Field(None, description="Most JVM heap in use by one replica over the run.")
+    gc_seconds: float | None = Field(None, description="Time in GC pauses over the run, all replicas.")
+    cpu_cores: float | None = Field(None, description="Mean CPU used over the run, all replicas, in cores.")
 
 
 class Ledger(StatusModel):
@@ -103,6 +110,11 @@ class RunResults(StatusModel):
     drain_seconds: float | None = None
     drain_completed: bool = True
     throughput: float | None = Field(None, description="Completed work per second over load and drain (sweep tables).")
+    warmup_seconds: float = Field(0.0, description="The warm-up at the start of the load, left out of the verdict.")
+    warmup: EndpointResult | None = Field(None, description="The requests of the warm-up (when there was one);"
+                                          " endpoints and total then cover the load after it.")
+    throughput_stability: float | None = Field(
+        None, description="2xx answers in the load's last minute over its first (runs of 2 minutes or more).")
 
 
 class Check(StatusModel):
@@ -174,6 +186,7 @@ class SweepRow(StatusModel):
     efficiency: float | None = Field(None, description="Speedup divided by the growth of the swept value(s).")
     p95: float | None = None
     p99: float | None = None
+    error_rate: float | None = None
     queue_depth_max: float | None = None
     lost: int | None = None
     passed: bool | None = None
@@ -230,6 +243,13 @@ class SystemSnapshot(StatusModel):
     """What a test may change of the system, as it was before: put back at the end."""
 
     deployments: dict[str, DeploymentSnapshot] = Field(default_factory=dict)
+    seal: str | None = Field(None, description="The operator's HMAC of the deployments: a snapshot changed by "
+                                               "anyone else is not restored.")
+
+    def sealed_content(self) -> bytes:
+        """What the seal covers: the deployments, in one canonical form."""
+        return json.dumps(self.model_dump(mode="json", by_alias=True, exclude={"seal"}), sort_keys=True,
+                          separators=(",", ":")).encode()
 
 
 class LoadTestStatus(StatusModel):

@@ -12,7 +12,7 @@ import operator
 from collections.abc import Callable
 
 from elves.engine import promql
-from elves.engine.models import LATENCY_METRICS, Objective
+from elves.engine.models import LATENCY_METRICS, MEAN_LATENCY, Objective
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.summary import deepest, work_queues
@@ -57,7 +57,10 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
         if not results.drain_completed:
             return None, "the system did not drain before the timeout"
         return results.drain_seconds, ""
-    if metric in ("http_req_failed_rate", "http_reqs_rate") or metric in LATENCY_METRICS:
+    if metric == "throughput_stability":
+        note = "" if results.throughput_stability is not None else "needs a load of 2 minutes or more with answers in its first"
+        return results.throughput_stability, note
+    if metric in ("http_req_failed_rate", "http_reqs_rate", MEAN_LATENCY) or metric in LATENCY_METRICS:
         endpoint = results.total if objective.endpoint is None else results.endpoints.get(objective.endpoint)
         if endpoint is None:
             return None, f"no requests to endpoint {objective.endpoint}"
@@ -65,6 +68,8 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
             return endpoint.error_rate, "" if endpoint.error_rate is not None else "no requests"
         if metric == "http_reqs_rate":
             return endpoint.rate, ""
+        if metric == MEAN_LATENCY:
+            return endpoint.mean, "" if endpoint.mean is not None else "no latency samples"
         value = getattr(endpoint, "p" + metric.rsplit("_p", 1)[1])
         return value, "" if value is not None else "no latency samples"
     if metric in ("queue_depth_max", "queue_depth_final"):
@@ -122,6 +127,8 @@ def timeline_query(objective: Objective, test_id: str) -> str | None:
     if metric in LATENCY_METRICS:
         quantile = int(metric.rsplit("_p", 1)[1]) / 100
         return promql.k6_latency_quantile(quantile, test_id, endpoint=objective.endpoint)
+    if metric == MEAN_LATENCY:
+        return promql.k6_mean_latency(test_id, promql.RATE_WINDOW, by=None, endpoint=objective.endpoint)
     if metric == "http_req_failed_rate":
         return promql.k6_error_rate(test_id, endpoint=objective.endpoint)
     if metric == "queue_depth_max":
@@ -151,15 +158,16 @@ def first_sustained_breach(points: list[tuple[float, float | None]], objective: 
 
 
 def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str, load_start: float,
-                    load_end: float, profile: list[Segment]) -> Breakpoint | None:
-    """The planned arrival rate at the first moment any objective broke during a ramp."""
+                    load_end: float, profile: list[Segment], warmup_seconds: float = 0.0) -> Breakpoint | None:
+    """The planned arrival rate at the first moment any objective broke during a ramp (after
+    the warm-up, when there is one: a cold JVM is not the system's limit)."""
     first: tuple[float, str] | None = None
     for objective in objectives:
         expr = timeline_query(objective, test_id)
         if expr is None:
             continue
         try:
-            series = prom.query_range(expr, load_start, load_end, BREAKPOINT_STEP_SECONDS)
+            series = prom.query_range(expr, load_start + warmup_seconds, load_end, BREAKPOINT_STEP_SECONDS)
         except PrometheusError as exc:
             raise VerdictError(f"breakpoint search for {objective.name} failed: {exc}") from None
         for s in series:
@@ -191,7 +199,7 @@ def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
         if results is not None:
             row.rate = results.rate
             row.throughput = results.throughput
-            row.p95, row.p99 = results.total.p95, results.total.p99
+            row.p95, row.p99, row.error_rate = results.total.p95, results.total.p99, results.total.error_rate
             deepest_queue = deepest(results.queues)
             row.queue_depth_max = deepest_queue[1] if deepest_queue else None
             row.lost = results.ledger.lost_requests if results.ledger else None

@@ -50,6 +50,11 @@ def script_configmap_name(loadtest: str, run: int) -> str:
     return f"{testrun_name(loadtest, run)}-script"
 
 
+def runner_secret_name(loadtest: str, run: int) -> str:
+    """The Secret of one run's tokens and service key (the runners read them by secretKeyRef)."""
+    return f"{testrun_name(loadtest, run)}-runner"
+
+
 LABEL_REPORT = f"{API_GROUP}/report"  # "true" on report ConfigMaps, which outlive their LoadTest
 ANNOTATION_PHASE = f"{API_GROUP}/phase"
 ANNOTATION_VERDICT = f"{API_GROUP}/verdict"

@@ -143,6 +143,19 @@ class KnownRun:
                 samples.append((f'kube_pod_container_status_last_terminated_exitcode{{{pod}}}', 137, t))
             samples.append(('kube_pod_container_status_restarts_total{namespace="elves",pod="registry-0",container="registry"}',
                             5, t))
+            if 15 <= offset <= 75:  # the journeys' retries (lib/http.js elves_retries)
+                samples.append((f'k6_elves_retries_total{{testid="{self.test_id}",endpoint="getStatus"}}',
+                                min(4, (offset - 15) // 10), t))
+            # The registry's JVM: heap in two pools (old gen grows to 300 MiB at 60 s), GC pauses
+            # adding 0.05 s every 5 s from the load's start, half a core of CPU.
+            jvm = 'application="registry",namespace="elves",pod="registry-0"'
+            samples.append((f'jvm_memory_used_bytes{{{jvm},area="heap",id="G1 Eden Space"}}', 20 * 2**20, t))
+            samples.append((f'jvm_memory_used_bytes{{{jvm},area="heap",id="G1 Old Gen"}}',
+                            min(280, 100 + 4 * offset) * 2**20, t))
+            samples.append((f'jvm_memory_used_bytes{{{jvm},area="nonheap",id="Metaspace"}}', 900 * 2**20, t))
+            samples.append((f"jvm_gc_pause_seconds_sum{{{jvm},action=\"end of minor GC\"}}",
+                            0.05 * max(0, offset - 10) / 5, t))
+            samples.append((f"process_cpu_time_ns_total{{{jvm}}}", 0.5e9 * offset, t))
             if offset >= 50:  # a gateway pod first seen with one restart already: new in the run
                 gateway = 'namespace="elves",pod="gateway-1",container="gateway"'
                 samples.append((f"kube_pod_container_status_restarts_total{{{gateway}}}", 1, t))

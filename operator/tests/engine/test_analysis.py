@@ -56,6 +56,28 @@ def test_restarts_oom_kills_and_the_replica_timeline(results):
     assert results.deployments["gateway"].timeline[0].ready == 2
 
 
+def test_jvm_heap_gc_and_cpu_per_deployment(results):
+    registry = results.deployments["registry"]
+    assert registry.heap_max_bytes == 300 * 2**20  # the largest sum of the heap pools, not Metaspace
+    assert registry.gc_seconds == pytest.approx(0.05 * 18, rel=0.1)  # a pause every 5 s over the 90 s window
+    assert registry.cpu_cores == pytest.approx(0.5)
+    assert results.deployments["ingestor"].heap_max_bytes is None  # no series: unknown, not 0
+
+
+def test_retries_per_endpoint_and_in_total(results):
+    assert results.endpoints["getStatus"].retries == 4
+    assert results.total.retries == 4
+    assert results.endpoints["getData"].timeouts == 0
+
+
+def test_throughput_stability_is_the_last_minute_over_the_first(known_run_prometheus):
+    assert analyze(known_run_prometheus, WINDOW, LEDGER).throughput_stability is None  # a 60 s load
+    # Pretend the load ran from 40 s before the history to 80 s into it (two minutes): its first
+    # minute holds the pushes up to 20 s (20 getData + 10 getStatus 2xx), its last the other 150.
+    longer = RunWindow(TEST_ID, T0 - 40, T0 + 80, DRAIN_END, drain_seconds=20.0)
+    assert analyze(known_run_prometheus, longer, LEDGER).throughput_stability == pytest.approx(150 / 30)
+
+
 def test_the_ledger_compares_k6_with_the_registry(results):
     ledger = results.ledger
     assert ledger.accepted_by_endpoint == {"getData": 120, "getStatus": 60}

@@ -102,7 +102,17 @@ INVALID = {
     "unknown top-level field": ({"faultz": []}, "spec.faultz", "unknown field"),
     "unknown scenario": ({"load": {**BASE_LOAD, "scenario": "everything"}}, "spec.load.scenario", "'system-mix'"),
     "scenario and script": ({"load": {**BASE_LOAD, "script": {"path": "x.js"}}}, "spec.load", "exactly one of scenario or script"),
-    "neither rate nor stages": ({"load": {"scenario": "system-mix", "duration": "1m"}}, "spec.load", "set rate"),
+    "stages of rates and users": ({"load": {"scenario": "system-mix", "stages": [
+        {"duration": "1m", "target": "1/s"}, {"duration": "1m", "users": 5}]}}, "spec.load", "all rates (target"),
+    "stage with target and users": ({"load": {"scenario": "system-mix", "stages": [
+        {"duration": "1m", "target": "1/s", "users": 5}]}}, "spec.load.stages[0]", "exactly one of target"),
+    "stages of users with rate": ({"load": {**BASE_LOAD, "stages": [{"duration": "1m", "users": 5}]}},
+                                  "spec.load", "stages of users (closed model) exclude rate"),
+    "iterations with rate": ({"load": {**BASE_LOAD, "iterations": 100}}, "spec.load", "iterations (a fixed number"),
+    "baseline with a bad threshold": ({"baseline": {"report": "reports/x", "failOn": "p99:10%"}},
+                                      "spec.baseline.failOn", "say +10% (a rise)"),
+    "sweep of a bad rate": ({"sweep": {"load.rate": ["fast"]}}, "spec.sweep", "load.rate[0] = 'fast'"),
+    "sweep of zero users": ({"sweep": {"load.users": [0]}}, "spec.sweep", "load.users[0] = 0"),
     "profile with stages": ({"load": {**BASE_LOAD, "profile": "spike", "stages": [{"duration": "1m", "target": "1/s"}]}},
                             "spec.load", "profile and stages exclude each other"),
     "stages longer than duration": ({"load": {**BASE_LOAD, "stages": [{"duration": "3m", "target": "1/s"}]}},
@@ -131,7 +141,7 @@ INVALID = {
                           "spec.faults[0].pause.for", "required field is missing"),
     "restartInfra of an unknown component": ({"faults": [{"at": "1m", "restartInfra": {"component": "redis"}}]},
                                              "spec.faults[0].restartInfra.component", "'rabbitmq'"),
-    "sweep outside system": ({"sweep": {"load.rate": ["1/s"]}}, "spec.sweep", "sweep keys are system.replicas"),
+    "sweep outside system and load": ({"sweep": {"load.duration": ["1m"]}}, "spec.sweep", "sweep keys are system.replicas"),
     "sweep value invalid for its path": ({"sweep": {"system.replicas.ingestor": [1, "many"]}}, "spec.sweep",
                                          "system.replicas.ingestor[1] = 'many'"),
     "sweep with three keys": ({"sweep": {"system.replicas.ingestor": [1], "system.replicas.registry": [1],
@@ -191,7 +201,7 @@ def test_files_with_yaml_errors_or_nothing_in_them(tmp_path):
         load_file(str(tmp_path / "missing.yaml"))
 
 
-EXAMPLES = sorted((REPO / "loadtests" / "examples").glob("*.yaml"))
+EXAMPLES = sorted((REPO / "loadtests" / "examples").rglob("*.yaml"))
 
 
 @pytest.mark.skipif(not EXAMPLES, reason="loadtests/examples/*.yaml not written yet")

@@ -134,6 +134,31 @@ def test_breakpoint_is_a_linear_ramp_to_the_rate(make_loadtest):
     assert plan.rate_at(segments, 600) == pytest.approx(10.0)
 
 
+def test_a_breakpoint_ramp_warms_up_first_by_default(make_loadtest):
+    load = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                               "profile": "breakpoint"}).spec.load
+    assert load.warmup_seconds == 60
+    segments = plan.rate_profile(load)
+    assert plan.rate_at(segments, 60) == pytest.approx(1.0)  # a tenth of the peak after the warm-up
+    assert (segments[1].start, segments[1].start_rate) == (60, pytest.approx(1.0))
+    short = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "2m",
+                                "profile": "breakpoint"}).spec.load
+    assert short.warmup_seconds == 24  # a fifth of a short ramp
+    off = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "2m",
+                              "profile": "breakpoint", "warmup": "0s"}).spec.load
+    assert off.warmup_seconds == 0 and plan.rate_at(plan.rate_profile(off), 0) == 0
+    assert plan.plan_runs(make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                                              "profile": "breakpoint"}))[0].warmup_seconds == 60
+
+
+def test_a_flat_rate_has_no_warmup_and_a_warmup_needs_a_profile(make_loadtest):
+    from elves.engine.models import SpecError
+
+    assert make_loadtest(load={"scenario": "system-mix", "rate": "60/s", "duration": "1m"}).spec.load.warmup_seconds == 0
+    with pytest.raises((SpecError, ValueError), match="warmup needs a profile"):
+        make_loadtest(load={"scenario": "system-mix", "rate": "60/s", "duration": "1m", "warmup": "10s"})
+
+
 def test_endurance_ramps_up_within_a_minute_then_holds():
     stages = plan.profile_stages("endurance", 4.0, 3600)
     assert stages == [(60.0, 4.0), (3540.0, 4.0)]
@@ -168,3 +193,40 @@ def test_a_run_plan_carries_test_id_scenarios_and_script(make_loadtest):
     assert run.scenarios["getData"]["exec"] == "getData"
     assert run.duration_seconds == parse_duration("2m")
     assert Path(run.script).name == "system-mix.js"
+
+
+def test_a_workers_by_clients_grid_sweeps_load_users_and_rate(make_loadtest):
+    closed = plan.plan_runs(make_loadtest(load={"scenario": "ingestor", "mix": {"getData": 1}, "users": 2,
+                                                "iterations": 60, "duration": "5m"},
+                                          sweep={"system.env.ingestor.ELVES_INGESTOR_CONCURRENCY": [1, 5],
+                                                 "load.users": [2, 8]}))
+    assert [(r.point.values["load.users"], r.users, r.scenarios["getData"]["vus"]) for r in closed] == [
+        (2, 2, 2), (8, 8, 8), (2, 2, 2), (8, 8, 8)]
+    assert {r.scenarios["getData"]["iterations"] for r in closed} == {60}
+    open_model = plan.plan_runs(make_loadtest(sweep={"load.rate": ["60/min", "240/min"]}))
+    rates = [sum(s["rate"] for s in r.scenarios.values()) for r in open_model]
+    assert rates[1] == pytest.approx(4 * rates[0], rel=0.05)
+    assert plan.numeric("240/min") == 4
+
+
+def test_a_closed_model_shares_the_users_over_the_mix(make_loadtest):
+    load = {"scenario": "system-mix", "mix": {"getData": 3, "getStatus": 3, "getHistory": 3, "getAllHistory": 1},
+            "users": 10, "duration": "2m"}
+    scenarios = plan.plan_runs(make_loadtest(load=load))[0].scenarios
+    assert {name: (s["executor"], s["vus"], s["duration"]) for name, s in scenarios.items()} == {
+        "getData": ("constant-vus", 3, "120s"), "getStatus": ("constant-vus", 3, "120s"),
+        "getHistory": ("constant-vus", 3, "120s"), "getAllHistory": ("constant-vus", 1, "120s")}
+    assert plan.share_out(7, {"a": 1, "b": 1, "c": 1}) == {"a": 3, "b": 2, "c": 2}
+
+
+def test_a_fixed_number_of_requests_and_a_linear_ramp_of_users(make_loadtest):
+    fixed = plan.plan_runs(make_loadtest(load={"scenario": "ingestor", "mix": {"getData": 1, "getImage": 1},
+                                               "users": 4, "iterations": 1000, "duration": "10m"}))[0]
+    assert {n: (s["executor"], s["vus"], s["iterations"], s["maxDuration"]) for n, s in fixed.scenarios.items()} == {
+        "getData": ("shared-iterations", 2, 500, "600s"), "getImage": ("shared-iterations", 2, 500, "600s")}
+    ramp = plan.plan_runs(make_loadtest(load={"scenario": "journeys", "mix": {"forecaster": 1}, "users": 90,
+                                              "stages": [{"duration": "90s", "users": 90},
+                                                         {"duration": "30s", "users": 90}]}))[0]
+    assert ramp.scenarios["forecaster"]["executor"] == "ramping-vus"
+    assert ramp.scenarios["forecaster"]["stages"] == [{"duration": "90s", "target": 90}, {"duration": "30s", "target": 90}]
+    assert ramp.duration_seconds == 120 and [(s.start_rate, s.end_rate) for s in ramp.profile] == [(0.0, 0.0)]

@@ -27,6 +27,10 @@ def test_k6_totals_use_the_last_counter_value_of_the_run():
     assert promql.k6_dropped_iterations("t", "1s") == 'sum(max_over_time(k6_dropped_iterations_total{testid="t"}[1s]))'
 
 
+def test_timeouts_are_k6_error_code_1050():
+    assert 'error_code="1050"' in promql.k6_requests_timed_out("t", "60s")
+
+
 def test_latency_quantile_reads_native_histograms():
     assert promql.k6_latency_quantile(0.99, "t", endpoint="getHistory") == (
         'histogram_quantile(0.99, sum (rate(k6_http_req_duration_seconds{testid="t",endpoint="getHistory"}[30s])))')
@@ -59,7 +63,9 @@ ALL_QUERIES = [
     promql.k6_vus("t/x/0"), promql.k6_vus_max("t/x/0", "60s"), promql.k6_samples_present("t/x/0", "60s"),
     promql.queue_depth(), promql.queue_depth_max("60s"), promql.deepest_queue(), promql.queue_depth_deepest(),
     promql.queue_depth_total(), promql.replicas_desired(), promql.replicas_ready(), promql.restarts_total(),
-    promql.restarts("60s"), promql.oom_kills("60s"),
+    promql.restarts("60s"), promql.oom_kills("60s"), promql.k6_requests_timed_out("t/x/0", "60s"),
+    promql.k6_retries("t/x/0", "60s"), promql.k6_requests_ok_so_far("t/x/0", "60s"), promql.jvm_heap_max("60s"),
+    promql.jvm_gc_seconds("60s"), promql.cpu_cores("60s"),
 ]
 
 

@@ -116,6 +116,9 @@ class FakePlatform:
     def jwt_secret(self) -> str:
         return JWT_SECRET
 
+    def service_key(self) -> str:
+        return "service-key-of-the-fake"
+
     def start_load(self, run: LoadRun) -> None:
         self.calls.append(("start_load", run))
 
@@ -240,9 +243,15 @@ def test_the_load_run_carries_the_plan(make_loadtest, platform, clock):
                                       "parallelism": 2})), platform, clock)
     (run,) = platform.called("start_load")
     assert run.test_id == "local/unit/0" and run.parallelism == 2 and run.duration_seconds == 60
-    users = [jwt.decode(t, JWT_SECRET, algorithms=["HS256"])["sub"] for t in run.tokens]
-    assert users == ["loadtest-user-0000", "loadtest-user-0001", "loadtest-user-0002"]
-    assert jwt.decode(run.admin_token, JWT_SECRET, algorithms=["HS256"])["admin"] is True
+    claims = [jwt.decode(t, JWT_SECRET, algorithms=["HS256"], audience="elves-gateway", issuer="elves")
+              for t in run.tokens]
+    assert [c["sub"] for c in claims] == ["loadtest-user-0000", "loadtest-user-0001", "loadtest-user-0002"]
+    admin = jwt.decode(run.admin_token, JWT_SECRET, algorithms=["HS256"], audience="elves-gateway")
+    assert admin["admin"] is True
+    # The run's tokens expire with the run (its minute of load plus the start, setup and grace
+    # waits), not a day later.
+    assert all(c["exp"] - c["iat"] <= 60 + 3600 for c in claims + [admin])
+    assert run.service_key == "service-key-of-the-fake"
     assert set(run.scenarios) == {"getData", "getStatus", "getHistory", "getAllHistory"}
 
 
@@ -385,3 +394,23 @@ def test_a_test_with_a_verdict_is_completed_and_ready_or_failed_by_it(phase, pas
     if phase == "Failed":
         (missed,) = [c for c in status.conditions if c.type == "Failed"]
         assert missed.message == "lost_requests: observed 3, wanted == 0" and missed.observed_generation == 2
+
+
+class _Replicas:
+    """A Prometheus stand-in that answers the two replica queries."""
+
+    def __init__(self, desired, ready):
+        self.answers = {"desired": desired, "ready": ready}
+
+    def by_label(self, expr, label, time=None):
+        return self.answers["desired" if "spec_replicas" in expr else "ready"]
+
+
+def test_the_load_waits_until_prometheus_has_seen_the_replicas_ready():
+    from elves.engine.runner import replicas_not_yet_seen_ready
+
+    # Just after a start the last scrape still says 0 ready: "ready min 0" for a deployment nobody touched.
+    assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "registry": 1}, {"gateway": 0, "registry": 1})) \
+        == ["gateway"]
+    assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "ingestor": 0}, {"gateway": 1})) == []
+    assert replicas_not_yet_seen_ready(_Replicas({}, {})) == []

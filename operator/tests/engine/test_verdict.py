@@ -24,7 +24,8 @@ def results(**overrides) -> RunResults:
         dropped_iterations=0,
         endpoints={"getData": EndpointResult(requests=50, ok=50, rate=50 / 60, error_rate=0.0, p99=0.08),
                    "getHistory": EndpointResult(requests=50, ok=48, failed=2, rate=50 / 60, error_rate=0.04, p99=0.3)},
-        total=EndpointResult(requests=100, ok=98, failed=2, rate=100 / 60, error_rate=0.02, p50=0.02, p99=0.25),
+        total=EndpointResult(requests=100, ok=98, failed=2, rate=100 / 60, error_rate=0.02, p50=0.02, p99=0.25,
+                             mean=0.05),
         queues={"elves.ingestor.data.in": QueueResult(max=40, final=0),
                 "elves.ingestor.data.in.dlq": QueueResult(max=2, final=2)},
         deployments={"ingestor": DeploymentResult(restarts=2, oom_kills=1), "gateway": DeploymentResult(restarts=1)},
@@ -63,6 +64,8 @@ def test_defaults_when_slo_is_absent_and_every_builtin_metric():
         {"metric": "duplicates", "op": ">=", "value": 0},
         {"metric": "lost_logs", "op": "==", "value": 0},
         {"metric": "http_req_duration_p99", "endpoint": "getImage", "op": "<", "value": "1s"},
+        {"metric": "http_req_duration_mean", "op": "<", "value": "100ms"},
+        {"metric": "throughput_stability", "op": ">=", "value": 0.9},
     )], results()).checks
     table = {c.name: (c.observed, c.ok) for c in checks}
     assert table == {
@@ -83,7 +86,11 @@ def test_defaults_when_slo_is_absent_and_every_builtin_metric():
         "duplicates": (3, True),
         "lost_logs": (0, True),
         "http_req_duration_p99{getImage}": (None, False),
+        "http_req_duration_mean": (0.05, True),
+        "throughput_stability": (None, False),  # a 60 s load has no last minute apart from its first
     }
+    assert [c.detail for c in checks if c.name == "throughput_stability"] == [
+        "needs a load of 2 minutes or more with answers in its first"]
     assert [c.detail for c in checks if c.name == "http_req_duration_p99{getImage}"] == ["no requests to endpoint getImage"]
     assert [c.target for c in checks][:5] == ["== 0", "< 0.01", "== 0", "< 0.01", "< 100ms"]
 

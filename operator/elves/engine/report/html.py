@@ -28,6 +28,16 @@ pre { background: #f7f7f7; padding: 10px; overflow-x: auto; font-size: 12px; }
 """
 
 
+def warmup_text(results: Any) -> str | None:
+    """The warm-up in one sentence (None without one): its requests are in neither table nor verdict."""
+    w = results.warmup
+    if w is None:
+        return None
+    return (f"warm-up: the first {format_duration(results.warmup_seconds)} ({w.requests} requests,"
+            f" p99 {format_seconds(w.p99)}, failed {_fmt(w.error_rate, 'percent')}) are left out of the"
+            " tables, the verdict and the breakpoint")
+
+
 def _fmt(value: Any, kind: str = "number") -> str:
     if value is None:
         return "-"
@@ -37,6 +47,8 @@ def _fmt(value: Any, kind: str = "number") -> str:
         return f"{value * 100:.2f} %"
     if kind == "rate":
         return format_rate(value)
+    if kind == "bytes":
+        return f"{value / 1024 / 1024:.0f} MiB"
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
@@ -84,10 +96,11 @@ def sweep_html(status: LoadTestStatus) -> str:
             _fmt(row.rate, "rate"), _fmt(row.throughput, "rate"),
             f"{row.speedup:.2f}x" if row.speedup is not None else "-",
             f"{row.efficiency * 100:.0f} %" if row.efficiency is not None else "-",
-            _fmt(row.p95, "seconds"), _fmt(row.p99, "seconds"), _fmt(row.queue_depth_max), _fmt(row.lost),
+            _fmt(row.p95, "seconds"), _fmt(row.p99, "seconds"), _fmt(row.error_rate, "percent"),
+            _fmt(row.queue_depth_max), _fmt(row.lost),
             "<span class='ok'>passed</span>" if row.passed else "<span class='bad'>failed</span>"])
-    headers = ["run"] + keys + ["rate", "throughput", "speedup", "efficiency", "p95", "p99", "deepest queue",
-                                "lost", "verdict"]
+    headers = ["run"] + keys + ["rate", "throughput", "speedup", "efficiency", "p95", "p99", "failed",
+                                "deepest queue", "lost", "verdict"]
     return ("<h2>Sweep</h2><p class='muted'>Throughput is completed work per second over load and drain;"
             " efficiency is the speedup over the first point divided by the growth of the swept value.</p>"
             + _table(headers, rows))
@@ -133,19 +146,26 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
         rows = []
         for name, e in list(results.endpoints.items()) + [("all", results.total)]:
             rows.append([escape(name), str(e.requests), _fmt(e.rate, "rate"), _fmt(e.error_rate, "percent"),
+                         str(e.timeouts), str(e.retries),
                          _fmt(e.p50, "seconds"), _fmt(e.p90, "seconds"), _fmt(e.p95, "seconds"),
                          _fmt(e.p99, "seconds"), _fmt(e.mean, "seconds"), _fmt(e.concurrency)])
         parts.append("<h3>Requests</h3>" + _table(
-            ["endpoint", "requests", "rate", "failed", "p50", "p90", "p95", "p99", "mean",
+            ["endpoint", "requests", "rate", "failed", "timed out", "retries", "p50", "p90", "p95", "p99", "mean",
              "in flight (Little)"], rows))
+        if warmup_text(results):
+            parts.append(f"<p>{escape(warmup_text(results))}.</p>")
         parts.append(f"<p>Dropped iterations: <b>{results.dropped_iterations}</b>; most VUs busy: "
                      f"{_fmt(results.vus_max)}; drain: "
-                     f"{format_seconds(results.drain_seconds) if results.drain_completed else 'did not complete'}.</p>")
+                     f"{format_seconds(results.drain_seconds) if results.drain_completed else 'did not complete'};"
+                     f" throughput stability (last minute over first): {_fmt(results.throughput_stability)}.</p>")
         parts.append("<h3>Queues</h3>" + _table(["queue", "deepest", "final"], [
             [escape(q), _fmt(v.max), _fmt(v.final)] for q, v in results.queues.items()]))
-        parts.append("<h3>Deployments</h3>" + _table(["deployment", "restarts", "OOM kills", "ready min", "ready max"], [
-            [escape(d), str(v.restarts), str(v.oom_kills), _fmt(v.replicas_min), _fmt(v.replicas_max)]
-            for d, v in results.deployments.items()]))
+        parts.append("<h3>Deployments</h3>" + _table(
+            ["deployment", "restarts", "OOM kills", "ready min", "ready max", "heap max (one replica)", "GC pauses",
+             "CPU (cores, mean)"], [
+                [escape(d), str(v.restarts), str(v.oom_kills), _fmt(v.replicas_min), _fmt(v.replicas_max),
+                 _fmt(v.heap_max_bytes, "bytes"), _fmt(v.gc_seconds, "seconds"), _fmt(v.cpu_cores)]
+                for d, v in results.deployments.items()]))
         ledger = results.ledger
         if ledger is not None:
             endpoints = sorted(set(ledger.accepted_by_endpoint) | set(ledger.logs_by_endpoint))

@@ -1,0 +1,66 @@
+"""Summaries written by the engine's own report writer, for the tests of `elves compare` and
+the results page: the known run (engine_testkit.RUN) analysed from a real Prometheus, its
+figures changed through the status models, so a summary can never drift from what
+`elves run` writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from elves.engine.analysis import RunWindow, analyze, utc
+from elves.engine.models import LoadTest, parse_loadtest
+from elves.engine.prometheus import Prometheus
+from elves.engine.report import write_report
+from elves.engine.status import LoadTestStatus, RunResults, RunStatus, Verdict
+from elves.engine.summary import summarize
+from elves.engine.verdict import evaluate
+from engine_testkit import RUN
+
+LEDGER = {"requests": 120, "results": {"done": 120, "failed": 0}, "logs": 180,
+          "logsByEndpoint": {"getData": 120, "getStatus": 60}, "duplicates": 0}
+SPEC = {"load": {"scenario": "system-mix", "rate": "180/min", "duration": "1m"}}
+
+
+def known_run(prom: Prometheus, spec: dict[str, Any] | None = None,
+              name: str = "known-run") -> tuple[LoadTest, RunResults, Verdict]:
+    """The known run's LoadTest, results and verdict."""
+    test = parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": name},
+                           "spec": spec or SPEC})
+    results = analyze(prom, RunWindow(RUN.test_id, RUN.load_start, RUN.load_end, RUN.drain_end, 30.0), LEDGER)
+    verdict = evaluate(test.spec.objectives, results, prom, RUN.drain_end)
+    # The backfilled history has no k6 latency histograms: give the run latencies to compare.
+    results.total = results.total.model_copy(update={"p50": 0.030, "p95": 0.090, "p99": 0.120})
+    return test, results, verdict
+
+
+def changed(results: RunResults, changes: dict[str, dict[str, Any]]) -> RunResults:
+    """A copy of `results`; `total`, `ledger` take fields to update, `queues`, `deployments`,
+    `endpoints` a dict of {name: fields}."""
+    copy = results.model_copy(deep=True)
+    for part, fields in changes.items():
+        target = getattr(copy, part)
+        if isinstance(target, dict):
+            for name, values in fields.items():
+                target[name] = target[name].model_copy(update=values)
+        else:
+            setattr(copy, part, target.model_copy(update=fields))
+    return copy
+
+
+def write_summary(directory: Path, known: tuple[LoadTest, RunResults, Verdict],
+                  points: list[dict[str, Any]] | None = None, per_run: list[dict[str, Any]] | None = None,
+                  **changes: Any) -> Path:
+    """A report directory written by write_report: one run per point (one without points),
+    each run's results changed by `changes` and then by its entry of `per_run`."""
+    test, results, verdict = known
+    runs = []
+    for index, point in enumerate(points or [{}]):
+        run_results = changed(changed(results, changes), (per_run or [{}] * (index + 1))[index])
+        runs.append(RunStatus(index=index, test_id=f"{RUN.test_id}{index}", point=point, phase="Succeeded",
+                              load_started_at=utc(RUN.load_start), load_ended_at=utc(RUN.load_end),
+                              results=run_results, verdict=verdict))
+    status = LoadTestStatus(phase="Succeeded", runs=runs, results=runs[-1].results, verdict=verdict)
+    status.summary = summarize(status)
+    write_report(directory, test, status, None)
+    return directory

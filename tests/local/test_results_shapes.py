@@ -1,0 +1,77 @@
+"""Short versions of three of the study's cases against the real local stack, asserting the
+shape the study saw (issue 13): case 3 (a queue rises while its consumer is at 0 replicas and
+drains after; HTTP reads fail while the registry is down and getData does not), case 2a (a
+replica sweep gives a speed-up column) and the memory case (the ingestor really runs out of
+memory, oom_kills counts it, nothing is lost). Each runs the example file itself, shortened
+with the suite's own scaling (elves.results.suite.scale_document), so the test and the
+published results run the same LoadTest."""
+
+from __future__ import annotations
+
+import yaml
+
+from elves.engine.units import parse_duration
+from elves.results.suite import scale_document
+from test_harness_kit import REPO, run_elves
+
+EXAMPLES = REPO / "loadtests" / "examples"
+INGESTOR_QUEUE = "elves.ingestor.data.in"
+
+
+def example(name: str, duration: str, **spec: object) -> dict:
+    document = scale_document(yaml.safe_load((EXAMPLES / name).read_text()), duration)
+    document["spec"].update(spec)
+    return document
+
+
+def window(document: dict, action: str, deployment: str) -> float:
+    """When the first fault doing `action` to `deployment` fires (seconds into the load)."""
+    return next(parse_duration(f["at"]) for f in document["spec"]["faults"]
+                if f.get(action, {}).get("deployment") == deployment)
+
+
+def test_case_3_queues_wait_for_their_consumers_and_getdata_holds_while_reads_fail(local_stack, tmp_path):
+    local_stack.wait_ready()
+    # One replica each instead of three: the shape (consumers at 0, then back) is the point,
+    # and 9 JVMs would not start in a test's time on 2 cores.
+    document = example("case-3-fault-tolerance.yaml", "100s",
+                       system={"replicas": {"gateway": 1, "registry": 1, "ingestor": 1}})
+    for fault in document["spec"]["faults"]:
+        fault["scale"]["replicas"] = min(fault["scale"]["replicas"], 1)
+    down, up = window(document, "scale", "ingestor"), parse_duration(document["spec"]["faults"][2]["at"])
+    run = run_elves(tmp_path, document)
+    assert run.report_dir is not None, run.output
+    results = run.run_results()
+    depth = run.plot("queue_depth", INGESTOR_QUEUE)
+    before = max((v for t, v in depth if t < down and v is not None), default=0)
+    during = max(v for t, v in depth if down + 5 <= t <= up and v is not None)
+    assert during > before, f"the ingestor queue did not rise while no ingestor ran: {depth}"
+    assert results["queues"][INGESTOR_QUEUE]["final"] == 0 and results["drainCompleted"] is True
+    endpoints = results["endpoints"]
+    assert endpoints["getData"]["errorRate"] < 0.01, run.output
+    assert max(endpoints[e]["errorRate"] or 0 for e in ("getHistory", "getAllHistory")) > 0, run.output
+    assert results["ledger"]["lostRequests"] == 0 and results["ledger"]["lostLogs"] == 0
+
+
+def test_case_2a_replica_sweep_gives_a_speedup_column(local_stack, tmp_path):
+    local_stack.wait_ready()
+    document = example("case-2a.yaml", "60s", system={"replicas": {"gateway": 1, "registry": 1}},
+                       sweep={"system.replicas.ingestor": [1, 3]}, slo=[])
+    run = run_elves(tmp_path, document)
+    assert run.exit_code == 0, run.output
+    table = run.status["sweep"]
+    assert [row["point"]["system.replicas.ingestor"] for row in table] == [1, 3]
+    assert table[0]["speedup"] == 1
+    # Three ingestors finish the same work sooner (a shorter drain), so more of it a second.
+    assert table[1]["speedup"] > 1, table
+    assert "speedup" in run.output
+
+
+def test_the_memory_case_runs_out_of_memory_counts_it_and_loses_nothing(local_stack, tmp_path):
+    local_stack.wait_ready()
+    document = example("memory-sweep.yaml", "90s", sweep={"system.resources.ingestor.memory": ["256Mi"]})
+    run = run_elves(tmp_path, document)
+    assert run.report_dir is not None, run.output
+    ingestor = run.run_results()["deployments"]["ingestor"]
+    assert ingestor["oomKills"] >= 1 and ingestor["restarts"] >= ingestor["oomKills"], ingestor
+    assert run.run_results()["ledger"]["lostRequests"] == 0, run.output
