@@ -10,6 +10,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Imported here so that `elves --help` names every part, and a part's import error
     # surfaces as a clear traceback instead of a missing subcommand.
     from elves.engine import commands as engine_commands
+    from elves.k8s import commands as k8s_commands
     from elves.local import commands as local_commands
     from elves.results import commands as results_commands
 
@@ -18,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     engine_commands.register(subcommands)
     local_commands.register(subcommands)
     results_commands.register(subcommands)
+    k8s_commands.register(subcommands)
     return parser
 
 

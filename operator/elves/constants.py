@@ -68,3 +68,19 @@ GATEWAY_ENDPOINTS = (
 )
 REGISTRY_ENDPOINTS = ("addAppLog", "getAppLog", "getUser", "getAllUsers")
 ENDPOINTS = tuple(dict.fromkeys(GATEWAY_ENDPOINTS + REGISTRY_ENDPOINTS))
+
+# A reset empties every table of the system's database but the migration history: the local
+# mode through psql on its own PostgreSQL, a cluster through pods/exec into postgres-0.
+EMPTY_DATABASE_SQL = """
+DO $$
+DECLARE tables text;
+BEGIN
+  SELECT string_agg(format('%I.%I', schemaname, tablename), ', ') INTO tables
+    FROM pg_tables
+   WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
+     AND tablename <> 'flyway_schema_history';
+  IF tables IS NOT NULL THEN
+    EXECUTE 'TRUNCATE ' || tables || ' RESTART IDENTITY CASCADE';
+  END IF;
+END $$;
+"""

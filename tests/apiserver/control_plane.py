@@ -157,18 +157,18 @@ class ControlPlane:
         applied = self.kubectl("apply", "--server-side", "--force-conflicts", "-o", "name",
                                *files, timeout=deadline_s)
         names = applied.stdout.split()
+        # Polled: `kubectl wait --for=condition=Established` fails at once, instead of
+        # waiting, while a new CRD's status.conditions is still null (seen on a busy machine).
+        established = '{.status.conditions[?(@.type=="Established")].status}'
         deadline = time.monotonic() + deadline_s
-        while names:
-            waited = self.kubectl("wait", "--for=condition=Established", f"--timeout={int(deadline_s)}s",
-                                  *names, timeout=deadline_s + 10, check=False)
-            # A CRD the API server has not given a status yet makes kubectl's condition
-            # accessor fail at once (a busy machine shows it): look again, within the deadline.
-            if waited.returncode == 0:
-                break
-            if "accessor error" not in waited.stderr or time.monotonic() > deadline:
-                raise ControlPlaneError(f"kubectl wait for {' '.join(names)} failed ({waited.returncode}): "
-                                        f"{waited.stderr.strip()}")
-            time.sleep(0.5)
+        waiting = list(names)
+        while waiting:
+            waiting = [name for name in waiting
+                       if self.kubectl("get", name, "-o", f"jsonpath={established}", check=False).stdout != "True"]
+            if waiting and time.monotonic() > deadline:
+                raise ControlPlaneError(f"CRDs not Established after {deadline_s:g}s: {', '.join(waiting)}")
+            if waiting:
+                time.sleep(0.2)  # polling the API server, with the deadline above
         return names
 
 

@@ -325,7 +325,7 @@ def test_skip_options_install_only_the_chart_with_the_users_values(
     assert set(releases(env)) == {"elves/elves"}
     assert not names(plane, "namespaces") & {"monitoring", "observability", "k6-operator-system"}
     assert operator_env(plane)["ELVES_PROMETHEUS_URL"] == "http://prometheus-operated.observability.svc:9090"
-    assert operator_env(plane)["ELVES_GRAFANA_URL"] == "" and grafana_secret_refs(plane) == {}
+    assert not operator_env(plane)["ELVES_GRAFANA_URL"] and grafana_secret_refs(plane) == {}  # "" is stored as no value
     assert get(plane, "deployment", "ingestor", "-n", NAMESPACE)["spec"]["replicas"] == 2
     # minimal-resources: no storage provisioner, so no volume claims.
     assert "volumeClaimTemplates" not in get(plane, "statefulset", "rabbitmq", "-n", NAMESPACE)["spec"]

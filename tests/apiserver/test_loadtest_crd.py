@@ -51,6 +51,12 @@ VALID_SPEC: dict[str, Any] = {
     ],
     "sweep": {"system.replicas.ingestor": [1, 3, 5]},
     "drain": {"timeout": "5m"},
+    "runner": {"resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}},
+               "nodeSelector": {"pool": "load"}, "separate": True, "envFromSecrets": ["k6-secrets"],
+               "tolerations": [{"key": "load", "operator": "Exists", "effect": "NoSchedule"}],
+               "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                   "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["load"]}]}]}}}},
+    "ttlSecondsAfterFinished": 3600,
     "slo": [
         {"metric": "lost_requests", "op": "==", "value": 0},
         {"metric": "http_req_failed_rate", "op": "<", "value": 0.01},
@@ -65,6 +71,9 @@ VALID_SPEC: dict[str, Any] = {
 # -> the field path the error message must name.
 INVALID_SPECS = [
     pytest.param({"reset": "yes"}, "spec.reset", id="reset-not-boolean"),
+    pytest.param({"runner": {"resources": {"limits": {"memory": "lots"}}}}, "spec.runner.resources.limits.memory",
+                 id="runner-memory-not-a-quantity"),
+    pytest.param({"ttlSecondsAfterFinished": -1}, "spec.ttlSecondsAfterFinished", id="ttl-negative"),
     pytest.param({"load": {"rate": "fast"}}, "spec.load.rate", id="rate-not-a-rate"),
     pytest.param({"load": {"rate": "120/fortnight"}}, "spec.load.rate", id="rate-unknown-unit"),
     pytest.param({"load": {"duration": "ten minutes"}}, "spec.load.duration", id="duration-words"),

@@ -317,11 +317,12 @@ class Cluster:
         return self.plain(or_none(self.core.read_namespaced_secret, name, namespace))
 
 
-def run_runner(testrun: dict[str, Any], archive: bytes, workdir: Path, secret: dict[str, Any],
-               timeout: float = 120.0) -> subprocess.CompletedProcess:
-    """Runner 0 of a TestRun as k6-operator's Job would start it (without --paused: nobody
-    needs to release it), here instead of in a pod; `secret` is the run's Secret, whose keys
-    the kubelet would resolve for the secretKeyRef variables."""
+def runner_command(testrun: dict[str, Any], archive: bytes, workdir: Path, secret: dict[str, Any],
+                   instance: int = 0) -> tuple[list[str], dict[str, str]]:
+    """Runner `instance` of a TestRun as k6-operator's Job would start it (without --paused:
+    nobody needs to release it; with the execution segment of its share of the
+    parallelism), here instead of in a pod: (argv, environment). `secret` is the run's
+    Secret, whose keys the kubelet would resolve for the secretKeyRef variables."""
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / testrun["spec"]["script"]["configMap"]["file"]
     script.write_bytes(archive)
@@ -329,9 +330,36 @@ def run_runner(testrun: dict[str, Any], archive: bytes, workdir: Path, secret: d
            else base64.b64decode(secret["data"][e["valueFrom"]["secretKeyRef"]["key"]]).decode()
            for e in testrun["spec"]["runner"]["env"]}
     env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=str(workdir))
+    parallelism = testrun["spec"]["parallelism"]
+    segments = ["0", *(f"{i}/{parallelism}" for i in range(1, parallelism)), "1"]
     argv = [str(K6_BINARY), "run", "--quiet", *testrun["spec"]["arguments"].split(" "), str(script),
-            f"--address=127.0.0.1:{engine_testkit.free_port()}", "--tag", "instance_id=0"]
+            f"--address=127.0.0.1:{engine_testkit.free_port()}", "--tag", f"instance_id={instance}"]
+    if parallelism > 1:
+        argv += [f"--execution-segment={segments[instance]}:{segments[instance + 1]}",
+                 f"--execution-segment-sequence={','.join(segments)}"]
+    return argv, env
+
+
+def run_runner(testrun: dict[str, Any], archive: bytes, workdir: Path, secret: dict[str, Any],
+               timeout: float = 120.0) -> subprocess.CompletedProcess:
+    """Runner 0 of a TestRun, run to its end."""
+    argv, env = runner_command(testrun, archive, workdir, secret)
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+
+
+def run_runners(testrun: dict[str, Any], archive: bytes, workdir: Path, secret: dict[str, Any],
+                timeout: float = 120.0) -> list[subprocess.CompletedProcess]:
+    """Every runner of a TestRun at once, as k6-operator's starter releases them together."""
+    started = []
+    for instance in range(testrun["spec"]["parallelism"]):
+        argv, env = runner_command(testrun, archive, workdir / f"runner-{instance}", secret, instance)
+        started.append((argv, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                               text=True, cwd=workdir / f"runner-{instance}")))
+    finished = []
+    for argv, process in started:
+        stdout, stderr = process.communicate(timeout=timeout)
+        finished.append(subprocess.CompletedProcess(argv, process.returncode, stdout, stderr))
+    return finished
 
 
 def archive_members(archive: bytes) -> dict[str, bytes]:

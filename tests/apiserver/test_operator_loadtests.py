@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
+import subprocess
+import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +26,8 @@ from elves.engine.status import FINAL_PHASES
 from . import control_plane as cp
 from .conftest import require
 from .test_operator_kit import (
-    JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members, fake_gateway, kubectl_get_loadtests, operator,
-    run_runner, start_prometheus, wait_for,
+    JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members, fake_gateway,
+    kubectl_get_loadtests, operator, run_runner, run_runners, start_prometheus, wait_for,
 )
 
 CRD_FILE = cp.REPO / "charts" / "elves" / "crds" / "loadtests.elves.dev.yaml"
@@ -163,10 +167,27 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
         assert row["LOST"] == "0" and row["RESTARTS"] == "0"
         assert row["RATE"].endswith(("/min", "/s")) and row["P99"].endswith(("ms", "s")), row
         # The report beside it, and the system given back.
-        assert status["report"]["path"] == "configmap/elves-quick-report"
-        report = cluster.configmap(ns, "elves-quick-report")["data"]
+        configmap_name = status["report"]["path"].removeprefix("configmap/")
+        assert configmap_name.startswith("elves-quick-report-")
+        kept = cluster.configmap(ns, configmap_name)
+        report = kept["data"]
         assert "<html" in report["report.html"] and json.loads(report["summary.json"])["status"]["phase"] == "Succeeded"
+        # History outlives the LoadTest: not owned by it, labelled, listed and fetched by `elves reports`.
+        assert "ownerReferences" not in kept["metadata"]
+        assert kept["metadata"]["labels"]["elves.dev/report"] == "true"
+        cli = [sys.executable, "-m", "elves.cli", "reports", "-n", ns]
+        cli_env = {**os.environ, "KUBECONFIG": env["settings"]["KUBECONFIG"]}
+        listed = json.loads(subprocess.run([*cli, "--json"], capture_output=True, text=True, env=cli_env,
+                                           timeout=60, check=True).stdout)
+        assert [(r["name"], r["loadtest"], r["phase"]) for r in listed] == [(configmap_name, name, "Succeeded")]
+        fetched = subprocess.run([*cli, "--fetch", configmap_name, "--output", str(tmp_path / "fetched")],
+                                 capture_output=True, text=True, env=cli_env, timeout=60, check=True)
+        assert (tmp_path / "fetched" / "report.html").read_text() == report["report.html"], fetched.stdout
         assert cluster.lock_holder(env["system"]) == ""
+        # Its results read, the run's TestRun (and with it k6-operator's Jobs and pods) is gone.
+        assert wait_for(lambda: cluster.testrun(ns, "elves-quick-0") is None, "the finished run's TestRun to go")
+        assert wait_for(lambda: events_with(cluster, ns, name, "Cleaned"), "the Cleaned event") == [
+            f"deleted the TestRuns and runner pods of {test_id}"]
     assert runner.exit_code == 0
     assert runner.exception is None
 
@@ -336,5 +357,82 @@ def test_a_spec_only_the_local_mode_can_run_ends_in_error_naming_the_field(clust
         assert error["message"].startswith("spec.faults[0].pause: freezing processes works in local mode only")
         assert cluster.testrun(ns, "elves-local-only-0") is None
         assert cluster.lock_holder(env["system"]) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_finished_loadtest_is_deleted_after_its_ttl(cluster, env, monkeypatch, caplog):
+    ns, name = env["namespace"], "short-lived"
+    spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "1m"},
+            "faults": [{"at": "10s", "pause": {"deployment": "gateway", "for": "1.5s"}}],  # ends at once, in Error
+            "ttlSecondsAfterFinished": 2}
+    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        finished = status["finishedAt"]
+        wait_for(lambda: cluster.loadtest(ns, name) is None, "the LoadTest to be deleted after its TTL", timeout=60)
+        gone = datetime.now(timezone.utc)
+        assert (gone - datetime.fromisoformat(finished.replace("Z", "+00:00"))).total_seconds() >= 2
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_two_runners_share_the_load_and_the_verdict_counts_both_exactly(
+        cluster, env, monkeypatch, caplog, gateway, tmp_path):
+    ns, name = env["namespace"], "pair"
+    test_id = f"{ns}/{name}/0"
+    spec = {"load": {"scenario": "system-mix", "rate": "240/min", "duration": "6s", "users": 2, "parallelism": 2,
+                     "mix": {"getData": 1, "getHistory": 1}},
+            "runner": {"resources": {"limits": {"memory": "256Mi"}}, "separate": True},
+            "drain": {"timeout": "90s"}}
+    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        testrun = wait_for(lambda: cluster.testrun(ns, "elves-pair-0"), "the LoadTest's TestRun")
+        assert testrun["spec"]["parallelism"] == 2 and testrun["spec"]["separate"] is True
+        assert testrun["spec"]["runner"]["resources"] == {"limits": {"memory": "256Mi"}}
+        archive = base64.b64decode(cluster.configmap(ns, "elves-pair-0-script")["binaryData"]["archive.tar"])
+        cluster.walk_stages(ns, "elves-pair-0", *STAGES_BEFORE_START, "started")
+        wait_for(lambda: cluster.status(ns, name)["runs"][0].get("loadStartedAt"), "the load clock to start")
+        runners = run_runners(testrun, archive, tmp_path, cluster.secret(ns, "elves-pair-0-runner"))
+        assert [r.returncode for r in runners] == [0, 0], [r.stderr[-2000:] for r in runners]
+        cluster.walk_stages(ns, "elves-pair-0", "stopped", "finished")
+        status = wait_for(phase_is(cluster, ns, name, *FINAL_PHASES), "a verdict", timeout=150)
+        assert status["phase"] == "Succeeded", status["conditions"]
+        # Both runners' requests, exactly: what the gateway answered for this test id.
+        answered = sum(n for key, n in gateway[1].counts.items() if key.endswith(f" {test_id}"))
+        results = status["results"]
+        assert results["requests"] == answered > 0
+        assert results["ledger"]["accepted"] == answered and results["ledger"]["lostRequests"] == 0
+        # Percentiles from both runners' native histograms merged in Prometheus.
+        assert results["total"]["p99"] is not None and results["total"]["p50"] <= results["total"]["p99"]
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_custom_script_from_a_configmap_runs_as_it_is(cluster, env, monkeypatch, caplog):
+    ns, name = env["namespace"], "custom"
+    cluster.core.create_namespaced_config_map(ns, {"metadata": {"name": "my-k6"}, "data": {
+        "smoke.js": "import http from 'k6/http';\nexport default function () { http.get(__ENV.ELVES_BASE_URL); }\n"}})
+    spec = {"load": {"script": {"configMap": {"name": "my-k6", "file": "smoke.js"}}, "rate": "60/min",
+                     "duration": "5m"},
+            "runner": {"envFromSecrets": ["my-k6-secrets"]}}
+    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        testrun = wait_for(lambda: cluster.testrun(ns, "elves-custom-0"), "the LoadTest's TestRun")
+        # The user's ConfigMap and key, as they are: no archive of a built-in scenario is made.
+        assert testrun["spec"]["script"] == {"configMap": {"name": "my-k6", "file": "smoke.js"}}
+        assert cluster.configmap(ns, "elves-custom-0-script") is None
+        assert testrun["spec"]["runner"]["envFrom"] == [{"secretRef": {"name": "my-k6-secrets"}}]
+        runner_env = {e["name"] for e in testrun["spec"]["runner"]["env"]}
+        assert {"ELVES_BASE_URL", "ELVES_TEST_ID", "K6_PROMETHEUS_RW_SERVER_URL"} <= runner_env
+        # A ConfigMap that is not there ends the test in Error naming the field (once the
+        # first LoadTest, deleted, has given the system back).
+        cluster.delete_loadtest(ns, name)
+        wait_for(lambda: cluster.loadtest(ns, name) is None, "the first LoadTest to be gone")
+        cluster.create_loadtest(ns, "missing", {**spec, "load": {**spec["load"], "script": {
+            "configMap": {"name": "nope", "file": "smoke.js"}}}})
+        status = wait_for(phase_is(cluster, ns, "missing", "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert "spec.load.script.configMap: ConfigMap nope not found" in error["message"]
     assert runner.exit_code == 0
     assert runner.exception is None

@@ -502,7 +502,8 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
     def allowed(kind, group, resource, verb, namespace=None, name=None):
         return _allowed(objects, kind, group, resource, verb, namespace, name)
 
-    for resource, verb in [("loadtests", "watch"), ("loadtests", "patch"), ("loadtests/status", "patch"),
+    for resource, verb in [("loadtests", "watch"), ("loadtests", "patch"), ("loadtests", "delete"),
+                           ("loadtests/status", "patch"),
                            ("loadtests/finalizers", "update")]:
         assert allowed("ClusterRole", "elves.dev", resource, verb), (resource, verb)
     for verb in ("create", "get", "list", "watch", "delete"):

@@ -123,9 +123,10 @@ ensure_namespace() {
 
 # Installs or upgrades upstream chart $1 as release $2 in namespace $3 from repository $4
 # at version $5 with values file $6, unless someone else installed that release; $7 is the
-# option that skips it.
+# option that skips it; more helm arguments (--set ...) may follow.
 install_upstream() {
   local chart="$1" release="$2" namespace="$3" repo="$4" version="$5" values="$6" skip="$7" output
+  local -a more=("${@:8}")
   if release_exists "${release}" "${namespace}" && ! release_is_ours "${release}" "${namespace}"; then
     log "${chart}: release ${namespace}/${release} exists and was not installed by this script: left as it is"
     return
@@ -133,7 +134,7 @@ install_upstream() {
   log "${chart} ${version}: installing release ${namespace}/${release} from ${repo}"
   ensure_namespace "${namespace}"
   if ! output="$(helm_ upgrade --install "${release}" "${chart}" --repo "${repo}" --version "${version}" \
-      --namespace "${namespace}" --values "${values}" \
+      --namespace "${namespace}" --values "${values}" "${more[@]}" \
       --labels "${INSTALLED_BY_KEY}=${INSTALLED_BY_VALUE}" \
       "${HELM_WAIT_FLAGS[@]}" --timeout "${TIMEOUT}" 2>&1)"; then
     echo "${output}" >&2
@@ -176,7 +177,9 @@ install_monitoring() {
   before="$(monitoring_crds)"
   install_upstream kube-prometheus-stack "${MONITORING_RELEASE}" "${MONITORING_NAMESPACE}" \
     "${MONITORING_CHART_REPO}" "${KUBE_PROMETHEUS_STACK_CHART_VERSION}" \
-    "${CLUSTER_DIR}/kube-prometheus-stack-values.yaml" --skip-monitoring
+    "${CLUSTER_DIR}/kube-prometheus-stack-values.yaml" --skip-monitoring \
+    --set "grafana.admin.existingSecret=${GRAFANA_ADMIN_SECRET}" \
+    --set grafana.admin.userKey=admin-user --set grafana.admin.passwordKey=admin-password
   # Helm leaves a chart's crds/ behind on uninstall: label the ones this install brought, so
   # cleanup.sh removes those and never CRDs the cluster had before.
   for crd in $(monitoring_crds); do

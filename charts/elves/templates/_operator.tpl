@@ -24,9 +24,10 @@
 
 {{/* elves.operator.loadTestRules: what the operator does where LoadTests live: their status and finalizers, reading ConfigMaps, k6 TestRuns, runner pods, Events. */}}
 {{- define "elves.operator.loadTestRules" -}}
+# delete: spec.ttlSecondsAfterFinished.
 - apiGroups: [elves.dev]
   resources: [loadtests]
-  verbs: [get, list, watch, patch, update]
+  verbs: [get, list, watch, patch, update, delete]
 - apiGroups: [elves.dev]
   resources: [loadtests/status]
   verbs: [get, patch, update]

@@ -22,13 +22,14 @@ from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND, TUNABLES
 from elves.engine.modelbase import Rule, SpecModel
 from elves.engine.scenarios import BUILTIN_SCENARIOS, EXEC_NAME_PATTERN, SCENARIO_NAMES, BuiltinScenario
 from elves.engine.status import LoadTestStatus
-from elves.engine.units import Cpu, Duration, Memory, Rate
+from elves.engine.units import CPU_PATTERN, MEMORY_PATTERN, Cpu, Duration, Memory, Rate
 
 __all__ = ["LoadTest", "LoadTestSpec", "LoadTestStatus", "SpecError", "load_file", "parse_loadtest"]
 Deployment = Literal[DEPLOYMENTS]  # type: ignore[valid-type]
 
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 QUEUE_NAME_PATTERN = r"^[A-Za-z0-9_.:-]+$"
 
 
@@ -465,6 +466,30 @@ class Drain(SpecModel):
     timeout: Duration = Field(Duration.parse("5m"), description="Longest wait, after the load, for empty queues and a complete ledger.")
 
 
+class RunnerQuantities(SpecModel):
+    cpu: Annotated[str, Field(pattern=CPU_PATTERN)] | None = Field(None, description="e.g. 500m.")
+    memory: Annotated[str, Field(pattern=MEMORY_PATTERN)] | None = Field(None, description="e.g. 1Gi.")
+
+
+class RunnerResources(SpecModel):
+    requests: RunnerQuantities | None = None
+    limits: RunnerQuantities | None = None
+
+
+class Runner(SpecModel):
+    """Where and how the k6 runner pods run (cluster only; k6-operator's TestRun.spec.runner)."""
+
+    resources: RunnerResources | None = Field(
+        None, description="Requests and limits of each runner (an OOMKilled runner ends the test in Error: raise memory).")
+    node_selector: dict[str, str] | None = Field(None, description="Labels the runners' nodes must have.")
+    tolerations: list[dict[str, Any]] | None = Field(None, max_length=20, description="As in a pod spec.")
+    affinity: dict[str, Any] | None = Field(None, description="As in a pod spec (e.g. keep runners off the system's nodes).")
+    separate: bool = Field(False, description="At most one runner per node (k6-operator's separate).")
+    env_from_secrets: list[Annotated[str, Field(pattern=DNS_SUBDOMAIN_PATTERN, max_length=253)]] | None = Field(
+        None, max_length=20, description="Secrets in the LoadTest's namespace whose keys become the runners' "
+                                         "environment (for custom scripts: tokens, hosts).")
+
+
 SWEEP_PATH_PATTERN = (r"^(system\.(replicas|resources|env)\.(" + "|".join(DEPLOYMENTS)
                       + r")(\.[A-Za-z_][A-Za-z0-9_]*)?|load\.(rate|users))$")
 SWEEP_KEYS = "sweep keys are system.replicas.<deployment>, system.resources.<deployment>.<memory|cpu>," \
@@ -530,6 +555,10 @@ class LoadTestSpec(SpecModel):
     drain: Drain = Field(default_factory=Drain)
     slo: list[Objective] | None = Field(
         None, max_length=100, description="Objectives; when absent: nothing lost, under 1 % errors, no dropped iterations.")
+    runner: Runner | None = Field(None, description="The k6 runner pods: resources and scheduling (cluster only).")
+    ttl_seconds_after_finished: int | None = Field(
+        None, ge=0, le=31_536_000, description="Delete the LoadTest this many seconds after it ended (cluster only; "
+                                               "its report ConfigMap stays).")
     baseline: Baseline | None = Field(None, description="Compare with an earlier run: its thresholds join the verdict"
                                       " as checks (a gate against regressions).")
 

@@ -25,7 +25,7 @@ from elves.k8s import grafana
 from elves.k8s.faults import Caps, cluster_problems
 from elves.k8s.kube import Kube
 from elves.k8s.platform import KubernetesPlatform
-from elves.k8s.report import extract_command, store_report
+from elves.k8s.report import extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,7 @@ class Driver:
                                                               after.finished_at)
             if after.final and test is not None:
                 self._report(body, test, after, emit)
+                self._tidy(platform, after, emit)
             self._save(body, after)
             self._announce(f"{namespace}/{name}", before, after, events, emit)
 
@@ -126,8 +127,49 @@ class Driver:
             log.warning("report of %s/%s not kept: %s", meta["namespace"], meta["name"], exc)
             emit("Warning", "ReportFailed", f"the HTML report could not be kept: {exc}")
             return
-        emit("Normal", "Report", f"report kept in {status.report.path}: "
-                                 f"{extract_command(meta['namespace'], meta['name'])}")
+        configmap = status.report.path.removeprefix("configmap/")
+        emit("Normal", "Report", f"report kept in {status.report.path}: {extract_command(meta['namespace'], configmap)}")
+        try:
+            pruned = prune_reports(self.kube, meta["namespace"], meta["name"], self.settings.reports_kept)
+        except ApiException as exc:
+            log.warning("old reports of %s/%s not pruned: %s", meta["namespace"], meta["name"], exc)
+            return
+        if pruned:
+            emit("Normal", "ReportsPruned", f"kept the newest {self.settings.reports_kept} reports of "
+                                            f"{meta['name']}; deleted {', '.join(pruned)}")
+
+    def _tidy(self, platform: KubernetesPlatform, status: LoadTestStatus, emit: Emit) -> None:
+        """A test with a verdict no longer needs its runs' TestRuns (k6-operator's Jobs and
+        runner pods go with them): its results are read. On Error they stay, for a person to
+        look at (kubectl describe testrun, the runner pods' logs)."""
+        if status.phase == "Error":
+            return
+        deleted = []
+        for run in status.runs:
+            try:
+                platform.stop_load(run.test_id)
+                deleted.append(run.test_id)
+            except ApiException as exc:  # the verdict stands; the TestRun goes with the LoadTest
+                log.warning("TestRun of %s not deleted: %s", run.test_id, exc)
+        if deleted:
+            emit("Normal", "Cleaned", f"deleted the TestRuns and runner pods of {', '.join(deleted)}")
+
+    def expire(self, namespace: str, name: str) -> float | None:
+        """spec.ttlSecondsAfterFinished: delete a LoadTest that ended long enough ago; else
+        the seconds still to wait (None when it has no TTL or has not ended)."""
+        body = self.kube.loadtest(namespace, name)
+        if body is None or body["metadata"].get("deletionTimestamp"):
+            return None
+        ttl = (body.get("spec") or {}).get("ttlSecondsAfterFinished")
+        status = LoadTestStatus.model_validate(body.get("status") or {})
+        if ttl is None or not status.final or status.finished_at is None:
+            return None
+        left = status.finished_at.timestamp() + ttl - self.clock.now()
+        if left > 0:
+            return left
+        self.kube.delete_loadtest(namespace, name)
+        log.info("LoadTest %s/%s deleted %ss after it ended (ttlSecondsAfterFinished)", namespace, name, ttl)
+        return None
 
     def _save(self, body: dict[str, Any], status: LoadTestStatus) -> None:
         """Write the whole status; on a conflict (kopf wrote the object meanwhile) read it again."""
@@ -162,7 +204,8 @@ class Driver:
     def _annotate(self, owner: str, kind: str, text: str, at: datetime) -> None:
         try:
             grafana.post_annotation(self.settings.grafana_url, self.settings.grafana_token,
-                                    grafana.annotation(owner, kind, text, at), self.settings.http_timeout_seconds)
+                                    grafana.annotation(owner, kind, text, at), self.settings.http_timeout_seconds,
+                                    self.settings.grafana_user, self.settings.grafana_password)
         except grafana.GrafanaError as exc:  # the test goes on without its marks
             log.warning("no Grafana annotation for %s: %s", owner, exc)
 

@@ -33,11 +33,14 @@ def annotation(owner: str, kind: str, text: str, at: datetime) -> dict[str, Any]
             "text": f"{owner}: {text}"}
 
 
-def post_annotation(base_url: str, token: str, body: dict[str, Any], timeout: float) -> None:
+def post_annotation(base_url: str, token: str, body: dict[str, Any], timeout: float,
+                    user: str = "", password: str = "") -> None:
+    """POST an annotation with a service-account token, else a user and password, else none."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    auth = (user, password) if user and not token else None
     url = f"{base_url.rstrip('/')}/api/annotations"
     try:
-        response = requests.post(url, json=body, headers=headers, timeout=timeout)
+        response = requests.post(url, json=body, headers=headers, auth=auth, timeout=timeout)
     except requests.RequestException as exc:
         raise GrafanaError(f"Grafana at {base_url} is unreachable: {exc}") from None
     if response.status_code >= 300:

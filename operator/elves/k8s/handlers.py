@@ -27,6 +27,8 @@ FINALIZER = f"{API_GROUP}/loadtest-cleanup"
 API_RETRY_SECONDS = 5.0
 RESTORE_RETRY_SECONDS = 10.0
 RESTORE_RETRIES = 30
+# How often a finished LoadTest with spec.ttlSecondsAfterFinished is looked at.
+EXPIRY_CHECK_SECONDS = 15.0
 
 
 @kopf.on.startup()
@@ -75,6 +77,18 @@ def created(memo: kopf.Memo, namespace: str, name: str, body: kopf.Body, **_: An
 @kopf.timer(*RESOURCE, interval=tick_seconds_from_env(), when=_active)
 def advance(memo: kopf.Memo, namespace: str, name: str, body: kopf.Body, **_: Any) -> None:
     _advance(memo, namespace, name, body)
+
+
+def _expiring(spec: kopf.Spec, status: kopf.Status, **_: Any) -> bool:
+    return status.get("phase") in FINAL_PHASES and spec.get("ttlSecondsAfterFinished") is not None
+
+
+@kopf.timer(*RESOURCE, interval=EXPIRY_CHECK_SECONDS, when=_expiring)
+def expire(memo: kopf.Memo, namespace: str, name: str, **_: Any) -> None:
+    try:
+        memo.driver.expire(namespace, name)
+    except ApiException as exc:
+        raise kopf.TemporaryError(f"Kubernetes API: {describe(exc)}", delay=API_RETRY_SECONDS) from None
 
 
 @kopf.on.delete(*RESOURCE, retries=RESTORE_RETRIES, backoff=RESTORE_RETRY_SECONDS)

@@ -84,6 +84,10 @@ class Kube:
     def loadtest(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._get(self.custom.get_namespaced_custom_object, API_GROUP, API_VERSION, namespace, PLURAL, name)
 
+    def delete_loadtest(self, namespace: str, name: str) -> bool:
+        return self._delete(lambda: self._call(self.custom.delete_namespaced_custom_object, API_GROUP, API_VERSION,
+                                               namespace, PLURAL, name))
+
     def replace_loadtest_status(self, body: dict[str, Any]) -> dict[str, Any]:
         meta = body["metadata"]
         return self._call(self.custom.replace_namespaced_custom_object_status, API_GROUP, API_VERSION,
@@ -106,6 +110,12 @@ class Kube:
 
     def configmap(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._get(self.core.read_namespaced_config_map, name, namespace)
+
+    def configmaps(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        return self._call(self.core.list_namespaced_config_map, namespace, label_selector=selector).get("items") or []
+
+    def delete_configmap(self, namespace: str, name: str) -> bool:
+        return self._delete(lambda: self._call(self.core.delete_namespaced_config_map, name, namespace))
 
     def apply_configmap(self, body: dict[str, Any]) -> None:
         """Create it, or replace what a previous attempt left under the same name."""
@@ -143,6 +153,20 @@ class Kube:
         try:
             response.run_forever(timeout=self.timeout)
             return response.read_stderr(timeout=0)
+        finally:
+            response.close()
+
+    def run_in_pod(self, namespace: str, name: str, container: str, command: list[str],
+                   timeout: float = 120.0) -> tuple[int | None, str]:
+        """Run `command` in the container through pods/exec and wait for it: (exit code, its
+        stdout and stderr). ApiException when the exec is refused."""
+        response = stream(self.core.connect_get_namespaced_pod_exec, name, namespace, container=container,
+                          command=command, stdin=False, stdout=True, stderr=True, tty=False,
+                          _preload_content=False, _request_timeout=timeout)
+        try:
+            response.run_forever(timeout=timeout)
+            output = response.read_stdout(timeout=0) + response.read_stderr(timeout=0)
+            return response.returncode, output
         finally:
             response.close()
 

@@ -13,7 +13,9 @@ import base64
 from typing import Any
 
 from elves.engine.k6 import runner_env
+from elves.engine.models import Runner
 from elves.engine.platform import LoadRun
+from elves.engine.status import LoadTestStatus
 from elves.k8s import names
 
 K6_API_VERSION = "k6.io/v1alpha1"
@@ -69,9 +71,29 @@ def script_configmap(loadtest: dict, run: int, archive: bytes) -> dict[str, Any]
     }
 
 
+def runner_pod_settings(runner: Runner | None) -> dict[str, Any]:
+    """spec.runner of the LoadTest as fields of the TestRun's spec.runner (k6-operator's pod
+    settings). k6-operator v0.0.19 has no field for a priority class."""
+    if runner is None:
+        return {}
+    settings: dict[str, Any] = {}
+    if runner.resources is not None:
+        settings["resources"] = runner.resources.model_dump(exclude_none=True)
+    if runner.node_selector:
+        settings["nodeSelector"] = dict(runner.node_selector)
+    if runner.tolerations:
+        settings["tolerations"] = list(runner.tolerations)
+    if runner.affinity:
+        settings["affinity"] = dict(runner.affinity)
+    if runner.env_from_secrets:
+        settings["envFrom"] = [{"secretRef": {"name": secret}} for secret in runner.env_from_secrets]
+    return settings
+
+
 def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
-            env: list[dict[str, str]]) -> dict[str, Any]:
-    """The k6-operator TestRun of one run; `script` is (ConfigMap name, key)."""
+            env: list[dict[str, str]], runner: Runner | None = None) -> dict[str, Any]:
+    """The k6-operator TestRun of one run; `script` is (ConfigMap name, key); `runner` is
+    the LoadTest's spec.runner."""
     name = loadtest["metadata"]["name"]
     index = names.run_index(run.test_id)
     configmap, key = script
@@ -85,6 +107,7 @@ def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
         },
         "spec": {
             "parallelism": max(1, run.parallelism),
+            "separate": bool(runner and runner.separate),
             "script": {"configMap": {"name": configmap, "file": key}},
             "arguments": k6_arguments(run.test_id),
             # The initializer (k6 inspect) takes the runner's settings when it has none.
@@ -100,16 +123,25 @@ def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
                                     "seccompProfile": {"type": "RuntimeDefault"}},
                 "containerSecurityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                                              "privileged": False, "capabilities": {"drop": ["ALL"]}},
+                # spec.runner (its resources replace the default above).
+                **runner_pod_settings(runner),
             },
         },
     }
 
 
-def report_configmap(loadtest: dict, html: str, summary: str) -> dict[str, Any]:
+def report_configmap(loadtest: dict, status: LoadTestStatus, html: str, summary: str) -> dict[str, Any]:
+    """The report of a finished LoadTest. Not owned by it: report history outlives the
+    LoadTest (spec.ttlSecondsAfterFinished, kubectl delete); the operator keeps the newest
+    few per LoadTest name (ELVES_REPORTS_KEPT) and `elves reports` lists and fetches them."""
     name = loadtest["metadata"]["name"]
+    finished = status.finished_at or status.started_at
+    assert finished is not None, "a report is written for a LoadTest that ran"
     return {
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": names.report_configmap_name(name), "namespace": loadtest["metadata"]["namespace"],
-                     "labels": names.child_labels(name), "ownerReferences": [names.owner_reference(loadtest)]},
+        "metadata": {"name": names.report_configmap_name(name, finished), "namespace": loadtest["metadata"]["namespace"],
+                     "labels": {**names.child_labels(name), names.LABEL_REPORT: "true"},
+                     "annotations": {names.ANNOTATION_PHASE: status.phase, names.ANNOTATION_VERDICT: status.summary.verdict,
+                                     names.ANNOTATION_FINISHED_AT: finished.isoformat()}},
         "data": {names.REPORT_HTML_KEY: html, names.REPORT_SUMMARY_KEY: summary},
     }

@@ -7,6 +7,8 @@ which must start with a letter): hence the `elves-` prefix and the length budget
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import hashlib
 
 from elves.constants import API_GROUP
@@ -53,8 +55,17 @@ def runner_secret_name(loadtest: str, run: int) -> str:
     return f"{testrun_name(loadtest, run)}-runner"
 
 
-def report_configmap_name(loadtest: str) -> str:
-    return _fit(f"elves-{loadtest}", 63 - len("-report")) + "-report"
+LABEL_REPORT = f"{API_GROUP}/report"  # "true" on report ConfigMaps, which outlive their LoadTest
+ANNOTATION_PHASE = f"{API_GROUP}/phase"
+ANNOTATION_VERDICT = f"{API_GROUP}/verdict"
+ANNOTATION_FINISHED_AT = f"{API_GROUP}/finished-at"
+
+
+def report_configmap_name(loadtest: str, finished: datetime) -> str:
+    """One per finished LoadTest, named by when it finished, so a LoadTest run again (same
+    name) adds a report instead of replacing the last one."""
+    suffix = "-report-" + finished.strftime("%Y%m%d-%H%M%S")
+    return _fit(f"elves-{loadtest}", 63 - len(suffix)) + suffix
 
 
 def run_index(test_id: str) -> int:

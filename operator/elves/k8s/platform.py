@@ -19,9 +19,10 @@ from typing import Any, Callable
 
 from kubernetes.client.exceptions import ApiException
 
-from elves.constants import DEPLOYMENTS
+from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
 from elves.engine.k6 import script_env
-from elves.engine.models import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault, System
+from elves.engine.models import (FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, Runner,
+                                 ScaleFault, System)
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
 from elves.engine.runner import utc
 from elves.engine.status import ContainerWatch, SystemSnapshot
@@ -34,6 +35,17 @@ from elves.k8s.settings import OperatorSettings
 log = logging.getLogger(__name__)
 
 STATEFULSETS = ("rabbitmq", "postgres")
+# A reset on a cluster: the chart's single-replica StatefulSets' pods, and what runs in them.
+RABBITMQ_POD, POSTGRES_POD = "rabbitmq-0", "postgres-0"
+# Purge those of the system's queues that exist (rabbitmqctl fails on a missing one).
+PURGE_QUEUES_COMMAND = [
+    "sh", "-c", 'existing=$(rabbitmqctl -q list_queues --no-table-headers name) || exit 1; '
+                'for queue; do if printf "%s\\n" "$existing" | grep -qxF "$queue"; then '
+                'rabbitmqctl -q purge_queue "$queue" || exit 1; fi; done', "purge", *SYSTEM_QUEUES]
+# The chart's container has POSTGRES_USER, POSTGRES_DB and POSTGRES_PASSWORD.
+EMPTY_DATABASE_COMMAND = [
+    "sh", "-c", 'PGPASSWORD="$POSTGRES_PASSWORD" psql -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U "$POSTGRES_USER" '
+                '-d "$POSTGRES_DB" -c "$1"', "empty", EMPTY_DATABASE_SQL]
 JWT_SECRET_KEY = "jwt-secret"
 SERVICE_KEY_KEY = "service-key"
 CONFIGMAP_SCRIPT_PREFIX = "configmap:"
@@ -106,8 +118,18 @@ class KubernetesPlatform:
                 self.kube.scale_deployment(self.system, name, wanted.replicas)
 
     def reset(self) -> None:
-        """Restart the services. The database is not emptied on a cluster (the operator has no
-        access to it); every number the engine reads is keyed by the run's test id."""
+        """Empty the queues and the database, then restart the services, as in the local mode:
+        through pods/exec into the chart's rabbitmq-0 and postgres-0. A broker or database
+        outside the chart (externalRabbitmq, externalPostgresql) is left as it is, logged."""
+        for pod, container, command in ((RABBITMQ_POD, "rabbitmq", PURGE_QUEUES_COMMAND),
+                                        (POSTGRES_POD, "postgres", EMPTY_DATABASE_COMMAND)):
+            if self.kube.pod(self.system, pod) is None:
+                log.warning("reset: no pod %s in namespace %s (an external one?): not emptied", pod, self.system)
+                continue
+            code, output = self.kube.run_in_pod(self.system, pod, container, command)
+            if code != 0:
+                raise LoadError(f"reset: {' '.join(command[:3])}... in pod {self.system}/{pod} failed "
+                                f"(exit code {code}): {output.strip()[-500:]}")
         for name in DEPLOYMENTS:
             self.kube.patch_deployment(self.system, name, workloads.restart_patch(self.clock()))
 
@@ -190,7 +212,9 @@ class KubernetesPlatform:
         self.kube.apply_secret(secret)
         env = manifests.runner_pod_env(run, self.settings.prometheus_url, self.settings.gateway_url,
                                        self.settings.registry_url, secret["metadata"]["name"])
-        body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env)
+        runner = (self.loadtest.get("spec") or {}).get("runner")
+        body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env,
+                                 Runner.model_validate(runner) if runner is not None else None)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}
             owners = {o.get("uid") for o in existing.get("metadata", {}).get("ownerReferences") or []}

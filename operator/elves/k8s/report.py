@@ -24,22 +24,36 @@ TOO_BIG_PAGE = ("<!doctype html><title>{name}</title><p>The report of {name} was
                 "({size} characters); summary.json in the same ConfigMap has the results and the verdict.</p>")
 
 
-def extract_command(namespace: str, loadtest: str) -> str:
+def extract_command(namespace: str, configmap: str) -> str:
     """What a person types to get the page out."""
-    key = names.REPORT_HTML_KEY.replace(".", "\\.")
-    return (f"kubectl get configmap -n {namespace} {names.report_configmap_name(loadtest)} "
-            f"-o jsonpath='{{.data.{key}}}' > report.html")
+    return f"elves reports -n {namespace} --fetch {configmap} --output reports/{configmap}"
+
+
+def reports(kube: Kube, namespace: str, loadtest: str | None = None) -> list[dict[str, Any]]:
+    """The report ConfigMaps of a namespace (of one LoadTest name), newest first."""
+    selector = f"{names.LABEL_REPORT}=true" + (f",{names.LABEL_LOADTEST}={loadtest}" if loadtest else "")
+    found = kube.configmaps(namespace, selector)
+    return sorted(found, key=lambda c: (c["metadata"].get("annotations") or {}).get(names.ANNOTATION_FINISHED_AT, ""),
+                  reverse=True)
+
+
+def prune_reports(kube: Kube, namespace: str, loadtest: str, keep: int) -> list[str]:
+    """Delete all but the newest `keep` reports of LoadTest name `loadtest`; their names."""
+    old = [c["metadata"]["name"] for c in reports(kube, namespace, loadtest)[keep:]]
+    for name in old:
+        kube.delete_configmap(namespace, name)
+    return old
 
 
 def store_report(kube: Kube, loadtest: dict[str, Any], test: LoadTest, status: LoadTestStatus,
                  prometheus_url: str) -> str:
-    """Render the report, keep it in the report ConfigMap; returns `configmap/<name>`."""
+    """Render the report, keep it in a report ConfigMap; returns `configmap/<name>`."""
     with tempfile.TemporaryDirectory(prefix="elves-report-") as scratch:
         html_path = write_report(Path(scratch), test, status, Prometheus(prometheus_url))
         html = html_path.read_text(encoding="utf-8")
         summary = (Path(scratch) / SUMMARY).read_text(encoding="utf-8")
     if len(html) + len(summary) > MAX_REPORT_CHARS:
         html = TOO_BIG_PAGE.format(name=test.name, size=len(html))
-    body = manifests.report_configmap(loadtest, html, summary)
+    body = manifests.report_configmap(loadtest, status, html, summary)
     kube.apply_configmap(body)
     return f"configmap/{body['metadata']['name']}"

@@ -33,6 +33,13 @@ def _seconds(env: dict[str, str], name: str, default: str) -> float:
     return seconds
 
 
+def _count(env: dict[str, str], name: str, default: int) -> int:
+    text = env.get(name) or str(default)
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{name}: {text!r} is not a whole number of at least 1")
+    return int(text)
+
+
 def _limit(env: dict[str, str], name: str, default: str, parse: Callable[[str], float]) -> float:
     text = env.get(name) or default
     try:
@@ -70,8 +77,13 @@ class OperatorSettings:
     prometheus_url: str = DEFAULT_PROMETHEUS_URL
     # Grafana for the report link and the phase/fault annotations ("" = no Grafana).
     grafana_url: str = ""
-    # A Grafana service-account token for the annotations ("" = anonymous).
+    # A Grafana service-account token for the annotations ("" = anonymous) ...
     grafana_token: str = ""
+    # ... or a Grafana user and password (deployments.sh gives the admin's, from a Secret).
+    grafana_user: str = ""
+    grafana_password: str = ""
+    # Report ConfigMaps kept per LoadTest name (they outlive the LoadTest); older ones are deleted.
+    reports_kept: int = 10
     # Image of the k6 runner pods.
     k6_image: str = DEFAULT_K6_IMAGE
     # The k6 binary the operator packs built-in scenarios with (`k6 archive`).
@@ -105,6 +117,9 @@ class OperatorSettings:
             prometheus_url=_url(env, "ELVES_PROMETHEUS_URL", DEFAULT_PROMETHEUS_URL),
             grafana_url=_url(env, "ELVES_GRAFANA_URL", ""),
             grafana_token=env.get("ELVES_GRAFANA_TOKEN", ""),
+            grafana_user=env.get("ELVES_GRAFANA_USER", ""),
+            grafana_password=env.get("ELVES_GRAFANA_PASSWORD", ""),
+            reports_kept=_count(env, "ELVES_REPORTS_KEPT", 10),
             k6_image=env.get("ELVES_K6_IMAGE") or DEFAULT_K6_IMAGE,
             k6_binary=env.get("ELVES_K6") or "k6",
             tick_seconds=tick_seconds_from_env(env),

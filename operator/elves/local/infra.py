@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from elves.constants import SYSTEM_QUEUES
+from elves.constants import EMPTY_DATABASE_SQL, SYSTEM_QUEUES
 from elves.local import http
 from elves.local.layout import Layout
 from elves.local.ports import HOST, Ports
@@ -267,20 +267,7 @@ SELECT 'CREATE DATABASE {DATABASE} OWNER {USER}'
 
     async def truncate_tables(self) -> None:
         """Empty every table of the system's database but the migration history."""
-        sql = """
-DO $$
-DECLARE tables text;
-BEGIN
-  SELECT string_agg(format('%I.%I', schemaname, tablename), ', ') INTO tables
-    FROM pg_tables
-   WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
-     AND tablename <> 'flyway_schema_history';
-  IF tables IS NOT NULL THEN
-    EXECUTE 'TRUNCATE ' || tables || ' RESTART IDENTITY CASCADE';
-  END IF;
-END $$;
-"""
-        code, output = await self.psql(sql, DATABASE)
+        code, output = await self.psql(EMPTY_DATABASE_SQL, DATABASE)
         if code != 0:
             raise InfraError(f"emptying the database failed: {output.strip()}")
 

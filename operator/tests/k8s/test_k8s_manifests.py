@@ -5,10 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import re
+from datetime import datetime, timezone
 
 import pytest
 
 from elves.engine.platform import LoadRun
+from elves.engine.status import LoadTestStatus
 from elves.k8s import manifests, names
 
 LOADTEST = {"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
@@ -42,6 +44,45 @@ def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
         ("http://gateway.elves.svc:8080", "http://registry.elves.svc:8081")
     assert variables["ELVES_TEST_ID"] == "team-a/case-3/2"
     assert json.loads(variables["ELVES_K6_SCENARIOS"]) == {"getData": {"exec": "getData"}}
+
+
+def test_spec_runner_places_and_sizes_the_runner_pods():
+    from elves.engine.models import Runner
+    runner = Runner.model_validate({
+        "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}},
+        "nodeSelector": {"pool": "load"}, "tolerations": [{"key": "load", "operator": "Exists", "effect": "NoSchedule"}],
+        "affinity": {"podAntiAffinity": {}}, "separate": True, "envFromSecrets": ["k6-script-secrets"]})
+    testrun = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", [], runner)
+    spec = testrun["spec"]
+    assert spec["separate"] is True
+    assert spec["runner"]["resources"] == {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}}
+    assert spec["runner"]["nodeSelector"] == {"pool": "load"}
+    assert spec["runner"]["tolerations"] == [{"key": "load", "operator": "Exists", "effect": "NoSchedule"}]
+    assert spec["runner"]["affinity"] == {"podAntiAffinity": {}}
+    assert spec["runner"]["envFrom"] == [{"secretRef": {"name": "k6-script-secrets"}}]
+    # Without spec.runner: the default resources, runners may share a node.
+    plain = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", [])["spec"]
+    assert plain["separate"] is False and plain["runner"]["resources"] == manifests.RUNNER_RESOURCES
+    assert not {"nodeSelector", "envFrom"} & set(plain["runner"])
+
+
+def test_the_testrun_fits_k6_operators_crd():
+    """Every field written is one k6-operator v0.0.19's TestRun schema has (it would drop the others)."""
+    import glob
+    import os
+
+    import yaml
+    cache = os.environ.get("ELVES_CACHE") or os.path.expanduser("~/.cache/elves")
+    crds = glob.glob(f"{cache}/crds/k6-operator-*/k6.io_testruns.yaml")
+    if not crds:
+        pytest.skip("k6-operator's CRDs are not fetched (tools/fetch-crds.sh)")
+    schema = yaml.safe_load(open(crds[0]))["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    from elves.engine.models import Runner
+    runner = Runner.model_validate({"resources": {"limits": {"memory": "1Gi"}}, "nodeSelector": {"a": "b"},
+                                    "tolerations": [{}], "affinity": {}, "separate": True, "envFromSecrets": ["s"]})
+    spec = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", [], runner)["spec"]
+    assert set(spec) <= set(schema["properties"])
+    assert set(spec["runner"]) <= set(schema["properties"]["runner"]["properties"])
 
 
 def test_credentials_reach_the_runners_only_through_the_runs_secret():
@@ -80,8 +121,7 @@ def test_children_are_owned_by_the_loadtest_and_labelled_with_it():
     env = manifests.runner_pod_env(a_run(), "http://p", "http://g", "http://r", "s")
     for child in (manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env),
                   manifests.runner_secret(LOADTEST, a_run()),
-                  manifests.script_configmap(LOADTEST, 2, b"tar"),
-                  manifests.report_configmap(LOADTEST, "<html>", "{}")):
+                  manifests.script_configmap(LOADTEST, 2, b"tar")):
         meta = child["metadata"]
         assert meta["namespace"] == "team-a"
         assert meta["ownerReferences"] == [{"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "name": "case-3",
@@ -100,10 +140,54 @@ def test_the_script_configmap_holds_the_archive_as_binary_data():
     assert base64.b64decode(configmap["binaryData"]["archive.tar"]) == b"\x00archive bytes\xff"
 
 
-def test_the_report_configmap_holds_the_page_and_the_summary():
-    configmap = manifests.report_configmap(LOADTEST, "<html>page</html>", json.dumps({"status": {}}))
-    assert configmap["metadata"]["name"] == "elves-case-3-report"
+FINISHED = datetime(2026, 11, 23, 23, 30, 5, tzinfo=timezone.utc)
+
+
+def test_the_report_configmap_holds_the_page_and_the_summary_and_outlives_the_loadtest():
+    status = LoadTestStatus(phase="Failed", started_at=FINISHED, finished_at=FINISHED)
+    status.summary.verdict = "Failed 3/4"
+    configmap = manifests.report_configmap(LOADTEST, status, "<html>page</html>", json.dumps({"status": {}}))
+    meta = configmap["metadata"]
+    # Named by when the test ended: a LoadTest run again adds a report.
+    assert meta["name"] == "elves-case-3-report-20261123-233005"
     assert configmap["data"] == {"report.html": "<html>page</html>", "summary.json": '{"status": {}}'}
+    assert "ownerReferences" not in meta
+    assert meta["labels"] == {"app.kubernetes.io/managed-by": "elves-operator", "elves.dev/loadtest": "case-3",
+                              "elves.dev/report": "true"}
+    assert meta["annotations"] == {"elves.dev/phase": "Failed", "elves.dev/verdict": "Failed 3/4",
+                                   "elves.dev/finished-at": "2026-11-23T23:30:05+00:00"}
+
+
+class ReportsKube:
+    """The two calls report pruning makes, over a dict of ConfigMaps."""
+
+    def __init__(self, configmaps):
+        self.items = {c["metadata"]["name"]: c for c in configmaps}
+
+    def configmaps(self, namespace, selector):
+        wanted = dict(part.split("=") for part in selector.split(","))
+        return [c for c in self.items.values() if all(c["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
+
+    def delete_configmap(self, namespace, name):
+        return self.items.pop(name, None) is not None
+
+
+def test_reports_are_pruned_to_the_newest_few_of_each_loadtest():
+    from datetime import timedelta
+
+    from elves.k8s.report import prune_reports, reports
+    made = []
+    for minutes in range(5):
+        status = LoadTestStatus(phase="Succeeded", started_at=FINISHED, finished_at=FINISHED + timedelta(minutes=minutes))
+        made.append(manifests.report_configmap(LOADTEST, status, "", "{}"))
+    other = manifests.report_configmap({**LOADTEST, "metadata": {**LOADTEST["metadata"], "name": "other"}},
+                                       LoadTestStatus(phase="Failed", started_at=FINISHED, finished_at=FINISHED), "", "{}")
+    kube = ReportsKube([*made, other])
+    deleted = prune_reports(kube, "team-a", "case-3", keep=2)
+    assert deleted == [m["metadata"]["name"] for m in reversed(made[:3])]
+    assert [c["metadata"]["name"] for c in reports(kube, "team-a", "case-3")] == \
+        [m["metadata"]["name"] for m in reversed(made[3:])]
+    assert other["metadata"]["name"] in kube.items  # another LoadTest's reports are its own
 
 
 @pytest.mark.parametrize("loadtest", ["a", "9-starts-with-a-digit", "x" * 63, "case-" + "y" * 58])
@@ -112,7 +196,7 @@ def test_names_stay_valid_for_the_jobs_and_services_k6_operator_derives_from_the
     for derived in (f"{testrun}-initializer", f"{testrun}-starter", f"{testrun}-11", f"{testrun}-service-11"):
         assert len(derived) <= 63 and DNS_1035.match(derived), derived
     assert len(names.script_configmap_name(loadtest, 12)) <= 253
-    assert len(names.report_configmap_name(loadtest)) <= 63
+    assert len(names.report_configmap_name(loadtest, FINISHED)) <= 63
     assert names.testrun_name(loadtest, 12) == testrun  # deterministic: a retried create finds it
 
 

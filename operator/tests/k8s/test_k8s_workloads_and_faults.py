@@ -264,6 +264,79 @@ def test_what_only_the_local_mode_can_do_is_named_by_field():
     assert cluster_problems(spec()) == []
 
 
+def _fake(bin_dir, name: str, script: str) -> None:
+    path = bin_dir / name
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)
+
+
+def test_a_reset_purges_the_queues_that_exist_and_empties_the_database(tmp_path):
+    """The commands a reset runs in rabbitmq-0 and postgres-0, run here against stand-ins
+    for rabbitmqctl and psql that record what they were asked."""
+    import os
+    import subprocess
+
+    from elves.constants import EMPTY_DATABASE_SQL, WORK_QUEUES
+    from elves.k8s.platform import EMPTY_DATABASE_COMMAND, PURGE_QUEUES_COMMAND
+    calls = tmp_path / "calls"
+    existing = "\\n".join(WORK_QUEUES)  # the dead-letter queues do not exist yet
+    _fake(tmp_path, "rabbitmqctl", f'echo "$*" >>{calls}\n'
+                                   f'if [ "$2" = list_queues ]; then printf "{existing}\\n"; fi\n')
+    _fake(tmp_path, "psql", f'echo "PGPASSWORD=$PGPASSWORD $*" >>{calls}\n')
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "POSTGRES_USER": "elves",
+           "POSTGRES_DB": "elves", "POSTGRES_PASSWORD": "s3cret"}
+    assert subprocess.run(PURGE_QUEUES_COMMAND, env=env, timeout=30).returncode == 0
+    assert subprocess.run(EMPTY_DATABASE_COMMAND, env=env, timeout=30).returncode == 0
+    lines = calls.read_text().splitlines()
+    assert lines[0] == "-q list_queues --no-table-headers name"
+    assert lines[1:4] == [f"-q purge_queue {queue}" for queue in WORK_QUEUES]
+    assert lines[4].startswith("PGPASSWORD=s3cret -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U elves -d elves -c ")
+    assert EMPTY_DATABASE_SQL.strip().splitlines()[-1] in lines  # the SQL arrives whole, as psql's -c
+    # A broker that does not answer fails the reset (and so the test, naming it).
+    _fake(tmp_path, "rabbitmqctl", "echo 'Error: unable to perform an operation on node' >&2; exit 69\n")
+    assert subprocess.run(PURGE_QUEUES_COMMAND, env=env, timeout=30).returncode != 0
+
+
+class ResetKube:
+    """What KubernetesPlatform.reset asks of the API: pods, exec, deployment patches."""
+
+    def __init__(self, pods, exit_code=0):
+        self.pods, self.exit_code, self.execs, self.patched = pods, exit_code, [], []
+
+    def pod(self, namespace, name):
+        return {"metadata": {"name": name}} if name in self.pods else None
+
+    def run_in_pod(self, namespace, name, container, command):
+        self.execs.append((namespace, name, container))
+        return self.exit_code, "ERROR:  relation is locked" if self.exit_code else ""
+
+    def patch_deployment(self, namespace, name, patch):
+        self.patched.append(name)
+
+
+def _reset_platform(kube):
+    from elves.k8s.platform import KubernetesPlatform
+    from elves.k8s.settings import OperatorSettings
+    loadtest = {"metadata": {"name": "lt", "namespace": "team-a", "uid": "u"}}
+    return KubernetesPlatform(OperatorSettings(system_namespace="elves"), kube, loadtest, clock=lambda: 0.0)
+
+
+def test_a_reset_on_a_cluster_empties_then_restarts_and_names_what_failed():
+    from elves.k8s.platform import LoadError
+    kube = ResetKube({"rabbitmq-0", "postgres-0"})
+    _reset_platform(kube).reset()
+    assert kube.execs == [("elves", "rabbitmq-0", "rabbitmq"), ("elves", "postgres-0", "postgres")]
+    assert kube.patched == ["gateway", "registry", "ingestor"]
+    # An external database (no postgres-0): the queues are still purged.
+    external = ResetKube({"rabbitmq-0"})
+    _reset_platform(external).reset()
+    assert external.execs == [("elves", "rabbitmq-0", "rabbitmq")]
+    failing = ResetKube({"rabbitmq-0", "postgres-0"}, exit_code=1)
+    with pytest.raises(LoadError, match="in pod elves/rabbitmq-0 failed \\(exit code 1\\)"):
+        _reset_platform(failing).reset()
+    assert failing.patched == []
+
+
 def test_more_than_the_caps_allow_is_refused_naming_the_field():
     caps = Caps(max_replicas=4, max_memory_bytes=1024**3)
     problems = cluster_problems(spec(
