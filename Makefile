@@ -40,7 +40,7 @@ test-local: venv ## tier 2: the real local stack (RabbitMQ, PostgreSQL, Promethe
 test-apiserver: venv deps k6 helm kubernetes crds ## tier 3: etcd + kube-apiserver: CRD, chart dry-run, operator
 	$(PYTEST) tests/apiserver
 
-test-e2e: venv deps k6 kubernetes services ## tier 4: a throwaway single-node cluster with real pods
+test-e2e: venv deps k6 helm kubernetes services ## tier 4: a throwaway single-node cluster with real pods
 	tools/e2e/install-node-deps.sh
 	$(PYTEST) tests/e2e
 

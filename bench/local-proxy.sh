@@ -1,45 +1,89 @@
 #!/usr/bin/env bash
-# Measures what the local supervisor's round-robin proxy costs: the same open-model load
+# Measures what the local Service (the supervisor's HAProxy) costs: the same open-model load
 # (bench/k6/steady-rate.js, getUser) against the gateway through the proxy (8080) and straight
-# at one ready replica (its own port), and prints the latency percentiles of both.
+# at one ready replica (its own port), in alternating rounds of one run, and prints
+#   - per path the median over rounds of p50 / p99 (and the p99 range), failures, k6 drops;
+#   - the p99 overhead (proxy - direct, medians) and
+#   - the proxy's CPU next to the services' (gateway + registry, from /proc) over the proxied rounds.
+# The gateway's own call to the registry goes through the registry's proxy (8081) in both
+# paths, as it does under `elves run`; "direct" skips only the client's hop.
+# Alternating rounds and medians, because on a shared machine a stall of a second decides a
+# round's p99 alone; the CPU ratio is what a busy machine disturbs least.
 #
 # Needs the local stack running (./deployments.sh --local) and k6 (tools/install-k6.sh).
 #
 # Settings (environment):
-#   ELVES_CACHE          where k6 is cached (default: $HOME/.cache/elves)
-#   BENCH_RATE           requests per second (default: 50)
-#   BENCH_DURATION       length of each of the two runs (default: 30s)
+#   ELVES_CACHE              where k6 is cached (default: $HOME/.cache/elves)
+#   ELVES_LOCAL_PORT_OFFSET  the stack's port offset (default: 0)
+#   BENCH_RATE               requests per second (default: 400)
+#   BENCH_DURATION           length of each run (default: 20s)
+#   BENCH_ROUNDS             rounds of (proxy, direct) (default: 3)
 set -Eeuo pipefail
 
 readonly REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly K6="${ELVES_CACHE:-${HOME}/.cache/elves}/bin/k6"
 readonly ELVES="${REPO_DIR}/.venv/bin/elves"
-readonly RATE="${BENCH_RATE:-50}"
-readonly DURATION="${BENCH_DURATION:-30s}"
+readonly OFFSET="${ELVES_LOCAL_PORT_OFFSET:-0}"
+readonly SUPERVISOR="http://127.0.0.1:$((9400 + OFFSET))"
+readonly RATE="${BENCH_RATE:-400}"
+readonly DURATION="${BENCH_DURATION:-20s}"
+readonly ROUNDS="${BENCH_ROUNDS:-3}"
 readonly WORK="$(mktemp -d)"
 trap 'rm -rf "${WORK}"' EXIT
 
 die() { echo "bench-local-proxy: $*" >&2; exit 1; }
 
-# Runs the load against $2 and prints one line of percentiles labelled $1.
+cpu() { python3 "${REPO_DIR}/bench/proc_cpu.py" "${SUPERVISOR}"; }
+
+# One run of $3 (default: DURATION) against $2; appends a JSON line (k6 summary figures, CPU used by each process) to
+# ${WORK}/$1.jsonl.
 run() {
-  local label="$1" url="$2" summary="${WORK}/summary.json"
+  local label="$1" url="$2" duration="${3:-${DURATION}}" summary="${WORK}/summary.json" before after
+  before="$(cpu)"
   ELVES_BENCH_TARGET=getUser ELVES_BENCH_RATE="${RATE}" ELVES_BENCH_URL="${url}" ELVES_BENCH_TOKEN="${TOKEN}" \
-    ELVES_BENCH_DURATION="${DURATION}" ELVES_BENCH_TEST_ID="bench/proxy/$$" \
-    "${K6}" run --quiet --no-color --no-usage-report --summary-trend-stats "p(50),p(95),p(99),max" \
+    ELVES_BENCH_DURATION="${duration}" ELVES_BENCH_TEST_ID="bench/proxy/$$" \
+    nice -n 5 "${K6}" run --quiet --no-color --no-usage-report --summary-trend-stats "p(50),p(99),max" \
     --summary-export "${summary}" "${REPO_DIR}/bench/k6/steady-rate.js" >"${WORK}/k6.log" 2>&1 || true
+  after="$(cpu)"
   [[ -s ${summary} ]] || die "k6 wrote no summary for ${label}: $(tail -3 "${WORK}/k6.log")"
-  python3 - "${summary}" "${label}" <<'PY'
+  python3 - "${summary}" "${before}" "${after}" >>"${WORK}/${label}.jsonl" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))["metrics"]
-d, failed = m["http_req_duration"], m["http_req_failed"].get("value", 0)
-print(f'{sys.argv[2]:<24} p50 {d["p(50)"]:.2f} ms  p95 {d["p(95)"]:.2f} ms  p99 {d["p(99)"]:.2f} ms  '
-      f'max {d["max"]:.1f} ms  failed {100 * failed:.2f} %')
+before, after = json.loads(sys.argv[2]), json.loads(sys.argv[3])
+d = m["http_req_duration"]
+print(json.dumps({"p50": d["p(50)"], "p99": d["p(99)"], "requests": m["http_reqs"]["count"],
+                  "failed": m["http_req_failed"].get("value", 0),
+                  "dropped": m.get("dropped_iterations", {}).get("count", 0),
+                  "cpu": {k: after[k] - before[k] for k in after if k in before}}))
+PY
+  rm -f "${summary}"
+}
+
+report() {
+  python3 - "${WORK}/proxy.jsonl" "${WORK}/direct.jsonl" <<'PY'
+import json, statistics, sys
+rounds = {label: [json.loads(l) for l in open(path)] for label, path in zip(("proxy", "direct"), sys.argv[1:])}
+med = {label: {k: statistics.median(r[k] for r in runs) for k in ("p50", "p99")} for label, runs in rounds.items()}
+for label, title in (("proxy", "through the proxy"), ("direct", "straight to the replica")):
+    runs = rounds[label]
+    p99s = ", ".join(f"{r['p99']:.1f}" for r in runs)
+    print(f"  {title:<24} p50 {med[label]['p50']:.2f} ms  p99 {med[label]['p99']:.2f} ms (rounds: {p99s})  "
+          f"failed {100 * max(r['failed'] for r in runs):.2f} %  dropped {sum(r['dropped'] for r in runs)}")
+print(f"  p99 overhead of the proxy (medians): {med['proxy']['p99'] - med['direct']['p99']:+.2f} ms, "
+      f"p50 {med['proxy']['p50'] - med['direct']['p50']:+.2f} ms")
+cpu = {k: sum(r["cpu"].get(k, 0) for r in rounds["proxy"]) for k in ("proxy", "gateway", "registry")}
+requests = sum(r["requests"] for r in rounds["proxy"])
+services = cpu["gateway"] + cpu["registry"]
+print(f"  CPU over the proxied rounds ({requests} requests): proxy {cpu['proxy']:.1f} s, "
+      f"gateway {cpu['gateway']:.1f} s, registry {cpu['registry']:.1f} s; "
+      f"proxy = {100 * cpu['proxy'] / max(services, 1e-9):.1f} % of the services'; "
+      f"per request: proxy {1000 * cpu['proxy'] / max(requests, 1):.3f} ms, "
+      f"gateway {1000 * cpu['gateway'] / max(requests, 1):.3f} ms, registry {1000 * cpu['registry'] / max(requests, 1):.3f} ms")
 PY
 }
 
 replica_port() {
-  "${ELVES}" local status --json | python3 -c '
+  curl -sf "${SUPERVISOR}/state" | python3 -c '
 import json, sys
 pods = json.load(sys.stdin)["deployments"]["gateway"]["pods"]
 print(next(p["httpPort"] for p in pods if p["ready"]))'
@@ -49,11 +93,18 @@ main() {
   [[ -x ${K6} ]] || die "k6 not found at ${K6}: run tools/install-k6.sh"
   "${ELVES}" local status >/dev/null || die "the local stack is not ready: ./deployments.sh --local"
   TOKEN="$("${ELVES}" token --user bench)"
-  local port
+  local port round
   port="$(replica_port)"
-  echo "GET /api/v1/users/me at ${RATE}/s for ${DURATION} each, on $(nproc) cores (load average $(cut -d' ' -f1 /proc/loadavg)):"
-  run "through the proxy" "http://127.0.0.1:8080"
-  run "straight to the replica" "http://127.0.0.1:${port}"
+  echo "GET /api/v1/users/me at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} per path, on $(nproc) cores" \
+       "(load average $(cut -d' ' -f1 /proc/loadavg) at the start):"
+  # Untimed: the JIT compiles the request path in the first seconds.
+  run warmup "http://127.0.0.1:$((8080 + OFFSET))" 10s
+  for round in $(seq "${ROUNDS}"); do
+    run proxy "http://127.0.0.1:$((8080 + OFFSET))"
+    run direct "http://127.0.0.1:${port}"
+  done
+  report
+  echo "  (load average $(cut -d' ' -f1 /proc/loadavg) at the end)"
 }
 
 main "$@"

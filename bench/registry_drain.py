@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import sys
 import time
 import urllib.request
@@ -48,8 +49,10 @@ def signal_registry(supervisor: str, signal: str) -> None:
     body = {"deployment": "registry", "signal": signal}
     if signal == "SIGSTOP":
         body["resumeAfterSeconds"] = FREEZE_LIMIT_SECONDS  # thawed even if this script dies
+    # The control API's credential (.elves/secrets/control-token), from the environment.
+    token = os.environ.get("ELVES_CONTROL_TOKEN", "")
     request = urllib.request.Request(f"{supervisor}/signal", json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(request, timeout=10):
         pass
 

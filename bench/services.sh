@@ -84,6 +84,7 @@ step() {
   cpu_before=$(metric "$metrics" process_cpu_time_ns_total) || die "metrics unreachable at $metrics"
   # k6 exits non-zero when a check fails; the summary still says how the step went.
   ELVES_BENCH_TARGET="$target" ELVES_BENCH_RATE="$rate" ELVES_BENCH_URL="$url" ELVES_BENCH_TOKEN="${TOKEN:-}" \
+    ELVES_SERVICE_KEY="${ELVES_SERVICE_KEY:-$(cat "$ROOT/.elves/secrets/service-key" 2>/dev/null)}" \
     ELVES_BENCH_DURATION="${DURATION:-$STEP}" ELVES_BENCH_TEST_ID="bench/$target/$rate/$$" \
     "$K6" run --quiet --no-color --summary-trend-stats "p(50),p(99),max" --summary-export "$summary" \
     "$ROOT/bench/k6/steady-rate.js" >"$WORK/k6.log" 2>&1 || true
@@ -159,7 +160,10 @@ ingestor_rate() {
 registry_drain() {
   local freeze=()
   # Local mode: freeze the registry while the logs are published, so that it drains a backlog.
-  if curl -sf --max-time 2 -o /dev/null "$SUPERVISOR/state"; then freeze=(--freeze "$SUPERVISOR"); fi
+  export ELVES_CONTROL_TOKEN="${ELVES_CONTROL_TOKEN:-$(cat "$ROOT/.elves/secrets/control-token" 2>/dev/null)}"
+  if curl -sf --max-time 2 -o /dev/null -H "Authorization: Bearer $ELVES_CONTROL_TOKEN" "$SUPERVISOR/state"; then
+    freeze=(--freeze "$SUPERVISOR")
+  fi
   echo "  => registry consumer: $(amqp drain --metrics "$REGISTRY_METRICS" --count "${ELVES_BENCH_DRAIN_COUNT:-100000}" "${freeze[@]}")"
 }
 

@@ -16,7 +16,7 @@ set -Eeuo pipefail
 readonly APT_MAX_AGE_HOURS="${ELVES_APT_MAX_AGE_HOURS:-24}"
 readonly PACKAGES=(
   rabbitmq-server prometheus postgresql-15 openjdk-17-jdk-headless maven chromium
-  python3-venv curl shellcheck
+  python3-venv curl shellcheck haproxy
 )
 readonly POLICY_RC=/usr/sbin/policy-rc.d
 

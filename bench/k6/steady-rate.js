@@ -61,7 +61,8 @@ export default function () {
   } else {
     const body = JSON.stringify({ userId: `bench-${Math.floor(Math.random() * 500)}` });
     res = http.post(`${url}/api/v1/logs`, body, {
-      headers: { 'Content-Type': 'application/json', 'X-Elves-Test-Id': testId },
+      headers: { 'Content-Type': 'application/json', 'X-Elves-Test-Id': testId,
+        'X-Elves-Service-Key': __ENV.ELVES_SERVICE_KEY || '' },
       timeout: '10s',
     });
     check(res, { stored: (r) => r.status === 201 });

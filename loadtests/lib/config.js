@@ -58,6 +58,8 @@ const tokens = list('ELVES_TOKENS', '');
 export const config = Object.freeze({
   baseUrl: trimSlash(env('ELVES_BASE_URL', 'http://127.0.0.1:8080')),
   registryUrl: trimSlash(env('ELVES_REGISTRY_URL', 'http://127.0.0.1:8081')),
+  // The registry's service credential, for the scenarios that call it directly.
+  serviceKey: env('ELVES_SERVICE_KEY', ''),
   // One bearer token per synthetic user. Without any, requests go out unauthenticated
   // and setup() says so when the gateway answers 401.
   tokens: Object.freeze(tokens),

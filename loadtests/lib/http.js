@@ -8,6 +8,8 @@ import { Counter } from 'k6/metrics';
 import { config } from './config.js';
 
 export const TEST_ID_HEADER = 'X-Elves-Test-Id';
+// The registry's service credential (ELVES_SERVICE_KEY); the gateway needs none.
+export const SERVICE_KEY_HEADER = 'X-Elves-Service-Key';
 
 // Attempts beyond the first, per endpoint: how often the client had to insist.
 const retries = new Counter('elves_retries');
@@ -53,12 +55,14 @@ export function userAt(index) {
 //   name      the path template (k6 tag `name`), e.g. /api/v1/status/{id}
 //   expected  statuses that are not failures, default 2xx; e.g. [200, 404]
 //   attempts  tries in all for retryable failures, default 1
+//   serviceKey  sent as X-Elves-Service-Key (the registry's calls)
 export function call(req) {
   const method = req.method || 'GET';
   const headers = { Accept: req.binary ? 'image/png' : 'application/json' };
   const token = req.token === undefined ? currentUser().token : req.token;
   if (token) headers.Authorization = `Bearer ${token}`;
   if (config.testId) headers[TEST_ID_HEADER] = config.testId;
+  if (req.serviceKey) headers[SERVICE_KEY_HEADER] = req.serviceKey;
   let body = null;
   if (req.body !== undefined) {
     headers['Content-Type'] = 'application/json';

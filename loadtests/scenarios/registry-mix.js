@@ -15,7 +15,7 @@ export const options = elvesOptions({
 
 export function setup() {
   requireTarget('the registry', 'getAllUsers', `${config.registryUrl}/api/v1/users`, config.adminToken || userAt(0).token,
-    'ELVES_REGISTRY_URL');
+    'ELVES_REGISTRY_URL', config.serviceKey);
   // One log per user first, so that getUser finds every user from the first second.
   for (let i = 0; i < Math.max(1, config.tokens.length); i += 1) {
     registry.addAppLog(userAt(i));

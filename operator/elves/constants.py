@@ -20,6 +20,27 @@ REGISTRY = "registry"
 INGESTOR = "ingestor"
 DEPLOYMENTS = (GATEWAY, REGISTRY, INGESTOR)
 
+# The settings a LoadTest may change per service (spec.system.env, its sweeps): the services'
+# performance knobs (services/README.md), never a credential, an address or the JVM's command
+# line. The CRD refuses any other name at admission, the local mode the same way.
+# (The delivery limit and the queue bounds are queue arguments, fixed when the queues are
+# declared: not per test.)
+SHARED_TUNABLES = ("ELVES_CONFIRM_TIMEOUT", "ELVES_RABBITMQ_CHANNEL_CACHE", "ELVES_SHUTDOWN_TIMEOUT",
+                   "ELVES_PUBLISH_PATIENCE")
+TUNABLES = {
+    GATEWAY: SHARED_TUNABLES + ("ELVES_GATEWAY_THREADS", "ELVES_GATEWAY_MAX_BODY", "ELVES_GATEWAY_USER_RATE",
+                                "ELVES_GATEWAY_USER_BURST", "ELVES_REGISTRY_CONNECT_TIMEOUT",
+                                "ELVES_REGISTRY_READ_TIMEOUT"),
+    REGISTRY: SHARED_TUNABLES + ("ELVES_REGISTRY_DB_POOL", "ELVES_REGISTRY_DB_CONNECT_TIMEOUT",
+                                 "ELVES_REGISTRY_CONCURRENCY", "ELVES_REGISTRY_PREFETCH", "ELVES_REGISTRY_BATCH_SIZE",
+                                 "ELVES_REGISTRY_BATCH_WAIT", "ELVES_REGISTRY_RESULT_CONCURRENCY",
+                                 "ELVES_REGISTRY_RESULT_PREFETCH", "ELVES_REGISTRY_RETRY_TIMEOUT",
+                                 "ELVES_REGISTRY_MAX_BODY"),
+    INGESTOR: SHARED_TUNABLES + ("ELVES_INGESTOR_GATES", "ELVES_INGESTOR_SWEEPS", "ELVES_INGESTOR_IMAGE_SIZE",
+                                 "ELVES_INGESTOR_CONCURRENCY", "ELVES_INGESTOR_PREFETCH",
+                                 "ELVES_INGESTOR_FETCH_DELAY"),
+}
+
 EXCHANGE = "elves"
 QUEUE_INGESTOR_DATA = "elves.ingestor.data.in"
 QUEUE_REGISTRY_APPLOG = "elves.registry.applog.in"
@@ -32,6 +53,12 @@ DEAD_LETTER_QUEUES = tuple(q + DEAD_LETTER_SUFFIX for q in WORK_QUEUES)
 QUEUE_REGISTRY_DEAD_REQUESTS = "elves.registry.deadrequests.in"
 # Every queue the services declare: what a reset between tests empties.
 SYSTEM_QUEUES = WORK_QUEUES + DEAD_LETTER_QUEUES + (QUEUE_REGISTRY_DEAD_REQUESTS,)
+# What Prometheus asks of RabbitMQ's /metrics/detailed (the chart's ServiceMonitor and the
+# local Prometheus alike): per-queue depth and consumers, and the per-channel, per-queue
+# publish, deliver and ack counters (kept up by the management agent the plugin depends on),
+# without the costly per-object endpoint.
+RABBITMQ_DETAILED_FAMILIES = ("queue_coarse_metrics", "queue_consumer_count",
+                              "channel_queue_metrics", "channel_queue_exchange_metrics")
 
 TEST_ID_HEADER = "X-Elves-Test-Id"
 

@@ -61,6 +61,12 @@ def cache_dir() -> Path:
     return Path(os.environ.get("ELVES_CACHE") or Path.home() / ".cache" / "elves")
 
 
+def helm_binary() -> str | None:
+    """The helm tools/which-helm.sh names (the one lookup the scripts and every tier share)."""
+    result = subprocess.run([str(REPO / "tools" / "which-helm.sh")], capture_output=True, text=True, timeout=30)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
 def kubernetes_bin_dir() -> Path:
     return cache_dir() / "kubernetes" / versions()["KUBERNETES_VERSION"] / "bin"
 

@@ -23,16 +23,13 @@ CI_VALUES = sorted((CHART / "ci").glob("*.yaml"))
 CLUSTER_API_VERSIONS = ("monitoring.coreos.com/v1", "k6.io/v1alpha1")
 
 
-def helm_binary() -> Path:
-    return cp.cache_dir() / "bin" / "helm"
-
-
 def render(values: Path, namespace: str) -> str:
-    require([] if helm_binary().exists() else [f"{helm_binary()} is not built (run tools/install-helm.sh)"])
+    helm = cp.helm_binary()
+    require([] if helm else ["no helm (tools/which-helm.sh): run tools/install-helm.sh"])
     api_versions = [arg for v in CLUSTER_API_VERSIONS for arg in ("--api-versions", v)]
     kube_version = cp.versions()["KUBERNETES_VERSION"]
     result = subprocess.run(
-        [str(helm_binary()), "template", "elves", str(CHART), "--namespace", namespace,
+        [helm, "template", "elves", str(CHART), "--namespace", namespace,
          "--kube-version", kube_version, *api_versions, "-f", str(values)],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, f"helm template with {values.name} failed: {result.stderr}"

@@ -40,11 +40,6 @@ INSTALLED_BY = "elves.dev/installed-by"
 SCRIPT_TIMEOUT = "2m"
 
 
-def helm_binary() -> str | None:
-    cached = cp.cache_dir() / "bin" / "helm"
-    return str(cached) if cached.exists() else shutil.which("helm")
-
-
 def cluster_versions() -> dict[str, str]:
     """tools/cluster/versions.env as bash sees it (it sources tools/versions.env)."""
     out = subprocess.run(["bash", "-c", f"set -a; source {CLUSTER / 'versions.env'}; env"],
@@ -61,7 +56,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cp.ControlPlane]
     missing = cp.missing_prerequisites()
     if not controller_manager.exists():
         missing.append(f"{controller_manager} is not built (run tools/build-kubernetes.sh)")
-    if helm_binary() is None:
+    if cp.helm_binary() is None:
         missing.append("helm is not built (run tools/install-helm.sh)")
     require(missing)
     workdir = tmp_path_factory.mktemp("cluster-scripts")
@@ -127,7 +122,7 @@ def chart_repo(plane: cp.ControlPlane, tmp_path_factory: pytest.TempPathFactory)
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(served)))
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    helm = helm_binary()
+    helm = cp.helm_binary()
     for chart in charts:
         subprocess.run([helm, "package", str(chart), "--destination", str(served)],
                        check=True, capture_output=True, text=True)
@@ -149,7 +144,7 @@ def env(plane: cp.ControlPlane, chart_repo: str, tmp_path: Path) -> dict[str, st
         **os.environ,
         "KUBECONFIG": plane.kubeconfig,
         "ELVES_KUBECTL": plane.kubectl_path,
-        "ELVES_HELM": helm_binary(),
+        "ELVES_HELM": cp.helm_binary(),
         "ELVES_HELM_WAIT": "0",
         "ELVES_TIMEOUT": SCRIPT_TIMEOUT,
         "ELVES_MONITORING_CHART_REPO": chart_repo,
@@ -208,11 +203,43 @@ def operator_env(plane: cp.ControlPlane) -> dict[str, str]:
     return {e["name"]: e.get("value") for e in container["env"]}
 
 
+def grafana_secret_refs(plane: cp.ControlPlane) -> dict[str, str]:
+    """The operator's environment variables read from Secrets: variable -> Secret name."""
+    deployment = get(plane, "deployment", "elves-operator", "-n", NAMESPACE)
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    return {e["name"]: e["valueFrom"]["secretKeyRef"]["name"] for e in container["env"]
+            if "secretKeyRef" in e.get("valueFrom", {})}
+
+
 def deployed(result: subprocess.CompletedProcess) -> None:
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
 
 
 # --------------------------------------------------------------------------- tests
+
+
+def test_a_plain_helm_install_on_a_bare_cluster_leaves_monitoring_out_and_names_what_is_missing(
+        plane: cp.ControlPlane, env: dict[str, str]) -> None:
+    # What a user without kube-prometheus-stack or k6-operator types, not deployments.sh.
+    assert not names(plane, "crd") & {"testruns.k6.io", *MONITORING_CRDS}
+    installed = helm(env, "install", "elves", str(cp.REPO / "charts" / "elves"), "--namespace", NAMESPACE,
+                     "--dry-run=server", "--output", "json")
+    assert installed.returncode == 0, installed.stderr
+    release = json.loads(installed.stdout)
+    objects = [doc for doc in yaml.safe_load_all(release["manifest"]) if doc]
+    assert objects and not [o for o in objects if o["apiVersion"].startswith("monitoring.coreos.com/")]
+    notes = release["info"]["notes"]
+    assert "MISSING from this cluster" in notes
+    assert "helm upgrade --install kube-prometheus-stack" in notes and "helm upgrade --install k6-operator" in notes
+
+    # Every object of the bare install is one this API server stores, in a namespace that
+    # enforces the restricted Pod Security Standard.
+    kubectl(plane, "create", "namespace", NAMESPACE)
+    kubectl(plane, "label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted")
+    applied = plane.kubectl("apply", "--dry-run=server", "-n", NAMESPACE, "-f", "-",
+                            stdin=release["manifest"], check=False)
+    assert applied.returncode == 0, applied.stderr
+    assert len([line for line in applied.stdout.splitlines() if line.endswith("(server dry run)")]) == len(objects)
 
 
 def test_deploy_installs_monitoring_k6_operator_and_the_chart_and_cleanup_removes_all(
@@ -241,6 +268,10 @@ def test_deploy_installs_monitoring_k6_operator_and_the_chart_and_cleanup_remove
     assert "native-histograms" in stack["enableFeatures"]
     assert stack["serviceMonitorSelectorNilUsesHelmValues"] is False
     assert stack["ruleSelectorNilUsesHelmValues"] is False
+    grafana_admin = json.loads(get(plane, "configmap", "kube-prometheus-stack-values", "-n", "monitoring")
+                               ["data"]["values.json"])["grafana"]["admin"]
+    assert grafana_admin == {"existingSecret": "elves-grafana-admin", "userKey": "admin-user",
+                             "passwordKey": "admin-password"}
 
     # The chart's objects, ServiceMonitors included now that their CRD exists.
     assert names(plane, "deployments", "-n", NAMESPACE) == {"gateway", "registry", "ingestor", "elves-operator"}
@@ -251,11 +282,21 @@ def test_deploy_installs_monitoring_k6_operator_and_the_chart_and_cleanup_remove
     assert operator_env(plane)["ELVES_PROMETHEUS_URL"] == \
         "http://kube-prometheus-stack-prometheus.monitoring.svc:9090"
     secret = get(plane, "secret", "elves", "-n", NAMESPACE)["data"]
+    # Grafana annotations are on: the stack's Grafana reads generated admin credentials and
+    # the operator gets a copy through a Secret, never as a plain value.
+    assert operator_env(plane)["ELVES_GRAFANA_URL"] == "http://kube-prometheus-stack-grafana.monitoring.svc:80"
+    assert grafana_secret_refs(plane) == {"ELVES_GRAFANA_TOKEN": "elves-grafana", "ELVES_GRAFANA_USER": "elves-grafana",
+                                          "ELVES_GRAFANA_PASSWORD": "elves-grafana"}
+    admin = get(plane, "secret", "elves-grafana-admin", "-n", "monitoring")["data"]
+    assert len(base64.b64decode(admin["admin-password"])) == 32
+    assert get(plane, "secret", "elves-grafana", "-n", NAMESPACE)["data"] == {
+        "user": admin["admin-user"], "password": admin["admin-password"]}
 
     # Idempotent: a second run upgrades in place and keeps the generated secrets.
     deployed(script("deploy", "--skip-images", env=env))
     assert releases(env)["elves/elves"]["revision"] == "2"
     assert get(plane, "secret", "elves", "-n", NAMESPACE)["data"] == secret
+    assert get(plane, "secret", "elves-grafana-admin", "-n", "monitoring")["data"] == admin
     assert base64.b64decode(secret["jwt-secret"])
 
     removed = script("cleanup", env=env)
@@ -279,11 +320,12 @@ def test_skip_options_install_only_the_chart_with_the_users_values(
                     "--values", str(cp.REPO / "charts/elves/ci/minimal-resources-values.yaml"),
                     "--set", "services.ingestor.replicas=2", env=env)
     deployed(result)
-    assert "ServiceMonitors and alerts are left out" in result.stderr
+    assert "leaves its ServiceMonitors and alerts out" in result.stderr
     assert "no testruns.k6.io CRD" in result.stderr
     assert set(releases(env)) == {"elves/elves"}
     assert not names(plane, "namespaces") & {"monitoring", "observability", "k6-operator-system"}
     assert operator_env(plane)["ELVES_PROMETHEUS_URL"] == "http://prometheus-operated.observability.svc:9090"
+    assert operator_env(plane)["ELVES_GRAFANA_URL"] == "" and grafana_secret_refs(plane) == {}
     assert get(plane, "deployment", "ingestor", "-n", NAMESPACE)["spec"]["replicas"] == 2
     # minimal-resources: no storage provisioner, so no volume claims.
     assert "volumeClaimTemplates" not in get(plane, "statefulset", "rabbitmq", "-n", NAMESPACE)["spec"]

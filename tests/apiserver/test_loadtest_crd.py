@@ -130,6 +130,14 @@ BROKEN_RULES = [
                  "spec.slo[0]", "endpoint applies only", id="slo-endpoint-on-a-ledger-metric"),
     pytest.param({"sweep": {"system.replicas.database": [1, 2]}},
                  "spec", "sweep keys are", id="sweep-unknown-key"),
+    # An author could otherwise set the JWT secret, point the datasource elsewhere or load code
+    # into the JVM (issue 11, item 1).
+    pytest.param({"system": {"env": {"gateway": {"ELVES_JWT_SECRET": "mine-mine-mine-mine-mine-mine-mine"}}}},
+                 "spec.system.env", "env.gateway: only the gateway's tunables", id="env-jwt-secret"),
+    pytest.param({"system": {"env": {"registry": {"SPRING_DATASOURCE_URL": "jdbc:postgresql://evil/x"}}}},
+                 "spec.system.env", "env.registry: only the registry's tunables", id="env-datasource"),
+    pytest.param({"system": {"env": {"ingestor": {"JAVA_TOOL_OPTIONS": "-javaagent:/tmp/x.jar"}}}},
+                 "spec.system.env", "env.ingestor: only the ingestor's tunables", id="env-java-tool-options"),
 ]
 
 
@@ -222,3 +230,35 @@ def test_a_spec_breaking_a_rule_across_fields_is_rejected_saying_which(
     assert result.returncode != 0, f"accepted: {fragment}"
     assert f"{where}: Invalid value" in result.stderr and says in result.stderr, \
         f"the error does not say {says!r} about {where}: {result.stderr}"
+
+
+def _set_status(plane: cp.ControlPlane, name: str, status: dict[str, Any]) -> Any:
+    return plane.kubectl("patch", "lt", name, "-n", NAMESPACE, "--subresource=status", "--type=merge",
+                         "-p", json.dumps({"status": status}), check=False)
+
+
+def test_the_spec_cannot_change_while_the_test_runs(control_plane: cp.ControlPlane,
+                                                   loadtest_crd: dict[str, Any]) -> None:
+    control_plane.kubectl("apply", "-f", "-", stdin=loadtest("immutable", VALID_SPEC))
+    for phase, replicas, allowed in (("Pending", 2, True), ("Running", 3, False), ("Analyzing", 3, False),
+                                     ("Succeeded", 3, True)):
+        assert _set_status(control_plane, "immutable", {"phase": phase}).returncode == 0
+        changed = merged(VALID_SPEC, {"system": {"replicas": {"ingestor": replicas}}})
+        result = control_plane.kubectl("apply", "-f", "-", stdin=loadtest("immutable", changed), check=False)
+        assert (result.returncode == 0) == allowed, f"{phase}: {result.stderr}"
+        if not allowed:
+            assert "spec cannot change while the test runs" in result.stderr, result.stderr
+    # What kopf and the operator write (metadata, status) is never held back.
+    assert control_plane.kubectl("annotate", "lt", "immutable", "-n", NAMESPACE, "elves.dev/x=1").returncode == 0
+
+
+def test_conditions_are_a_map_keyed_by_type(control_plane: cp.ControlPlane, loadtest_crd: dict[str, Any]) -> None:
+    control_plane.kubectl("apply", "-f", "-", stdin=loadtest("conditions", VALID_SPEC))
+    condition = {"type": "Completed", "status": "True", "reason": "Succeeded", "message": "",
+                 "lastTransitionTime": "2026-11-23T23:00:00Z", "observedGeneration": 1}
+    assert _set_status(control_plane, "conditions", {"conditions": [condition]}).returncode == 0
+    twice = _set_status(control_plane, "conditions", {"conditions": [condition, {**condition, "status": "False"}]})
+    assert twice.returncode != 0 and "Duplicate value" in twice.stderr, twice.stderr
+    schema = loadtest_crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    conditions = schema["properties"]["status"]["properties"]["conditions"]
+    assert (conditions["x-kubernetes-list-type"], conditions["x-kubernetes-list-map-keys"]) == ("map", ["type"])

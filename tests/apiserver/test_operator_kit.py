@@ -44,6 +44,7 @@ from . import control_plane as cp
 REPO = cp.REPO
 K6_BINARY = cp.cache_dir() / "bin" / "k6"
 JWT_SECRET = "0123456789abcdef" * 4  # 64 hex characters, as the chart generates
+SERVICE_KEY = "service-key-of-the-kit"  # the registry stand-in answers only calls carrying it
 SCRAPE_INTERVAL = "1s"
 T = TypeVar("T")
 
@@ -89,6 +90,9 @@ class SystemStandIn:
                 url = urlsplit(self.path)
                 if url.path == "/metrics":
                     body, kind = stand_in.metrics().encode(), "text/plain; version=0.0.4"
+                elif url.path == "/api/v1/ledger" and self.headers.get("X-Elves-Service-Key") != SERVICE_KEY:
+                    self.send_error(401, "the registry's API needs the service key")
+                    return
                 elif url.path == "/api/v1/ledger":
                     body, kind = json.dumps(stand_in.ledger(parse_qs(url.query)["testId"][0])).encode(), "application/json"
                 else:
@@ -225,7 +229,8 @@ class Cluster:
         self.namespace(namespace)
         self.core.create_namespaced_secret(namespace, {
             "metadata": {"name": "elves"}, "type": "Opaque",
-            "data": {"jwt-secret": base64.b64encode(JWT_SECRET.encode()).decode()}})
+            "data": {"jwt-secret": base64.b64encode(JWT_SECRET.encode()).decode(),
+                     "service-key": base64.b64encode(SERVICE_KEY.encode()).decode()}})
         for name in DEPLOYMENTS:
             labels = {"app.kubernetes.io/component": name}
             self.apps.create_namespaced_deployment(namespace, {
@@ -234,7 +239,8 @@ class Cluster:
                     "metadata": {"labels": labels},
                     "spec": {"containers": [{
                         "name": name, "image": f"elves-{name}:test",
-                        "env": [{"name": "SERVER_PORT", "value": "8080"}],
+                        "env": [{"name": "SERVER_PORT", "value": "8080"},
+                                {"name": "ELVES_INGESTOR_GATES", "value": "600"}],
                         "resources": {"requests": {"memory": "256Mi"}, "limits": {"memory": "512Mi"}}}]}}}})
             self.make_ready(namespace, name)
         return namespace
@@ -307,14 +313,21 @@ class Cluster:
     def configmap(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.plain(or_none(self.core.read_namespaced_config_map, name, namespace))
 
+    def secret(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.plain(or_none(self.core.read_namespaced_secret, name, namespace))
 
-def run_runner(testrun: dict[str, Any], archive: bytes, workdir: Path, timeout: float = 120.0) -> subprocess.CompletedProcess:
+
+def run_runner(testrun: dict[str, Any], archive: bytes, workdir: Path, secret: dict[str, Any],
+               timeout: float = 120.0) -> subprocess.CompletedProcess:
     """Runner 0 of a TestRun as k6-operator's Job would start it (without --paused: nobody
-    needs to release it), here instead of in a pod."""
+    needs to release it), here instead of in a pod; `secret` is the run's Secret, whose keys
+    the kubelet would resolve for the secretKeyRef variables."""
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / testrun["spec"]["script"]["configMap"]["file"]
     script.write_bytes(archive)
-    env = {e["name"]: e["value"] for e in testrun["spec"]["runner"]["env"]}
+    env = {e["name"]: e["value"] if "value" in e
+           else base64.b64decode(secret["data"][e["valueFrom"]["secretKeyRef"]["key"]]).decode()
+           for e in testrun["spec"]["runner"]["env"]}
     env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=str(workdir))
     argv = [str(K6_BINARY), "run", "--quiet", *testrun["spec"]["arguments"].split(" "), str(script),
             f"--address=127.0.0.1:{engine_testkit.free_port()}", "--tag", "instance_id=0"]

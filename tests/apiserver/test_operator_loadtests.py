@@ -22,7 +22,7 @@ from elves.engine.status import FINAL_PHASES
 from . import control_plane as cp
 from .conftest import require
 from .test_operator_kit import (
-    JWT_SECRET, K6_BINARY, AnnotationSink, Cluster, SystemStandIn, archive_members, fake_gateway, kubectl_get_loadtests, operator,
+    JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members, fake_gateway, kubectl_get_loadtests, operator,
     run_runner, start_prometheus, wait_for,
 )
 
@@ -98,7 +98,10 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
             "drain": {"timeout": "90s"}}
     with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
         created = cluster.create_loadtest(ns, name, spec)
-        testrun = wait_for(lambda: cluster.testrun(ns, "elves-quick-0"), "the LoadTest's TestRun")
+        try:
+            testrun = wait_for(lambda: cluster.testrun(ns, "elves-quick-0"), "the LoadTest's TestRun")
+        except AssertionError as error:  # say where the LoadTest is instead
+            raise AssertionError(f"{error}; LoadTest status: {cluster.status(ns, name)}") from None
 
         # The TestRun: the script ConfigMap, parallel runners, remote write, the test id tag, owned.
         assert testrun["spec"]["parallelism"] == 1
@@ -106,17 +109,26 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
         assert testrun["spec"]["script"] == {"configMap": {"name": "elves-quick-0-script", "file": "archive.tar"}}
         owner, = testrun["metadata"]["ownerReferences"]
         assert (owner["kind"], owner["uid"], owner["controller"]) == ("LoadTest", created["metadata"]["uid"], True)
-        runner_env = {e["name"]: e["value"] for e in testrun["spec"]["runner"]["env"]}
+        runner_env = {e["name"]: e["value"] for e in testrun["spec"]["runner"]["env"] if "value" in e}
         assert runner_env["K6_PROMETHEUS_RW_SERVER_URL"] == f"{prometheus.url}/api/v1/write"
         assert runner_env["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] == "true"
         assert (runner_env["ELVES_BASE_URL"], runner_env["ELVES_TEST_ID"]) == (gateway[0], test_id)
         scenarios = json.loads(runner_env["ELVES_K6_SCENARIOS"])
         assert set(scenarios) == {"getData", "getHistory"}
         assert all(s["tags"] == {"testid": test_id} for s in scenarios.values())
-        tokens = runner_env["ELVES_TOKENS"].split(",")
-        assert [jwt.decode(t, JWT_SECRET, algorithms=["HS256"])["sub"] for t in tokens] == \
+        # The credentials only by reference to the run's Secret, owned by the LoadTest.
+        secret_refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in testrun["spec"]["runner"]["env"]
+                       if "valueFrom" in e}
+        assert set(secret_refs) == {"ELVES_TOKENS", "ELVES_ADMIN_TOKEN", "ELVES_SERVICE_KEY"}
+        secret = cluster.secret(ns, "elves-quick-0-runner")
+        assert secret["metadata"]["ownerReferences"][0]["uid"] == created["metadata"]["uid"]
+        values = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+        tokens = values["ELVES_TOKENS"].split(",")
+        assert [jwt.decode(t, JWT_SECRET, algorithms=["HS256"], audience="elves-gateway")["sub"] for t in tokens] == \
             ["loadtest-user-0000", "loadtest-user-0001"]
-        assert jwt.decode(runner_env["ELVES_ADMIN_TOKEN"], JWT_SECRET, algorithms=["HS256"])["admin"] is True
+        assert jwt.decode(values["ELVES_ADMIN_TOKEN"], JWT_SECRET, algorithms=["HS256"],
+                          audience="elves-gateway")["admin"] is True
+        assert values["ELVES_SERVICE_KEY"] == SERVICE_KEY
 
         # The script: a k6 archive with the lib/ imports and this run's scenarios packed in.
         configmap = cluster.configmap(ns, "elves-quick-0-script")
@@ -133,7 +145,7 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
 
         cluster.set_stage(ns, "elves-quick-0", "started")
         wait_for(lambda: cluster.status(ns, name)["runs"][0].get("loadStartedAt"), "the load clock to start")
-        k6 = run_runner(testrun, archive, tmp_path / "runner-0")
+        k6 = run_runner(testrun, archive, tmp_path / "runner-0", secret)
         assert k6.returncode == 0, k6.stderr[-3000:]
         cluster.walk_stages(ns, "elves-quick-0", "stopped", "finished")
 
@@ -228,7 +240,7 @@ def test_faults_act_through_the_api_on_time_and_deleting_the_loadtest_restores_t
 def test_the_system_of_the_spec_is_applied_awaited_and_put_back(cluster, env, monkeypatch, caplog):
     ns, system, name = env["namespace"], env["system"], "sized"
     spec = {"system": {"replicas": {"ingestor": 3}, "resources": {"ingestor": {"memory": "1Gi", "cpu": "500m"}},
-                       "env": {"ingestor": {"ELVES_INGESTOR_CONCURRENCY": "4", "SERVER_PORT": "9090"}}},
+                       "env": {"ingestor": {"ELVES_INGESTOR_CONCURRENCY": "4", "ELVES_INGESTOR_GATES": "1000"}}},
             "load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"}}
     ingestor_before = cluster.deployment(system, "ingestor")["spec"]
     with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
@@ -240,7 +252,8 @@ def test_the_system_of_the_spec_is_applied_awaited_and_put_back(cluster, env, mo
         ingestor = cluster.deployment(system, "ingestor")["spec"]
         container = ingestor["template"]["spec"]["containers"][0]
         assert ingestor["replicas"] == 3
-        assert container["env"] == [{"name": "SERVER_PORT", "value": "9090"},
+        assert container["env"] == [{"name": "SERVER_PORT", "value": "8080"},
+                                    {"name": "ELVES_INGESTOR_GATES", "value": "1000"},
                                     {"name": "ELVES_INGESTOR_CONCURRENCY", "value": "4"}]
         assert container["resources"] == {"limits": {"memory": "1Gi", "cpu": "500m"}, "requests": {"memory": "256Mi"}}
         assert cluster.testrun(ns, "elves-sized-0") is None  # no load on a system still rolling out

@@ -44,7 +44,10 @@ def cluster_sh(*args: str, timeout: float) -> str:
 def missing_prerequisites() -> list[str]:
     """What this machine lacks to run the cluster (empty when it can)."""
     out = subprocess.run([str(CLUSTER_SH), "prerequisites"], capture_output=True, text=True, timeout=60)
-    return [line for line in out.stdout.splitlines() if line.strip()]
+    missing = [line for line in out.stdout.splitlines() if line.strip()]
+    # deploy.sh and cleanup.sh install with it; the tests look at releases with the same one.
+    helm = subprocess.run([str(REPO / "tools" / "which-helm.sh")], capture_output=True, text=True, timeout=30)
+    return missing + ([] if helm.returncode == 0 else ["helm (tools/install-helm.sh)"])
 
 
 @dataclass

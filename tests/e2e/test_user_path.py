@@ -8,18 +8,16 @@ Runs in file order: install (module fixture), quickstart, fault case, cleanup.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
-import time
 import urllib.parse
 from pathlib import Path
 
 import pytest
 import yaml
 
-from kube import REPO, Cluster, run
+from kube import REPO, Cluster, CommandFailed, run
 
 NAMESPACE = "elves"
 PROMETHEUS_URL = "http://prometheus.monitoring.svc:9090"
@@ -64,16 +62,22 @@ def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Clu
 
 
 def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
-    """Applies a LoadTest and polls it until it ends; returns the LoadTest."""
+    """Applies a LoadTest and waits as a user or a CI job would, with `kubectl wait
+    --for=condition=Completed` (True on any end: Succeeded, Failed or Error); returns it."""
     cluster.kubectl("apply", "-n", NAMESPACE, "-f", str(manifest))
-    deadline = time.monotonic() + LOADTEST_TIMEOUT_S
-    while time.monotonic() < deadline:
+    try:
+        cluster.kubectl("wait", f"loadtest/{name}", "-n", NAMESPACE, "--for=condition=Completed",
+                        f"--timeout={LOADTEST_TIMEOUT_S}s", timeout=LOADTEST_TIMEOUT_S + 30)
+    except CommandFailed as exc:
         lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
-        if lt.get("status", {}).get("phase") in ("Succeeded", "Failed", "Error"):
-            return lt
-        time.sleep(2)
-    raise AssertionError(f"LoadTest {name} did not finish within {LOADTEST_TIMEOUT_S} s: "
-                         + json.dumps(lt.get("status"), indent=1)[:4000])
+        raise AssertionError(f"LoadTest {name} did not complete within {LOADTEST_TIMEOUT_S} s ({exc}): "
+                             + json.dumps(lt.get("status"), indent=1)[:4000]) from None
+    lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
+    conditions = {c["type"]: c for c in lt["status"]["conditions"]}
+    assert lt["status"]["phase"] in ("Succeeded", "Failed", "Error")
+    assert conditions["Completed"]["observedGeneration"] == lt["metadata"]["generation"]
+    assert conditions["Failed"]["status"] == ("False" if lt["status"]["phase"] == "Succeeded" else "True")
+    return lt
 
 
 def promql(cluster: Cluster, query: str, at: float | None = None) -> list[dict]:
@@ -144,7 +148,7 @@ def test_cleanup_leaves_nothing_behind(installed: Cluster) -> None:
     assert NAMESPACE not in namespaces
     crds = {c["metadata"]["name"] for c in installed.kubectl_json("get", "crds")["items"]}
     assert "loadtests.elves.dev" not in crds
-    helm = str(Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves")) / "bin" / "helm")
+    helm = run([str(REPO / "tools" / "which-helm.sh")], timeout=30).strip()  # the helm cleanup.sh used
     releases = json.loads(run([helm, "list", "-A", "-o", "json"], env={"KUBECONFIG": installed.kubeconfig}, timeout=60))
     assert not [r for r in releases if r["namespace"] == NAMESPACE], releases
     # No process of the release is left running on this machine (port-forwards, helm).

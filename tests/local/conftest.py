@@ -81,6 +81,10 @@ class LocalStack:
     def url(self, name: str) -> str:
         return self.ports.url(getattr(self.ports, name))
 
+    def service_key(self) -> str:
+        """The registry's service credential."""
+        return Layout(self.settings.state_dir).secret("service-key")
+
     def token(self, user: str, admin: bool = False) -> str:
         return make_token(Layout(self.settings.state_dir).secret("jwt-secret"), user, admin=admin)
 
@@ -123,7 +127,7 @@ def _running_and_ready(stack: LocalStack) -> bool:
 def local_stack() -> LocalStack:
     settings = Settings.from_env()
     ports = Ports(settings.port_offset)
-    stack = LocalStack(settings, ports, SupervisorClient(ports))
+    stack = LocalStack(settings, ports, SupervisorClient(ports, Layout(settings.state_dir)))
     if _running_and_ready(stack):
         return stack
     require(missing_prerequisite())

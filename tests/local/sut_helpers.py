@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+import time
 import uuid
 from pathlib import Path
 from collections import Counter
@@ -26,6 +27,7 @@ import pika
 import requests
 
 from elves.constants import EXCHANGE, TEST_ID_HEADER
+from elves.engine.ledger import SERVICE_KEY_HEADER, read_ledger
 from elves.local import infra
 from elves.local.infra import USER
 from elves.local.layout import Layout
@@ -99,10 +101,7 @@ class Gateway:
 
 
 def ledger(stack: Any, test_id: str) -> dict[str, Any]:
-    answer = requests.get(f"{stack.url('registry')}/api/v1/ledger", params={"testId": test_id},
-                          timeout=HTTP_TIMEOUT_SECONDS)
-    answer.raise_for_status()
-    return answer.json()
+    return read_ledger(stack.url("registry"), test_id, stack.service_key(), HTTP_TIMEOUT_SECONDS)
 
 
 def statuses(stack: Any, request_ids: list[str]) -> Counter[str]:
@@ -110,7 +109,8 @@ def statuses(stack: Any, request_ids: list[str]) -> Counter[str]:
     itself: unlike getStatus on the gateway, this leaves no activity log behind."""
     found: Counter[str] = Counter()
     for request_id in request_ids:
-        answer = requests.get(f"{stack.url('registry')}/api/v1/requests/{request_id}", timeout=HTTP_TIMEOUT_SECONDS)
+        answer = requests.get(f"{stack.url('registry')}/api/v1/requests/{request_id}",
+                              headers={SERVICE_KEY_HEADER: stack.service_key()}, timeout=HTTP_TIMEOUT_SECONDS)
         found[answer.json()["status"] if answer.status_code == 200 else f"HTTP {answer.status_code}"] += 1
     return found
 
@@ -297,3 +297,35 @@ class Relay:
                 sink.sendall(data)
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
+
+
+TRICKLE_PER_SECOND = 5
+TRICKLE_LIMIT_SECONDS = 240  # an infrastructure stop + down time + start on a busy machine
+
+
+class Trickle(threading.Thread):
+    """getData at a steady rate, one at a time, recording every answer (or client error)."""
+
+    def __init__(self, gateway: Gateway, per_second: float = TRICKLE_PER_SECOND,
+                 limit_seconds: float = TRICKLE_LIMIT_SECONDS) -> None:
+        super().__init__(name="getData trickle", daemon=True)
+        self.gateway = gateway
+        self.per_second = per_second
+        self.limit_seconds = limit_seconds
+        self.answers: list[tuple[int | str, str | None]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        deadline = time.monotonic() + self.limit_seconds
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            started = time.monotonic()
+            try:
+                answer = self.gateway.get_data()
+                request_id = answer.json().get("id") if answer.status_code == 202 else None
+                self.answers.append((answer.status_code, request_id))
+            except requests.RequestException as error:
+                self.answers.append((type(error).__name__, None))
+            self.stop.wait(max(0.0, 1 / self.per_second - (time.monotonic() - started)))
+
+    def codes(self) -> list[int | str]:
+        return [code for code, _ in self.answers]

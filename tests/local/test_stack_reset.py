@@ -4,11 +4,11 @@ import uuid
 
 import requests
 
+from sut_helpers import ledger
+
 
 def ledger_logs(stack, test_id):
-    answer = requests.get(f"{stack.url('registry')}/api/v1/ledger", params={"testId": test_id}, timeout=10)
-    answer.raise_for_status()
-    return answer.json()["logs"]
+    return ledger(stack, test_id)["logs"]
 
 
 def test_reset_leaves_an_empty_ledger_and_a_ready_system(exclusive_stack):

@@ -1,5 +1,6 @@
 """Bad callers get clear answers: 401 without a valid token, 400 naming the field for a bad
-body, and no input at all makes the gateway answer 5xx."""
+body or header, 413 for a body over the limit, 403 for a non-admin whatever the method, and no
+input at all makes the gateway answer 5xx."""
 
 import json
 import random
@@ -34,10 +35,15 @@ def tokens(stack, user: str) -> dict[str, str | None]:
         "unsigned (alg none)": jwt.encode({"sub": user, "iat": int(now), "exp": int(now) + 600}, None,
                                           algorithm="none"),
         "tampered": make_token(secret, user)[:-4] + "AAAA",
+        "no expiry": jwt.encode({"sub": user, "iat": int(now)}, secret, algorithm="HS256"),
+        "another issuer": jwt.encode({"sub": user, "exp": int(now) + 600, "iss": "someone-else"}, secret,
+                                     algorithm="HS256"),
+        "a sub with a slash": jwt.encode({"sub": "../admin", "exp": int(now) + 600}, secret, algorithm="HS256"),
     }
 
 
-@pytest.mark.parametrize("kind", ["none", "not a JWT", "another key", "expired", "unsigned (alg none)", "tampered"])
+@pytest.mark.parametrize("kind", ["none", "not a JWT", "another key", "expired", "unsigned (alg none)", "tampered",
+                                  "no expiry", "another issuer", "a sub with a slash"])
 @pytest.mark.parametrize("method,path", [("POST", "/api/v1/data"), ("GET", "/api/v1/history"),
                                          ("GET", "/api/v1/users/me")])
 def test_without_a_valid_token_401(local_stack, kind, method, path):
@@ -56,7 +62,7 @@ BAD_BODIES = {
     "unknown radar": ({**DATA_BODY, "radar": "XXXX"}, "radar"),
     "end before start": ({**DATA_BODY, "start": "11:30", "end": "10:00"}, "end"),
     "bad time": ({**DATA_BODY, "start": "25:00"}, "start"),
-    "1 MB string": ({**DATA_BODY, "radar": "K" * ONE_MB}, "radar"),
+    "10 kB string": ({**DATA_BODY, "radar": "K" * 10_000}, "radar"),
     "missing field": ({k: v for k, v in DATA_BODY.items() if k != "end"}, "end"),
     "wrong JSON type": ({**DATA_BODY, "date": 20240520}, "date"),
     "null field": ({**DATA_BODY, "radar": None}, "radar"),
@@ -84,6 +90,32 @@ def test_too_long_test_id_400(local_stack):
     answer = gateway.get_data()
     assert answer.status_code == 400, answer.text
     assert answer.json()["field"] == TEST_ID_HEADER, answer.text
+
+
+def test_test_id_with_other_characters_400(local_stack):
+    gateway = Gateway(local_stack, "sut-bad-body", "local/a test;id")
+    answer = gateway.get_data()
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["field"] == TEST_ID_HEADER, answer.text
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["with Content-Length", "chunked"])
+def test_a_body_over_the_limit_413(local_stack, chunked):
+    gateway = Gateway(local_stack, "sut-bad-body", None)
+    body = json.dumps({**DATA_BODY, "radar": "K" * ONE_MB}).encode()
+    data = iter([body[i:i + 65536] for i in range(0, len(body), 65536)]) if chunked else body
+    answer = gateway.call("getData", "POST", "/api/v1/data", data=data, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 413, answer.text[:300]
+    assert answer.json()["field"] == "body", answer.text
+    assert len(answer.content) < 2000, "the error echoes the input back"
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "POST", "DELETE"])
+def test_the_user_list_is_for_admins_whatever_the_method(local_stack, method):
+    token = make_token(Layout(local_stack.settings.state_dir).secret("jwt-secret"), "sut-not-admin")
+    answer = requests.request(method, local_stack.url("gateway") + "/api/v1/users",
+                              headers={"Authorization": f"Bearer {token}"}, timeout=HTTP_TIMEOUT_SECONDS)
+    assert answer.status_code == 403, (method, answer.status_code)
 
 
 def random_value(rng: random.Random, depth: int = 0):

@@ -1,42 +1,11 @@
 """RabbitMQ stopped for 10 s under a trickle of getData: the gateway says 503 at once (no
 500, no hang) while the broker is away, and every request it accepted ends DONE."""
 
-import threading
-import time
-
-import requests
-
-from sut_helpers import Gateway, finished, job_deadline, statuses, unique, wait_ledger
+from sut_helpers import TRICKLE_LIMIT_SECONDS, TRICKLE_PER_SECOND, Gateway, Trickle, finished, job_deadline, \
+    statuses, unique, wait_ledger
 
 DOWN_SECONDS = 10
-TRICKLE_PER_SECOND = 5
 ACCEPTED_AFTER = 10  # getData accepted after the outage before the trickle stops
-TRICKLE_LIMIT_SECONDS = 240  # RabbitMQ's stop + down time + start on a busy machine
-
-
-class Trickle(threading.Thread):
-    """getData at a steady rate, one at a time, recording every answer (or client error)."""
-
-    def __init__(self, gateway: Gateway) -> None:
-        super().__init__(name="getData trickle", daemon=True)
-        self.gateway = gateway
-        self.answers: list[tuple[int | str, str | None]] = []
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        deadline = time.monotonic() + TRICKLE_LIMIT_SECONDS
-        while not self.stop.is_set() and time.monotonic() < deadline:
-            started = time.monotonic()
-            try:
-                answer = self.gateway.get_data()
-                request_id = answer.json().get("id") if answer.status_code == 202 else None
-                self.answers.append((answer.status_code, request_id))
-            except requests.RequestException as error:
-                self.answers.append((type(error).__name__, None))
-            self.stop.wait(max(0.0, 1 / TRICKLE_PER_SECOND - (time.monotonic() - started)))
-
-    def codes(self) -> list[int | str]:
-        return [code for code, _ in self.answers]
 
 
 def test_broker_outage_gives_503_and_loses_no_accepted_request(exclusive_stack):

@@ -30,6 +30,11 @@ CI_VALUES = sorted((CHART / "ci").glob("*.yaml"))
 DASHBOARDS = sorted((CHART / "dashboards").glob("*.json"))
 NAMESPACE = "elves"
 SERVICES = ("gateway", "registry", "ingestor")
+# The APIs of kube-prometheus-stack (ServiceMonitor, PrometheusRule) and k6-operator (TestRun):
+# the chart renders their objects, and NOTES.txt stays quiet about them, only where they exist.
+MONITORING_API = "monitoring.coreos.com/v1"
+K6_API = "k6.io/v1alpha1"
+CLUSTER_API_VERSIONS = (MONITORING_API, K6_API)
 POD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "Pod"}
 # Volume types the restricted Pod Security Standard allows.
 RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
@@ -45,18 +50,16 @@ def _missing(reason: str):
 
 @functools.cache
 def _helm_path() -> str | None:
-    cache = Path(os.environ.get("ELVES_CACHE") or Path.home() / ".cache" / "elves")
-    cached = cache / "bin" / "helm"
-    if cached.is_file() and os.access(cached, os.X_OK):
-        return str(cached)
-    return shutil.which("helm")
+    """The helm tools/which-helm.sh names: the one lookup the scripts and every tier share."""
+    result = subprocess.run([str(REPO / "tools" / "which-helm.sh")], capture_output=True, text=True, timeout=30)
+    return result.stdout.strip() if result.returncode == 0 else None
 
 
 @pytest.fixture(scope="session")
 def helm() -> str:
     path = _helm_path()
     if path is None:
-        _missing("helm not found in $ELVES_CACHE/bin or on PATH; run tools/install-helm.sh")
+        _missing("helm not found (tools/which-helm.sh): run tools/install-helm.sh")
     return path
 
 
@@ -64,10 +67,16 @@ def run_helm(helm: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([helm, *args], capture_output=True, text=True, timeout=120)
 
 
+def _api_version_args(api_versions: tuple[str, ...]) -> list[str]:
+    return [arg for version in api_versions for arg in ("--api-versions", version)]
+
+
 @functools.cache
-def render(helm: str, values_file: Path | None = None, *sets: str) -> tuple[dict, ...]:
-    """`helm template` of the chart (hooks included) as a tuple of objects."""
-    args = ["template", "elves", str(CHART), "--namespace", NAMESPACE]
+def render(helm: str, values_file: Path | None = None, *sets: str,
+           api_versions: tuple[str, ...] = CLUSTER_API_VERSIONS) -> tuple[dict, ...]:
+    """`helm template` of the chart (hooks included) as a tuple of objects, on a cluster that
+    serves `api_versions` besides the built-in ones (() = a bare cluster)."""
+    args = ["template", "elves", str(CHART), "--namespace", NAMESPACE, *_api_version_args(api_versions)]
     if values_file is not None:
         args += ["--values", str(values_file)]
     for item in sets:
@@ -392,18 +401,34 @@ def test_external_rabbitmq_and_postgresql_replace_the_statefulsets(helm):
     assert registry["SPRING_DATASOURCE_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "elves",
                                                                                      "key": "postgres-password"}
     secret = named(objects, "Secret", "elves")
-    assert set(secret["data"]) == {"jwt-secret", "postgres-password"}
+    assert set(secret["data"]) == {"jwt-secret", "service-key", "postgres-password"}
 
 
 def test_generated_secret_is_kept_and_explicit_values_win(helm):
     objects = render(helm)
     secret = named(objects, "Secret", "elves")
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
-    assert set(secret["data"]) == {"jwt-secret", "rabbitmq-password", "postgres-password"}
+    assert set(secret["data"]) == {"jwt-secret", "service-key", "rabbitmq-password", "postgres-password"}
     import base64
     assert all(len(base64.b64decode(v)) >= 32 for v in secret["data"].values())
     given = named(render(helm, CHART / "ci" / "all-features-values.yaml"), "Secret", "elves")
     assert base64.b64decode(given["data"]["rabbitmq-password"]).decode() == "a-fixed-rabbitmq-password"
+    for name in ("gateway", "registry"):
+        env = env_of(named(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0])
+        assert env["ELVES_SERVICE_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "elves", "key": "service-key"}
+
+
+def test_an_existing_secret_replaces_the_generated_one_everywhere(helm):
+    objects = render(helm, None, "secrets.existingSecret=gitops-secrets")
+    assert not of_kind(objects, "Secret"), "no Secret is rendered: nothing new on a render"
+    refs = [e["valueFrom"]["secretKeyRef"] for _, spec in pod_specs(objects) for c in spec["containers"]
+            for e in c.get("env", []) if "secretKeyRef" in e.get("valueFrom", {})]
+    assert refs and {r["name"] for r in refs} == {"gitops-secrets"}
+    assert {r["key"] for r in refs} >= {"jwt-secret", "service-key", "rabbitmq-password", "postgres-password"}
+    secret_rules = [rule for _, rule in _rules(objects, "Role") if "secrets" in rule["resources"]]
+    assert [rule["resourceNames"] for rule in secret_rules] == [["gitops-secrets"]]
+    error = template_error(helm, "secrets.existingSecret=gitops-secrets", "secrets.jwtSecret=" + "x" * 40)
+    assert "secrets.jwtSecret is set, but secrets.existingSecret is used instead" in error
 
 
 def test_images_follow_app_version_and_registry(helm):
@@ -425,6 +450,12 @@ def _rules(objects, kind):
     return [(o["metadata"]["name"], rule) for o in of_kind(objects, kind) for rule in o["rules"]]
 
 
+def test_operator_caps_follow_values(helm):
+    objects = render(helm, None, "operator.limits.maxReplicas=5", "operator.limits.maxMemory=2Gi")
+    env = env_of(named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
+    assert (env["ELVES_MAX_REPLICAS"]["value"], env["ELVES_MAX_MEMORY"]["value"]) == ("5", "2Gi")
+
+
 def test_operator_runs_kopf_on_the_handlers_module(helm):
     command = named(render(helm), "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]["command"]
     assert command[:3] == ["kopf", "run", "--module=elves.k8s.handlers"]
@@ -442,9 +473,11 @@ def test_operator_rbac_is_least_privilege(helm, values_file):
     for name, rule in rules:
         assert "*" not in rule["verbs"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"], name
         assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"]), name
-        if "secrets" in rule["resources"]:
+        if "secrets" in rule["resources"] and "get" in rule["verbs"]:
             assert rule.get("resourceNames") == ["elves"] and rule["verbs"] == ["get"], name
-    cluster_resources = {r for _, rule in _rules(objects, "ClusterRole") for r in rule["resources"]}
+    bound_cluster_wide = {o["roleRef"]["name"] for o in of_kind(objects, "ClusterRoleBinding")}
+    cluster_resources = {r for name, rule in _rules(objects, "ClusterRole") if name in bound_cluster_wide
+                         for r in rule["resources"]}
     assert not cluster_resources & {"secrets", "deployments", "deployments/scale", "statefulsets"}, \
         "the system's workloads and Secret are reachable only in its namespace"
     cluster_pod_verbs = {v for _, rule in _rules(objects, "ClusterRole") if "pods" in rule["resources"]
@@ -452,17 +485,22 @@ def test_operator_rbac_is_least_privilege(helm, values_file):
     assert "delete" not in cluster_pod_verbs
 
 
+def _allowed(objects, kind, group, resource, verb, namespace=None, name=None):
+    for obj in of_kind(objects, kind):
+        if namespace and obj["metadata"].get("namespace") != namespace:
+            continue
+        for rule in obj["rules"]:
+            if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"] \
+                    and (name is None or "resourceNames" not in rule or name in rule["resourceNames"]):
+                return True
+    return False
+
+
 def test_operator_rbac_covers_what_the_operator_does(helm):
     objects = render(helm)
 
-    def allowed(kind, group, resource, verb, namespace_scoped_to=None):
-        for obj in of_kind(objects, kind):
-            if namespace_scoped_to and obj["metadata"].get("namespace") != namespace_scoped_to:
-                continue
-            for rule in obj["rules"]:
-                if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"]:
-                    return True
-        return False
+    def allowed(kind, group, resource, verb, namespace=None, name=None):
+        return _allowed(objects, kind, group, resource, verb, namespace, name)
 
     for resource, verb in [("loadtests", "watch"), ("loadtests", "patch"), ("loadtests/status", "patch"),
                            ("loadtests/finalizers", "update")]:
@@ -470,13 +508,43 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
     for verb in ("create", "get", "list", "watch", "delete"):
         assert allowed("ClusterRole", "k6.io", "testruns", verb), verb
     assert allowed("ClusterRole", "k6.io", "testruns/status", "get")
-    assert allowed("ClusterRole", "", "configmaps", "create") and allowed("ClusterRole", "", "events", "create")
+    assert allowed("ClusterRole", "", "configmaps", "get") and allowed("ClusterRole", "", "events", "create")
     assert allowed("ClusterRole", "apiextensions.k8s.io", "customresourcedefinitions", "watch")
-    assert allowed("Role", "apps", "deployments/scale", "patch", NAMESPACE)
-    assert allowed("Role", "apps", "deployments", "patch", NAMESPACE)
-    assert allowed("Role", "apps", "statefulsets", "list", NAMESPACE)
+    for deployment in SERVICES:
+        assert allowed("Role", "apps", "deployments/scale", "patch", NAMESPACE, deployment)
+        assert allowed("Role", "apps", "deployments", "patch", NAMESPACE, deployment)
+    assert allowed("Role", "apps", "statefulsets", "get", NAMESPACE, "rabbitmq")
     assert allowed("Role", "", "pods", "delete", NAMESPACE)
-    assert allowed("Role", "", "secrets", "get", NAMESPACE)
+    assert allowed("Role", "", "secrets", "get", NAMESPACE, "elves")
+    assert allowed("Role", "coordination.k8s.io", "leases", "update", NAMESPACE, "elves-loadtest-lock")
+    writes = named(objects, "ClusterRole", "elves-elves-operator-run-objects")
+    assert [(rule["resources"], rule["verbs"]) for rule in writes["rules"]] == \
+        [(["configmaps", "secrets"], ["create", "update"])]
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["roleRef"]["name"] == writes["metadata"]["name"]]
+    assert [b["metadata"]["namespace"] for b in bindings] == [NAMESPACE]
+
+
+@ci_values
+def test_operator_patches_deletes_and_writes_only_what_it_must(helm, values_file):
+    """The services' Deployments by name; ConfigMap and Secret writes never through a cluster-wide
+    binding, and the one Secret it reads by name."""
+    objects = render(helm, values_file)
+    for _, rule in _rules(objects, "Role"):
+        if {"deployments", "deployments/scale"} & set(rule["resources"]):
+            assert rule["resourceNames"] == sorted(SERVICES), rule
+        if "statefulsets" in rule["resources"] or ("leases" in rule["resources"] and "update" in rule["verbs"]):
+            assert rule.get("resourceNames"), rule
+    bound_cluster_wide = {o["roleRef"]["name"] for o in of_kind(objects, "ClusterRoleBinding")}
+    for name, rule in _rules(objects, "ClusterRole"):
+        if name in bound_cluster_wide and {"configmaps", "secrets"} & set(rule["resources"]):
+            assert set(rule["verbs"]) <= {"get", "list", "watch"}, (name, rule)
+            assert "secrets" not in rule["resources"], (name, rule)
+
+
+def test_load_test_namespaces_get_run_object_writes_there_only(helm):
+    objects = render(helm, None, "operator.loadTestNamespaces={default,team-a}")
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"] == "elves-operator-run-objects"]
+    assert sorted(b["metadata"]["namespace"] for b in bindings) == ["default", NAMESPACE, "team-a"]
 
 
 def test_namespace_list_gets_roles_not_cluster_roles(helm):
@@ -522,6 +590,52 @@ def test_network_policies_let_only_the_expected_paths_through(helm):
     assert _ingress(objects, "elves-operator") == []
 
 
+def _egress_ports(objects, name):
+    return {(port["port"], port["protocol"]) for rule in named(objects, "NetworkPolicy", name)["spec"]["egress"]
+            for port in rule.get("ports", [])}
+
+
+@ci_values
+def test_network_policies_deny_by_default_both_ways(helm, values_file):
+    objects = render(helm, values_file)
+    policies = of_kind(objects, "NetworkPolicy")
+    if not policies:
+        return  # switched off in this set
+    deny = named(objects, "NetworkPolicy", "elves-default-deny")["spec"]
+    assert deny["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in deny and "egress" not in deny
+    assert deny["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "elves",
+                                                  "app.kubernetes.io/instance": "elves"}
+    components = {labels["app.kubernetes.io/component"] for _, spec in pod_specs(objects)
+                  for labels in [_pod_labels(objects, spec)] if labels}
+    covered = {p["spec"]["podSelector"]["matchLabels"].get("app.kubernetes.io/component") for p in policies}
+    assert components <= covered, "every pod has a policy that opens its paths"
+    for policy in policies:
+        assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"], policy["metadata"]["name"]
+
+
+def _pod_labels(objects, spec):
+    for obj in objects:
+        if obj["kind"] == "Pod" and obj["spec"] is spec:
+            return obj["metadata"]["labels"]
+        if obj["kind"] in POD_KINDS and obj["kind"] != "Pod" and obj["spec"]["template"]["spec"] is spec:
+            return obj["spec"]["template"]["metadata"]["labels"]
+    return None
+
+
+def test_network_policies_let_each_pod_out_only_where_it_must(helm):
+    objects = render(helm)
+    dns = {(53, "UDP"), (53, "TCP")}
+    assert _egress_ports(objects, "gateway") == dns | {(5672, "TCP"), (8081, "TCP")}
+    assert _egress_ports(objects, "registry") == dns | {(5672, "TCP"), (5432, "TCP")}
+    assert _egress_ports(objects, "ingestor") == dns | {(5672, "TCP")}
+    assert _egress_ports(objects, "rabbitmq") == dns and _egress_ports(objects, "postgres") == dns
+    assert {(443, "TCP"), (6443, "TCP"), (8080, "TCP"), (8081, "TCP")} <= _egress_ports(objects, "elves-operator")
+    assert _egress_ports(objects, "elves-test") == dns | {(8080, "TCP")}
+    scoped = render(helm, None, "networkPolicy.loadGeneratorNamespaces={load}")
+    peers = [p for r in _ingress(scoped, "registry") for p in r["from"] if "namespaceSelector" in p]
+    assert peers[0]["namespaceSelector"]["matchExpressions"][0]["values"] == ["load"]
+
+
 # --- monitoring: ServiceMonitors, rules, dashboards ------------------------------------
 
 def test_service_monitors_carry_the_release_label_and_scrape_queue_metrics(helm):
@@ -543,6 +657,82 @@ def test_no_monitoring_objects_when_switched_off(helm):
     assert not [o for o in objects if o["apiVersion"].startswith("monitoring.coreos.com")]
     assert not of_kind(objects, "NetworkPolicy")
     assert not [o for o in of_kind(objects, "ConfigMap") if o["metadata"].get("labels", {}).get("grafana_dashboard")]
+
+
+def test_monitoring_objects_only_where_the_cluster_serves_their_api(helm):
+    def monitoring_kinds(api_versions):
+        return sorted({o["kind"] for o in render(helm, api_versions=api_versions)
+                       if o["apiVersion"].startswith("monitoring.coreos.com/")})
+
+    assert monitoring_kinds(()) == []
+    assert monitoring_kinds((K6_API,)) == []
+    assert monitoring_kinds((MONITORING_API,)) == ["PrometheusRule", "ServiceMonitor"]
+
+
+def render_notes(helm: str, tmp_path: Path, *api_versions: str, sets: tuple[str, ...] = ()) -> str:
+    """NOTES.txt as `helm install` prints it on a cluster serving `api_versions`. `helm template`
+    leaves NOTES.txt out and `helm install --dry-run` needs a cluster, so a copy of the chart
+    renders the same text through `tpl` into a ConfigMap."""
+    copy = tmp_path / "elves"
+    shutil.copytree(CHART, copy, ignore=shutil.ignore_patterns("ci"))
+    (copy / "notes.txt").write_text((CHART / "templates" / "NOTES.txt").read_text())
+    (copy / "templates" / "zz-notes.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\n'
+        'data: {notes: {{ tpl (.Files.Get "notes.txt") . | quote }}}\n')
+    args = ["template", "elves", str(copy), "--namespace", NAMESPACE, "--show-only", "templates/zz-notes.yaml",
+            *_api_version_args(api_versions), *(arg for item in sets for arg in ("--set", item))]
+    result = run_helm(helm, *args)
+    assert result.returncode == 0, result.stderr
+    return yaml.safe_load(result.stdout)["data"]["notes"]
+
+
+def _upstream_chart_versions() -> dict[str, str]:
+    text = (REPO / "tools" / "cluster" / "versions.env").read_text()
+    return dict(re.findall(r"^([A-Z0-9_]+)=(\S+)$", text, re.MULTILINE))
+
+
+def test_notes_on_a_bare_cluster_name_what_is_missing_and_the_command_that_adds_it(helm, tmp_path):
+    notes = render_notes(helm, tmp_path)
+    pins = _upstream_chart_versions()
+    assert "MISSING from this cluster" in notes
+    commands = notes.replace(" \\\n    ", " ").splitlines()  # continuation lines joined, as a shell reads them
+    monitoring = [line for line in commands if "helm upgrade --install kube-prometheus-stack" in line]
+    k6 = [line for line in commands if "helm upgrade --install k6-operator" in line]
+    assert len(monitoring) == len(k6) == 1
+    # The same upstream chart, repository and version deployments.sh installs.
+    assert f"--repo {pins['KUBE_PROMETHEUS_STACK_CHART_REPO']} --version {pins['KUBE_PROMETHEUS_STACK_CHART_VERSION']}" in monitoring[0]
+    assert "-f tools/cluster/kube-prometheus-stack-values.yaml" in monitoring[0]
+    assert f"--repo {pins['K6_OPERATOR_CHART_REPO']} --version {pins['K6_OPERATOR_CHART_VERSION']}" in k6[0]
+    assert f"helm upgrade elves charts/elves -n {NAMESPACE} --reuse-values" in notes
+
+
+def test_notes_say_nothing_is_missing_where_both_apis_exist(helm, tmp_path):
+    notes = render_notes(helm, tmp_path, *CLUSTER_API_VERSIONS)
+    assert "MISSING" not in notes and "release=kube-prometheus-stack" in notes
+    bare_without_operator_or_monitoring = render_notes(
+        helm, tmp_path / "off", sets=("operator.enabled=false", "monitoring.serviceMonitors.enabled=false",
+                                      "monitoring.prometheusRules.enabled=false"))
+    assert "MISSING" not in bare_without_operator_or_monitoring
+
+
+def test_notes_tell_own_kube_prometheus_stack_users_the_sidecar_settings(helm, tmp_path):
+    notes = render_notes(helm, tmp_path, *CLUSTER_API_VERSIONS)
+    sidecar = yaml.safe_load((REPO / "tools" / "cluster" / "kube-prometheus-stack-values.yaml").read_text())[
+        "grafana"]["sidecar"]["dashboards"]
+    for setting in ("enabled=true", "label=grafana_dashboard", f"searchNamespace={sidecar['searchNamespace']}",
+                    f"folderAnnotation={sidecar['folderAnnotation']}",
+                    f"provider.foldersFromFilesStructure={str(sidecar['provider']['foldersFromFilesStructure']).lower()}"):
+        assert f"grafana.sidecar.dashboards.{setting}" in notes, setting
+
+
+def test_grafana_credentials_come_from_a_secret(helm):
+    operator = named(render(helm, None, "operator.grafanaSecret=grafana-credentials"), "Deployment", "elves-operator")
+    env = env_of(operator["spec"]["template"]["spec"]["containers"][0])
+    for variable, key in (("ELVES_GRAFANA_TOKEN", "token"), ("ELVES_GRAFANA_USER", "user"),
+                          ("ELVES_GRAFANA_PASSWORD", "password")):
+        assert env[variable]["valueFrom"]["secretKeyRef"] == {"name": "grafana-credentials", "key": key, "optional": True}
+    plain = env_of(named(render(helm), "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
+    assert not {"ELVES_GRAFANA_TOKEN", "ELVES_GRAFANA_USER", "ELVES_GRAFANA_PASSWORD"} & set(plain)
 
 
 def _alert_exprs(objects) -> dict[str, str]:
@@ -616,6 +806,43 @@ def test_pileup_dashboard_shows_phases_faults_and_the_review_panels():
         assert metric in queries, metric
 
 
+def test_pileup_dashboard_shows_per_queue_rates_their_difference_and_consumers():
+    promql = _engine_promql()
+    dashboard = json.loads((CHART / "dashboards" / "queue-pileup.json").read_text())
+    panels = {p["title"]: [t["expr"] for t in p.get("targets", [])] for p in dashboard["panels"]}
+    scoped = 'namespace=~"$namespace"'
+    wanted = {
+        "Messages per queue (ready + unacked)": promql.queue_depth(),
+        "Published per queue (broker)": promql.queue_publish_rate("$__rate_interval"),
+        "Delivered and acknowledged per queue (broker)": promql.queue_deliver_rate("$__rate_interval"),
+        "Pile-up rate per queue (published - acknowledged)": promql.queue_pileup_rate("$__rate_interval"),
+    }
+    for title, expr in wanted.items():
+        # The engine's query, limited to the dashboard's namespace.
+        assert panels[title][0].replace(scoped + ",", "") == expr, title
+    assert promql.queue_ack_rate("$__rate_interval") == panels["Delivered and acknowledged per queue (broker)"][1] \
+        .replace(scoped + ",", "")
+    assert any("rabbitmq_detailed_queue_consumers" in e for e in panels["Consumers per queue"])
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert variables["namespace"]["includeAll"] and variables["namespace"]["allValue"] == ".*"
+    # Every series selector of every panel and annotation is limited to the namespace.
+    expressions = [e for exprs in panels.values() for e in exprs]
+    expressions += [a["expr"] for a in dashboard["annotations"]["list"] if "expr" in a]
+    for expr in expressions:
+        selectors = re.findall(r"\{[^{}]*\}", expr)
+        assert selectors and all(scoped in s for s in selectors), expr
+        outside_selectors = re.sub(r"\{[^{}]*\}", "{}", expr)
+        assert not re.search(r"\b(rabbitmq|elves|kube)_\w+(?![\w{])", outside_selectors), \
+            f"a metric without a selector: {expr}"
+
+
+def test_broker_scrape_has_the_families_of_the_rate_panels(helm):
+    from elves.constants import RABBITMQ_DETAILED_FAMILIES
+    monitor = named(render(helm), "ServiceMonitor", "rabbitmq")
+    detailed = [e for e in monitor["spec"]["endpoints"] if e["path"] == "/metrics/detailed"]
+    assert detailed[0]["params"]["family"] == list(RABBITMQ_DETAILED_FAMILIES)
+
+
 def test_dashboards_and_alert_queries_are_built_from_the_engines_queries():
     _engine_promql()
     build = CHART / "dashboards" / "build.py"
@@ -654,3 +881,42 @@ def test_helm_test_checks_the_gateway_answers_401_without_a_token(helm):
     compile(script, "gateway-auth", "exec")
     assert '("no token", None, lambda code: code == 401)' in script
     assert env_of(container)["GATEWAY_URL"]["value"] == f"http://gateway.{NAMESPACE}.svc:8080/api/v1/users/me"
+
+
+# --- Chart.yaml metadata (Artifact Hub) ----------------------------------------------------
+
+def _chart_metadata() -> dict:
+    return yaml.safe_load((CHART / "Chart.yaml").read_text())
+
+
+def test_chart_names_its_home_sources_and_licence():
+    chart = _chart_metadata()
+    assert chart["home"].startswith("https://") and chart["home"] in chart["sources"]
+    assert chart["annotations"]["artifacthub.io/license"] == "Apache-2.0"
+    assert "Apache License" in (REPO / "LICENSE").read_text() and "Version 2.0" in (REPO / "LICENSE").read_text()
+    for key in ("crds", "crdsExamples", "images", "license", "links", "changes"):
+        assert f"artifacthub.io/{key}" in chart["annotations"], key
+    links = yaml.safe_load(chart["annotations"]["artifacthub.io/links"])
+    changes = yaml.safe_load(chart["annotations"]["artifacthub.io/changes"])
+    assert all(link["url"].startswith("https://") for link in links)
+    assert changes and all(c["kind"] in {"added", "changed", "deprecated", "removed", "fixed", "security"}
+                           for c in changes)
+
+
+def test_chart_crd_annotations_match_the_crd_and_the_quickstart():
+    annotations = _chart_metadata()["annotations"]
+    crds = yaml.safe_load(annotations["artifacthub.io/crds"])
+    shipped = [yaml.safe_load(p.read_text()) for p in sorted((CHART / "crds").glob("*.yaml"))]
+    assert [(c["name"], c["kind"], c["version"]) for c in crds] == [
+        (d["metadata"]["name"], d["spec"]["names"]["kind"], v["name"])
+        for d in shipped for v in d["spec"]["versions"] if v.get("storage")]
+    examples = yaml.safe_load(annotations["artifacthub.io/crdsExamples"])
+    assert examples == [yaml.safe_load((REPO / "loadtests" / "examples" / "quickstart.yaml").read_text())]
+
+
+def test_chart_image_annotation_lists_every_image_it_runs(helm):
+    listed = {i["image"] for i in yaml.safe_load(_chart_metadata()["annotations"]["artifacthub.io/images"])}
+    rendered = {c["image"] for _, spec in pod_specs(render(helm))
+                for c in spec.get("initContainers", []) + spec["containers"]}
+    from elves.k8s.settings import DEFAULT_K6_IMAGE  # what the operator gives TestRuns' runners
+    assert listed == rendered | {DEFAULT_K6_IMAGE}

@@ -31,6 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "tools" / "cluster"
 SCRIPTS = {"deploy": CLUSTER / "deploy.sh", "cleanup": CLUSTER / "cleanup.sh"}
 COMMON = CLUSTER / "common.sh"
+# The one helm lookup common.sh's find_helm asks (it reads ELVES_HELM and ELVES_CACHE).
+WHICH_HELM = REPO / "tools" / "which-helm.sh"
 BUILD_IMAGES = CLUSTER / "build-images.sh"
 # Every shell script of the install and the local mode, for bash -n and shellcheck
 # (tools/e2e/ and bench/ are not held to it yet).
@@ -103,7 +105,7 @@ def test_help_lists_every_setting_and_option(name: str) -> None:
     result = run_script(name, "--help")
     assert result.returncode == 0, result.stderr
     help_text = result.stdout
-    settings = settings_read(SCRIPTS[name], COMMON)
+    settings = settings_read(SCRIPTS[name], COMMON, WHICH_HELM)
     assert {"ELVES_NAMESPACE", "ELVES_TIMEOUT", "ELVES_HELM", "ELVES_KUBECTL"} <= settings
     undocumented = sorted(s for s in settings if not re.search(rf"^\s+{s}\b", help_text, re.M))
     assert not undocumented, f"{name}.sh --help does not document {undocumented}"

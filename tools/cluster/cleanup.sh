@@ -172,6 +172,10 @@ main() {
   fi
   if [[ ${SKIP_MONITORING} != 1 ]]; then
     remove_upstream "${MONITORING_RELEASE}" "${MONITORING_NAMESPACE}"
+    # Left behind when the monitoring namespace was there before deploy.sh.
+    kube delete secret --namespace "${MONITORING_NAMESPACE}" --ignore-not-found \
+      --field-selector "metadata.name=${GRAFANA_ADMIN_SECRET}" \
+      --selector "${INSTALLED_BY_KEY}=${INSTALLED_BY_VALUE}" >/dev/null 2>&1 || true
     remove_labelled_crds
   fi
   if [[ ${REMOVED} == 0 ]]; then

@@ -23,6 +23,10 @@ readonly TIMEOUT="${ELVES_TIMEOUT:-10m}"
 readonly CACHE="${ELVES_CACHE:-${HOME}/.cache/elves}"
 
 readonly CRD=loadtests.elves.dev
+# Grafana's admin credentials in the monitoring namespace: deploy.sh generates them once and
+# kube-prometheus-stack's Grafana reads them (grafana.admin.existingSecret in
+# kube-prometheus-stack-values.yaml); the operator gets a copy for its annotations.
+readonly GRAFANA_ADMIN_SECRET=elves-grafana-admin
 # Helm release label on what deploy.sh installs from upstream, so cleanup.sh removes
 # kube-prometheus-stack and k6-operator only when this script put them there.
 readonly INSTALLED_BY_KEY=elves.dev/installed-by
@@ -73,19 +77,11 @@ find_kubectl() {
   fi
 }
 
-# Sets HELM: ELVES_HELM, else the pinned helm of tools/install-helm.sh, else helm on PATH;
-# returns 1 when there is none.
+# Sets HELM to the helm tools/which-helm.sh names (the one lookup scripts and tests share:
+# ELVES_HELM, else the pinned helm of tools/install-helm.sh, else helm on PATH); returns 1
+# when there is none.
 find_helm() {
-  local cached="${CACHE}/bin/helm"
-  if [[ -n ${ELVES_HELM:-} ]]; then
-    HELM="${ELVES_HELM}"
-  elif [[ -x ${cached} ]]; then
-    HELM="${cached}"
-  elif command -v helm >/dev/null; then
-    HELM=helm
-  else
-    return 1
-  fi
+  HELM="$("${REPO_DIR}/tools/which-helm.sh" 2>/dev/null)"
 }
 
 kube() { "${KUBECTL}" "$@"; }

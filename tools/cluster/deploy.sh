@@ -6,7 +6,9 @@
 # In order, each step idempotent (running it twice upgrades in place):
 #   1. kube-prometheus-stack from its upstream chart into ELVES_MONITORING_NAMESPACE, with
 #      the remote-write receiver and native histograms on and every ServiceMonitor and
-#      rule selected (tools/cluster/kube-prometheus-stack-values.yaml);
+#      rule selected (tools/cluster/kube-prometheus-stack-values.yaml), and Grafana's admin
+#      credentials generated once into the Secret elves-grafana-admin; the operator gets a
+#      copy (Secret <release>-grafana) to post LoadTest phases and faults as annotations;
 #   2. k6-operator from its upstream chart (the TestRun CRD and its controller);
 #   3. the elves-gateway, elves-registry, elves-ingestor and elves-operator images:
 #      tools/cluster/build-images.sh builds them with docker, podman or nerdctl and loads
@@ -71,6 +73,12 @@ SKIP_MONITORING="${ELVES_SKIP_MONITORING:-0}"
 SKIP_K6_OPERATOR="${ELVES_SKIP_K6_OPERATOR:-0}"
 SKIP_IMAGES="${ELVES_SKIP_IMAGES:-0}"
 HELM_WAIT="${ELVES_HELM_WAIT:-1}"
+# 1 when this script installs kube-prometheus-stack: its Grafana gets the LoadTests'
+# annotations (set by install_monitoring).
+GRAFANA_FROM_STACK=0
+readonly GRAFANA_URL="http://${MONITORING_RELEASE}-grafana.${MONITORING_NAMESPACE}.svc:80"
+# The operator's copy of Grafana's credentials, in the elves namespace (operator.grafanaSecret).
+readonly OPERATOR_GRAFANA_SECRET="${RELEASE}-grafana"
 USER_VALUES=()
 # --wait for every helm install, or nothing with ELVES_HELM_WAIT=0 / --no-wait (set by main).
 HELM_WAIT_FLAGS=()
@@ -138,11 +146,32 @@ monitoring_crds() {
   kube get crds --output name | sed -n 's|^customresourcedefinition.apiextensions.k8s.io/\(.*\.monitoring\.coreos\.com\)$|\1|p'
 }
 
+# A random password (letters and digits, 32 characters).
+random_password() {
+  LC_ALL=C tr -dc 'A-Za-z0-9' </dev/urandom | head -c 32 || true
+}
+
+# Grafana's admin credentials, generated once (kept across runs, so the operator's copy and
+# Grafana's own password agree after every upgrade).
+ensure_grafana_admin_secret() {
+  kube get secret "${GRAFANA_ADMIN_SECRET}" --namespace "${MONITORING_NAMESPACE}" >/dev/null 2>&1 && return
+  kube create secret generic "${GRAFANA_ADMIN_SECRET}" --namespace "${MONITORING_NAMESPACE}" \
+    --from-literal=admin-user=admin --from-literal="admin-password=$(random_password)" >/dev/null
+  kube label secret "${GRAFANA_ADMIN_SECRET}" --namespace "${MONITORING_NAMESPACE}" \
+    "${INSTALLED_BY_KEY}=${INSTALLED_BY_VALUE}" >/dev/null
+}
+
 install_monitoring() {
   local before crd
   if [[ ${SKIP_MONITORING} == 1 ]]; then
     log "monitoring: skipped; the operator will query ${PROMETHEUS_URL}"
     return
+  fi
+  if ! release_exists "${MONITORING_RELEASE}" "${MONITORING_NAMESPACE}" \
+      || release_is_ours "${MONITORING_RELEASE}" "${MONITORING_NAMESPACE}"; then
+    ensure_namespace "${MONITORING_NAMESPACE}"
+    ensure_grafana_admin_secret
+    GRAFANA_FROM_STACK=1
   fi
   before="$(monitoring_crds)"
   install_upstream kube-prometheus-stack "${MONITORING_RELEASE}" "${MONITORING_NAMESPACE}" \
@@ -196,6 +225,19 @@ apply_crd() {
   done
 }
 
+# The operator's copy of Grafana's admin credentials (keys user and password), refreshed on
+# every run so it follows the Secret Grafana reads.
+copy_grafana_credentials() {
+  local user password
+  user="$(kube get secret "${GRAFANA_ADMIN_SECRET}" --namespace "${MONITORING_NAMESPACE}" \
+            -o 'jsonpath={.data.admin-user}' | base64 -d)"
+  password="$(kube get secret "${GRAFANA_ADMIN_SECRET}" --namespace "${MONITORING_NAMESPACE}" \
+                -o 'jsonpath={.data.admin-password}' | base64 -d)"
+  kube create secret generic "${OPERATOR_GRAFANA_SECRET}" --namespace "${NAMESPACE}" \
+    --from-literal="user=${user}" --from-literal="password=${password}" --dry-run=client -o yaml \
+    | kube apply --server-side --force-conflicts --field-manager=elves-deploy -f - >/dev/null
+}
+
 # A YAML double-quoted scalar of $1.
 yaml_string() {
   local text="${1//\\/\\\\}"
@@ -209,12 +251,15 @@ write_values() {
     echo "monitoring:"
     echo "  release: $(yaml_string "${MONITORING_RELEASE}")"
     echo "  namespace: $(yaml_string "${MONITORING_NAMESPACE}")"
-    if ! crd_exists servicemonitors.monitoring.coreos.com; then
-      echo "  serviceMonitors: {enabled: false}"
-      echo "  prometheusRules: {enabled: false}"
-    fi
     echo "operator:"
     echo "  prometheusUrl: $(yaml_string "${PROMETHEUS_URL}")"
+    if [[ ${GRAFANA_FROM_STACK} == 1 ]]; then
+      echo "  grafanaUrl: $(yaml_string "${GRAFANA_URL}")"
+      echo "  grafanaSecret: $(yaml_string "${OPERATOR_GRAFANA_SECRET}")"
+    fi
+    # `kubectl apply -f loadtests/examples/...` without -n lands in `default`: the operator may
+    # write its ConfigMaps there too (the chart allows only the release namespace by default).
+    echo "  loadTestNamespaces: [default]"
     if [[ -n ${IMAGE_TAG} ]]; then
       echo "  image: {tag: $(yaml_string "${IMAGE_TAG}")}"
       echo "services:"
@@ -232,11 +277,14 @@ write_values() {
 install_chart() {
   local values
   if ! crd_exists servicemonitors.monitoring.coreos.com; then
-    warn "the cluster has no monitoring.coreos.com CRDs: the chart's ServiceMonitors and alerts are left out"
+    warn "the cluster has no monitoring.coreos.com CRDs: the chart leaves its ServiceMonitors and alerts out (it checks .Capabilities)"
   fi
   values="$(write_values)"
   log "installing the elves chart as release ${NAMESPACE}/${RELEASE}"
   ensure_namespace "${NAMESPACE}"
+  if [[ ${GRAFANA_FROM_STACK} == 1 ]]; then
+    copy_grafana_credentials
+  fi
   helm_ upgrade --install "${RELEASE}" "${CHART_DIR}" --namespace "${NAMESPACE}" \
     --skip-crds --values "${values}" "${USER_VALUES[@]}" \
     "${HELM_WAIT_FLAGS[@]}" --timeout "${TIMEOUT}" >/dev/null \
@@ -275,7 +323,7 @@ EOF
     cat <<EOF
   kubectl -n ${MONITORING_NAMESPACE} port-forward svc/${MONITORING_RELEASE}-prometheus 9090:9090
   kubectl -n ${MONITORING_NAMESPACE} port-forward svc/${MONITORING_RELEASE}-grafana 3000:80   # dashboards in folder Elves
-  kubectl -n ${MONITORING_NAMESPACE} get secret ${MONITORING_RELEASE}-grafana -o jsonpath='{.data.admin-password}' | base64 -d; echo
+  kubectl -n ${MONITORING_NAMESPACE} get secret ${GRAFANA_ADMIN_SECRET} -o jsonpath='{.data.admin-password}' | base64 -d; echo   # user admin
 EOF
   fi
   cat <<EOF

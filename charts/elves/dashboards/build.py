@@ -15,6 +15,7 @@ tests/unit/test_chart.py runs the check, so a stale dashboard or alert fails the
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -26,6 +27,7 @@ ALERT_QUERIES = HERE.parent / "alerts" / "queries.yaml"
 RATE = "$__rate_interval"
 TEST_ID = "~$testid"  # promql.selector: a leading ~ makes a regex match (the variable may be "All")
 SERVICES = "~$application"
+NAMESPACE = "~$namespace"
 # Grafana annotations the operator posts for LoadTest phases and faults carry this tag.
 ANNOTATION_TAG = "elves"
 
@@ -92,15 +94,15 @@ def datasource_variable() -> dict:
 def query_variable(name: str, label: str, query: str, include_all: bool = True) -> dict:
     return {"name": name, "label": label, "type": "query",
             "datasource": {"type": "prometheus", "uid": "${datasource}"},
-            "query": {"query": query, "refId": name}, "definition": query,
+            "query": {"query": query, "refId": name},
             "refresh": 2, "sort": 2, "includeAll": include_all, "multi": include_all,
             "allValue": ".*", "current": {}, "hide": 0}
 
 
 def annotations(extra: list[dict] = ()) -> dict:
+    # Grafana adds its built-in "Annotations & Alerts" itself (its `builtIn` key is not in the
+    # published schema that tests/unit/test_dashboard_schema.py checks against).
     return {"list": [
-        {"builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True,
-         "hide": True, "iconColor": "rgba(0, 211, 255, 1)", "name": "Annotations & Alerts", "type": "dashboard"},
         {"datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True, "hide": False,
          "iconColor": "#F2495C", "name": "LoadTest phases and faults",
          "target": {"type": "tags", "tags": [ANNOTATION_TAG], "matchAny": True, "limit": 500}},
@@ -156,43 +158,67 @@ def by_queue(metric: str, queues=WORK_QUEUES + DEAD_LETTER_QUEUES) -> str:
     return f"sum by (queue) ({promql.selector(metric, queue='~' + promql.regex_of(queues))})"
 
 
+def in_namespace(expr: str) -> str:
+    """`expr` with every series selector limited to the `$namespace` variable (the engine's
+    queries know no namespace: one system per Prometheus locally, one per namespace on a
+    cluster). Series without the label, as RabbitMQ's in the local mode, match "All"."""
+    matcher = promql.selector("", namespace=NAMESPACE)[1:-1]
+    return re.sub(r"\{([^{}]*)\}", lambda m: m.group(0) if "namespace=" in m.group(1)
+                  else "{" + ",".join(filter(None, (matcher, m.group(1)))) + "}", expr)
+
+
 def queue_pileup() -> dict:
+    namespace = query_variable("namespace", "Namespace",
+                               f"label_values({promql.QUEUE_READY}, namespace)")
     replica_changes = {
         "datasource": {"type": "prometheus", "uid": "${datasource}"}, "enable": True, "hide": False,
         "iconColor": "#FADE2A", "name": "Replica changes",
-        "expr": f"changes(({promql.replicas_desired()})[2m:15s]) > 0",
-        "titleFormat": "{{deployment}} replicas changed", "step": "15s",
+        "expr": in_namespace(f"changes(({promql.replicas_desired()})[2m:15s]) > 0"),
+        "titleFormat": "{{deployment}} replicas changed",
     }
+    rate = {"namespace": NAMESPACE}  # rate_of of a bare metric: its only selector
     panels = [
         row("Queues"),
         timeseries("Messages per queue (ready + unacked)", [target(promql.queue_depth(), "{{queue}}")],
                    description="Depth of every Elves queue and dead-letter queue: the pile-up itself."),
-        timeseries("Ready messages per queue", [target(by_queue(promql.QUEUE_READY), "{{queue}}")],
-                   description="Waiting for a consumer."),
-        timeseries("Unacknowledged messages per queue", [target(by_queue(promql.QUEUE_UNACKED), "{{queue}}")],
-                   description="Delivered to a consumer and not yet acknowledged (bounded by prefetch x consumers)."),
+        timeseries("Pile-up rate per queue (published - acknowledged)",
+                   [target(promql.queue_pileup_rate(RATE), "{{queue}}")], unit="ops",
+                   description="Above 0 the queue grows by that many messages a second: its consumers "
+                               "cannot keep up. Below 0 it drains."),
+        timeseries("Published per queue (broker)", [target(promql.queue_publish_rate(RATE), "{{queue}}")],
+                   unit="ops", description="Messages the exchange routed into each work queue."),
+        timeseries("Delivered and acknowledged per queue (broker)", [
+            target(promql.queue_deliver_rate(RATE), "{{queue}} delivered"),
+            target(promql.queue_ack_rate(RATE), "{{queue}} acknowledged"),
+        ], unit="ops", description="Handed to consumers (redeliveries included) and acknowledged by them, "
+                                   "after their work was committed."),
         timeseries("Consumers per queue",
                    [target(by_queue("rabbitmq_detailed_queue_consumers", WORK_QUEUES), "{{queue}}")],
                    description="0 with messages waiting: nothing drains the queue (ElvesQueueWithoutConsumers).",
                    step=True),
+        timeseries("Ready and unacknowledged per queue", [
+            target(by_queue(promql.QUEUE_READY), "{{queue}} ready"),
+            target(by_queue(promql.QUEUE_UNACKED), "{{queue}} unacked"),
+        ], description="Ready: waiting for a consumer. Unacked: delivered and not yet acknowledged "
+                       "(bounded by prefetch x consumers)."),
         timeseries("Published per queue (services)",
-                   [target(rate_of("elves_messages_published_total", "queue"), "{{queue}}")],
+                   [target(rate_of("elves_messages_published_total", "queue", **rate), "{{queue}}")],
                    unit="ops", description="Messages the gateway and ingestor handed to the broker."),
         timeseries("Consumed and acknowledged (services)", [
-            target(rate_of("elves_ingestor_job_seconds_count"), "ingestor jobs (data.in)"),
-            target(rate_of("elves_registry_logs_persisted_total"), "logs persisted (applog.in)"),
-            target(rate_of("elves_registry_results_persisted_total", "status"),
+            target(rate_of("elves_ingestor_job_seconds_count", **rate), "ingestor jobs (data.in)"),
+            target(rate_of("elves_registry_logs_persisted_total", **rate), "logs persisted (applog.in)"),
+            target(rate_of("elves_registry_results_persisted_total", "status", **rate),
                    "results persisted {{status}} (ingestor.in)"),
         ], unit="ops", description="Each message is acknowledged after its work is committed."),
         timeseries("Broker message rates", [
-            target(rate_of("rabbitmq_global_messages_received_total"), "received"),
-            target(rate_of("rabbitmq_global_messages_delivered_total"), "delivered"),
-            target(rate_of("rabbitmq_global_messages_acknowledged_total"), "acknowledged"),
-            target(rate_of("rabbitmq_global_messages_redelivered_total"), "redelivered"),
+            target(rate_of("rabbitmq_global_messages_received_total", **rate), "received"),
+            target(rate_of("rabbitmq_global_messages_delivered_total", **rate), "delivered"),
+            target(rate_of("rabbitmq_global_messages_acknowledged_total", **rate), "acknowledged"),
+            target(rate_of("rabbitmq_global_messages_redelivered_total", **rate), "redelivered"),
         ], unit="ops", description="Node-wide totals from RabbitMQ's /metrics."),
         timeseries("Duplicates discarded and dead-lettered", [
-            target(rate_of("elves_duplicates_discarded_total", "queue"), "duplicate {{queue}}"),
-            target(rate_of("elves_messages_dead_lettered_total", "queue"), "dead-lettered {{queue}}"),
+            target(rate_of("elves_duplicates_discarded_total", "queue", **rate), "duplicate {{queue}}"),
+            target(rate_of("elves_messages_dead_lettered_total", "queue", **rate), "dead-lettered {{queue}}"),
         ], unit="ops", description="Redeliveries the registry recognised, and poison messages sent to a DLQ."),
         row("Deployments"),
         timeseries("Replicas (desired and ready)", [
@@ -204,9 +230,13 @@ def queue_pileup() -> dict:
                    description="Restarts of containers whose last termination was OOMKilled."),
         timeseries("Restarts in the interval", [target(promql.restarts(RATE), "{{container}}")]),
     ]
+    for panel in panels:
+        for query in panel.get("targets", []):
+            query["expr"] = in_namespace(query["expr"])
     return dashboard("elves-queue-pileup", "Elves / Queue pile-up review",
-                     "Queue depth, publish and acknowledge rates, consumers, replicas, restarts and OOM kills, "
-                     "with the LoadTest phases and faults as annotations.", panels, [], [replica_changes])
+                     "Per queue: depth, publish, deliver and acknowledge rates, their difference (the pile-up "
+                     "rate) and consumers; replicas, restarts and OOM kills, with the LoadTest phases and "
+                     "faults as annotations.", panels, [namespace], [replica_changes])
 
 
 def load() -> dict:

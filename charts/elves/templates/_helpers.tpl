@@ -44,6 +44,16 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 release: {{ .root.Values.monitoring.release | quote }}
 {{- end }}
 
+{{/* elves.serviceMonitors: "true" when ServiceMonitors are switched on and the cluster serves monitoring.coreos.com/v1 (prometheus-operator), else empty. */}}
+{{- define "elves.serviceMonitors" -}}
+{{- if and .Values.monitoring.serviceMonitors.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") }}true{{ end }}
+{{- end }}
+
+{{/* elves.prometheusRules: "true" when the alerts are switched on and the cluster serves monitoring.coreos.com/v1, else empty. */}}
+{{- define "elves.prometheusRules" -}}
+{{- if and .Values.monitoring.prometheusRules.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") }}true{{ end }}
+{{- end }}
+
 {{/* elves.image: [registry/]repository:tag of an image map, the tag defaulting to the chart's appVersion; takes (dict "root" $ "image" .image). */}}
 {{- define "elves.image" -}}
 {{- $tag := .image.tag | default .root.Chart.AppVersion | toString }}
@@ -91,9 +101,9 @@ capabilities:
     sizeLimit: 256Mi
 {{- end }}
 
-{{/* elves.secretName: the Secret holding the generated JWT secret and passwords. */}}
+{{/* elves.secretName: the Secret holding the JWT secret, the service key and the passwords: secrets.existingSecret, else the chart's own. */}}
 {{- define "elves.secretName" -}}
-{{- include "elves.fullname" . }}
+{{- .Values.secrets.existingSecret | default (include "elves.fullname" .) }}
 {{- end }}
 
 {{/* elves.secretValue: base64 of a key of the release Secret: the given value, else the one the Secret already holds (kept across upgrades), else a new random one; takes (dict "root" $ "key" "..." "value" "..."). */}}
@@ -179,7 +189,7 @@ key: postgres-password
 
 {{/* elves.managedEnv: names of the environment variables the chart sets on the services itself (services.*.env may not repeat them). */}}
 {{- define "elves.managedEnv" -}}
-SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE ELVES_SHUTDOWN_TIMEOUT SPRING_RABBITMQ_HOST SPRING_RABBITMQ_PORT SPRING_RABBITMQ_USERNAME SPRING_RABBITMQ_PASSWORD SPRING_DATASOURCE_URL SPRING_DATASOURCE_USERNAME SPRING_DATASOURCE_PASSWORD ELVES_JWT_SECRET ELVES_REGISTRY_URL ELVES_INGESTOR_SCRATCH_DIR
+SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE ELVES_SHUTDOWN_TIMEOUT SPRING_RABBITMQ_HOST SPRING_RABBITMQ_PORT SPRING_RABBITMQ_USERNAME SPRING_RABBITMQ_PASSWORD SPRING_DATASOURCE_URL SPRING_DATASOURCE_USERNAME SPRING_DATASOURCE_PASSWORD ELVES_JWT_SECRET ELVES_SERVICE_KEY ELVES_REGISTRY_URL ELVES_INGESTOR_SCRATCH_DIR
 {{- end }}
 
 {{/* elves.validateValues: every check the schema cannot express, reported together in one failure. */}}
@@ -196,6 +206,16 @@ SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFE
 {{- end }}
 {{- if and (not .Values.postgresql.enabled) (not .Values.externalPostgresql.password) (not .Values.externalPostgresql.existingSecret) }}
 {{- $errors = append $errors "postgresql.enabled=false needs externalPostgresql.password or externalPostgresql.existingSecret" }}
+{{- end }}
+{{- if .Values.secrets.existingSecret }}
+{{- range $path, $value := dict "secrets.jwtSecret" .Values.secrets.jwtSecret "secrets.serviceKey" .Values.secrets.serviceKey "rabbitmq.auth.password" .Values.rabbitmq.auth.password "postgresql.auth.password" .Values.postgresql.auth.password }}
+{{- if $value }}
+{{- $errors = append $errors (printf "%s is set, but secrets.existingSecret is used instead: put the value in that Secret" $path) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if and .Values.secrets.serviceKey (lt (len .Values.secrets.serviceKey) 16) }}
+{{- $errors = append $errors (printf "secrets.serviceKey: %d characters is too short; give at least 16, or leave it empty to have one generated" (len .Values.secrets.serviceKey)) }}
 {{- end }}
 {{- if and .Values.secrets.jwtSecret (lt (len .Values.secrets.jwtSecret) 32) }}
 {{- $errors = append $errors (printf "secrets.jwtSecret: %d characters is too short for an HS256 key; give at least 32, or leave it empty to have one generated" (len .Values.secrets.jwtSecret)) }}

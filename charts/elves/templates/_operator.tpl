@@ -22,7 +22,7 @@
 - --liveness=http://0.0.0.0:8080/healthz
 {{- end }}
 
-{{/* elves.operator.loadTestRules: what the operator does where LoadTests live: their status and finalizers, the script ConfigMap and report, k6 TestRuns, runner pods, Events. */}}
+{{/* elves.operator.loadTestRules: what the operator does where LoadTests live: their status and finalizers, reading ConfigMaps, k6 TestRuns, runner pods, Events. */}}
 {{- define "elves.operator.loadTestRules" -}}
 - apiGroups: [elves.dev]
   resources: [loadtests]
@@ -39,9 +39,10 @@
 - apiGroups: [k6.io]
   resources: [testruns/status]
   verbs: [get]
+# A script.configMap the LoadTest names, and the operator's own (written by runObjectWrites).
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [create, get, list, watch, patch, update, delete]
+  verbs: [get]
 # Runner pods: read to turn OOMKilled, unschedulable or image-pull failures into an Error phase.
 - apiGroups: [""]
   resources: [pods]
@@ -53,5 +54,21 @@
 - apiGroups: [kopf.dev]
   resources: [kopfpeerings]
   verbs: [get, list, watch, patch]
+{{- end }}
+{{- end }}
+
+{{/* elves.operator.runObjectWrites: writing a run's script archive and report ConfigMaps and its Secret (the k6 runners' tokens and service key); replaced when a retry finds them, deleted with the LoadTest by owner references. */}}
+{{- define "elves.operator.runObjectWrites" -}}
+- apiGroups: [""]
+  resources: [configmaps, secrets]
+  verbs: [create, update]
+{{- end }}
+
+{{/* elves.operator.configMapNamespaces: where the operator may write a run's ConfigMaps and Secret: operator.watchNamespaces, else operator.loadTestNamespaces plus the release namespace. */}}
+{{- define "elves.operator.configMapNamespaces" -}}
+{{- if .Values.operator.watchNamespaces }}
+{{- .Values.operator.watchNamespaces | toJson }}
+{{- else }}
+{{- append .Values.operator.loadTestNamespaces .Release.Namespace | uniq | toJson }}
 {{- end }}
 {{- end }}

@@ -41,6 +41,13 @@ the dashboards (kube-state-metrics `deployment` and `container` labels) and the 
 - name: ELVES_REGISTRY_URL
   value: {{ printf "http://registry.%s.svc:%v" $root.Release.Namespace $root.Values.services.registry.ports.http | quote }}
 {{- end }}
+{{- if or (eq .name "gateway") (eq .name "registry") }}
+- name: ELVES_SERVICE_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "elves.secretName" $root }}
+      key: service-key
+{{- end }}
 {{- if eq .name "registry" }}
 - name: SPRING_DATASOURCE_URL
   value: {{ include "elves.postgresql.jdbcUrl" $root | quote }}
@@ -172,58 +179,6 @@ spec:
     - name: management
       port: {{ .service.ports.management }}
       targetPort: management
-      protocol: TCP
-{{- end }}
-
-{{/* elves.service.networkPolicy: who may reach one service: its HTTP port per docs/architecture.md, management only from Prometheus. */}}
-{{- define "elves.service.networkPolicy" -}}
-{{- $root := .root }}
-apiVersion: networking.k8s.io/v1
-kind: NetworkPolicy
-metadata:
-  name: {{ .name }}
-  namespace: {{ $root.Release.Namespace }}
-  labels: {{- include "elves.labels" . | nindent 4 }}
-spec:
-  podSelector:
-    matchLabels: {{- include "elves.selectorLabels" . | nindent 6 }}
-  policyTypes: [Ingress]
-  ingress:
-    {{- if eq .name "gateway" }}
-    # The public API: any pod of the cluster (k6 runners, the helm test, users' port-forwards).
-    - from:
-        - namespaceSelector: {}
-      ports:
-        - port: http
-          protocol: TCP
-    {{- else if eq .name "registry" }}
-    # The internal API: the gateway, the operator (the ledger) and k6 runners (registry-mix scenario).
-    - from:
-        - podSelector:
-            matchLabels: {{- include "elves.selectorLabels" (dict "root" $root "component" "gateway") | nindent 14 }}
-        {{- if $root.Values.operator.enabled }}
-        - podSelector:
-            matchLabels: {{- include "elves.selectorLabels" (dict "root" $root "component" "operator") | nindent 14 }}
-        {{- end }}
-        - namespaceSelector: {}
-          podSelector:
-            matchLabels: {{- toYaml $root.Values.networkPolicy.loadGeneratorPodLabels | nindent 14 }}
-      ports:
-        - port: http
-          protocol: TCP
-    {{- end }}
-    {{- include "elves.networkPolicy.fromMonitoring" (dict "root" $root "port" "management") | nindent 4 }}
-{{- end }}
-
-{{/* elves.networkPolicy.fromMonitoring: an ingress rule letting the monitoring namespace reach one named port; takes (dict "root" $ "port" "..."). */}}
-{{- define "elves.networkPolicy.fromMonitoring" -}}
-# Prometheus scrapes from the monitoring namespace.
-- from:
-    - namespaceSelector:
-        matchLabels:
-          kubernetes.io/metadata.name: {{ .root.Values.monitoring.namespace | quote }}
-  ports:
-    - port: {{ .port }}
       protocol: TCP
 {{- end }}
 

@@ -7,8 +7,9 @@ run's test id); percentiles come from merging k6's native histograms over all ru
 
 from __future__ import annotations
 
+
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -268,6 +269,18 @@ def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | None,
     results.throughput = throughput(results)
     results.throughput_stability = throughput_stability(prom, window)
     return results
+
+
+def leave_out_warmup(results: RunResults, prom: Prometheus, window: RunWindow, warmup_seconds: float) -> None:
+    """Split the warm-up off: its requests go to `results.warmup`; the per-endpoint and total
+    figures (what the verdict reads) then cover the load after it. Counts the ledger compares
+    stay the whole load's."""
+    warm_end = window.load_start + warmup_seconds
+    _, warm_total, _ = k6_results(prom, replace(window, load_end=warm_end, end=warm_end))
+    endpoints, total, _ = k6_results(prom, replace(window, load_start=warm_end))
+    results.warmup_seconds, results.warmup = warmup_seconds, warm_total
+    results.endpoints, results.total = endpoints, total
+    results.error_rate = total.error_rate
 
 
 def throughput(results: RunResults) -> float | None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from elves.engine import promql
 from elves.engine.prometheus import Prometheus, PrometheusError
-from elves.engine.report.html import observed_text
+from elves.engine.report.html import observed_text, warmup_text
 from elves.engine.status import LoadTestStatus
 from elves.engine.units import format_duration, format_rate, format_seconds
 
@@ -95,6 +95,8 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
                  format_seconds(e.p50), format_seconds(e.p95), format_seconds(e.p99)]
                 for name, e in list(results.endpoints.items()) + [("all", results.total)]]
         out += _table(["endpoint", "requests", "rate", "failed", "p50", "p95", "p99"], rows)
+        if warmup_text(results):
+            out.append(warmup_text(results))
         queues = [[q, f"{v.max:g}" if v.max is not None else "-", f"{v.final:g}" if v.final is not None else "-"]
                   for q, v in results.queues.items()]
         if queues:

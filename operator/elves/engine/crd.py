@@ -158,10 +158,26 @@ def _schema_of(model: type) -> dict[str, Any]:
     return _ordered(_Structural(defs).convert({"$ref": f"#/$defs/{model.__name__}"}))
 
 
+# The phases in which a test is under way: its spec may not change (a CEL transition rule).
+RUNNING_PHASES = ("Preparing", "Running", "Draining", "Analyzing")
+IMMUTABLE_WHILE_RUNNING = {
+    "rule": ("!has(oldSelf.status) || !has(oldSelf.status.phase) || !(oldSelf.status.phase in ["
+             + ", ".join(f"'{p}'" for p in RUNNING_PHASES) + "]) || self.spec == oldSelf.spec"),
+    "message": ("spec cannot change while the test runs (phase Preparing, Running, Draining or Analyzing): "
+                "wait until it ends, or delete the LoadTest to stop it and apply the new spec"),
+    "reason": "FieldValueForbidden",
+    "fieldPath": ".spec",
+}
+
+
 def crd_manifest() -> dict[str, Any]:
     """The CRD as a dict, ready for yaml or the Kubernetes API."""
     spec_schema = _schema_of(LoadTestSpec)
     status_schema = _schema_of(LoadTestStatus)
+    # Conditions are a map keyed by type (as in every Kubernetes API), so server-side apply
+    # and strategic tools merge them by type instead of replacing the list.
+    status_schema["properties"]["conditions"].update({
+        "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]})
     spec_schema["description"] = "What to run: the system, the load, faults, sweep, drain and objectives."
     status_schema["description"] = "Written by the engine: phase, conditions, runs, results, verdict, report."
     spec_schema, status_schema = _ordered(spec_schema), _ordered(status_schema)
@@ -190,6 +206,7 @@ def crd_manifest() -> dict[str, Any]:
                     "description": "A load test of the Elves system: one file for the cluster and the local mode.",
                     "type": "object",
                     "required": ["spec"],
+                    "x-kubernetes-validations": [IMMUTABLE_WHILE_RUNNING],
                     "properties": {
                         "apiVersion": {"type": "string"},
                         "kind": {"type": "string"},

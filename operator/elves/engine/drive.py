@@ -66,13 +66,17 @@ def _cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def harness_cpu_line(began_wall: float, began_self: float, began_children: float) -> str:
-    """The harness's own cost: CPU of this process (the engine) and of its finished children (k6)."""
+def harness_cpu_line(began_wall: float, began_self: float, began_children: float,
+                     proxy: float | None = None) -> str:
+    """The harness's own cost: CPU of this process (the engine), of its finished children (k6)
+    and of the local Service's proxy (`proxy`: its CPU seconds over the run, None when unknown)."""
     wall = max(time.monotonic() - began_wall, 1e-9)
-    engine = _cpu(resource.RUSAGE_SELF) - began_self
-    k6 = _cpu(resource.RUSAGE_CHILDREN) - began_children
-    return (f"Harness CPU over {wall:.0f}s: engine {engine:.1f}s ({engine / wall * 100:.1f}% of a core),"
-            f" k6 {k6:.1f}s ({k6 / wall * 100:.1f}% of a core)")
+    parts = [("engine", _cpu(resource.RUSAGE_SELF) - began_self),
+             ("k6", _cpu(resource.RUSAGE_CHILDREN) - began_children)]
+    if proxy is not None:
+        parts.append(("proxy", proxy))
+    return f"Harness CPU over {wall:.0f}s: " + ", ".join(
+        f"{name} {seconds:.1f}s ({seconds / wall * 100:.1f}% of a core)" for name, seconds in parts)
 
 
 def exit_code(status: LoadTestStatus) -> int:
@@ -111,6 +115,9 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
     began_wall = time.monotonic()
     began_self = _cpu(resource.RUSAGE_SELF)
     began_children = _cpu(resource.RUSAGE_CHILDREN)
+    # The local platform's Service is a process of ours (HAProxy); a cluster's costs the harness nothing.
+    proxy_cpu = getattr(platform, "proxy_cpu_seconds", lambda: None)
+    began_proxy = proxy_cpu()
     try:
         while not status.final:
             result = step(ctx, status, platform, clock)
@@ -137,7 +144,9 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
     for line in summary_text(status, str(test.spec.drain.timeout)):
         print(line, file=out)
     print("", file=out)
-    print(harness_cpu_line(began_wall, began_self, began_children), file=out)
+    ended_proxy = proxy_cpu()
+    proxy = None if began_proxy is None or ended_proxy is None else ended_proxy - began_proxy
+    print(harness_cpu_line(began_wall, began_self, began_children, proxy), file=out)
     print(verdict_line(status), file=out)
     print(f"Report: {html}", file=out, flush=True)
     return exit_code(status)

@@ -44,6 +44,7 @@ def script_env(run: LoadRun) -> dict[str, str]:
         "ELVES_TEST_ID": run.test_id,
         "ELVES_TOKENS": ",".join(run.tokens),
         "ELVES_ADMIN_TOKEN": run.admin_token,
+        "ELVES_SERVICE_KEY": run.service_key,
         **run.env,
     }
 

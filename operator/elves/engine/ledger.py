@@ -1,6 +1,7 @@
 """The registry's ledger for a test id (docs/architecture.md, "Ledger"), read over HTTP.
 
-Both platforms only say where the registry answers (Platform.registry_url)."""
+Both platforms only say where the registry answers (Platform.registry_url) and its service
+key (Platform.service_key), which every call to the registry's API must carry."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ from typing import Any
 import requests
 
 LEDGER_TIMEOUT_SECONDS = 10.0
+SERVICE_KEY_HEADER = "X-Elves-Service-Key"
 
 
 class LedgerError(RuntimeError):
     """The registry's ledger could not be read."""
 
 
-def read_ledger(registry_url: str, test_id: str, timeout: float = LEDGER_TIMEOUT_SECONDS) -> dict[str, Any]:
+def read_ledger(registry_url: str, test_id: str, service_key: str,
+                timeout: float = LEDGER_TIMEOUT_SECONDS) -> dict[str, Any]:
     url = f"{registry_url.rstrip('/')}/api/v1/ledger"
     try:
-        response = requests.get(url, params={"testId": test_id}, timeout=timeout)
+        response = requests.get(url, params={"testId": test_id}, headers={SERVICE_KEY_HEADER: service_key},
+                                timeout=timeout)
     except requests.RequestException as exc:
         raise LedgerError(f"the registry at {registry_url} is unreachable: {exc}") from None
     if response.status_code != 200:

@@ -18,7 +18,7 @@ from pydantic import (
     field_validator,
 )
 
-from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND
+from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, KIND, TUNABLES
 from elves.engine.modelbase import Rule, SpecModel
 from elves.engine.scenarios import BUILTIN_SCENARIOS, EXEC_NAME_PATTERN, SCENARIO_NAMES, BuiltinScenario
 from elves.engine.status import LoadTestStatus
@@ -57,10 +57,29 @@ class ResourceLimits(SpecModel):
     cpu: Cpu | None = Field(None, description="CPU limit, e.g. 500m.")
 
 
-EnvVars = dict[EnvName, EnvValue]
+# Bounded, so kube-apiserver can bound the cost of the tunables rule (CEL) over it.
+EnvVars = Annotated[dict[EnvName, EnvValue], Field(max_length=50)]
 Replicas = _per_deployment("Replicas", Annotated[int, Field(ge=0, le=100)], "Replicas of the {}.")
 Resources = _per_deployment("Resources", ResourceLimits)
-Env = _per_deployment("Env", EnvVars, "Service settings of the {} for this test.")
+Env = _per_deployment("Env", EnvVars, "Service settings of the {} for this test (only its declared tunables).")
+
+
+def _tunables_rule(deployment: str) -> Rule:
+    """spec.system.env.<deployment> sets only that service's declared tunables (constants.TUNABLES)."""
+    allowed = TUNABLES[deployment]
+    names = ", ".join(f"'{name}'" for name in allowed)
+
+    def unknown(env: Any) -> list[str]:
+        return sorted(set(getattr(env, deployment) or {}) - set(allowed))
+
+    return Rule(f"!has(self.{deployment}) || self.{deployment}.all(k, k in [{names}])",
+                f"env.{deployment}: only the {deployment}'s tunables may be set: {', '.join(allowed)}",
+                lambda env: bool(unknown(env)),
+                lambda env: f"env.{deployment}.{unknown(env)[0]}: not a tunable of the {deployment} "
+                            f"(a LoadTest may set only: {', '.join(allowed)})")
+
+
+Env.rules = tuple(_tunables_rule(name) for name in DEPLOYMENTS)
 
 
 @dataclass(frozen=True)
@@ -136,6 +155,9 @@ Scenario = Literal["system-mix", "registry-mix", "ingestor", "journeys"]
 assert Scenario.__args__ == SCENARIO_NAMES  # type: ignore[attr-defined]
 
 
+DEFAULT_WARMUP_SECONDS = 60.0  # the longest default warm-up of a breakpoint ramp
+
+
 def _stages_seconds(load: Load) -> float:
     return sum(s.duration.seconds for s in load.stages or [])
 
@@ -184,6 +206,13 @@ class Load(SpecModel):
              lambda load: load.duration is not None and load.stages is not None
              and _stages_seconds(load) > load.duration.seconds + 1e-9,
              lambda load: f"the stages last {_stages_seconds(load):g}s, longer than duration {load.duration}"),
+        Rule("!has(self.warmup) || duration(self.warmup) == duration('0s') || has(self.profile)",
+             "warmup needs a profile (its ramp follows the warm-up)",
+             lambda load: load.warmup is not None and load.warmup.seconds > 0 and load.profile is None),
+        Rule("!has(self.warmup) || !has(self.duration) || duration(self.warmup) < duration(self.duration)",
+             "warmup must be shorter than duration",
+             lambda load: load.warmup is not None and load.duration is not None
+             and load.warmup.seconds >= load.duration.seconds),
         Rule("!has(self.mix) || self.mix.exists(k, self.mix[k] > 0.0)", "mix needs at least one weight above 0",
              lambda load: load.mix is not None and not any(w > 0 for w in load.mix.values())),
     ) + tuple(_mix_rule(scenario) for scenario in BUILTIN_SCENARIOS.values())
@@ -196,6 +225,10 @@ class Load(SpecModel):
     stages: list[Stage] | None = Field(None, min_length=1, max_length=100, description="A rate profile instead of a flat rate.")
     profile: Profile | None = Field(None, description="warmup | spike | endurance | breakpoint: stages made from rate and duration.")
     duration: Duration | None = Field(None, description="How long the load runs, e.g. 10m.")
+    warmup: Duration | None = Field(
+        None, description="The first part of a profile's load: a ramp to a tenth of the peak rate, shown in the"
+        " report but left out of the verdict and the breakpoint, so that a cold JVM is not reported as the"
+        " system's limit. Default for profile breakpoint: a fifth of the duration, at most 60s; 0s turns it off.")
     parallelism: int = Field(1, ge=1, le=100, description="Number of k6 runners sharing the load.")
     users: int = Field(10, ge=1, le=100000, description="Synthetic users, one bearer token each; without rate and"
                        " stages of rates (a closed model) also the VUs, each looping over its endpoint.")
@@ -208,6 +241,15 @@ class Load(SpecModel):
         """No arrival rate: `users` VUs loop (constant, ramped by stages of users, or for a
         fixed number of iterations) and the load slows down with the system."""
         return self.rate is None and not any(s.target is not None for s in self.stages or [])
+
+    @property
+    def warmup_seconds(self) -> float:
+        """The warm-up at the start of the load (0: none)."""
+        if self.warmup is not None:
+            return self.warmup.seconds
+        if self.profile == "breakpoint":
+            return min(DEFAULT_WARMUP_SECONDS, self.duration_seconds / 5)
+        return 0.0
 
     @property
     def duration_seconds(self) -> float:

@@ -81,6 +81,7 @@ class RunPlan:
     parallelism: int
     users: int
     profile: list[Segment] = field(default_factory=list)
+    warmup_seconds: float = 0.0  # left out of the verdict and the breakpoint
 
 
 def test_id(namespace: str | None, name: str, run: int) -> str:
@@ -140,6 +141,7 @@ _PROFILE_SHAPES: dict[str, list[tuple[float, float]]] = {
     "breakpoint": [(1.0, 1.0)],
 }
 ENDURANCE_RAMP_SECONDS = 60.0
+WARMUP_FRACTION = 0.1  # of the peak rate, reached at the end of a warm-up
 
 
 def profile_stages(profile: str, peak_per_second: float, duration: float) -> list[tuple[float, float]]:
@@ -164,7 +166,12 @@ def total_stages(load: Load) -> list[tuple[float, float]] | None:
     duration = load.duration_seconds
     if load.profile is not None:
         assert load.rate is not None  # the model requires it
-        return profile_stages(load.profile, load.rate.per_second, duration)
+        warmup = load.warmup_seconds
+        if warmup <= 0:
+            return profile_stages(load.profile, load.rate.per_second, duration)
+        # The warm-up ramps to a tenth of the peak; the profile follows over the rest of the time.
+        return [(round(warmup, 3), load.rate.per_second * WARMUP_FRACTION),
+                *profile_stages(load.profile, load.rate.per_second, round(duration - warmup, 3))]
     if load.stages is None or load.closed:
         return None
     stages = [(s.duration.seconds, s.target.per_second) for s in load.stages]
@@ -349,5 +356,6 @@ def plan_runs(test: LoadTest, source_dir: Path | None = None) -> list[RunPlan]:
             parallelism=point.load.parallelism,
             users=point.load.users,
             profile=rate_profile(point.load),
+            warmup_seconds=point.load.warmup_seconds,
         ))
     return plans

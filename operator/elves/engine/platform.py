@@ -31,6 +31,7 @@ class LoadRun:
     scenarios: dict[str, Any]  # the k6 `scenarios` option, computed by the planner
     tokens: list[str] = field(default_factory=list)  # one bearer token per synthetic user
     admin_token: str = ""
+    service_key: str = ""  # the registry's service credential (scripts that call it directly)
     env: dict[str, str] = field(default_factory=dict)  # extra variables for the script
     parallelism: int = 1  # number of k6 runners
     duration_seconds: float = 0.0  # the planned length of the load, for deadlines
@@ -86,6 +87,9 @@ class Platform(Protocol):
 
     def jwt_secret(self) -> str:
         """The key the gateway checks tokens with (elves.engine.tokens makes them)."""
+
+    def service_key(self) -> str:
+        """The registry's service credential (the ledger read and k6's registry calls send it)."""
 
     def start_load(self, run: LoadRun) -> None: ...
 

@@ -14,6 +14,11 @@ Prometheus 2.42 with native histograms):
 - The services' Micrometer registries (`/actuator/prometheus`, common tag `application` =
   the deployment): `jvm_memory_used_bytes{area="heap"}`, `jvm_gc_pause_seconds_sum`
   (counter) and `process_cpu_time_ns_total` (counter).
+  Per-queue message rates from the per-channel counters of the families
+  `channel_queue_exchange_metrics` (`rabbitmq_detailed_queue_messages_published_total`,
+  labels `channel`, `queue`, `exchange`) and `channel_queue_metrics`
+  (`rabbitmq_detailed_channel_messages_delivered_ack_total`, `..._acked_total`, labels
+  `channel`, `queue`): summed over channels, by `queue`.
 - kube-state-metrics (or the local supervisor, which serves the same series):
   `kube_deployment_spec_replicas`, `kube_deployment_status_replicas_ready` (label
   `deployment`), `kube_pod_container_status_restarts_total`,
@@ -44,6 +49,10 @@ K6_TIMEOUT_ERROR_CODE = "1050"  # k6's error_code of a request that hit its time
 JVM_HEAP = "jvm_memory_used_bytes"
 JVM_GC_PAUSE = "jvm_gc_pause_seconds_sum"
 PROCESS_CPU = "process_cpu_time_ns_total"
+LAST_EXIT_CODE = "kube_pod_container_status_last_terminated_exitcode"
+# The exit code of a JVM that ends itself on an OutOfMemoryError (-XX:+ExitOnOutOfMemoryError,
+# as the services run): Kubernetes reports it as reason Error, but it ran out of memory.
+JVM_OOM_EXIT_CODE = 3
 
 # A rate over less than a few scrapes/pushes is noise; 30 s spans six 5 s scrapes.
 RATE_WINDOW = "30s"
@@ -217,6 +226,37 @@ def queue_depth_total(queues: Iterable[str] = WORK_QUEUES) -> str:
     return f"sum({queue_depth(queues)})"
 
 
+QUEUE_PUBLISHED = "rabbitmq_detailed_queue_messages_published_total"
+QUEUE_DELIVERED = "rabbitmq_detailed_channel_messages_delivered_ack_total"
+QUEUE_ACKED = "rabbitmq_detailed_channel_messages_acked_total"
+
+
+def _queue_rate(metric: str, rate_window: str, queues: Iterable[str]) -> str:
+    return f"sum by (queue) (rate({selector(metric, queue='~' + regex_of(queues))}[{rate_window}]))"
+
+
+def queue_publish_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+    """Messages routed into each queue per second, by `queue`."""
+    return _queue_rate(QUEUE_PUBLISHED, rate_window, queues)
+
+
+def queue_deliver_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+    """Messages each queue delivered to consumers per second (manual ack; redeliveries too), by `queue`."""
+    return _queue_rate(QUEUE_DELIVERED, rate_window, queues)
+
+
+def queue_ack_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+    """Messages consumers acknowledged per second, by `queue`."""
+    return _queue_rate(QUEUE_ACKED, rate_window, queues)
+
+
+def queue_pileup_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+    """Published minus acknowledged per second, by `queue`: above 0 the queue grows. A queue
+    nobody has acknowledged from yet counts its whole publish rate."""
+    published = queue_publish_rate(rate_window, queues)
+    return f"{published} - ({queue_ack_rate(rate_window, queues)} or {published} * 0)"
+
+
 # --- deployments ---------------------------------------------------------------------
 
 def _deployment_regex(deployments: Iterable[str]) -> str:
@@ -259,13 +299,20 @@ def restarts(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
 
 
 def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
-    """Restarts within a window of pods whose last termination was OOMKilled, by `container`.
+    """Restarts within a window of pods that ran out of memory, by `container`: the last
+    termination was OOMKilled (the kernel) or exit code 3 (the JVM's ExitOnOutOfMemoryError,
+    which Kubernetes calls Error).
 
-    kube-state-metrics keeps only the last reason per pod, so a pod that was OOM-killed
-    and later crashed otherwise counts all its restarts in the window as OOM kills."""
-    oom = selector(LAST_TERMINATED, container="~" + regex_of(deployments), reason="OOMKilled")
+    kube-state-metrics keeps only the last termination per pod, so a pod that ran out of
+    memory and later crashed otherwise counts all its restarts in the window as OOM kills."""
+    containers = "~" + regex_of(deployments)
+    killed = selector(LAST_TERMINATED, container=containers, reason="OOMKilled")
+    exit_code = selector(LAST_EXIT_CODE, container=containers)
+    out_of_memory = (f"(max by (namespace, pod, container) (max_over_time({killed}[{window}]))"
+                     f" or max by (namespace, pod, container) (max_over_time(({exit_code} == bool {JVM_OOM_EXIT_CODE})"
+                     f"[{window}:{SUBQUERY_STEP}])))")
     return (f"sum by (container) ({_restarts_within(window, deployments)}"
-            f" * on (namespace, pod, container) group_left max_over_time({oom}[{window}]))")
+            f" * on (namespace, pod, container) group_left() {out_of_memory})")
 
 
 # --- the services' JVMs --------------------------------------------------------------

@@ -14,6 +14,7 @@ the end, whatever the end.
 from __future__ import annotations
 
 import copy
+import math
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,7 +22,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from elves.engine import promql
-from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
+from elves.engine.analysis import (
+    AnalysisError, RunWindow, analyze, leave_out_warmup, ledger_complete, ledger_result, ledger_since,
+)
 from elves.engine.compare import CompareError, baseline_checks, load_summary
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
@@ -97,7 +100,7 @@ class Context:
         return Prometheus(self.prometheus_url or platform.prometheus_url())
 
     def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
-        return read_ledger(platform.registry_url(), test_id, self.http_timeout)
+        return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,17 @@ class StepResult:
     events: list[Event] = field(default_factory=list)  # what happened, for a log or kubectl events
 
 
+def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
+    """Deployments whose ready replicas Prometheus still counts below the desired ones (none
+    when it has no such series at all: nothing to wait for)."""
+    try:
+        desired = prom.by_label(promql.replicas_desired(), "deployment")
+        ready = prom.by_label(promql.replicas_ready(), "deployment")
+    except PrometheusError:
+        return []
+    return sorted(d for d, want in desired.items() if want is not None and (ready.get(d) or 0) < want)
+
+
 class HarnessError(Exception):
     """The harness cannot go on: ends the test in phase Error with this reason."""
 
@@ -151,9 +165,32 @@ def set_condition(status: LoadTestStatus, type_: str, value: str, reason: str, m
                 if condition.status != value:
                     condition.last_transition_time = utc(now)
                 condition.status, condition.reason, condition.message = value, reason, message  # type: ignore[assignment]
+            condition.observed_generation = status.observed_generation
             return
     status.conditions.append(Condition(type=type_, status=value, reason=reason, message=message,  # type: ignore[arg-type]
-                                       last_transition_time=utc(now)))
+                                       last_transition_time=utc(now), observed_generation=status.observed_generation))
+
+
+def set_outcome_conditions(status: LoadTestStatus, now: float) -> None:
+    """The Job-like conditions tools wait on: Completed on any end (so `kubectl wait
+    --for=condition=Completed` returns whatever the outcome), Failed on Failed or Error,
+    Ready on Succeeded. While the test is under way all three are False, reason the phase."""
+    phase = status.phase
+    harness = next((c for c in status.conditions if c.type == "HarnessError" and c.status == "True"), None)
+    missed = next((c for c in status.conditions if c.type == "Passed" and c.status == "False"), None)
+    if not status.final:
+        for type_ in ("Completed", "Failed", "Ready"):
+            set_condition(status, type_, "False", phase, f"the test is {phase.lower()}", now)
+        return
+    set_condition(status, "Completed", "True", phase, f"the test ended: {phase}", now)
+    if phase == "Error" and harness is not None:
+        set_condition(status, "Failed", "True", harness.reason, harness.message, now)
+    elif phase == "Failed":
+        set_condition(status, "Failed", "True", "ObjectivesMissed", missed.message if missed else "", now)
+    else:
+        set_condition(status, "Failed", "False", phase, "", now)
+    set_condition(status, "Ready", "True" if phase == "Succeeded" else "False", phase,
+                  "every objective held" if phase == "Succeeded" else "", now)
 
 
 class _Step:
@@ -251,9 +288,17 @@ class _Step:
         return 0.0
 
     def _prometheus(self) -> float:
-        ready, reason = self.ctx.prometheus(self.platform).ready()
+        prom = self.ctx.prometheus(self.platform)
+        ready, reason = prom.ready()
         if not ready:
             return self.wait(reason, self.ctx.timeouts.prometheus, "PrometheusUnreachable")
+        # The platform says the replicas are ready; Prometheus learns it at its next scrape. Until
+        # then its last sample says "0 ready", and the report would show a deployment nobody
+        # touched with "ready min 0".
+        behind = replicas_not_yet_seen_ready(prom)
+        if behind:
+            return self.wait(f"Prometheus has not yet seen {', '.join(behind)} ready", self.ctx.timeouts.prometheus,
+                             "PrometheusBehind")
         self.goto(None, "baseline")
         return 0.0
 
@@ -267,11 +312,15 @@ class _Step:
         return 0.0
 
     def _start_load(self) -> float:
-        tokens, admin = load_tokens(self.platform.jwt_secret(), self.plan.users)
         plan = self.plan
+        # The run's tokens expire with the run: its load, the wait for k6 to start and the grace.
+        lifetime = plan.duration_seconds + self.ctx.timeouts.load_start + self.ctx.timeouts.load_setup \
+            + self.ctx.timeouts.load_grace
+        tokens, admin = load_tokens(self.platform.jwt_secret(), plan.users, math.ceil(lifetime))
         self.platform.start_load(LoadRun(
             test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
-            parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
+            service_key=self.platform.service_key(), parallelism=plan.parallelism,
+            duration_seconds=plan.duration_seconds))
         self.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
         self.goto("Running", "load")
         return self.ctx.intervals.running
@@ -427,13 +476,15 @@ class _Step:
         began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
         try:
             results = analyze(prom, window, ledger, self._logged_endpoints())
+            if plan.warmup_seconds > 0:
+                leave_out_warmup(results, prom, window, plan.warmup_seconds)
             verdict = evaluate(spec.objectives, results, prom, end)
             if spec.baseline is not None:
                 verdict.checks += self._baseline_checks(results)
                 verdict.passed = all(c.ok for c in verdict.checks)
             if spec.load.profile == "breakpoint":
                 verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, load_start, load_end,
-                                                     plan.profile)
+                                                     plan.profile, plan.warmup_seconds)
         except AnalysisError as exc:
             raise HarnessError("NoLoadData", str(exc)) from None
         except VerdictError as exc:
@@ -479,6 +530,7 @@ class _Step:
                       "ObjectivesMet" if passed else "ObjectivesMissed",
                       "; ".join(f"{c.name}: observed {_observed(c.observed)}, wanted {c.target}" for c in failed),
                       self.now)
+        set_outcome_conditions(status, self.now)
         status.summary = summarize(status)
         self.events.append(Event(status.phase, f"{status.phase}: {len(checks) - len(failed)}/{len(checks)} checks passed",
                                  "Normal" if passed else "Warning"))
@@ -526,6 +578,7 @@ def fail(ctx: Context, status: LoadTestStatus, platform: Platform, now: float, r
     status.progress.deadline = None
     set_condition(status, "Running", "False", "Error", "", now)
     set_condition(status, "HarnessError", "True", reason, message, now)
+    set_outcome_conditions(status, now)
     status.summary = summarize(status)
     events.append(warning("Error", f"Error ({reason}): {message}"))
 
@@ -536,6 +589,8 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
     if status.final:
         return StepResult(status, 0.0)
     now = clock.now()
+    # Each step reads the spec afresh (a Pending test may be edited; a running one may not).
+    status.observed_generation = getattr(ctx.test.metadata, "generation", status.observed_generation)
     current = _Step(ctx, status, platform, now)
     try:
         delay = 0.0
@@ -552,6 +607,8 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
         fail(ctx, status, platform, now, "InvalidSpec", str(exc), current.events)
     except Exception as exc:  # noqa: BLE001 - a platform failure must end the test, not crash the caller
         fail(ctx, status, platform, now, "PlatformError", f"{type(exc).__name__}: {exc}", current.events)
+    if not status.final:
+        set_outcome_conditions(status, now)
     return StepResult(status, 0.0 if status.final else delay, current.events)
 
 

@@ -7,6 +7,8 @@ Times are UTC datetimes; latencies and durations are seconds; rates are per seco
 
 from __future__ import annotations
 
+import json
+
 from datetime import datetime
 from typing import Any, Literal
 
@@ -20,11 +22,16 @@ Scalar = int | float | str
 
 
 class Condition(StatusModel):
+    """As Kubernetes' metav1.Condition. Types: Completed (the test ended, whatever the
+    outcome: what `kubectl wait --for=condition=Completed` waits for), Failed (it ended in
+    Failed or Error), Ready (it ended in Succeeded), Running, Passed, HarnessError."""
+
     type: str
     status: Literal["True", "False", "Unknown"]
     reason: str = Field(description="CamelCase cause, e.g. PrometheusUnreachable.")
     message: str = Field("", description="What happened and what to do about it.")
     last_transition_time: datetime
+    observed_generation: int | None = Field(None, description="The LoadTest's metadata.generation this condition was set from.")
 
 
 class Window(StatusModel):
@@ -105,6 +112,9 @@ class RunResults(StatusModel):
     throughput: float | None = Field(None, description="Completed work per second over load and drain (sweep tables).")
     throughput_stability: float | None = Field(
         None, description="2xx answers in the load's last minute over its first (runs of 2 minutes or more).")
+    warmup_seconds: float = Field(0.0, description="The warm-up at the start of the load, left out of the verdict.")
+    warmup: EndpointResult | None = Field(None, description="The requests of the warm-up (when there was one);"
+                                          " endpoints and total then cover the load after it.")
 
 
 class Check(StatusModel):
@@ -233,6 +243,13 @@ class SystemSnapshot(StatusModel):
     """What a test may change of the system, as it was before: put back at the end."""
 
     deployments: dict[str, DeploymentSnapshot] = Field(default_factory=dict)
+    seal: str | None = Field(None, description="The operator's HMAC of the deployments: a snapshot changed by "
+                                               "anyone else is not restored.")
+
+    def sealed_content(self) -> bytes:
+        """What the seal covers: the deployments, in one canonical form."""
+        return json.dumps(self.model_dump(mode="json", by_alias=True, exclude={"seal"}), sort_keys=True,
+                          separators=(",", ":")).encode()
 
 
 class LoadTestStatus(StatusModel):

@@ -1,7 +1,8 @@
 """Bearer tokens the gateway accepts: HS256 JWTs signed with the system's JWT secret.
 
 Claims (docs/architecture.md, "Tokens"): `sub` = the user id, `admin` = true for an
-administrator, `iat` and `exp`. The key is the UTF-8 text of the JWT secret; each platform
+administrator, `iat`, `exp`, `iss` and `aud` (what the gateway's ELVES_JWT_ISSUER and
+ELVES_JWT_AUDIENCE expect; their defaults are these constants). The key is the UTF-8 text of the JWT secret; each platform
 only says where that secret is (Platform.jwt_secret), the tokens are made here.
 """
 
@@ -14,8 +15,10 @@ import jwt
 
 # User ids travel into URLs and database rows; keep them plain.
 _USER = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
-TOKEN_TTL_SECONDS = 24 * 3600  # the one token lifetime: longer than any test
+TOKEN_TTL_SECONDS = 24 * 3600  # `elves token`'s lifetime; a run's tokens live only as long as the run
 LOAD_ADMIN = "loadtest-admin"
+ISSUER = "elves"
+AUDIENCE = "elves-gateway"
 
 
 def make_token(secret: str, user: str, admin: bool = False,
@@ -27,7 +30,8 @@ def make_token(secret: str, user: str, admin: bool = False,
     if ttl_seconds <= 0:
         raise ValueError(f"ttl {ttl_seconds}: must be a positive number of seconds")
     issued = int(time.time() if now is None else now)
-    claims = {"sub": user, "admin": admin, "iat": issued, "exp": issued + ttl_seconds}
+    claims = {"sub": user, "admin": admin, "iat": issued, "exp": issued + ttl_seconds, "iss": ISSUER,
+              "aud": AUDIENCE}
     return jwt.encode(claims, secret, algorithm="HS256")
 
 
@@ -35,6 +39,8 @@ def load_user(index: int) -> str:
     return f"loadtest-user-{index:04d}"
 
 
-def load_tokens(secret: str, users: int) -> tuple[list[str], str]:
-    """Bearer tokens for `users` synthetic users (loadtest-user-NNNN), and one admin token."""
-    return [make_token(secret, load_user(i)) for i in range(users)], make_token(secret, LOAD_ADMIN, admin=True)
+def load_tokens(secret: str, users: int, ttl_seconds: int = TOKEN_TTL_SECONDS) -> tuple[list[str], str]:
+    """Bearer tokens for `users` synthetic users (loadtest-user-NNNN), and one admin token,
+    valid for `ttl_seconds` (a run's tokens expire with the run)."""
+    return ([make_token(secret, load_user(i), ttl_seconds=ttl_seconds) for i in range(users)],
+            make_token(secret, LOAD_ADMIN, admin=True, ttl_seconds=ttl_seconds))

@@ -158,15 +158,16 @@ def first_sustained_breach(points: list[tuple[float, float | None]], objective: 
 
 
 def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str, load_start: float,
-                    load_end: float, profile: list[Segment]) -> Breakpoint | None:
-    """The planned arrival rate at the first moment any objective broke during a ramp."""
+                    load_end: float, profile: list[Segment], warmup_seconds: float = 0.0) -> Breakpoint | None:
+    """The planned arrival rate at the first moment any objective broke during a ramp (after
+    the warm-up, when there is one: a cold JVM is not the system's limit)."""
     first: tuple[float, str] | None = None
     for objective in objectives:
         expr = timeline_query(objective, test_id)
         if expr is None:
             continue
         try:
-            series = prom.query_range(expr, load_start, load_end, BREAKPOINT_STEP_SECONDS)
+            series = prom.query_range(expr, load_start + warmup_seconds, load_end, BREAKPOINT_STEP_SECONDS)
         except PrometheusError as exc:
             raise VerdictError(f"breakpoint search for {objective.name} failed: {exc}") from None
         for s in series:

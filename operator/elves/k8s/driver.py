@@ -22,7 +22,7 @@ from elves.engine.models import LoadTest, SpecError, parse_loadtest
 from elves.engine.runner import Clock, Context, Event, SystemClock, abort, fail, step, utc
 from elves.engine.status import LoadTestStatus
 from elves.k8s import grafana
-from elves.k8s.faults import cluster_problems
+from elves.k8s.faults import Caps, cluster_problems
 from elves.k8s.kube import Kube
 from elves.k8s.platform import KubernetesPlatform
 from elves.k8s.report import extract_command, store_report
@@ -57,13 +57,13 @@ def document(body: dict[str, Any]) -> dict[str, Any]:
             "spec": body.get("spec")}
 
 
-def parse(body: dict[str, Any]) -> tuple[LoadTest | None, list[str]]:
+def parse(body: dict[str, Any], caps: Caps | None = None) -> tuple[LoadTest | None, list[str]]:
     """The LoadTest, or the problems (each naming its field) that keep it from running here."""
     try:
         test = parse_loadtest(document(body), "LoadTest")
     except SpecError as exc:
         return None, exc.problems
-    return test, cluster_problems(test.spec)
+    return test, cluster_problems(test.spec, caps)
 
 
 class Driver:
@@ -94,7 +94,7 @@ class Driver:
             if before.final:
                 return
             platform = KubernetesPlatform(self.settings, self.kube, body)
-            test, problems = parse(body)
+            test, problems = parse(body, Caps(self.settings.max_replicas, self.settings.max_memory_bytes))
             if test is None or problems:
                 result_status, events = self._refuse(f"{namespace}/{name}", before, platform, problems)
             else:

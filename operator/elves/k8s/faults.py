@@ -6,14 +6,25 @@ in Error at once with the field named, instead of halfway through the load.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from elves.engine.models import LoadTestSpec
+from elves.engine.plan import expand_sweep
 
 
-def cluster_problems(spec: LoadTestSpec) -> list[str]:
-    """The parts of a valid spec that only the local mode can do, each with its field."""
-    problems = []
+@dataclass(frozen=True)
+class Caps:
+    """What a LoadTest may give a service on this cluster (the chart's operator.limits)."""
+
+    max_replicas: int
+    max_memory_bytes: int
+
+
+def cluster_problems(spec: LoadTestSpec, caps: Caps | None = None) -> list[str]:
+    """The parts of a valid spec that only the local mode can do, or that ask for more than
+    the caps allow, each with its field."""
+    problems = _over_caps(spec, caps) if caps is not None else []
     script = spec.load.script
     if script is not None and script.path is not None:
         problems.append("spec.load.script.path: a file path works in local mode only; on a cluster put the "
@@ -26,6 +37,28 @@ def cluster_problems(spec: LoadTestSpec) -> list[str]:
             problems.append(f"spec.faults[{index}].restartInfra.downFor: on a cluster the StatefulSet starts the "
                             "deleted pod again at once; use 0s (or leave it out)")
     return problems
+
+
+def _over_caps(spec: LoadTestSpec, caps: Caps) -> list[str]:
+    problems = []
+    replicas_cap = f"more than the {caps.max_replicas} replicas this cluster allows (operator.limits.maxReplicas)"
+    memory_cap = f"more than the {caps.max_memory_bytes} bytes this cluster allows (operator.limits.maxMemory)"
+    # Every sweep point: a sweep may raise what spec.system sets.
+    for point in expand_sweep(spec):
+        where = f" (sweep point {point.index}: {point.values})" if point.values else ""
+        for change in point.system.changes():
+            if change.replicas is not None and change.replicas > caps.max_replicas:
+                problems.append(f"spec.system.replicas.{change.deployment}: {change.replicas} is {replicas_cap}{where}")
+            if change.memory is not None and change.memory.bytes > caps.max_memory_bytes:
+                problems.append(f"spec.system.resources.{change.deployment}.memory: {change.memory} is "
+                                f"{memory_cap}{where}")
+    for index, fault in enumerate(spec.faults):
+        if fault.scale is not None and fault.scale.replicas > caps.max_replicas:
+            problems.append(f"spec.faults[{index}].scale.replicas: {fault.scale.replicas} is {replicas_cap}")
+        if fault.resources is not None and fault.resources.memory is not None \
+                and fault.resources.memory.bytes > caps.max_memory_bytes:
+            problems.append(f"spec.faults[{index}].resources.memory: {fault.resources.memory} is {memory_cap}")
+    return list(dict.fromkeys(problems))
 
 
 # killPod on a cluster: SIGKILL the container's main process through pods/exec, so the

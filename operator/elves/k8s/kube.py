@@ -109,13 +109,20 @@ class Kube:
 
     def apply_configmap(self, body: dict[str, Any]) -> None:
         """Create it, or replace what a previous attempt left under the same name."""
+        self._apply(self.core.create_namespaced_config_map, self.core.replace_namespaced_config_map, body)
+
+    def apply_secret(self, body: dict[str, Any]) -> None:
+        """Create it, or replace what a previous attempt left under the same name."""
+        self._apply(self.core.create_namespaced_secret, self.core.replace_namespaced_secret, body)
+
+    def _apply(self, create: Callable[..., Any], replace: Callable[..., Any], body: dict[str, Any]) -> None:
         meta = body["metadata"]
         try:
-            self._call(self.core.create_namespaced_config_map, meta["namespace"], body)
+            self._call(create, meta["namespace"], body)
         except ApiException as exc:
             if exc.status != 409:
                 raise
-            self._call(self.core.replace_namespaced_config_map, meta["name"], meta["namespace"], body)
+            self._call(replace, meta["name"], meta["namespace"], body)
 
     def secret(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._get(self.core.read_namespaced_secret, name, namespace)

@@ -24,10 +24,37 @@ def k6_arguments(test_id: str) -> str:
     return f"--out experimental-prometheus-rw --tag testid={test_id}"
 
 
-def runner_pod_env(run: LoadRun, prometheus_url: str, gateway_url: str, registry_url: str) -> list[dict[str, str]]:
-    """The runner pods' environment (elves.engine.k6.runner_env) as a container's env list."""
+# The runner variables that are credentials: they travel in the run's Secret, never in plain
+# text in the TestRun (or on a command line).
+SECRET_VARIABLES = ("ELVES_TOKENS", "ELVES_ADMIN_TOKEN", "ELVES_SERVICE_KEY")
+# k6's own user in the grafana/k6 image.
+K6_USER = 12345
+# What one runner asks for and may use (spec.runner does not set them yet).
+RUNNER_RESOURCES = {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "2", "memory": "1Gi"}}
+
+
+def runner_pod_env(run: LoadRun, prometheus_url: str, gateway_url: str, registry_url: str,
+                   secret: str) -> list[dict[str, Any]]:
+    """The runner pods' environment (elves.engine.k6.runner_env) as a container's env list,
+    the credentials by reference to the run's Secret `secret` (runner_secret)."""
     env = runner_env(run, prometheus_url, gateway_url, registry_url)
-    return [{"name": name, "value": value} for name, value in env.items()]
+    return [{"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": name}}}
+            if name in SECRET_VARIABLES else {"name": name, "value": value} for name, value in env.items()]
+
+
+def runner_secret(loadtest: dict, run: LoadRun) -> dict[str, Any]:
+    """The run's tokens and the registry's service key, owned by the LoadTest (deleted with it);
+    the tokens expire with the run (elves.engine.runner signs them for its length)."""
+    name = loadtest["metadata"]["name"]
+    index = names.run_index(run.test_id)
+    values = {"ELVES_TOKENS": ",".join(run.tokens), "ELVES_ADMIN_TOKEN": run.admin_token,
+              "ELVES_SERVICE_KEY": run.service_key}
+    return {
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": names.runner_secret_name(name, index), "namespace": loadtest["metadata"]["namespace"],
+                     "labels": names.child_labels(name, index), "ownerReferences": [names.owner_reference(loadtest)]},
+        "data": {key: base64.b64encode(value.encode()).decode("ascii") for key, value in values.items()},
+    }
 
 
 def script_configmap(loadtest: dict, run: int, archive: bytes) -> dict[str, Any]:
@@ -65,6 +92,13 @@ def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
                 "image": image,
                 "metadata": {"labels": names.child_labels(name, index)},
                 "env": env,
+                "resources": RUNNER_RESOURCES,
+                # The restricted Pod Security Standard; k6 needs no API access and no writes.
+                "automountServiceAccountToken": False,
+                "securityContext": {"runAsNonRoot": True, "runAsUser": K6_USER, "runAsGroup": K6_USER,
+                                    "seccompProfile": {"type": "RuntimeDefault"}},
+                "containerSecurityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                             "privileged": False, "capabilities": {"drop": ["ALL"]}},
             },
         },
     }

@@ -48,6 +48,11 @@ def script_configmap_name(loadtest: str, run: int) -> str:
     return f"{testrun_name(loadtest, run)}-script"
 
 
+def runner_secret_name(loadtest: str, run: int) -> str:
+    """The Secret of one run's tokens and service key (the runners read them by secretKeyRef)."""
+    return f"{testrun_name(loadtest, run)}-runner"
+
+
 def report_configmap_name(loadtest: str) -> str:
     return _fit(f"elves-{loadtest}", 63 - len("-report")) + "-report"
 

@@ -9,6 +9,8 @@ quickly; rollouts, pod starts and k6 are observed by later calls.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import logging
 import random
 import time
@@ -33,6 +35,7 @@ log = logging.getLogger(__name__)
 
 STATEFULSETS = ("rabbitmq", "postgres")
 JWT_SECRET_KEY = "jwt-secret"
+SERVICE_KEY_KEY = "service-key"
 CONFIGMAP_SCRIPT_PREFIX = "configmap:"
 # Linux refuses to start a process with one environment string longer than 128 KiB
 # (MAX_ARG_STRLEN); ELVES_TOKENS carries a token per user.
@@ -55,7 +58,7 @@ class KubernetesPlatform:
         self.system = settings.system_namespace
         self.clock = clock
         self.lock = SystemLock(kube, self.system)
-        self._jwt_secret: str | None = None
+        self._secrets: dict[str, str] = {}
 
     def prometheus_url(self) -> str:
         return self.settings.prometheus_url
@@ -77,10 +80,23 @@ class KubernetesPlatform:
                             f"there (ELVES_SYSTEM_NAMESPACE)?")
         return deployment
 
+    def _seal(self, snapshot: SystemSnapshot) -> str:
+        """An HMAC of the snapshot under a key LoadTest authors cannot read (the system's Secret):
+        status.snapshot is writable by whoever may write the LoadTest's status, and restoring
+        what they wrote would patch the services' env and resources with it."""
+        key = hashlib.sha256(b"elves snapshot seal\0" + self.jwt_secret().encode()).digest()
+        return hmac.new(key, snapshot.sealed_content(), hashlib.sha256).hexdigest()
+
     def snapshot_system(self) -> SystemSnapshot:
-        return SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name)) for name in DEPLOYMENTS})
+        snapshot = SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name))
+                                               for name in DEPLOYMENTS})
+        snapshot.seal = self._seal(snapshot)
+        return snapshot
 
     def restore_system(self, snapshot: SystemSnapshot) -> None:
+        if snapshot.seal is None or not hmac.compare_digest(snapshot.seal, self._seal(snapshot)):
+            raise LoadError("status.snapshot is not what the operator recorded (changed since, or unsealed): "
+                            "not restoring it; put the Deployments back by hand")
         for name, wanted in snapshot.deployments.items():
             deployment = self._deployment(name)
             ops = workloads.restore_ops(deployment, wanted)
@@ -122,18 +138,24 @@ class KubernetesPlatform:
                 reasons.append(reason)
         return Readiness(not reasons, "; ".join(reasons))
 
-    def jwt_secret(self) -> str:
-        if self._jwt_secret is None:
+    def _system_secret(self, key: str, why: str) -> str:
+        """One key of the chart's Secret (read once per platform object)."""
+        if key not in self._secrets:
             where = f"Secret {self.system}/{self.settings.secret_name}"
             secret = self.kube.secret(self.system, self.settings.secret_name)
             if secret is None:
-                raise LoadError(f"{where} not found (ELVES_SECRET_NAME): the tokens k6 sends are signed with its "
-                                f"{JWT_SECRET_KEY}")
-            value = (secret.get("data") or {}).get(JWT_SECRET_KEY)
+                raise LoadError(f"{where} not found (ELVES_SECRET_NAME): {why} its {key}")
+            value = (secret.get("data") or {}).get(key)
             if not value:
-                raise LoadError(f"{where} has no key {JWT_SECRET_KEY}")
-            self._jwt_secret = base64.b64decode(value).decode("utf-8")
-        return self._jwt_secret
+                raise LoadError(f"{where} has no key {key}")
+            self._secrets[key] = base64.b64decode(value).decode("utf-8")
+        return self._secrets[key]
+
+    def jwt_secret(self) -> str:
+        return self._system_secret(JWT_SECRET_KEY, "the tokens k6 sends are signed with")
+
+    def service_key(self) -> str:
+        return self._system_secret(SERVICE_KEY_KEY, "the registry answers only calls that carry")
 
     # ---- the load -------------------------------------------------------------------------
 
@@ -164,8 +186,10 @@ class KubernetesPlatform:
             raise LoadError(f"spec.load.users: {users} users make {len(tokens)} bytes of ELVES_TOKENS, more than a "
                             f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // len(tokens)}")
         script = self._script(run)
+        secret = manifests.runner_secret(self.loadtest, run)
+        self.kube.apply_secret(secret)
         env = manifests.runner_pod_env(run, self.settings.prometheus_url, self.settings.gateway_url,
-                                       self.settings.registry_url)
+                                       self.settings.registry_url, secret["metadata"]["name"])
         body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}

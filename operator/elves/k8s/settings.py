@@ -8,11 +8,12 @@ stops the operator at start-up with the variable named, never later in a handler
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from elves.constants import SYSTEM_NAMESPACE
 from elves.engine.runner import Timeouts
-from elves.engine.units import parse_duration
+from elves.engine.units import parse_duration, parse_memory
 
 # The k6 image of the runner pods: k6 at tools/versions.env's K6_VERSION (a unit test
 # keeps them in step), so runners behave like the k6 the local mode and the tests use.
@@ -30,6 +31,17 @@ def _seconds(env: dict[str, str], name: str, default: str) -> float:
     if seconds <= 0:
         raise ValueError(f"{name}: {text!r} must be longer than 0s")
     return seconds
+
+
+def _limit(env: dict[str, str], name: str, default: str, parse: Callable[[str], float]) -> float:
+    text = env.get(name) or default
+    try:
+        value = parse(text)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {text!r}: {exc}") from None
+    if value <= 0:
+        raise ValueError(f"{name}: {text!r} must be more than 0")
+    return value
 
 
 def _url(env: dict[str, str], name: str, default: str) -> str:
@@ -76,6 +88,10 @@ class OperatorSettings:
     unschedulable_grace_seconds: float = 120.0
     # Timeout of one call to the registry's ledger or to Grafana.
     http_timeout_seconds: float = 10.0
+    # The most replicas, and the most memory per container, a LoadTest may give a service
+    # (spec.system, its sweeps and its faults); the chart's operator.limits.
+    max_replicas: int = 10
+    max_memory_bytes: int = 4 * 1024**3
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "OperatorSettings":
@@ -97,6 +113,8 @@ class OperatorSettings:
             load_start_timeout_seconds=_seconds(env, "ELVES_LOAD_START_TIMEOUT", "10m"),
             unschedulable_grace_seconds=_seconds(env, "ELVES_UNSCHEDULABLE_GRACE", "2m"),
             http_timeout_seconds=_seconds(env, "ELVES_HTTP_TIMEOUT", "10s"),
+            max_replicas=int(_limit(env, "ELVES_MAX_REPLICAS", "10", int)),
+            max_memory_bytes=int(_limit(env, "ELVES_MAX_MEMORY", "4Gi", parse_memory)),
         )
 
     def timeouts(self) -> Timeouts:

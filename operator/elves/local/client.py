@@ -6,6 +6,7 @@ from typing import Any
 
 import requests
 
+from elves.local.layout import Layout, MissingSecret
 from elves.local.ports import Ports
 
 TIMEOUT_SECONDS = 10.0
@@ -20,12 +21,21 @@ class SupervisorRefused(RuntimeError):
 
 
 class SupervisorClient:
-    def __init__(self, ports: Ports) -> None:
+    def __init__(self, ports: Ports, layout: Layout) -> None:
         self.base = ports.url(ports.supervisor)
+        self.layout = layout
+
+    def _headers(self) -> dict[str, str]:
+        """The control API's credential, read per call (a new stack makes a new one)."""
+        try:
+            return {"Authorization": f"Bearer {self.layout.secret('control-token')}"}
+        except MissingSecret:
+            return {}
 
     def _call(self, method: str, path: str, body: dict | None = None) -> Any:
         try:
-            response = requests.request(method, self.base + path, json=body, timeout=TIMEOUT_SECONDS)
+            response = requests.request(method, self.base + path, json=body, headers=self._headers(),
+                                        timeout=TIMEOUT_SECONDS)
         except requests.RequestException as error:
             raise SupervisorUnreachable(
                 f"the local supervisor does not answer at {self.base} ({type(error).__name__}): "

@@ -123,7 +123,7 @@ def _status(args: argparse.Namespace) -> int:
 
     settings = Settings.from_env()
     layout = Layout(settings.state_dir)
-    client = SupervisorClient(Ports(settings.port_offset))
+    client = SupervisorClient(Ports(settings.port_offset), layout)
     started = time.monotonic()
     deadline = started + args.wait
     while True:
@@ -154,7 +154,8 @@ def _rollout(args: argparse.Namespace) -> int:
     from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
     from elves.local.ports import Ports
 
-    client = SupervisorClient(Ports(Settings.from_env().port_offset))
+    settings = Settings.from_env()
+    client = SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir))
     try:
         for name in args.deployments or DEPLOYMENTS:
             client.restart(name)

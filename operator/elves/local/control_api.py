@@ -3,10 +3,16 @@
 Quick actions answer 200 with what was done; long ones (rolling restarts, infra
 restarts, reset) answer 202 with an operation whose progress shows in GET /state.
 Bad input answers 400 naming the field.
+
+Every call but the health check and Prometheus's /metrics needs `Authorization: Bearer
+<token>` with the token of `.elves/secrets/control-token` (readable by its owner only), and a
+request a browser sent for another site's page (an Origin header, or Sec-Fetch-Site other
+than none/same-origin) is refused: no web page can drive the local stack.
 """
 
 from __future__ import annotations
 
+import hmac
 import signal
 from typing import Any, Protocol
 
@@ -17,6 +23,8 @@ from elves.local.operations import Operation
 from elves.local.ports import MAX_SLOTS
 from elves.local.replicas import Replica
 
+# What anyone on this machine may read without the token.
+OPEN_ROUTES = {("GET", "/healthz"), ("GET", "/metrics")}
 SIGNALS = ("SIGSTOP", "SIGCONT", "SIGTERM", "SIGKILL", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2")
 MAX_DOWN_SECONDS = 3600
 
@@ -78,8 +86,9 @@ class Control(Protocol):
 
 
 class ControlApi:
-    def __init__(self, control: Control) -> None:
+    def __init__(self, control: Control, token: str) -> None:
         self.control = control
+        self.token = token.encode()
         self.routes = {
             ("GET", "/healthz"): self.healthz,
             ("GET", "/state"): self.state,
@@ -93,7 +102,23 @@ class ControlApi:
             ("POST", "/reset"): self.reset,
         }
 
+    def _refusal(self, request: Request) -> Response | None:
+        """403 for a browser's cross-origin request, 401 without the token; None when allowed."""
+        if "origin" in request.headers or request.headers.get("sec-fetch-site", "none") not in ("none", "same-origin"):
+            return Response.json({"error": "cross-origin requests are refused: the control API is for local "
+                                           "tools, not web pages"}, 403)
+        if (request.method, request.path) in OPEN_ROUTES:
+            return None
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token):
+            return Response.json({"error": "Authorization: send 'Bearer <token>' with the token in "
+                                           ".elves/secrets/control-token"}, 401)
+        return None
+
     async def handle(self, request: Request) -> Response:
+        refused = self._refusal(request)
+        if refused is not None:
+            return refused
         route = self.routes.get((request.method, request.path))
         if route is None:
             if any(path == request.path for _, path in self.routes):

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,7 @@ class Request:
     path: str
     query: dict[str, list[str]]
     body: bytes
+    headers: dict[str, str] = field(default_factory=dict)  # names in lower case
 
     def json(self) -> dict:
         if not self.body:
@@ -83,7 +84,7 @@ async def _read_request(reader: asyncio.StreamReader) -> Request:
         raise BadRequest(f"body of {length} bytes is larger than {MAX_BODY_BYTES}")
     body = await reader.readexactly(length) if length else b""
     url = urlsplit(target)
-    return Request(method.upper(), url.path, parse_qs(url.query), body)
+    return Request(method.upper(), url.path, parse_qs(url.query), body, headers)
 
 
 async def _respond(writer: asyncio.StreamWriter, response: Response) -> None:

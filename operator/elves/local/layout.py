@@ -11,7 +11,7 @@ from secrets import token_hex
 from dataclasses import dataclass
 from pathlib import Path
 
-SECRET_NAMES = ("jwt-secret", "postgres-password", "rabbitmq-password")
+SECRET_NAMES = ("jwt-secret", "postgres-password", "rabbitmq-password", "service-key", "control-token")
 SECRET_BYTES = 32
 # The file that says "the local mode created this directory": ./cleanup.sh removes a state
 # directory only when it holds this file, never an arbitrary path from the environment.

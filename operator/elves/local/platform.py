@@ -57,7 +57,7 @@ class LocalPlatform:
         self.settings = settings or Settings.from_env()
         self.ports = Ports(self.settings.port_offset)
         self.layout = Layout(self.settings.state_dir)
-        self.supervisor = SupervisorClient(self.ports)
+        self.supervisor = SupervisorClient(self.ports, self.layout)
         self._loads: dict[str, _Load] = {}
 
     def prometheus_url(self) -> str:
@@ -151,8 +151,18 @@ class LocalPlatform:
             return Readiness(False, str(error))
         return Readiness(state["ready"], "; ".join(state["notReady"]))
 
+    def proxy_cpu_seconds(self) -> float | None:
+        """CPU the local Service (the supervisor's HAProxy) has used so far; None when unknown."""
+        try:
+            return self.supervisor.state().get("proxy", {}).get("cpuSeconds")
+        except SupervisorUnreachable:
+            return None
+
     def jwt_secret(self) -> str:
         return self.layout.secret("jwt-secret")
+
+    def service_key(self) -> str:
+        return self.layout.secret("service-key")
 
     # ---- the load -------------------------------------------------------------------
 

@@ -44,6 +44,15 @@ def is_alive(pid: int, start_time: int | None) -> bool:
     return state != "Z"  # a zombie has ended; its parent has not collected it yet
 
 
+def cpu_seconds_of(pid: int) -> float | None:
+    """CPU time (user + system) a running process has used so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class Child:
     """One process the supervisor started."""

@@ -3,8 +3,9 @@
 Jobs (docs/architecture.md): one per deployment (`job` = the deployment, as a
 ServiceMonitor names it after the Service) from a file the supervisor rewrites when
 replicas come and go; `rabbitmq` (aggregated /metrics) and `rabbitmq-queues`
-(/metrics/detailed with queue_coarse_metrics and queue_consumer_count only: per-queue
-depth and consumers, as the chart scrapes them, without the costly per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured).
+(/metrics/detailed with the families of RABBITMQ_DETAILED_FAMILIES only: per-queue
+depth, consumers and message rates, as the chart scrapes them, without the costly
+per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from elves.constants import SYSTEM_NAMESPACE
+from elves.constants import RABBITMQ_DETAILED_FAMILIES, SYSTEM_NAMESPACE
 from elves.local.ports import HOST, Ports
 from elves.local.replicas import Replica
 
@@ -39,7 +40,7 @@ def render_config(ports: Ports, targets_file: Path) -> str:
             {"job_name": "rabbitmq", "metrics_path": "/metrics",
              "static_configs": static(ports.rabbitmq_prometheus)},
             {"job_name": "rabbitmq-queues", "metrics_path": "/metrics/detailed",
-             "params": {"family": ["queue_coarse_metrics", "queue_consumer_count"]},
+             "params": {"family": list(RABBITMQ_DETAILED_FAMILIES)},
              "static_configs": static(ports.rabbitmq_prometheus)},
             {"job_name": "kube-state-metrics", "metrics_path": "/metrics", "honor_labels": True,
              "static_configs": static(ports.supervisor)},

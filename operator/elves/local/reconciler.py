@@ -20,12 +20,11 @@ from elves.local.layout import Layout
 from elves.local.operations import Operations
 from elves.local.ports import HOST, Ports
 from elves.local.processes import Child
-from elves.local.replicas import DeploymentSpec, Replica, Restart, Start, Stop, plan
+from elves.local.replicas import READINESS_TIMEOUT_SECONDS, DeploymentSpec, Replica, Restart, Start, Stop, plan
 from elves.settings import Settings
 
 log = logging.getLogger(__name__)
 
-PROBE_TIMEOUT_SECONDS = 1.0
 REPLICA_GRACE_SECONDS = 20.0  # SIGTERM to SIGKILL for a service replica
 DRAIN_POLL_SECONDS = 0.2
 # A reset waits this long beyond the grace period for every replica to be gone.
@@ -135,14 +134,15 @@ class Reconciler:
 
     async def probe(self) -> None:
         """One round of readiness probes of every running replica."""
-        running = [r for r in self.replicas if r.phase == "running"]
+        now = time.monotonic()
+        running = [r for r in self.replicas if r.phase == "running" and r.probe_due(now)]
         results = await asyncio.gather(*(
             http.probe(HOST, self.ports.replica_management(r.deployment, r.slot),
-                       services.READINESS_PATH, PROBE_TIMEOUT_SECONDS) for r in running))
+                       services.READINESS_PATH, READINESS_TIMEOUT_SECONDS) for r in running))
         for replica, status in zip(running, results):
             if replica.phase == "running":  # it may have died during the probe
                 was_ready = replica.ready
-                replica.probed(status == 200)
+                replica.probed(status == 200, now)
                 if replica.ready != was_ready:
                     log.info("%s %s", replica.pod, "ready" if replica.ready else "not ready")
 

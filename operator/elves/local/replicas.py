@@ -15,8 +15,13 @@ from elves.local.ports import MAX_SLOTS
 # Exit code of the JVM on -XX:+ExitOnOutOfMemoryError; reported as Kubernetes does for a
 # container killed at its memory limit.
 OOM_EXIT_CODE = 3
-# Readiness is lost after this many failed probes in a row (a 1.5 s freeze keeps a replica
-# in rotation, as Kubernetes' failureThreshold would).
+# Readiness probes with the chart's timing (charts/elves/values.yaml, services.*.probes.readiness;
+# a test keeps them equal): a replica in rotation is probed every 5 s with a 3 s timeout and
+# leaves it after 3 failures in a row, so a replica busy with load stays in (readiness reports
+# its dependencies, not CPU pressure) and a 1.5 s freeze changes nothing. A replica not yet
+# ready is probed every round (1 s), so a start shows at once.
+READINESS_PERIOD_SECONDS = 5.0
+READINESS_TIMEOUT_SECONDS = 3.0
 PROBE_FAILURE_THRESHOLD = 3
 # A replica that ran this long before it died starts its back-off from zero again.
 STABLE_SECONDS = 60.0
@@ -59,6 +64,7 @@ class Replica:
     pid: int | None = None
     ready: bool = False
     probe_failures: int = 0
+    next_probe_at: float = 0.0  # monotonic; a ready replica is probed every READINESS_PERIOD_SECONDS
     restarts: int = 0
     crashes_in_a_row: int = 0
     started_at: float = 0.0
@@ -85,7 +91,11 @@ class Replica:
         self.phase, self.pid, self.ready, self.stopped = "crashed", None, False, False
         self.restart_at = now + restart_delay(self.crashes_in_a_row)
 
-    def probed(self, ok: bool) -> None:
+    def probe_due(self, now: float) -> bool:
+        return not self.ready or now >= self.next_probe_at
+
+    def probed(self, ok: bool, now: float) -> None:
+        self.next_probe_at = now + READINESS_PERIOD_SECONDS
         if ok:
             self.ready, self.probe_failures = True, 0
         else:

@@ -108,6 +108,8 @@ def environment(settings: Settings, layout: Layout, ports: Ports,
         "SPRING_RABBITMQ_PASSWORD": layout.secret("rabbitmq-password"),
         "JAVA_TOOL_OPTIONS": java_tool_options(spec.memory_bytes),
     })
+    if spec.name in (GATEWAY, REGISTRY):
+        env["ELVES_SERVICE_KEY"] = layout.secret("service-key")
     if spec.name == GATEWAY:
         env["ELVES_JWT_SECRET"] = layout.secret("jwt-secret")
         env["ELVES_REGISTRY_URL"] = ports.url(ports.registry)
@@ -120,4 +122,9 @@ def environment(settings: Settings, layout: Layout, ports: Ports,
     env.update(spec.env)
     env["SERVER_PORT"] = str(server)
     env["MANAGEMENT_SERVER_PORT"] = str(management)
+    # Every replica listens on loopback only, like the rest of the local stack. (Spring refuses a
+    # management address when management shares the server's port, as the ingestor's does.)
+    env["SERVER_ADDRESS"] = HOST
+    if management != server:
+        env["MANAGEMENT_SERVER_ADDRESS"] = HOST
     return env

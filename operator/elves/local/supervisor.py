@@ -30,7 +30,7 @@ from elves.local.operations import Operation, Operations
 from elves.local.ports import HOST, Ports
 from elves.local.processes import write_children
 from elves.local.prometheus_config import render_targets
-from elves.local.proxy import RoundRobinProxy
+from elves.local.proxy import Balancer
 from elves.local.reconciler import Reconciler
 from elves.local.replicas import Replica
 from elves.settings import Settings
@@ -54,8 +54,8 @@ class Supervisor:
                                  self.operations, self._record_children)
         self.reconciler = Reconciler(settings, self.layout, self.ports, self.background,
                                      self.operations, self._record_children)
-        self.proxies = {name: RoundRobinProxy(name, self.reconciler.ready_backends(name))
-                        for name in self.ports.proxied()}
+        self.proxy = Balancer(self.layout, self.ports,
+                              {name: self.reconciler.ready_backends(name) for name in self.ports.proxied()})
         self._lock = StateLock(self.layout)
         self._recorded: object = None
 
@@ -69,11 +69,11 @@ class Supervisor:
         api = None
         code = 0
         try:
-            api = await http.serve(ControlApi(self).handle, HOST, self.ports.supervisor)
+            api = await http.serve(ControlApi(self, self.layout.secret("control-token")).handle, HOST,
+                                   self.ports.supervisor)
             if not await self._unless_stopped(self.infra.start_all()):
                 return code
-            for name, port in self.ports.proxied().items():
-                await self.proxies[name].start(HOST, port)
+            await self.proxy.start()
             self.phase = "running"
             log.info("infrastructure ready; starting the service replicas")
             self.background.spawn(self._watch_loop())
@@ -105,8 +105,7 @@ class Supervisor:
 
     async def _shutdown(self) -> None:
         log.info("stopping every child")
-        for proxy in self.proxies.values():
-            await proxy.close()
+        await self.proxy.close()
         # Taken before the background tasks are cancelled: a cancelled stop of a
         # terminating replica forgets its child, which must still be stopped here.
         replicas = list(self.reconciler.children.values())
@@ -132,11 +131,12 @@ class Supervisor:
     async def _probe_loop(self) -> None:
         while True:
             await self.reconciler.probe()
+            self.proxy.sync()  # readiness decides the rotation, at once
             await asyncio.sleep(PROBE_SECONDS)
 
     def _record_children(self) -> None:
         """Keep children.json (for cleanup) and Prometheus' targets in step with the table."""
-        children = [*self.infra.children.values(), *self.reconciler.children.values()]
+        children = [*self.infra.children.values(), *self.reconciler.children.values(), *self.proxy.children()]
         replicas = self.reconciler.replicas
         key = (tuple(sorted((c.name, c.pid) for c in children if c.running())),
                tuple(sorted((r.pod, r.phase == "terminating") for r in replicas)))
@@ -158,18 +158,21 @@ class Supervisor:
         return self.infra.restartable()
 
     def state(self) -> dict[str, Any]:
-        return views.state(pid=os.getpid(), phase=self.phase, started_at=self.started_at,
-                           state_dir=self.layout.root, ports=self.ports, infra=self.infra,
-                           reconciler=self.reconciler, operations=self.operations)
+        return {**views.state(pid=os.getpid(), phase=self.phase, started_at=self.started_at,
+                              state_dir=self.layout.root, ports=self.ports, infra=self.infra,
+                              reconciler=self.reconciler, operations=self.operations),
+                "proxy": self.proxy.view()}
 
     def metrics(self) -> str:
-        return views.metrics(self.reconciler, self.proxies)
+        return views.metrics(self.reconciler, self.proxy)
 
     def scale(self, deployment: str, replicas: int) -> None:
         self.reconciler.scale(deployment, replicas)
 
     def kill(self, deployment: str, pod: str | None) -> Replica | None:
-        return self.reconciler.kill(deployment, pod)
+        replica = self.reconciler.kill(deployment, pod)
+        self.proxy.sync()  # out of rotation now; a connection that races the kill is retried elsewhere
+        return replica
 
     def signal(self, deployment: str, pod: str | None, sig: signal.Signals,
                resume_after: float | None) -> list[Replica]:

@@ -13,7 +13,7 @@ from elves.local import kube_state
 from elves.local.infra_runner import InfraRunner
 from elves.local.operations import Operations
 from elves.local.ports import Ports
-from elves.local.proxy import RoundRobinProxy
+from elves.local.proxy import Balancer
 from elves.local.reconciler import Reconciler
 from elves.local.replicas import Replica, is_settled
 
@@ -67,14 +67,14 @@ def state(*, pid: int, phase: str, started_at: float, state_dir: Path, ports: Po
     }
 
 
-def metrics(reconciler: Reconciler, proxies: Mapping[str, RoundRobinProxy]) -> str:
-    """kube-state-metrics' series of the replicas, and the proxies' counters."""
+def metrics(reconciler: Reconciler, proxy: Balancer) -> str:
+    """kube-state-metrics' series of the replicas, and the proxy's counters."""
     lines = ["# HELP elves_local_proxy_connections_total Connections accepted by the local proxy.",
              "# TYPE elves_local_proxy_connections_total counter"]
-    lines += [f'elves_local_proxy_connections_total{{service="{n}"}} {p.connections_total}'
-              for n, p in proxies.items()]
-    lines += ["# HELP elves_local_proxy_rejected_total Connections closed for want of a ready replica.",
+    lines += [f'elves_local_proxy_connections_total{{service="{n}"}} {c}'
+              for n, c in proxy.connections_total.items()]
+    lines += ["# HELP elves_local_proxy_rejected_total Requests answered 503 for want of a ready replica.",
               "# TYPE elves_local_proxy_rejected_total counter"]
-    lines += [f'elves_local_proxy_rejected_total{{service="{n}"}} {p.rejected_total}'
-              for n, p in proxies.items()]
+    lines += [f'elves_local_proxy_rejected_total{{service="{n}"}} {c}'
+              for n, c in proxy.rejected_total.items()]
     return kube_state.render(reconciler.specs.values(), reconciler.replicas) + "\n".join(lines) + "\n"

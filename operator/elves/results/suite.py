@@ -107,10 +107,12 @@ def wait_until_settled(out=sys.stdout, timeout: float = SETTLE_TIMEOUT_SECONDS) 
     """Wait (bounded) until the local stack runs no operation and is ready: a case stopped in
     the middle leaves a reset running, and the next case's own reset would be refused (409)."""
     from elves.local.client import SupervisorClient, SupervisorUnreachable
+    from elves.local.layout import Layout
     from elves.local.ports import Ports
     from elves.settings import Settings
 
-    client = SupervisorClient(Ports(Settings.from_env().port_offset))
+    settings = Settings.from_env()
+    client = SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

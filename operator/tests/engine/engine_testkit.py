@@ -138,8 +138,9 @@ class KnownRun:
             samples.append(('kube_deployment_status_replicas_ready{namespace="elves",deployment="gateway"}', 2, t))
             pod = 'namespace="elves",pod="ingestor-0",container="ingestor"'
             samples.append((f"kube_pod_container_status_restarts_total{{{pod}}}", 1 if offset >= 30 else 0, t))
-            if offset >= 30:
+            if offset >= 30:  # the kernel's OOM kill: reason OOMKilled, exit code 137
                 samples.append((f'kube_pod_container_status_last_terminated_reason{{{pod},reason="OOMKilled"}}', 1, t))
+                samples.append((f'kube_pod_container_status_last_terminated_exitcode{{{pod}}}', 137, t))
             samples.append(('kube_pod_container_status_restarts_total{namespace="elves",pod="registry-0",container="registry"}',
                             5, t))
             if 15 <= offset <= 75:  # the journeys' retries (lib/http.js elves_retries)
@@ -156,8 +157,17 @@ class KnownRun:
                             0.05 * max(0, offset - 10) / 5, t))
             samples.append((f"process_cpu_time_ns_total{{{jvm}}}", 0.5e9 * offset, t))
             if offset >= 50:  # a gateway pod first seen with one restart already: new in the run
-                samples.append(('kube_pod_container_status_restarts_total{namespace="elves",pod="gateway-1",'
-                                'container="gateway"}', 1, t))
+                gateway = 'namespace="elves",pod="gateway-1",container="gateway"'
+                samples.append((f"kube_pod_container_status_restarts_total{{{gateway}}}", 1, t))
+                # ... after its JVM ran out of heap: ExitOnOutOfMemoryError exits with code 3,
+                # which Kubernetes reports as reason Error; it counts as an OOM kill too.
+                samples.append((f'kube_pod_container_status_last_terminated_reason{{{gateway},reason="Error"}}', 1, t))
+                samples.append((f"kube_pod_container_status_last_terminated_exitcode{{{gateway}}}", 3, t))
+                # A registry pod that crashed otherwise (exit code 1): a restart, not an OOM kill.
+                crashed = 'namespace="elves",pod="registry-1",container="registry"'
+                samples.append((f"kube_pod_container_status_restarts_total{{{crashed}}}", 1, t))
+                samples.append((f'kube_pod_container_status_last_terminated_reason{{{crashed},reason="Error"}}', 1, t))
+                samples.append((f"kube_pod_container_status_last_terminated_exitcode{{{crashed}}}", 1, t))
         return samples
 
 

@@ -44,9 +44,12 @@ def test_queue_depth_max_and_final_per_queue_including_dlq(results):
 
 def test_restarts_oom_kills_and_the_replica_timeline(results):
     ingestor = results.deployments["ingestor"]
-    assert (ingestor.restarts, ingestor.oom_kills) == (1, 1)
-    assert results.deployments["registry"].restarts == 0  # its 5 restarts happened before the run
-    assert results.deployments["gateway"].restarts == 1  # a pod first seen in the run counts from 0
+    assert (ingestor.restarts, ingestor.oom_kills) == (1, 1)  # the kernel's OOM kill (OOMKilled, 137)
+    # registry-0's 5 restarts happened before the run; registry-1 crashed in it with exit code 1.
+    assert (results.deployments["registry"].restarts, results.deployments["registry"].oom_kills) == (1, 0)
+    # A pod first seen in the run counts from 0; its JVM's exit code 3 (ExitOnOutOfMemoryError,
+    # reason Error) is an OOM kill as well.
+    assert (results.deployments["gateway"].restarts, results.deployments["gateway"].oom_kills) == (1, 1)
     assert [(p.desired, p.ready) for p in ingestor.timeline] == [(1, 1), (0, 0), (1, 0), (1, 1)]
     assert [p.t for p in ingestor.timeline][1] == pytest.approx(30, abs=5)
     assert (ingestor.replicas_min, ingestor.replicas_max) == (0, 1)
@@ -104,6 +107,7 @@ def test_verdict_on_the_analysed_run(results, known_run_prometheus):
         {"metric": "queue_depth_max", "queue": INGESTOR_QUEUE, "op": "<", "value": 500},
         {"metric": "pod_restarts", "deployment": "ingestor", "op": "==", "value": 0},
         {"metric": "oom_kills", "op": "<=", "value": 1},
+        {"metric": "oom_kills", "deployment": "registry", "op": "==", "value": 0},
         {"metric": "drain_seconds", "op": "<", "value": "30s"},
         {"metric": "http_req_duration_p99", "op": "<", "value": "1s"},
         {"promql": 'max_over_time(kube_deployment_spec_replicas{deployment="ingestor"}[100s])', "op": "==", "value": 1},
@@ -115,7 +119,10 @@ def test_verdict_on_the_analysed_run(results, known_run_prometheus):
     assert table["http_req_failed_rate{getStatus}"] == (pytest.approx(3 / 63), False)
     assert table[f"queue_depth_max{{{INGESTOR_QUEUE}}}"] == (302, True)
     assert table["pod_restarts{ingestor}"] == (1, False)
-    assert table["oom_kills"] == (1, True)
+    # The ingestor's kernel OOM kill and the gateway JVM's exit code 3 (the objective an
+    # exit code 3 used to pass wrongly); the registry's exit code 1 is no OOM kill.
+    assert table["oom_kills"] == (2, False)
+    assert table["oom_kills{registry}"] == (0, True)
     assert table["drain_seconds"] == (25, True)
     # No latency histograms in this history: a check without data fails and says why.
     assert table["http_req_duration_p99"] == (None, False)

@@ -134,6 +134,31 @@ def test_breakpoint_is_a_linear_ramp_to_the_rate(make_loadtest):
     assert plan.rate_at(segments, 600) == pytest.approx(10.0)
 
 
+def test_a_breakpoint_ramp_warms_up_first_by_default(make_loadtest):
+    load = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                               "profile": "breakpoint"}).spec.load
+    assert load.warmup_seconds == 60
+    segments = plan.rate_profile(load)
+    assert plan.rate_at(segments, 60) == pytest.approx(1.0)  # a tenth of the peak after the warm-up
+    assert (segments[1].start, segments[1].start_rate) == (60, pytest.approx(1.0))
+    short = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "2m",
+                                "profile": "breakpoint"}).spec.load
+    assert short.warmup_seconds == 24  # a fifth of a short ramp
+    off = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "2m",
+                              "profile": "breakpoint", "warmup": "0s"}).spec.load
+    assert off.warmup_seconds == 0 and plan.rate_at(plan.rate_profile(off), 0) == 0
+    assert plan.plan_runs(make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                                              "profile": "breakpoint"}))[0].warmup_seconds == 60
+
+
+def test_a_flat_rate_has_no_warmup_and_a_warmup_needs_a_profile(make_loadtest):
+    from elves.engine.models import SpecError
+
+    assert make_loadtest(load={"scenario": "system-mix", "rate": "60/s", "duration": "1m"}).spec.load.warmup_seconds == 0
+    with pytest.raises((SpecError, ValueError), match="warmup needs a profile"):
+        make_loadtest(load={"scenario": "system-mix", "rate": "60/s", "duration": "1m", "warmup": "10s"})
+
+
 def test_endurance_ramps_up_within_a_minute_then_holds():
     stages = plan.profile_stages("endurance", 4.0, 3600)
     assert stages == [(60.0, 4.0), (3540.0, 4.0)]

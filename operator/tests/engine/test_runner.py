@@ -18,9 +18,9 @@ from urllib.parse import parse_qs, urlparse
 import jwt
 import pytest
 
-from elves.engine.models import FaultAction, ScaleFault, System
+from elves.engine.models import FaultAction, ScaleFault, System, parse_loadtest
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
-from elves.engine.runner import Context, Event, Timeouts, abort, step
+from elves.engine.runner import Context, Event, Timeouts, abort, set_condition, set_outcome_conditions, step
 from elves.engine.status import ContainerWatch, DeploymentSnapshot, LoadTestStatus, SystemSnapshot
 from engine_testkit import free_port
 
@@ -115,6 +115,9 @@ class FakePlatform:
 
     def jwt_secret(self) -> str:
         return JWT_SECRET
+
+    def service_key(self) -> str:
+        return "service-key-of-the-fake"
 
     def start_load(self, run: LoadRun) -> None:
         self.calls.append(("start_load", run))
@@ -240,9 +243,15 @@ def test_the_load_run_carries_the_plan(make_loadtest, platform, clock):
                                       "parallelism": 2})), platform, clock)
     (run,) = platform.called("start_load")
     assert run.test_id == "local/unit/0" and run.parallelism == 2 and run.duration_seconds == 60
-    users = [jwt.decode(t, JWT_SECRET, algorithms=["HS256"])["sub"] for t in run.tokens]
-    assert users == ["loadtest-user-0000", "loadtest-user-0001", "loadtest-user-0002"]
-    assert jwt.decode(run.admin_token, JWT_SECRET, algorithms=["HS256"])["admin"] is True
+    claims = [jwt.decode(t, JWT_SECRET, algorithms=["HS256"], audience="elves-gateway", issuer="elves")
+              for t in run.tokens]
+    assert [c["sub"] for c in claims] == ["loadtest-user-0000", "loadtest-user-0001", "loadtest-user-0002"]
+    admin = jwt.decode(run.admin_token, JWT_SECRET, algorithms=["HS256"], audience="elves-gateway")
+    assert admin["admin"] is True
+    # The run's tokens expire with the run (its minute of load plus the start, setup and grace
+    # waits), not a day later.
+    assert all(c["exp"] - c["iat"] <= 60 + 3600 for c in claims + [admin])
+    assert run.service_key == "service-key-of-the-fake"
     assert set(run.scenarios) == {"getData", "getStatus", "getHistory", "getAllHistory"}
 
 
@@ -344,3 +353,64 @@ def test_abort_restores_and_releases(make_loadtest, platform, clock):
     assert platform.called("restore") and platform.lock_holder is None
     # A final status stays final.
     assert step(ctx, result.status, platform, clock).status.phase == "Error"
+
+
+def _conditions(status: LoadTestStatus) -> dict[str, tuple[str, str]]:
+    return {c.type: (c.status, c.reason) for c in status.conditions}
+
+
+def test_job_like_conditions_say_when_and_how_the_test_ended(make_document, platform, clock):
+    document = make_document()
+    document["metadata"]["generation"] = 3
+    ctx = Context(parse_loadtest(document))
+    status = LoadTestStatus()
+    for _ in range(5):
+        status = step(ctx, status, platform, clock).status
+        clock.t += 1
+    assert status.phase == "Running"
+    # Under way: Completed, Failed and Ready are False, with the phase as the reason.
+    assert {t: v for t, v in _conditions(status).items() if t in ("Completed", "Failed", "Ready")} == {
+        "Completed": ("False", "Running"), "Failed": ("False", "Running"), "Ready": ("False", "Running")}
+    ended = abort(ctx, status, platform, clock, "the LoadTest was deleted").status
+    # Ended in Error: Completed (so `kubectl wait --for=condition=Completed` returns), and Failed.
+    assert _conditions(ended)["Completed"] == ("True", "Error")
+    assert _conditions(ended)["Failed"] == ("True", "Aborted")
+    assert _conditions(ended)["Ready"] == ("False", "Error")
+    assert {c.observed_generation for c in ended.conditions} == {3}
+    assert len({c.type for c in ended.conditions}) == len(ended.conditions)  # a map keyed by type
+
+
+@pytest.mark.parametrize(("phase", "passed", "completed", "failed", "ready"), [
+    ("Succeeded", "True", ("True", "Succeeded"), ("False", "Succeeded"), ("True", "Succeeded")),
+    ("Failed", "False", ("True", "Failed"), ("True", "ObjectivesMissed"), ("False", "Failed")),
+])
+def test_a_test_with_a_verdict_is_completed_and_ready_or_failed_by_it(phase, passed, completed, failed, ready):
+    status = LoadTestStatus(phase=phase, observed_generation=2)
+    set_condition(status, "Passed", passed, "ObjectivesMet" if passed == "True" else "ObjectivesMissed",
+                  "" if passed == "True" else "lost_requests: observed 3, wanted == 0", 0.0)
+    set_outcome_conditions(status, 1.0)
+    conditions = _conditions(status)
+    assert (conditions["Completed"], conditions["Failed"], conditions["Ready"]) == (completed, failed, ready)
+    if phase == "Failed":
+        (missed,) = [c for c in status.conditions if c.type == "Failed"]
+        assert missed.message == "lost_requests: observed 3, wanted == 0" and missed.observed_generation == 2
+
+
+class _Replicas:
+    """A Prometheus stand-in that answers the two replica queries."""
+
+    def __init__(self, desired, ready):
+        self.answers = {"desired": desired, "ready": ready}
+
+    def by_label(self, expr, label, time=None):
+        return self.answers["desired" if "spec_replicas" in expr else "ready"]
+
+
+def test_the_load_waits_until_prometheus_has_seen_the_replicas_ready():
+    from elves.engine.runner import replicas_not_yet_seen_ready
+
+    # Just after a start the last scrape still says 0 ready: "ready min 0" for a deployment nobody touched.
+    assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "registry": 1}, {"gateway": 0, "registry": 1})) \
+        == ["gateway"]
+    assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "ingestor": 0}, {"gateway": 1})) == []
+    assert replicas_not_yet_seen_ready(_Replicas({}, {})) == []

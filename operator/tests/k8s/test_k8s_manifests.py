@@ -19,14 +19,14 @@ DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 def a_run(**changes) -> LoadRun:
     fields = dict(test_id="team-a/case-3/2", script="/scenarios/system-mix.js",
                   scenarios={"getData": {"exec": "getData"}}, parallelism=3, duration_seconds=60,
-                  tokens=["t1", "t2"], admin_token="admin")
+                  tokens=["t1", "t2"], admin_token="admin", service_key="the-service-key")
     fields.update(changes)
     return LoadRun(**fields)
 
 
 def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
     env = manifests.runner_pod_env(a_run(), "http://prometheus:9090/", "http://gateway.elves.svc:8080",
-                               "http://registry.elves.svc:8081")
+                                   "http://registry.elves.svc:8081", "elves-case-3-2-runner")
     testrun = manifests.testrun(LOADTEST, a_run(), ("elves-case-3-2-script", "archive.tar"), "grafana/k6:1.8.1", env)
     assert (testrun["apiVersion"], testrun["kind"]) == ("k6.io/v1alpha1", "TestRun")
     spec = testrun["spec"]
@@ -34,15 +34,41 @@ def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
     assert spec["arguments"] == "--out experimental-prometheus-rw --tag testid=team-a/case-3/2"
     assert spec["script"] == {"configMap": {"name": "elves-case-3-2-script", "file": "archive.tar"}}
     assert spec["runner"]["image"] == "grafana/k6:1.8.1"
-    variables = {e["name"]: e["value"] for e in spec["runner"]["env"]}
+    variables = {e["name"]: e["value"] for e in spec["runner"]["env"] if "value" in e}
     assert variables["K6_PROMETHEUS_RW_SERVER_URL"] == "http://prometheus:9090/api/v1/write"
     assert variables["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] == "true"
     assert variables["K6_PROMETHEUS_RW_STALE_MARKERS"] == "true"
     assert (variables["ELVES_BASE_URL"], variables["ELVES_REGISTRY_URL"]) == \
         ("http://gateway.elves.svc:8080", "http://registry.elves.svc:8081")
-    assert (variables["ELVES_TOKENS"], variables["ELVES_ADMIN_TOKEN"], variables["ELVES_TEST_ID"]) == \
-        ("t1,t2", "admin", "team-a/case-3/2")
+    assert variables["ELVES_TEST_ID"] == "team-a/case-3/2"
     assert json.loads(variables["ELVES_K6_SCENARIOS"]) == {"getData": {"exec": "getData"}}
+
+
+def test_credentials_reach_the_runners_only_through_the_runs_secret():
+    run = a_run()
+    secret = manifests.runner_secret(LOADTEST, run)
+    assert secret["metadata"]["name"] == "elves-case-3-2-runner" and secret["type"] == "Opaque"
+    assert secret["metadata"]["ownerReferences"][0]["uid"] == "1234-abcd", "deleted with the LoadTest"
+    decoded = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert decoded == {"ELVES_TOKENS": "t1,t2", "ELVES_ADMIN_TOKEN": "admin", "ELVES_SERVICE_KEY": "the-service-key"}
+    env = manifests.runner_pod_env(run, "http://p", "http://g", "http://r", secret["metadata"]["name"])
+    testrun = manifests.testrun(LOADTEST, run, ("cm", "archive.tar"), "k6", env)
+    refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in testrun["spec"]["runner"]["env"] if "valueFrom" in e}
+    assert refs == {name: {"name": "elves-case-3-2-runner", "key": name} for name in decoded}
+    text = json.dumps(testrun)
+    assert "t1,t2" not in text and "the-service-key" not in text and "admin\"" not in text
+    assert testrun["spec"]["arguments"].count("t1") == 0
+
+
+def test_runner_pods_are_restricted_and_bounded():
+    env = manifests.runner_pod_env(a_run(), "http://p", "http://g", "http://r", "s")
+    runner = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env)["spec"]["runner"]
+    assert runner["securityContext"]["runAsNonRoot"] is True
+    assert runner["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    container = runner["containerSecurityContext"]
+    assert container["allowPrivilegeEscalation"] is False and container["capabilities"] == {"drop": ["ALL"]}
+    assert container["readOnlyRootFilesystem"] is True and runner["automountServiceAccountToken"] is False
+    assert set(runner["resources"]) == {"requests", "limits"}
 
 
 def test_arguments_survive_k6_operators_split_on_single_spaces():
@@ -51,8 +77,9 @@ def test_arguments_survive_k6_operators_split_on_single_spaces():
 
 
 def test_children_are_owned_by_the_loadtest_and_labelled_with_it():
-    env = manifests.runner_pod_env(a_run(), "http://p", "http://g", "http://r")
+    env = manifests.runner_pod_env(a_run(), "http://p", "http://g", "http://r", "s")
     for child in (manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env),
+                  manifests.runner_secret(LOADTEST, a_run()),
                   manifests.script_configmap(LOADTEST, 2, b"tar"),
                   manifests.report_configmap(LOADTEST, "<html>", "{}")):
         meta = child["metadata"]

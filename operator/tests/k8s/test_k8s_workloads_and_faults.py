@@ -3,6 +3,7 @@ what only the local mode can do."""
 
 from __future__ import annotations
 
+import base64
 import copy
 from datetime import datetime, timezone
 from typing import Any
@@ -10,11 +11,11 @@ from typing import Any
 import pytest
 
 from elves.engine.models import Fault, parse_loadtest
-from elves.engine.status import ContainerWatch
+from elves.engine.status import ContainerWatch, EnvVar, SystemSnapshot
 from elves.engine.units import Cpu, Memory
 from elves.k8s import workloads
-from elves.k8s.faults import KILL_SECONDS, cluster_problems
-from elves.k8s.platform import KubernetesPlatform
+from elves.k8s.faults import KILL_SECONDS, Caps, cluster_problems
+from elves.k8s.platform import KubernetesPlatform, LoadError
 from elves.k8s.settings import OperatorSettings
 
 
@@ -158,6 +159,9 @@ class RecordingKube:
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.pods_by_name.get(name)
 
+    def secret(self, namespace: str, name: str) -> dict[str, Any]:
+        return {"data": {"jwt-secret": base64.b64encode(b"k" * 64).decode()}}
+
     def exec_in_pod(self, namespace: str, name: str, container: str, command: list[str]) -> str:
         self.calls.append(("exec", name, container))
         if self.exec_error is not None:
@@ -258,3 +262,36 @@ def test_what_only_the_local_mode_can_do_is_named_by_field():
     local_script = spec(load={"script": {"path": "custom.js"}, "rate": "60/min", "duration": "1m"})
     assert cluster_problems(local_script)[0].startswith("spec.load.script.path: a file path works in local mode only")
     assert cluster_problems(spec()) == []
+
+
+def test_more_than_the_caps_allow_is_refused_naming_the_field():
+    caps = Caps(max_replicas=4, max_memory_bytes=1024**3)
+    problems = cluster_problems(spec(
+        system={"replicas": {"ingestor": 5}, "resources": {"registry": {"memory": "2Gi"}}},
+        sweep={"system.replicas.gateway": [1, 8]},
+        faults=[{"at": "10s", "scale": {"deployment": "ingestor", "replicas": 50}},
+                {"at": "20s", "resources": {"deployment": "ingestor", "memory": "8Gi"}}]), caps)
+    fields = {p.split(":")[0] for p in problems}
+    assert fields == {"spec.system.replicas.ingestor", "spec.system.resources.registry.memory",
+                      "spec.system.replicas.gateway", "spec.faults[0].scale.replicas",
+                      "spec.faults[1].resources.memory"}
+    assert any("operator.limits.maxReplicas" in p and "sweep point 1" in p for p in problems)
+    assert cluster_problems(spec(system={"replicas": {"ingestor": 4}}), caps) == []
+
+
+def test_only_the_snapshot_the_operator_recorded_is_restored():
+    kube = RecordingKube()
+    platform = a_platform(kube)
+    snapshot = platform.snapshot_system()
+    assert snapshot.seal
+    platform.restore_system(SystemSnapshot.model_validate(snapshot.model_dump()))  # as read back from status
+    # Someone who may write the LoadTest's status slips a setting of their own into the snapshot.
+    forged = snapshot.model_copy(deep=True)
+    forged.deployments["gateway"].env.append(EnvVar(name="ELVES_JWT_SECRET", value="mine"))
+    unsealed = snapshot.model_copy(update={"seal": None})
+    for bad in (forged, unsealed):
+        kube.calls.clear()
+        with pytest.raises(LoadError, match="not what the operator recorded"):
+            platform.restore_system(bad)
+        assert kube.calls == [], "nothing patched"
+

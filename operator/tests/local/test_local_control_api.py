@@ -63,8 +63,12 @@ class StandInControl:
         return Operation("reset-2", "reset", "system", started_at=2.0)
 
 
-def call(api: ControlApi, method: str, path: str, body: dict | None = None):
-    request = Request(method, path, {}, json.dumps(body).encode() if body is not None else b"")
+TOKEN = "control-token-of-the-test"
+
+
+def call(api: ControlApi, method: str, path: str, body: dict | None = None, headers: dict | None = None):
+    headers = {"authorization": f"Bearer {TOKEN}"} if headers is None else headers
+    request = Request(method, path, {}, json.dumps(body).encode() if body is not None else b"", headers)
     response = asyncio.run(api.handle(request))
     text = response.body.decode()
     return response.status, json.loads(text) if response.content_type == "application/json" else text
@@ -78,7 +82,7 @@ def control():
 @pytest.fixture
 def api(control) -> ControlApi:
     stand_in: Control = control  # the stand-in satisfies the protocol the API depends on
-    return ControlApi(stand_in)
+    return ControlApi(stand_in, TOKEN)
 
 
 def test_unknown_paths_and_methods(api):
@@ -152,3 +156,22 @@ def test_the_local_modules_import_each_other_in_one_direction():
     for module in sorted(graph):
         visit(module, ())
     assert "supervisor" not in graph["control_api"]
+
+
+def test_every_call_but_health_and_metrics_needs_the_token(api):
+    assert call(api, "GET", "/healthz", headers={})[0] == 200
+    assert call(api, "GET", "/metrics", headers={})[0] == 200
+    for method, path in [("GET", "/state"), ("POST", "/scale"), ("POST", "/kill"), ("POST", "/reset")]:
+        assert call(api, method, path, {}, headers={})[0] == 401, path
+        assert call(api, method, path, {}, headers={"authorization": "Bearer wrong"})[0] == 401, path
+    status, body = call(api, "GET", "/state", headers={"authorization": "Basic " + TOKEN})
+    assert status == 401 and "control-token" in body["error"]
+
+
+def test_a_browsers_cross_origin_request_is_refused_even_with_the_token(api):
+    token = {"authorization": f"Bearer {TOKEN}"}
+    for extra in ({"origin": "https://evil.example"}, {"origin": "null"}, {"sec-fetch-site": "cross-site"}):
+        status, body = call(api, "POST", "/kill", {"deployment": "ingestor"}, headers={**token, **extra})
+        assert status == 403 and "cross-origin" in body["error"], extra
+    assert call(api, "GET", "/metrics", headers={"origin": "https://evil.example"})[0] == 403
+

@@ -48,7 +48,8 @@ def test_prometheus_scrapes_services_rabbitmq_queues_and_the_supervisor(tmp_path
     assert config["global"]["scrape_interval"] == "5s"
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
     assert jobs["rabbitmq-queues"]["metrics_path"] == "/metrics/detailed"
-    assert jobs["rabbitmq-queues"]["params"] == {"family": ["queue_coarse_metrics", "queue_consumer_count"]}
+    assert jobs["rabbitmq-queues"]["params"] == {"family": ["queue_coarse_metrics", "queue_consumer_count",
+                                                            "channel_queue_metrics", "channel_queue_exchange_metrics"]}
     assert jobs["rabbitmq"]["static_configs"][0]["targets"] == ["127.0.0.1:15693"]
     assert jobs["kube-state-metrics"]["honor_labels"] is True
     assert jobs["kube-state-metrics"]["static_configs"][0]["targets"] == ["127.0.0.1:9400"]

@@ -1,8 +1,12 @@
 """The reconciler: scaling, crash restarts with back-off, rolling restarts without loss."""
 
+from pathlib import Path
+
+import yaml
+
 from elves.local.replicas import (
-    DeploymentSpec, Replica, Restart, Start, Stop, exit_code_of, is_settled, plan,
-    restart_delay, terminated_reason,
+    PROBE_FAILURE_THRESHOLD, READINESS_PERIOD_SECONDS, READINESS_TIMEOUT_SECONDS, DeploymentSpec, Replica,
+    Restart, Start, Stop, exit_code_of, is_settled, plan, restart_delay, terminated_reason,
 )
 
 
@@ -92,12 +96,30 @@ def test_crashed_replica_with_old_settings_is_replaced_not_restarted():
 
 def test_readiness_survives_two_failed_probes_but_not_three():
     replica = running(0, ready=False)
-    replica.probed(True)
-    replica.probed(False)
-    replica.probed(False)
+    replica.probed(True, now=0.0)
+    replica.probed(False, now=5.0)
+    replica.probed(False, now=10.0)
     assert replica.ready
-    replica.probed(False)
+    replica.probed(False, now=15.0)
     assert not replica.ready
+
+
+def test_a_ready_replica_is_probed_each_period_and_an_unready_one_every_round():
+    replica = running(0, ready=False)
+    assert replica.probe_due(0.0)
+    replica.probed(True, now=0.0)
+    assert not replica.probe_due(READINESS_PERIOD_SECONDS - 0.1)
+    assert replica.probe_due(READINESS_PERIOD_SECONDS)
+    replica.ready = False
+    assert replica.probe_due(0.1)
+
+
+def test_the_local_readiness_probe_has_the_charts_timing():
+    values = yaml.safe_load((Path(__file__).resolve().parents[3] / "charts/elves/values.yaml").read_text())
+    for name in ("gateway", "registry"):
+        readiness = values["services"][name]["probes"]["readiness"]
+        assert (readiness["periodSeconds"], readiness["timeoutSeconds"], readiness["failureThreshold"]) == (
+            READINESS_PERIOD_SECONDS, READINESS_TIMEOUT_SECONDS, PROBE_FAILURE_THRESHOLD), name
 
 
 def test_settled_only_when_all_desired_replicas_are_current_and_ready():

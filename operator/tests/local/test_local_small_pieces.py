@@ -16,10 +16,11 @@ from elves.settings import Settings
 SECRET = "0123456789abcdef0123456789abcdef"
 
 
-def test_token_is_hs256_with_sub_admin_and_expiry():
+def test_token_is_hs256_with_sub_admin_expiry_issuer_and_audience():
     token = make_token(SECRET, "alice", admin=True, ttl_seconds=60, now=1000)
-    claims = jwt.decode(token, SECRET, algorithms=["HS256"], options={"verify_exp": False})
-    assert claims == {"sub": "alice", "admin": True, "iat": 1000, "exp": 1060}
+    claims = jwt.decode(token, SECRET, algorithms=["HS256"], audience="elves-gateway",
+                        options={"verify_exp": False})
+    assert claims == {"sub": "alice", "admin": True, "iat": 1000, "exp": 1060, "iss": "elves", "aud": "elves-gateway"}
     assert jwt.get_unverified_header(token)["alg"] == "HS256"
 
 
@@ -138,3 +139,22 @@ def test_one_test_at_a_time_lock_names_the_holder_and_outlives_no_process(tmp_pa
                           capture_output=True, text=True).stdout.strip()
     platform.layout.loadtest_lock.write_text(json.dumps({"owner": "local/dead", "pid": int(gone)}))
     assert platform.acquire("local/c").ready
+
+
+def test_replicas_listen_on_loopback_and_the_registry_pair_holds_the_service_key(tmp_path):
+    from elves.local import services
+    from elves.local.layout import Layout, generate_secrets
+    from elves.local.replicas import DeploymentSpec, Replica
+
+    settings = Settings.from_env({"ELVES_STATE_DIR": str(tmp_path)})
+    layout = Layout(tmp_path)
+    generate_secrets(layout)
+    ports = Ports(0)
+    env = {name: services.environment(settings, layout, ports, DeploymentSpec(name, 1), Replica(name, 0, 1))
+           for name in ("gateway", "registry", "ingestor")}
+    key = layout.secret("service-key")
+    assert env["gateway"]["ELVES_SERVICE_KEY"] == env["registry"]["ELVES_SERVICE_KEY"] == key
+    assert "ELVES_SERVICE_KEY" not in env["ingestor"]
+    assert all(e["SERVER_ADDRESS"] == "127.0.0.1" for e in env.values())
+    assert env["gateway"]["MANAGEMENT_SERVER_ADDRESS"] == env["registry"]["MANAGEMENT_SERVER_ADDRESS"] == "127.0.0.1"
+    assert "MANAGEMENT_SERVER_ADDRESS" not in env["ingestor"], "Spring refuses it on a shared port"

@@ -25,6 +25,8 @@ PORTS = Ports(OFFSET or 0)
 BASE = PORTS.url(PORTS.supervisor)
 STANDIN = Path(__file__).with_name("standin_service.py")
 REPO = Path(__file__).resolve().parents[3]
+# The control API's client, with the token of the test's state directory once it exists.
+API = requests.Session()
 
 
 def wait_for(condition, seconds, what):
@@ -41,11 +43,11 @@ def wait_for(condition, seconds, what):
 
 
 def state():
-    return requests.get(f"{BASE}/state", timeout=5).json()
+    return API.get(f"{BASE}/state", timeout=5).json()
 
 
 def metric(name, **labels):
-    text = requests.get(f"{BASE}/metrics", timeout=5).text
+    text = API.get(f"{BASE}/metrics", timeout=5).text
     want = [f'{k}="{v}"' for k, v in labels.items()]
     for line in text.splitlines():
         if line.startswith(name + "{") and all(w in line for w in want):
@@ -60,6 +62,7 @@ def supervisor(tmp_path_factory):
     env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": str(OFFSET),
            "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}"}
     generate_secrets(Layout(state_dir))
+    API.headers["Authorization"] = f"Bearer {Layout(state_dir).secret('control-token')}"
     process = subprocess.Popen([sys.executable, "-m", "elves.cli", "local", "supervise"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
     try:
@@ -73,7 +76,7 @@ def supervisor(tmp_path_factory):
 
 def test_a_killed_replica_is_restarted_and_counted(supervisor):
     before = metric("kube_pod_container_status_restarts_total", pod="ingestor-0")
-    killed = requests.post(f"{BASE}/kill", json={"deployment": "ingestor"}, timeout=5).json()
+    killed = API.post(f"{BASE}/kill", json={"deployment": "ingestor"}, timeout=5).json()
     assert killed["killed"] == "ingestor-0"
     wait_for(lambda: metric("kube_pod_container_status_restarts_total", pod="ingestor-0") == before + 1,
              10, "the restart to be counted")
@@ -94,19 +97,19 @@ def test_exit_code_3_of_the_jvm_is_reported_as_oomkilled(supervisor):
 
 
 def test_scale_up_and_down_and_the_proxy_balances(supervisor):
-    requests.post(f"{BASE}/scale", json={"deployment": "gateway", "replicas": 2}, timeout=5)
+    API.post(f"{BASE}/scale", json={"deployment": "gateway", "replicas": 2}, timeout=5)
     wait_for(lambda: metric("kube_deployment_status_replicas_ready", deployment="gateway") == 2,
              15, "two ready gateways")
     answered = {requests.get(PORTS.url(PORTS.gateway), timeout=5).json()["pod"] for _ in range(6)}
     assert answered == {"gateway-0", "gateway-1"}
-    requests.post(f"{BASE}/scale", json={"deployment": "gateway", "replicas": 1}, timeout=5)
+    API.post(f"{BASE}/scale", json={"deployment": "gateway", "replicas": 1}, timeout=5)
     wait_for(lambda: metric("kube_deployment_status_replicas", deployment="gateway") == 1
              and len(state()["deployments"]["gateway"]["pods"]) == 1, 30, "one gateway left")
 
 
 def test_rolling_configure_replaces_the_replica_with_new_settings(supervisor):
     old = state()["deployments"]["registry"]["pods"][0]
-    answer = requests.post(f"{BASE}/configure", timeout=5,
+    answer = API.post(f"{BASE}/configure", timeout=5,
                            json={"deployment": "registry", "env": {"X": "1"}, "memory": "256Mi"})
     assert answer.status_code == 202
     wait_for(lambda: state()["deployments"]["registry"]["settled"]
@@ -116,7 +119,7 @@ def test_rolling_configure_replaces_the_replica_with_new_settings(supervisor):
 
 
 def test_pause_freezes_then_resumes(supervisor):
-    answer = requests.post(f"{BASE}/signal", timeout=5, json={
+    answer = API.post(f"{BASE}/signal", timeout=5, json={
         "deployment": "gateway", "signal": "SIGSTOP", "resumeAfterSeconds": 1})
     assert answer.json()["pods"] == ["gateway-0"]
     pid = state()["deployments"]["gateway"]["pods"][0]["pid"]
@@ -133,7 +136,7 @@ def test_pause_freezes_then_resumes(supervisor):
     ("/infra/restart", {"component": "redis"}, "component"),
 ])
 def test_bad_input_is_a_400_naming_the_field(supervisor, path, body, field):
-    answer = requests.post(f"{BASE}{path}", json=body, timeout=5)
+    answer = API.post(f"{BASE}{path}", json=body, timeout=5)
     assert answer.status_code == 400
     assert field in answer.json()["error"]
 
@@ -172,7 +175,7 @@ def test_local_platform_applies_system_faults_and_restores(supervisor):
 
 
 def test_proxy_answers_503_when_no_replica_is_ready(supervisor):
-    requests.post(f"{BASE}/scale", json={"deployment": "registry", "replicas": 0}, timeout=5)
+    API.post(f"{BASE}/scale", json={"deployment": "registry", "replicas": 0}, timeout=5)
     wait_for(lambda: not state()["deployments"]["registry"]["pods"], 30, "the registry to stop")
     answer = requests.post(PORTS.url(PORTS.registry) + "/api/v1/logs", json={"x": 1}, timeout=5)
     assert answer.status_code == 503
@@ -182,7 +185,7 @@ def test_proxy_answers_503_when_no_replica_is_ready(supervisor):
 def test_sigterm_stops_every_child(supervisor):
     process, state_dir = supervisor
     children = json.loads((state_dir / "run" / "children.json").read_text())
-    assert {c["name"] for c in children} == {"gateway-0", "ingestor-0"}
+    assert {c["name"] for c in children} == {"gateway-0", "ingestor-0", "proxy"}
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 0
     assert not [c for c in children if is_alive(c["pid"], c["startTime"])]

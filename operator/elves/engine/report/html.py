@@ -28,6 +28,16 @@ pre { background: #f7f7f7; padding: 10px; overflow-x: auto; font-size: 12px; }
 """
 
 
+def warmup_text(results: Any) -> str | None:
+    """The warm-up in one sentence (None without one): its requests are in neither table nor verdict."""
+    w = results.warmup
+    if w is None:
+        return None
+    return (f"warm-up: the first {format_duration(results.warmup_seconds)} ({w.requests} requests,"
+            f" p99 {format_seconds(w.p99)}, failed {_fmt(w.error_rate, 'percent')}) are left out of the"
+            " tables, the verdict and the breakpoint")
+
+
 def _fmt(value: Any, kind: str = "number") -> str:
     if value is None:
         return "-"
@@ -142,6 +152,8 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
         parts.append("<h3>Requests</h3>" + _table(
             ["endpoint", "requests", "rate", "failed", "timed out", "retries", "p50", "p90", "p95", "p99", "mean",
              "in flight (Little)"], rows))
+        if warmup_text(results):
+            parts.append(f"<p>{escape(warmup_text(results))}.</p>")
         parts.append(f"<p>Dropped iterations: <b>{results.dropped_iterations}</b>; most VUs busy: "
                      f"{_fmt(results.vus_max)}; drain: "
                      f"{format_seconds(results.drain_seconds) if results.drain_completed else 'did not complete'};"

@@ -9,6 +9,12 @@ public final class ElvesHeaders {
 	/** Longest test id accepted; longer values are rejected with 400. */
 	public static final int TEST_ID_MAX_LENGTH = 200;
 
+	/**
+	 * The registry's service credential: the shared secret that the gateway and the harness
+	 * send and the registry checks on every API call (not on the management port).
+	 */
+	public static final String SERVICE_KEY = "X-Elves-Service-Key";
+
 	private ElvesHeaders() {
 	}
 

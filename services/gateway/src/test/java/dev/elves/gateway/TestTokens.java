@@ -29,13 +29,26 @@ public final class TestTokens {
 	}
 
 	public static String sign(String secret, String user, boolean admin, Instant expires) {
+		JWTClaimsSet.Builder claims = claims(user, expires).claim("admin", admin);
+		return sign(secret, claims.build());
+	}
+
+	/** The claims `elves token` writes for {@code user}, to change one of them. */
+	public static JWTClaimsSet.Builder claims(String user, Instant expires) {
 		JWTClaimsSet.Builder claims = new JWTClaimsSet.Builder().issueTime(new Date())
-			.expirationTime(Date.from(expires))
-			.claim("admin", admin);
+			.issuer("elves")
+			.audience("elves-gateway");
+		if (expires != null) {
+			claims.expirationTime(Date.from(expires));
+		}
 		if (user != null) {
 			claims.subject(user);
 		}
-		SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), claims.build());
+		return claims;
+	}
+
+	public static String sign(String secret, JWTClaimsSet claims) {
+		SignedJWT jwt = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), claims);
 		try {
 			jwt.sign(new MACSigner(secret.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
 		}

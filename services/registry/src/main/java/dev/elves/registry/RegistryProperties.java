@@ -15,14 +15,15 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param resultConcurrency  consumers of the ingestor-result queue [ELVES_REGISTRY_RESULT_CONCURRENCY]
  * @param resultPrefetch     unacknowledged results per consumer (each carries a PNG) [ELVES_REGISTRY_RESULT_PREFETCH]
  * @param retryTimeout       how long a consumer retries while the database is away before it
- *                           returns the messages to the queue [ELVES_REGISTRY_RETRY_TIMEOUT]
+ *                           returns the messages to the queue (one delivery attempt each); keep
+ *                           it under the broker's consumer timeout [ELVES_REGISTRY_RETRY_TIMEOUT]
  * @param migrationRetry     pause between schema migration attempts at start-up [ELVES_REGISTRY_MIGRATION_RETRY]
  */
 @ConfigurationProperties("elves.registry")
 public record RegistryProperties(@DefaultValue("2") int concurrency, @DefaultValue("250") int prefetch,
 		@DefaultValue("100") int batchSize, @DefaultValue("50ms") Duration batchWait,
 		@DefaultValue("2") int resultConcurrency, @DefaultValue("5") int resultPrefetch,
-		@DefaultValue("30s") Duration retryTimeout, @DefaultValue("2s") Duration migrationRetry) {
+		@DefaultValue("25m") Duration retryTimeout, @DefaultValue("2s") Duration migrationRetry) {
 
 	public RegistryProperties {
 		if (concurrency < 1 || resultConcurrency < 1) {

@@ -9,6 +9,7 @@ import java.util.UUID;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import dev.elves.contracts.ElvesHeaders;
 import dev.elves.contracts.Activity;
 import dev.elves.contracts.DataRequest;
 import dev.elves.contracts.Envelope;
@@ -44,10 +45,13 @@ class RegistryIT {
 
 	private static final Duration DEADLINE = Duration.ofSeconds(30);
 
+	private static final String SERVICE_KEY = "registry-it-service-key";
+
 	@DynamicPropertySource
 	static void infrastructure(DynamicPropertyRegistry registry) {
 		ItEnvironment.registerDatabase(registry);
 		ItEnvironment.registerBroker(registry);
+		registry.add("elves.api.service-key", () -> SERVICE_KEY);
 	}
 
 	@LocalServerPort
@@ -63,7 +67,10 @@ class RegistryIT {
 	private EnvelopeMessageConverter converter;
 
 	private RestClient http() {
-		return RestClient.create("http://127.0.0.1:" + this.port);
+		return RestClient.builder()
+			.baseUrl("http://127.0.0.1:" + this.port)
+			.defaultHeader(ElvesHeaders.SERVICE_KEY, SERVICE_KEY)
+			.build();
 	}
 
 	@SuppressWarnings("unchecked")

@@ -32,7 +32,17 @@ public abstract class ClientErrorAdvice {
 
 	@ExceptionHandler
 	ResponseEntity<ApiError> unreadableBody(HttpMessageNotReadableException ex) {
+		for (Throwable cause = ex; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
+			if (cause instanceof BodyLimitFilter.BodyTooLargeException tooLarge) {
+				return tooLarge(tooLarge);
+			}
+		}
 		return answer(HttpStatus.BAD_REQUEST, "body: expected a JSON object like " + this.bodyExample, "body");
+	}
+
+	@ExceptionHandler
+	ResponseEntity<ApiError> tooLarge(BodyLimitFilter.BodyTooLargeException ex) {
+		return ResponseEntity.status(HttpStatus.CONTENT_TOO_LARGE).body(ex.error());
 	}
 
 	@ExceptionHandler

@@ -23,16 +23,47 @@ import org.springframework.amqp.rabbit.core.RabbitTemplate;
  */
 public class ConfirmedPublisher {
 
+	private static final long FIRST_PAUSE_MILLIS = 100;
+
+	private static final long LONGEST_PAUSE_MILLIS = 5_000;
+
 	private final RabbitTemplate template;
 
 	private final Duration confirmTimeout;
+
+	private final Duration patience;
 
 	private final MeterRegistry meters;
 
 	public ConfirmedPublisher(RabbitTemplate template, MessagingProperties properties, MeterRegistry meters) {
 		this.template = template;
 		this.confirmTimeout = properties.confirmTimeout();
+		this.patience = properties.publishPatience();
 		this.meters = meters;
+	}
+
+	/**
+	 * Like {@link #publish}, but a refused publish (a full queue) is tried again, with back-off,
+	 * for up to {@code ELVES_PUBLISH_PATIENCE}: a consumer waiting here for its result queue to
+	 * make room holds its delivery instead of spending the delivery limit on immediate retries.
+	 * Any other failure, or the patience used up, is thrown as by {@link #publish}.
+	 */
+	public void publishPatiently(Route route, Envelope envelope) throws InterruptedException {
+		long deadline = System.nanoTime() + this.patience.toNanos();
+		long pauseMillis = FIRST_PAUSE_MILLIS;
+		while (true) {
+			try {
+				publish(route, envelope);
+				return;
+			}
+			catch (PublishRejectedException ex) {
+				if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMillis) > deadline) {
+					throw ex;
+				}
+				Thread.sleep(pauseMillis);
+				pauseMillis = Math.min(pauseMillis * 2, LONGEST_PAUSE_MILLIS);
+			}
+		}
 	}
 
 	public void publish(Route route, Envelope envelope) {
@@ -46,7 +77,8 @@ public class ConfirmedPublisher {
 		count(MetricNames.MESSAGES_PUBLISHED, route);
 		CorrelationData.Confirm confirm = awaitConfirm(correlation, envelope);
 		if (!confirm.ack()) {
-			throw new PublishFailedException("broker refused message " + envelope.id() + ": " + confirm.reason(), null);
+			throw new PublishRejectedException("broker refused message " + envelope.id() + " (a queue of "
+					+ route.routingKey() + " is full?): " + confirm.reason());
 		}
 		ReturnedMessage returned = correlation.getReturned();
 		if (returned != null) {

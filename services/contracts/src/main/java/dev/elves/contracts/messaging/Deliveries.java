@@ -30,6 +30,7 @@ public final class Deliveries {
 		this.queue = queue;
 		this.meters = meters;
 		meters.counter(MetricNames.DEAD_LETTERED, "queue", queue);
+		meters.counter(MetricNames.RETURNED, "queue", queue);
 	}
 
 	/**
@@ -42,6 +43,12 @@ public final class Deliveries {
 		}
 		catch (PoisonMessageException ex) {
 			deadLetter(channel, message, ex.getMessage());
+			return Optional.empty();
+		}
+		catch (RuntimeException ex) {
+			// Reading is deterministic: what fails once fails every time. Never leave it unsettled.
+			log.error("could not read message {} from {}", message.getMessageProperties().getMessageId(), this.queue, ex);
+			deadLetter(channel, message, "unreadable: " + ex);
 			return Optional.empty();
 		}
 	}
@@ -63,6 +70,7 @@ public final class Deliveries {
 		log.warn("returning message {} to {} for another try: {}", message.getMessageProperties().getMessageId(),
 				this.queue, reason);
 		settle(() -> channel.basicNack(tag(message), false, true));
+		this.meters.counter(MetricNames.RETURNED, "queue", this.queue).increment();
 	}
 
 	/** How often the broker has delivered this message before (quorum queues count it). */

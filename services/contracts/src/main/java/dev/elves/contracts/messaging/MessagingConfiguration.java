@@ -38,7 +38,7 @@ public class MessagingConfiguration {
 
 	@Bean
 	Declarables elvesTopology(MessagingProperties properties) {
-		return topology(properties.deliveryLimit());
+		return topology(properties.deliveryLimit(), properties.queueMaxLength(), properties.queueMaxBytes().toBytes());
 	}
 
 	/**
@@ -53,11 +53,14 @@ public class MessagingConfiguration {
 	}
 
 	/**
-	 * A durable direct exchange; quorum work queues with a delivery limit, each dead-lettering to
-	 * its own {@code <name>.dlq} through the dead-letter exchange, which also copies the
-	 * ingestor's dead letters to {@link Queues#REGISTRY_DEAD_REQUESTS}.
+	 * A durable direct exchange; quorum work queues with a delivery limit and a bound (past it the
+	 * broker nacks new messages: the publisher learns it was not queued, nothing is dropped
+	 * silently), each dead-lettering to its own {@code <name>.dlq} through the dead-letter
+	 * exchange at least once (the broker keeps a dead letter until its DLQ confirmed it; RabbitMQ
+	 * 3.10 allows that only with {@code reject-publish}), which also copies the ingestor's dead
+	 * letters to {@link Queues#REGISTRY_DEAD_REQUESTS}.
 	 */
-	public static Declarables topology(int deliveryLimit) {
+	public static Declarables topology(int deliveryLimit, long maxLength, long maxBytes) {
 		List<Declarable> declarables = new ArrayList<>();
 		DirectExchange exchange = new DirectExchange(Queues.EXCHANGE, true, false);
 		DirectExchange deadLetters = new DirectExchange(Queues.DEAD_LETTER_EXCHANGE, true, false);
@@ -68,8 +71,12 @@ public class MessagingConfiguration {
 			Queue queue = QueueBuilder.durable(name)
 				.quorum()
 				.deliveryLimit(deliveryLimit)
+				.maxLength(maxLength)
+				.withArgument("x-max-length-bytes", maxBytes)
+				.overflow(QueueBuilder.Overflow.rejectPublish)
 				.deadLetterExchange(Queues.DEAD_LETTER_EXCHANGE)
 				.deadLetterRoutingKey(deadLetterName)
+				.withArgument("x-dead-letter-strategy", "at-least-once")
 				.build();
 			Queue deadLetterQueue = QueueBuilder.durable(deadLetterName).quorum().build();
 			declarables.add(queue);

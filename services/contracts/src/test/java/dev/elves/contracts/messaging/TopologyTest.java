@@ -12,17 +12,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class TopologyTest {
 
-	private final org.springframework.amqp.core.Declarables topology = MessagingConfiguration.topology(7);
+	private final org.springframework.amqp.core.Declarables topology = MessagingConfiguration.topology(7, 1000, 5000L);
 
 	@Test
-	void workQueuesAreQuorumQueuesWithADeliveryLimitAndTheirOwnDeadLetterQueue() {
+	void workQueuesAreBoundedQuorumQueuesWithADeliveryLimitAndTheirOwnAtLeastOnceDeadLetterQueue() {
 		for (String name : Queues.WORK_QUEUES) {
 			Queue queue = queue(name);
 			assertThat(queue.isDurable()).isTrue();
 			assertThat(queue.getArguments()).containsEntry("x-queue-type", "quorum")
 				.containsEntry("x-delivery-limit", 7)
 				.containsEntry("x-dead-letter-exchange", Queues.DEAD_LETTER_EXCHANGE)
-				.containsEntry("x-dead-letter-routing-key", name + ".dlq");
+				.containsEntry("x-dead-letter-routing-key", name + ".dlq")
+				.containsEntry("x-max-length", 1000L)
+				.containsEntry("x-max-length-bytes", 5000L)
+				.containsEntry("x-overflow", "reject-publish")
+				.containsEntry("x-dead-letter-strategy", "at-least-once");
 			assertThat(queue(name + ".dlq").isDurable()).isTrue();
 		}
 	}

@@ -16,11 +16,7 @@ import org.springframework.security.config.http.SessionCreationPolicy;
 import org.springframework.security.core.GrantedAuthority;
 import org.springframework.security.core.authority.SimpleGrantedAuthority;
 import org.springframework.security.oauth2.core.DelegatingOAuth2TokenValidator;
-import org.springframework.security.oauth2.core.OAuth2Error;
-import org.springframework.security.oauth2.core.OAuth2TokenValidator;
-import org.springframework.security.oauth2.core.OAuth2TokenValidatorResult;
 import org.springframework.security.oauth2.jose.jws.MacAlgorithm;
-import org.springframework.security.oauth2.jwt.Jwt;
 import org.springframework.security.oauth2.jwt.JwtDecoder;
 import org.springframework.security.oauth2.jwt.JwtValidators;
 import org.springframework.security.oauth2.jwt.NimbusJwtDecoder;
@@ -29,12 +25,16 @@ import org.springframework.security.web.SecurityFilterChain;
 
 /**
  * Every API call needs an HS256 bearer token whose {@code sub} names the user; listing all
- * users also needs {@code "admin": true}. Health and metrics (management port) are open.
+ * users also needs {@code "admin": true} ({@link TokenRules} lists what else a token must say).
+ * Health and metrics (management port) and the OpenAPI document are open.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(JwtProperties.class)
 @Import(JsonSecurityErrors.class)
 public class SecurityConfiguration {
+
+	/** The gateway's OpenAPI document, readable without a token. */
+	public static final String OPENAPI_DOCUMENT = "/openapi.yaml";
 
 	@Bean
 	SecurityFilterChain apiSecurity(HttpSecurity http, JsonSecurityErrors errors) throws Exception {
@@ -43,7 +43,10 @@ public class SecurityConfiguration {
 			.requestCache((cache) -> cache.disable())
 			.authorizeHttpRequests((requests) -> requests.requestMatchers(EndpointRequest.toAnyEndpoint())
 				.permitAll()
-				.requestMatchers(HttpMethod.GET, "/api/v1/users")
+				.requestMatchers(HttpMethod.GET, OPENAPI_DOCUMENT)
+				.permitAll()
+				// Every method: HEAD (and whatever else reaches the handler) is as admin-only as GET.
+				.requestMatchers("/api/v1/users")
 				.hasAuthority(Caller.ADMIN_AUTHORITY)
 				.anyRequest()
 				.authenticated())
@@ -58,14 +61,9 @@ public class SecurityConfiguration {
 	JwtDecoder jwtDecoder(JwtProperties properties) {
 		SecretKeySpec key = new SecretKeySpec(properties.secret().getBytes(StandardCharsets.UTF_8), "HmacSHA256");
 		NimbusJwtDecoder decoder = NimbusJwtDecoder.withSecretKey(key).macAlgorithm(MacAlgorithm.HS256).build();
-		decoder.setJwtValidator(new DelegatingOAuth2TokenValidator<>(JwtValidators.createDefault(), subjectRequired()));
-		return decoder;
-	}
-
-	private static OAuth2TokenValidator<Jwt> subjectRequired() {
-		OAuth2Error missing = new OAuth2Error("invalid_token", "the token has no 'sub' (user) claim", null);
-		return (jwt) -> (jwt.getSubject() == null || jwt.getSubject().isBlank())
-				? OAuth2TokenValidatorResult.failure(missing) : OAuth2TokenValidatorResult.success();
+		decoder.setJwtValidator(new DelegatingOAuth2TokenValidator<>(JwtValidators.createDefault(),
+				new TokenRules(properties)));
+		return new CachingJwtDecoder(decoder);
 	}
 
 	private static JwtAuthenticationConverter adminClaimConverter() {

@@ -1,6 +1,8 @@
 package dev.elves.gateway.web;
 
 import dev.elves.contracts.messaging.PublishFailedException;
+import dev.elves.contracts.messaging.PublishRejectedException;
+import dev.elves.gateway.registry.RegistryBusyException;
 import dev.elves.gateway.registry.RegistryTimeoutException;
 import dev.elves.gateway.registry.RegistryUnavailableException;
 import dev.elves.web.ApiError;
@@ -8,6 +10,7 @@ import dev.elves.web.ClientErrorAdvice;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -15,12 +18,19 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
  * The gateway's answers beyond the shared 4xx ones: 404 for what is not there (or not the
- * caller's), 503/504 naming the dependency (broker, registry) that is down or slow.
+ * caller's), 429 over a user's rate, 503 (with Retry-After) / 504 naming the dependency (broker,
+ * queue, registry) that is down, full or slow, in our words: what a dependency said is logged only.
  */
 @RestControllerAdvice
 class ApiExceptionHandler extends ClientErrorAdvice {
 
 	private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
+
+	/** What a 503 tells the caller to wait: about a broker restart or a publisher confirm timeout. */
+	static final int RETRY_AFTER_SECONDS = 5;
+
+	/** How soon a client refused by the registry bulkhead may try again (capacity frees fast). */
+	static final int BUSY_RETRY_AFTER_SECONDS = 1;
 
 	ApiExceptionHandler() {
 		super("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:30\"}");
@@ -32,22 +42,47 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 	}
 
 	@ExceptionHandler
+	ResponseEntity<ApiError> queueFull(PublishRejectedException ex) {
+		return unavailable(ex, "the queue is full: nothing was accepted, try again later");
+	}
+
+	@ExceptionHandler
 	ResponseEntity<ApiError> brokerDown(PublishFailedException ex) {
-		log.warn("answering 503: {}", ex.getMessage());
-		return answer(HttpStatus.SERVICE_UNAVAILABLE, "message broker unavailable, try again: " + ex.getMessage(),
-				null);
+		return unavailable(ex, "message broker unavailable: nothing was accepted, try again later");
 	}
 
 	@ExceptionHandler
 	ResponseEntity<ApiError> registryDown(RegistryUnavailableException ex) {
-		log.warn("answering 503: {}", ex.getMessage());
-		return answer(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage(), null);
+		return unavailable(ex, "registry unavailable, try again later");
+	}
+
+	/** Refused before any work: no log line per refusal (an overload would flood the log). */
+	@ExceptionHandler
+	ResponseEntity<ApiError> registryBusy(RegistryBusyException ex) {
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, String.valueOf(BUSY_RETRY_AFTER_SECONDS))
+			.body(new ApiError(ex.getMessage(), null));
 	}
 
 	@ExceptionHandler
 	ResponseEntity<ApiError> registrySlow(RegistryTimeoutException ex) {
 		log.warn("answering 504: {}", ex.getMessage());
-		return answer(HttpStatus.GATEWAY_TIMEOUT, ex.getMessage(), null);
+		return answer(HttpStatus.GATEWAY_TIMEOUT, "registry did not answer in time, try again later", null);
+	}
+
+	@ExceptionHandler
+	ResponseEntity<ApiError> tooManyCalls(UserRateLimit.RateLimitedException ex) {
+		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
+			.header(HttpHeaders.RETRY_AFTER, String.valueOf(ex.retryAfterSeconds()))
+			.body(new ApiError(ex.getMessage(), null));
+	}
+
+	/** 503 with Retry-After; the dependency's own words go to the log, never to the caller. */
+	private static ResponseEntity<ApiError> unavailable(RuntimeException ex, String error) {
+		log.warn("answering 503: {}", ex.getMessage());
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS))
+			.body(new ApiError(error, null));
 	}
 
 }

@@ -12,6 +12,7 @@ import java.util.stream.Stream;
 
 import dev.elves.contracts.DataRequest;
 import dev.elves.contracts.messaging.PublishFailedException;
+import dev.elves.contracts.messaging.PublishRejectedException;
 import dev.elves.gateway.TestTokens;
 import dev.elves.gateway.activity.ActivityLog;
 import dev.elves.gateway.security.Caller;
@@ -38,6 +39,7 @@ import static org.mockito.BDDMockito.given;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.verifyNoInteractions;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
@@ -46,6 +48,9 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 class DataControllerTest {
 
 	private static final String VALID = "{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:30\"}";
+
+	/** Long, but under the 16 KB body limit: the validator, not the limit, must refuse it. */
+	private static final String LONG = "x".repeat(10_000);
 
 	private static final String MEGABYTE = "x".repeat(1024 * 1024);
 
@@ -86,6 +91,20 @@ class DataControllerTest {
 				Arguments.of("expired", "Bearer " + TestTokens.sign(TestTokens.SECRET, "alice", false,
 						Instant.now().minusSeconds(3600))),
 				Arguments.of("no subject", "Bearer " + TestTokens.sign(TestTokens.SECRET, null, false, later)),
+				Arguments.of("no expiry", "Bearer " + TestTokens.sign(TestTokens.SECRET,
+						TestTokens.claims("alice", null).build())),
+				Arguments.of("another issuer", "Bearer " + TestTokens.sign(TestTokens.SECRET,
+						TestTokens.claims("alice", later).issuer("someone-else").build())),
+				Arguments.of("another audience", "Bearer " + TestTokens.sign(TestTokens.SECRET,
+						TestTokens.claims("alice", later).audience("another-service").build())),
+				Arguments.of("no issuer", "Bearer " + TestTokens.sign(TestTokens.SECRET,
+						TestTokens.claims("alice", later).issuer(null).build())),
+				Arguments.of("no audience", "Bearer " + TestTokens.sign(TestTokens.SECRET,
+						TestTokens.claims("alice", later).audience((String) null).build())),
+				Arguments.of("a subject with a slash", "Bearer " + TestTokens.sign(TestTokens.SECRET, "../admin", false,
+						later)),
+				Arguments.of("a subject of 65 characters", "Bearer " + TestTokens.sign(TestTokens.SECRET,
+						"a".repeat(65), false, later)),
 				Arguments.of("not a bearer", "Basic YWxpY2U6c2VjcmV0"));
 	}
 
@@ -111,9 +130,9 @@ class DataControllerTest {
 				Arguments.of("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"10:00\"}", "end"),
 				Arguments.of("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"25:00\",\"end\":\"26:00\"}", "start"),
 				Arguments.of("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":[],\"end\":\"11:00\"}", "start"),
-				Arguments.of("{\"radar\":\"" + MEGABYTE + "\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:00\"}", "radar"),
-				Arguments.of("{\"radar\":\"KTLX\",\"date\":\"" + MEGABYTE + "\",\"start\":\"10:00\",\"end\":\"11:00\"}", "date"),
-				Arguments.of("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:00\",\"note\":\"" + MEGABYTE + "\"}", "note"),
+				Arguments.of("{\"radar\":\"" + LONG + "\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:00\"}", "radar"),
+				Arguments.of("{\"radar\":\"KTLX\",\"date\":\"" + LONG + "\",\"start\":\"10:00\",\"end\":\"11:00\"}", "date"),
+				Arguments.of("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:00\",\"note\":\"" + LONG + "\"}", "note"),
 				Arguments.of("[1,2,3]", "body"), Arguments.of("\"KTLX\"", "body"), Arguments.of("{\"radar\":", "body"),
 				Arguments.of("", "body"), Arguments.of("null", "body"));
 	}
@@ -141,6 +160,26 @@ class DataControllerTest {
 	}
 
 	@Test
+	void aTestIdWithOtherCharactersIs400NamingTheHeader() throws Exception {
+		this.mvc.perform(post("/api/v1/data").header("Authorization", TestTokens.bearer("alice"))
+			.header("X-Elves-Test-Id", "local/case 1a/0\"")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content(VALID)).andExpect(status().isBadRequest()).andExpect(jsonPath("$.field").value("X-Elves-Test-Id"));
+		verifyNoInteractions(this.activity);
+	}
+
+	@Test
+	void aBodyOverTheLimitIs413BeforeTheTokenIsEvenRead() throws Exception {
+		String huge = "{\"radar\":\"" + MEGABYTE + "\"}";
+		this.mvc.perform(post("/api/v1/data").header("Authorization", TestTokens.bearer("alice"))
+			.contentType(MediaType.APPLICATION_JSON)
+			.content(huge)).andExpect(status().isContentTooLarge()).andExpect(jsonPath("$.field").value("body"));
+		this.mvc.perform(post("/api/v1/data").contentType(MediaType.APPLICATION_JSON).content(huge))
+			.andExpect(status().isContentTooLarge());
+		verifyNoInteractions(this.activity);
+	}
+
+	@Test
 	void aWrongContentTypeIs415() throws Exception {
 		this.mvc.perform(post("/api/v1/data").header("Authorization", TestTokens.bearer("alice"))
 			.contentType(MediaType.TEXT_PLAIN)
@@ -148,7 +187,7 @@ class DataControllerTest {
 	}
 
 	@Test
-	void whenTheBrokerCannotConfirmTheAnswerIs503() throws Exception {
+	void whenTheBrokerCannotConfirmTheAnswerIs503WithRetryAfterAndNoneOfTheBrokersWords() throws Exception {
 		given(this.activity.requestData(any(), any()))
 			.willThrow(new PublishFailedException("broker unreachable: Connection refused", null));
 
@@ -156,7 +195,22 @@ class DataControllerTest {
 			.contentType(MediaType.APPLICATION_JSON)
 			.content(VALID))
 			.andExpect(status().isServiceUnavailable())
-			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.containsString("Connection refused")));
+			.andExpect(header().exists("Retry-After"))
+			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.startsWith("message broker unavailable")))
+			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.not(org.hamcrest.Matchers.containsString("refused"))));
+	}
+
+	@Test
+	void whenAQueueIsFullTheAnswerIs503SayingSo() throws Exception {
+		given(this.activity.requestData(any(), any()))
+			.willThrow(new PublishRejectedException("broker refused message x: reject-publish"));
+
+		this.mvc.perform(post("/api/v1/data").header("Authorization", TestTokens.bearer("alice"))
+			.contentType(MediaType.APPLICATION_JSON)
+			.content(VALID))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(header().exists("Retry-After"))
+			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.startsWith("the queue is full")));
 	}
 
 	/** Random JSON shapes in every field: whatever comes in, the answer is never a 5xx. */

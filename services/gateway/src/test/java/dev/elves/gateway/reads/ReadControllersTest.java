@@ -7,6 +7,7 @@ import java.util.UUID;
 import dev.elves.contracts.messaging.PublishFailedException;
 import dev.elves.gateway.TestTokens;
 import dev.elves.gateway.activity.ActivityLog;
+import dev.elves.gateway.registry.RegistryBusyException;
 import dev.elves.gateway.registry.RegistryClient;
 import dev.elves.gateway.registry.RegistryTimeoutException;
 import dev.elves.gateway.registry.RegistryUnavailableException;
@@ -28,7 +29,10 @@ import static org.mockito.BDDMockito.given;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.verifyNoInteractions;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.head;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
@@ -78,17 +82,30 @@ class ReadControllersTest {
 	}
 
 	@Test
-	void theRegistryDownIs503AndSlowIs504NeverA500() throws Exception {
+	void theRegistryDownIs503AndSlowIs504InOurWordsNeverA500() throws Exception {
 		given(this.registry.json(eq("/api/v1/logs"), anyMap(), anyMap(), any()))
 			.willThrow(new RegistryUnavailableException("registry unreachable at http://127.0.0.1:1", null));
 		this.mvc.perform(get("/api/v1/history").header("Authorization", TestTokens.bearer("alice")))
 			.andExpect(status().isServiceUnavailable())
-			.andExpect(jsonPath("$.error").value("registry unreachable at http://127.0.0.1:1"));
+			.andExpect(header().exists("Retry-After"))
+			.andExpect(jsonPath("$.error").value("registry unavailable, try again later"));
 
 		given(this.registry.json(eq("/api/v1/users/{id}"), anyMap(), anyMap(), any()))
 			.willThrow(new RegistryTimeoutException("registry did not answer in time", null));
 		this.mvc.perform(get("/api/v1/users/me").header("Authorization", TestTokens.bearer("alice")))
 			.andExpect(status().isGatewayTimeout());
+		verifyNoInteractions(this.activity);
+	}
+
+	@Test
+	void aFullRegistryBulkheadIsRefusedWith503AndRetryAfter() throws Exception {
+		given(this.registry.json(eq("/api/v1/requests/{id}"), anyMap(), anyMap(), any()))
+			.willThrow(new RegistryBusyException("too many calls to the registry at once"));
+		this.mvc.perform(get("/api/v1/status/" + java.util.UUID.randomUUID()).header("Authorization",
+				TestTokens.bearer("alice")))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(header().string("Retry-After", "1"))
+			.andExpect(jsonPath("$.error").value("too many calls to the registry at once"));
 		verifyNoInteractions(this.activity);
 	}
 
@@ -134,12 +151,16 @@ class ReadControllersTest {
 	}
 
 	@Test
-	void allUsersIsForAdminsOnly() throws Exception {
+	void allUsersIsForAdminsOnlyWhateverTheMethod() throws Exception {
 		given(this.registry.json(eq("/api/v1/users"), anyMap(), anyMap(), any())).willReturn(Optional.of("{\"items\":[]}"));
 
 		this.mvc.perform(get("/api/v1/users").header("Authorization", TestTokens.bearer("alice")))
 			.andExpect(status().isForbidden())
 			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.containsString("admin")));
+		this.mvc.perform(head("/api/v1/users").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isForbidden());
+		this.mvc.perform(post("/api/v1/users").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isForbidden());
 		this.mvc.perform(get("/api/v1/users").header("Authorization", TestTokens.adminBearer("root")))
 			.andExpect(status().isOk());
 

@@ -7,11 +7,14 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.sun.net.httpserver.HttpServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,15 +29,22 @@ class RegistryClientTest {
 
 	private HttpServer server;
 
+	private static final String KEY = "service-key-for-the-test";
+
 	private final AtomicReference<URI> lastUri = new AtomicReference<>();
 
+	private final AtomicReference<String> lastKey = new AtomicReference<>();
+
 	private final CountDownLatch release = new CountDownLatch(1);
+
+	private final AtomicInteger slowCalls = new AtomicInteger();
 
 	@BeforeEach
 	void start() throws IOException {
 		this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		this.server.createContext("/api/v1/users/", (exchange) -> {
 			this.lastUri.set(exchange.getRequestURI());
+			this.lastKey.set(exchange.getRequestHeaders().getFirst("X-Elves-Service-Key"));
 			byte[] body = "{\"id\":\"x\"}".getBytes(StandardCharsets.UTF_8);
 			exchange.sendResponseHeaders(200, body.length);
 			exchange.getResponseBody().write(body);
@@ -51,6 +61,7 @@ class RegistryClientTest {
 			exchange.close();
 		});
 		this.server.createContext("/api/v1/slow", (exchange) -> {
+			this.slowCalls.incrementAndGet();
 			try {
 				this.release.await(5, TimeUnit.SECONDS);
 			}
@@ -76,7 +87,8 @@ class RegistryClientTest {
 	}
 
 	private RegistryClient client(URI url, Duration readTimeout) {
-		return new RegistryClient(RestClient.builder(), new RegistryProperties(url, Duration.ofMillis(500), readTimeout));
+		return new RegistryClient(RestClient.builder(), new RegistryProperties(url, Duration.ofMillis(500), readTimeout, KEY, 32, Duration.ofMillis(50)),
+				new SimpleMeterRegistry());
 	}
 
 	private URI url() {
@@ -90,6 +102,7 @@ class RegistryClientTest {
 		assertThat(answer).contains("{\"id\":\"x\"}");
 		assertThat(this.lastUri.get().getRawPath()).isEqualTo("/api/v1/users/a%2Fb%3Fc");
 		assertThat(this.lastUri.get().getRawQuery()).isEqualTo("user=x%26all%3Dtrue");
+		assertThat(this.lastKey.get()).as("the service credential goes along").isEqualTo(KEY);
 	}
 
 	@Test
@@ -123,6 +136,27 @@ class RegistryClientTest {
 				() -> client(URI.create("http://127.0.0.1:" + port)).json("/api/v1/logs", Map.of(), Map.of(), null))
 			.isInstanceOf(RegistryUnavailableException.class)
 			.hasMessageContaining("unreachable");
+	}
+
+	@Test
+	void aFullBulkheadRefusesAtOnceAndFreesItsPlaceAfterwards() throws Exception {
+		RegistryClient client = new RegistryClient(RestClient.builder(),
+				new RegistryProperties(url(), Duration.ofMillis(500), Duration.ofSeconds(10), KEY, 1, Duration.ofMillis(20)),
+				new SimpleMeterRegistry());
+		CompletableFuture<?> slow = CompletableFuture
+			.runAsync(() -> client.json("/api/v1/slow", Map.of(), Map.of(), null));
+		// The slow call holds the only place once the server has it.
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (this.slowCalls.get() == 0 && System.nanoTime() < deadline) {
+			Thread.onSpinWait();
+		}
+		long started = System.nanoTime();
+		assertThatThrownBy(() -> client.json("/api/v1/users/{id}", Map.of("id", "x"), Map.of(), null))
+			.isInstanceOf(RegistryBusyException.class);
+		assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
+		this.release.countDown();
+		slow.get(10, TimeUnit.SECONDS);
+		assertThat(client.json("/api/v1/users/{id}", Map.of("id", "x"), Map.of(), null)).isPresent();
 	}
 
 }

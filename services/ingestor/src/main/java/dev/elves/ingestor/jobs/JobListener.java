@@ -125,6 +125,11 @@ class JobListener {
 			this.deliveries.retryLater(channel, message, ex.getMessage());
 			return "retried";
 		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			this.deliveries.retryLater(channel, message, "interrupted by shutdown");
+			return "retried";
+		}
 		this.deliveries.deadLetter(channel, message, reason);
 		return "failed";
 	}
@@ -145,9 +150,10 @@ class JobListener {
 		return request;
 	}
 
-	private void publish(Envelope request, String type, PlotOutcome outcome) {
+	/** A full result queue is waited for here (see {@link ConfirmedPublisher#publishPatiently}). */
+	private void publish(Envelope request, String type, PlotOutcome outcome) throws InterruptedException {
 		UUID id = ResultIds.derive(request.id(), type);
-		this.publisher.publish(Route.PLOT_RESULT,
+		this.publisher.publishPatiently(Route.PLOT_RESULT,
 				Envelope.create(id, type, request.userId(), request.testId(), this.converter.tree(outcome)));
 	}
 

@@ -59,11 +59,11 @@ class JobListenerTest {
 	private JobListener listener;
 
 	@BeforeEach
-	void setUp() {
+	void setUp() throws Exception {
 		IngestorProperties properties = new IngestorProperties(100, 1, 96, 1, 1, this.scratch, java.time.Duration.ZERO);
 		this.listener = new JobListener(new PlotJob(new ScratchSpace(properties), properties), this.publisher,
-				this.converter, new MessagingProperties(3, Duration.ofSeconds(1)), this.meters);
-		doAnswer((call) -> this.published.add(call.getArgument(1))).when(this.publisher).publish(any(), any());
+				this.converter, MessagingProperties.of(3, Duration.ofSeconds(1)), this.meters);
+		doAnswer((call) -> this.published.add(call.getArgument(1))).when(this.publisher).publishPatiently(any(), any());
 	}
 
 	private Message request(DataRequest data, long previousDeliveries) {
@@ -122,7 +122,7 @@ class JobListenerTest {
 	void whenTheBrokerCannotConfirmTheRequestGoesBackToTheQueueUnacked() throws Exception {
 		doAnswer((call) -> {
 			throw new PublishFailedException("broker unreachable", null);
-		}).when(this.publisher).publish(any(), any());
+		}).when(this.publisher).publishPatiently(any(), any());
 
 		this.listener.onRequest(request(valid(), 0), this.channel);
 
@@ -138,7 +138,7 @@ class JobListenerTest {
 				throw new IllegalStateException("renderer broke");
 			}
 			return this.published.add(envelope);
-		}).when(this.publisher).publish(any(Route.class), any());
+		}).when(this.publisher).publishPatiently(any(Route.class), any());
 
 		this.listener.onRequest(request(valid(), 0), this.channel);
 		verify(this.channel).basicNack(TAG, false, true);

@@ -6,6 +6,8 @@ import java.util.function.Supplier;
 
 import com.rabbitmq.client.Channel;
 import dev.elves.contracts.messaging.Deliveries;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.amqp.core.Message;
 import org.springframework.dao.DataIntegrityViolationException;
@@ -14,10 +16,13 @@ import org.springframework.stereotype.Component;
 /**
  * How every registry consumer settles what it stores: the messages are acknowledged only after
  * the transaction that stored them committed; while the database is away the work is retried
- * ({@link TransientRetry}), and past the deadline the messages go back to the queue.
+ * ({@link TransientRetry}), and past the deadline the messages go back to the queue, as they do
+ * after any unexpected failure: no path leaves a delivery unsettled.
  */
 @Component
 public class AckAfterCommit {
+
+	private static final Logger log = LoggerFactory.getLogger(AckAfterCommit.class);
 
 	private final TransientRetry retry;
 
@@ -37,6 +42,17 @@ public class AckAfterCommit {
 		}
 		catch (TransientRetry.GaveUpException ex) {
 			messages.forEach((message) -> deliveries.retryLater(channel, message, ex.getMessage()));
+			return Optional.empty();
+		}
+		catch (DataIntegrityViolationException ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			// A bug or a surprise: never leave the messages unacknowledged (with a bounded
+			// prefetch, a few of those would stall the consumer for good). Another try costs a
+			// delivery; one that keeps failing ends in the dead-letter queue.
+			log.error("storing {} message(s) failed unexpectedly; returning them to the queue", messages.size(), ex);
+			messages.forEach((message) -> deliveries.retryLater(channel, message, ex.toString()));
 			return Optional.empty();
 		}
 		messages.forEach((message) -> deliveries.ack(channel, message));

@@ -12,11 +12,15 @@ import org.springframework.dao.RecoverableDataAccessException;
 import org.springframework.dao.TransientDataAccessException;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.transaction.TransactionSystemException;
 
 /**
  * Retries database work while the database is away (restart, failover), with back-off, up to
- * a deadline. Returning a message to the queue instead would spend its delivery limit in
- * seconds and dead-letter good messages during a short outage.
+ * a deadline ({@code ELVES_REGISTRY_RETRY_TIMEOUT}, 25 minutes by default: under RabbitMQ's
+ * 30-minute consumer timeout). The consumer holds its deliveries meanwhile, so it takes no new
+ * ones: waiting for the database costs no delivery attempt. Returning the messages to the
+ * queue instead would spend their delivery limit in minutes and dead-letter good messages
+ * during an outage.
  */
 @Component
 public class TransientRetry {
@@ -56,8 +60,11 @@ public class TransientRetry {
 	}
 
 	static boolean isTransient(Throwable ex) {
+		// A commit that failed with the connection is a TransactionSystemException: its outcome is
+		// unknown, and writing again is safe because every store is idempotent.
 		return ex instanceof TransientDataAccessException || ex instanceof RecoverableDataAccessException
-				|| ex instanceof DataAccessResourceFailureException || ex instanceof CannotCreateTransactionException;
+				|| ex instanceof DataAccessResourceFailureException || ex instanceof CannotCreateTransactionException
+				|| ex instanceof TransactionSystemException;
 	}
 
 	private static void sleep(Duration pause, RuntimeException cause) {

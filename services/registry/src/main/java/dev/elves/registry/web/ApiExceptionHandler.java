@@ -29,9 +29,10 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 	@ExceptionHandler({ DataAccessException.class, CannotCreateTransactionException.class })
 	ResponseEntity<ApiError> databaseAway(RuntimeException ex) {
 		String notReady = this.schema.problem();
-		String reason = (notReady != null) ? notReady : "database unavailable: " + ex.getMessage();
-		log.warn("answering 503: {}", reason);
-		return answer(HttpStatus.SERVICE_UNAVAILABLE, reason, null);
+		log.warn("answering 503: {}", (notReady != null) ? notReady : ex.getMessage());
+		// The database's own words stay in the log.
+		return answer(HttpStatus.SERVICE_UNAVAILABLE, (notReady != null) ? "database schema not ready, try again later"
+				: "database unavailable, try again later", null);
 	}
 
 }

@@ -4,7 +4,12 @@ import dev.elves.registry.schema.SchemaMigrator;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
+import dev.elves.contracts.ElvesHeaders;
+
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.webmvc.test.autoconfigure.MockMvcBuilderCustomizer;
+import org.springframework.context.annotation.Bean;
 import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
@@ -18,9 +23,20 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /** Bad input to the registry's log API is a 400 naming the field, before any database work. */
-@WebMvcTest(LogController.class)
-@Import(SimpleMeterRegistry.class)
+@WebMvcTest(controllers = LogController.class, properties = "elves.api.service-key=" + ServiceKeyTest.KEY)
+@Import({ SimpleMeterRegistry.class, LogControllerTest.WithServiceKey.class })
 class LogControllerTest {
+
+	/** Every request of these tests carries the service key (ServiceKeyTest covers its absence). */
+	@TestConfiguration
+	static class WithServiceKey {
+
+		@Bean
+		MockMvcBuilderCustomizer serviceKey() {
+			return (builder) -> builder.defaultRequest(get("/").header(ElvesHeaders.SERVICE_KEY, ServiceKeyTest.KEY));
+		}
+
+	}
 
 	@Autowired
 	private MockMvc mvc;
@@ -40,7 +56,7 @@ class LogControllerTest {
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("userId"));
 		this.mvc.perform(post("/api/v1/logs").contentType(MediaType.APPLICATION_JSON)
-			.content("{\"userId\":\"" + "u".repeat(1_000_000) + "\"}"))
+			.content("{\"userId\":\"" + "u".repeat(10_000) + "\"}"))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("userId"));
 		this.mvc.perform(post("/api/v1/logs").contentType(MediaType.APPLICATION_JSON).content("{\"userId\":[]}"))

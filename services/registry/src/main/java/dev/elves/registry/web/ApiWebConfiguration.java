@@ -1,0 +1,35 @@
+package dev.elves.registry.web;
+
+import dev.elves.web.BodyLimitFilter;
+
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+
+import tools.jackson.databind.json.JsonMapper;
+
+/** The API's guards, first in the chain: the service key, then the body size. */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(ApiProperties.class)
+class ApiWebConfiguration implements WebMvcConfigurer {
+
+	@Bean
+	FilterRegistrationBean<ServiceKeyFilter> serviceKeyFilter(ApiProperties properties, JsonMapper mapper) {
+		FilterRegistrationBean<ServiceKeyFilter> registration = new FilterRegistrationBean<>(
+				new ServiceKeyFilter(properties.serviceKey(), mapper));
+		registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+		return registration;
+	}
+
+	@Bean
+	FilterRegistrationBean<BodyLimitFilter> bodyLimitFilter(ApiProperties properties, JsonMapper mapper) {
+		FilterRegistrationBean<BodyLimitFilter> registration = new FilterRegistrationBean<>(
+				new BodyLimitFilter(properties.maxBody().toBytes(), mapper));
+		registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
+		return registration;
+	}
+
+}
