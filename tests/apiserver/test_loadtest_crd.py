@@ -120,8 +120,9 @@ INVALID_SPECS = [
 BROKEN_RULES = [
     pytest.param({"load": {"script": {"configMap": {"name": "s", "file": "s.js"}}}},
                  "spec.load", "exactly one of scenario or script", id="scenario-and-script"),
-    pytest.param({"load": {"rate": None, "stages": None}},
-                 "spec.load", "set rate", id="neither-rate-nor-stages"),
+    # Without rate and stages the load is a closed model (users loop): valid. Mixing the two is not.
+    pytest.param({"load": {"iterations": 1000}},
+                 "spec.load", "iterations (a fixed number, closed model) exclude rate", id="iterations-with-rate"),
     pytest.param({"load": {"vus": {"preAllocated": 50, "max": 10}}},
                  "spec.load.vus", "max must be at least preAllocated", id="vus-max-below-preallocated"),
     pytest.param({"faults": [{"at": "3m"}]},
