@@ -31,6 +31,7 @@ ONLY_AFTER_AN_EVENT = {
     "dropped": "k6_dropped_iterations_total",  # an honest run drops nothing
     "retries": "k6_elves_retries_total",  # only the journeys scenario retries
     "failures": 'expected_response="false"',  # a healthy run has no failed request
+    "timeouts": 'error_code="1050"',  # k6's request timeout: none in a healthy run
 }
 
 
