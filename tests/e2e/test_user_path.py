@@ -2,7 +2,8 @@
 monitoring and k6-operator already, `kubectl apply` of a LoadTest, the verdict through
 k6-operator runner pods, what Prometheus saw, and `./cleanup.sh` leaving nothing behind.
 
-Runs in file order: install (module fixture), quickstart, fault case, cleanup.
+Runs in file order: install (module fixture), quickstart, fault case, two runners, a real
+out-of-memory crash, a custom script from a ConfigMap, cleanup.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ QUEUES = ("elves.ingestor.data.in", "elves.registry.applog.in", "elves.registry.
 IMAGES = ("rabbitmq", "postgres", "prometheus", "kube-state-metrics", "prometheus-operator",
           "prometheus-config-reloader", "k6-operator", "k6", "k6-starter", "operator",
           "gateway", "registry", "ingestor")
-FAULTS_LOADTEST = Path(__file__).parent / "loadtests" / "faults.yaml"
+E2E_LOADTESTS = Path(__file__).parent / "loadtests"
+FAULTS_LOADTEST = E2E_LOADTESTS / "faults.yaml"
 INSTALL_TIMEOUT_S = 1200
 LOADTEST_TIMEOUT_S = 900
 
@@ -88,14 +90,23 @@ def promql(cluster: Cluster, query: str, at: float | None = None) -> list[dict]:
     return body["data"]["result"]
 
 
+def runner_pods(cluster: Cluster, testrun: str) -> int:
+    """How many k6 runner pods a TestRun had, from kube-state-metrics (they are gone once the
+    results are read). k6-operator names them <testrun>-<runner number>-<suffix>."""
+    pods = promql(cluster, f'count(count by (pod) (max_over_time(kube_pod_info{{namespace="{NAMESPACE}", '
+                           f'pod=~"{testrun}-[0-9]+-.*"}}[1h])))')
+    return int(float(pods[0]["value"][1])) if pods else 0
+
+
 def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster) -> None:
     lt = run_loadtest(installed, REPO / "loadtests" / "examples" / "quickstart.yaml", "quickstart")
     status = lt["status"]
-    # k6-operator ran it: the run's TestRun went through its stages to the end.
-    testruns = installed.kubectl_json("get", "testruns.k6.io", "-n", NAMESPACE)["items"]
-    assert testruns, "no k6-operator TestRun was created"
-    assert {tr.get("status", {}).get("stage") for tr in testruns} == {"finished"}, \
-        [tr.get("status") for tr in testruns]
+    # k6-operator ran it in a runner pod; with the verdict written, the TestRun and its pods
+    # were deleted (results read), which the LoadTest's events say.
+    assert runner_pods(installed, "elves-quickstart-0") == 1
+    assert not installed.kubectl_json("get", "testruns.k6.io", "-n", NAMESPACE, "-l", "elves.dev/loadtest=quickstart")["items"]
+    events = installed.kubectl_json("get", "events", "-n", NAMESPACE, "--field-selector", "involvedObject.name=quickstart")
+    assert "Cleaned" in {e["reason"] for e in events["items"]}, [e["reason"] for e in events["items"]]
     # What `kubectl get lt` shows a user.
     table = installed.kubectl("get", "lt", "quickstart", "-n", NAMESPACE)
     header, row = table.splitlines()[:2]
@@ -139,6 +150,50 @@ def test_fault_case_scale_and_kill_then_restore(installed: Cluster) -> None:
     for deployment in ("gateway", "registry", "ingestor"):
         spec = installed.kubectl_json("get", "deployment", deployment, "-n", NAMESPACE)["spec"]
         assert spec["replicas"] == 1, f"{deployment} left at {spec['replicas']} replicas"
+
+
+def only_run(lt: dict) -> dict:
+    """The results of a LoadTest without a sweep (its one run)."""
+    run, = lt["status"]["runs"]
+    assert run.get("results"), json.dumps(lt["status"], indent=1)[:4000]
+    return run["results"]
+
+
+def test_two_runners_share_the_load_and_the_ledger_matches_both(installed: Cluster) -> None:
+    lt = run_loadtest(installed, E2E_LOADTESTS / "parallel.yaml", "e2e-parallel")
+    assert lt["status"]["phase"] == "Succeeded", json.dumps(lt["status"], indent=1)[:4000]
+    assert runner_pods(installed, "elves-e2e-parallel-0") == 2
+    results = only_run(lt)
+    ledger = results["ledger"]
+    # What both runners counted (Prometheus, by remote write) is what the registry persisted:
+    # had one runner's samples been missed, the expected logs would fall short of the rows.
+    assert ledger["accepted"] == results["requests"] > 0, (results["requests"], ledger)
+    assert ledger["logsExpected"] == ledger["logsPersisted"] > 0, ledger
+    assert ledger["requestsAccepted"] == ledger["requestsPersisted"] > 0, ledger
+    assert ledger["lostRequests"] == 0 and ledger["lostLogs"] == 0, ledger
+    # Percentiles from both runners' native histograms, merged in Prometheus.
+    total = results["total"]
+    assert total["p50"] is not None and total["p50"] <= total["p99"], total
+
+
+def test_an_ingestor_out_of_memory_counts_as_an_oom_kill_and_loses_nothing(installed: Cluster) -> None:
+    lt = run_loadtest(installed, E2E_LOADTESTS / "oom.yaml", "e2e-oom")
+    results = only_run(lt)
+    ingestor = results["deployments"]["ingestor"]
+    assert ingestor["oomKills"] >= 1 and ingestor["restarts"] >= ingestor["oomKills"], ingestor
+    assert results["ledger"]["lostRequests"] == 0, results["ledger"]
+    # The operator gave the ingestor its memory limit back.
+    container, = installed.kubectl_json("get", "deployment", "ingestor", "-n", NAMESPACE)["spec"]["template"]["spec"]["containers"]
+    assert container["resources"].get("limits", {}).get("memory") != "256Mi", container["resources"]
+
+
+def test_a_custom_script_from_a_configmap_runs_through_k6_operator(installed: Cluster) -> None:
+    lt = run_loadtest(installed, E2E_LOADTESTS / "custom-script.yaml", "e2e-custom")
+    assert lt["status"]["phase"] == "Succeeded", json.dumps(lt["status"], indent=1)[:4000]
+    assert runner_pods(installed, "elves-e2e-custom-0") == 1
+    results = only_run(lt)
+    # 60 a minute for 20 s: about 20 requests, every one answered.
+    assert results["requests"] >= 10 and results["endpoints"]["getUser"]["ok"] == results["requests"], results
 
 
 def test_cleanup_leaves_nothing_behind(installed: Cluster) -> None:
