@@ -1,5 +1,5 @@
-"""The user's path on a real cluster (issue 5): `./deployments.sh` into a cluster that has
-monitoring and k6-operator already, `kubectl apply` of a LoadTest, the verdict through
+"""The user's path on a real cluster (issues 5 and 12): a plain `helm install` on a bare
+cluster, then the monitoring and k6-operator it asks for, `kubectl apply` of a LoadTest, the verdict through
 k6-operator runner pods, what Prometheus saw, and `./cleanup.sh` leaving nothing behind.
 
 Runs in file order: install (module fixture), quickstart, fault case, two runners, a real
@@ -21,6 +21,7 @@ import yaml
 from kube import REPO, Cluster, CommandFailed, run
 
 NAMESPACE = "elves"
+RELEASE = "elves"
 PROMETHEUS_URL = "http://prometheus.monitoring.svc:9090"
 PROMETHEUS_PROXY = "/api/v1/namespaces/monitoring/services/prometheus:9090/proxy"
 QUEUES = ("elves.ingestor.data.in", "elves.registry.applog.in", "elves.registry.ingestor.in")
@@ -48,18 +49,33 @@ def e2e_values(cluster: Cluster) -> dict:
     }
 
 
+def helm(cluster: Cluster, *args: str) -> str:
+    """The pinned helm (tools/which-helm.sh), as a user would run it against this cluster."""
+    binary = run([str(REPO / "tools" / "which-helm.sh")], timeout=30).strip()
+    return run([binary, *args], env={"KUBECONFIG": cluster.kubeconfig}, timeout=INSTALL_TIMEOUT_S)
+
+
 @pytest.fixture(scope="module")
 def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Cluster:
+    """A plain `helm install` on a bare cluster (issue 12): no prometheus-operator, no
+    k6-operator. NOTES.txt must name both and how to add them; then the add-ons a real
+    cluster would have are installed and the release upgraded, as NOTES.txt says."""
     cluster.load_images(*IMAGES)
-    env = {"KUBECONFIG": cluster.kubeconfig}
-    run([sys.executable, str(REPO / "tools" / "e2e" / "addons.py"), "apply"], env=env, timeout=INSTALL_TIMEOUT_S)
     values = tmp_path_factory.mktemp("e2e") / "values.yaml"
     values.write_text(yaml.safe_dump(e2e_values(cluster)))
-    # What `./deployments.sh` runs for a kube context (until it delegates to it, called directly).
-    run([str(REPO / "tools" / "cluster" / "deploy.sh"), "--skip-monitoring", "--skip-k6-operator", "--skip-images", "-f", str(values)],
-        env={**env, "ELVES_PROMETHEUS_URL": PROMETHEUS_URL, "ELVES_MONITORING_NAMESPACE": "monitoring",
-             "ELVES_TIMEOUT": "15m"},
-        timeout=INSTALL_TIMEOUT_S)
+    chart = str(REPO / "charts" / "elves")
+    notes = helm(cluster, "install", RELEASE, chart, "-n", NAMESPACE, "--create-namespace", "-f", str(values),
+                 "--set", f"operator.prometheusUrl={PROMETHEUS_URL}", "--wait", "--timeout", "15m")
+    assert "MISSING from this cluster" in notes, notes
+    assert "k6-operator (API k6.io/v1alpha1" in notes and "helm upgrade --install k6-operator" in notes, notes
+    assert "prometheus-operator (API monitoring.coreos.com/v1)" in notes, notes
+    assert "kind: ServiceMonitor" not in helm(cluster, "get", "manifest", RELEASE, "-n", NAMESPACE)
+
+    run([sys.executable, str(REPO / "tools" / "e2e" / "addons.py"), "apply"],
+        env={"KUBECONFIG": cluster.kubeconfig}, timeout=INSTALL_TIMEOUT_S)
+    notes = helm(cluster, "upgrade", RELEASE, chart, "-n", NAMESPACE, "--reuse-values", "--wait", "--timeout", "15m")
+    assert "MISSING from this cluster" not in notes, notes
+    assert "kind: ServiceMonitor" in helm(cluster, "get", "manifest", RELEASE, "-n", NAMESPACE)
     return cluster
 
 
