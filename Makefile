@@ -52,7 +52,7 @@ $(VENV)/.installed: operator/pyproject.toml
 	$(VENV)/bin/pip install -q --disable-pip-version-check -e 'operator[test]'
 	touch $@
 
-deps: ## Debian packages for the local stack
+deps: ## Debian packages for the local stack and the API-server tier (etcd)
 	tools/install-local-deps.sh
 
 k6: ## k6 built from its Go module at the pinned version

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the local mode and the tests need on Debian 12. Idempotent: a second run
+# Installs what the local mode and the tests need on Debian 12 (etcd: the API-server tier's
+# store, beside the kube-apiserver that tools/build-kubernetes.sh builds). Idempotent: a second run
 # changes nothing. (The local node's RabbitMQ plugins and every other file under the state
 # directory are written by the local mode itself, not here.)
 #
@@ -16,7 +17,7 @@ set -Eeuo pipefail
 readonly APT_MAX_AGE_HOURS="${ELVES_APT_MAX_AGE_HOURS:-24}"
 readonly PACKAGES=(
   rabbitmq-server prometheus postgresql-15 openjdk-17-jdk-headless maven chromium
-  python3-venv curl shellcheck haproxy
+  python3-venv curl shellcheck haproxy etcd-server
 )
 readonly POLICY_RC=/usr/sbin/policy-rc.d
 

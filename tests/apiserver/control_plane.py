@@ -109,7 +109,7 @@ def missing_prerequisites() -> list[str]:
     if not apiserver.exists():
         missing.append(f"{apiserver} is not built (run tools/build-kubernetes.sh)")
     if not shutil.which("etcd"):
-        missing.append("etcd is not installed (apt-get install etcd-server)")
+        missing.append("etcd is not installed (tools/install-local-deps.sh installs etcd-server)")
     if not shutil.which("openssl"):
         missing.append("openssl is not installed (apt-get install openssl)")
     if not kubectl_binary():
