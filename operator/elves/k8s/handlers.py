@@ -29,6 +29,12 @@ RESTORE_RETRY_SECONDS = 10.0
 RESTORE_RETRIES = 30
 # How often a finished LoadTest with spec.ttlSecondsAfterFinished is looked at.
 EXPIRY_CHECK_SECONDS = 15.0
+# The `expire` timer deletes its own LoadTest. kopf removes the finalizer only once the
+# LoadTest's timers have stopped; when the deletion arrives while the timer's handler is
+# still returning, kopf looks again only after `cancellation_polling` (60 s by default),
+# so the deletion seemed to hang. Wait briefly for the timer instead, and look again soon.
+TIMER_EXIT_WAIT_SECONDS = 2.0
+TIMER_EXIT_POLL_SECONDS = 1.0
 
 
 @kopf.on.startup()
@@ -41,6 +47,8 @@ def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: logging.
         prefix=API_GROUP, key="last-handled-configuration")
     # Events are for people: the driver's, not a line for every handler kopf runs.
     settings.posting.level = logging.WARNING
+    settings.background.instant_exit_timeout = TIMER_EXIT_WAIT_SECONDS
+    settings.background.cancellation_polling = TIMER_EXIT_POLL_SECONDS
     memo.driver = Driver(config, Kube(api_client()))
     logger.info("elves operator: system namespace %s, Prometheus %s, Grafana %s, tick %gs",
                 config.system_namespace, config.prometheus_url, config.grafana_url or "(none)", config.tick_seconds)
