@@ -117,6 +117,7 @@ def runner_pods(cluster: Cluster, testrun: str) -> int:
 def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster) -> None:
     lt = run_loadtest(installed, REPO / "loadtests" / "examples" / "quickstart.yaml", "quickstart")
     status = lt["status"]
+    assert status["phase"] == "Succeeded", json.dumps(status, indent=1)[:4000]
     # k6-operator ran it in a runner pod; with the verdict written, the TestRun and its pods
     # were deleted (results read), which the LoadTest's events say.
     assert runner_pods(installed, "elves-quickstart-0") == 1
@@ -130,7 +131,6 @@ def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster) ->
     for column in ("VERDICT", "RATE", "P99", "DEEPEST QUEUE", "LOST"):
         assert columns.get(column), f"`kubectl get lt` shows no {column}:\n{table}"
     assert columns["LOST"] == "0", f"{table}\n{json.dumps(status.get('verdict'), indent=1)[:3000]}"
-    assert status["phase"] == "Succeeded", json.dumps(status, indent=1)[:4000]
 
 
 def test_prometheus_saw_the_quickstart(installed: Cluster) -> None:

@@ -33,6 +33,9 @@ SECRET_VARIABLES = ("ELVES_TOKENS", "ELVES_ADMIN_TOKEN", "ELVES_SERVICE_KEY")
 K6_USER = 12345
 # What one runner asks for and may use (spec.runner does not set them yet).
 RUNNER_RESOURCES = {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "2", "memory": "1Gi"}}
+# The runner's (and initializer's) only writable place: /tmp, for the script's archive and k6's log.
+RUNNER_TMP_VOLUME = "tmp"
+RUNNER_TMP_SIZE = "64Mi"
 
 
 def runner_pod_env(run: LoadRun, prometheus_url: str, gateway_url: str, registry_url: str,
@@ -116,9 +119,13 @@ def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
                 "metadata": {"labels": names.child_labels(name, index)},
                 "env": env,
                 "resources": RUNNER_RESOURCES,
-                # The restricted Pod Security Standard; k6 needs no API access and no writes.
+                # The restricted Pod Security Standard; k6 needs no API access and no writes
+                # but to /tmp: the initializer, which takes these settings, writes the archive
+                # and k6's log there (k6-operator's `2> /tmp/k6logs`), so /tmp is an emptyDir.
                 # (k6-operator v0.0.19 types this field as a string.)
                 "automountServiceAccountToken": "false",
+                "volumes": [{"name": RUNNER_TMP_VOLUME, "emptyDir": {"sizeLimit": RUNNER_TMP_SIZE}}],
+                "volumeMounts": [{"name": RUNNER_TMP_VOLUME, "mountPath": "/tmp"}],
                 "securityContext": {"runAsNonRoot": True, "runAsUser": K6_USER, "runAsGroup": K6_USER,
                                     "seccompProfile": {"type": "RuntimeDefault"}},
                 "containerSecurityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,

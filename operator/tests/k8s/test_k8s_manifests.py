@@ -110,6 +110,9 @@ def test_runner_pods_are_restricted_and_bounded():
     assert container["allowPrivilegeEscalation"] is False and container["capabilities"] == {"drop": ["ALL"]}
     assert container["readOnlyRootFilesystem"] is True and runner["automountServiceAccountToken"] == "false"
     assert set(runner["resources"]) == {"requests", "limits"}
+    # k6-operator's initializer takes these settings and writes /tmp/k6logs: /tmp is an emptyDir.
+    tmp, = [m for m in runner["volumeMounts"] if m["mountPath"] == "/tmp"]
+    assert {"name": tmp["name"], "emptyDir": {"sizeLimit": "64Mi"}} in runner["volumes"]
 
 
 def test_arguments_survive_k6_operators_split_on_single_spaces():
