@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from polling import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER_SH = REPO / "tools" / "e2e" / "cluster.sh"
@@ -78,14 +79,11 @@ class Cluster:
 
     def wait_pod_phase(self, namespace: str, pod: str, phases: set[str], timeout: float) -> str:
         """Polls a pod until its phase is one of `phases`; returns the phase."""
-        deadline = time.monotonic() + timeout
-        phase = ""
-        while time.monotonic() < deadline:
-            phase = self.kubectl("get", "pod", pod, "-n", namespace, "-o", "jsonpath={.status.phase}")
-            if phase in phases:
-                return phase
-            time.sleep(0.5)
-        raise AssertionError(
-            f"pod {namespace}/{pod} still {phase or 'without a phase'} after {timeout:.0f} s, expected one of {sorted(phases)}\n"
-            + self.kubectl("describe", "pod", pod, "-n", namespace)
-        )
+        def phase() -> str:
+            now = self.kubectl("get", "pod", pod, "-n", namespace, "-o", "jsonpath={.status.phase}")
+            return now if now in phases else ""
+
+        try:
+            return wait_for(phase, f"pod {namespace}/{pod} to be {' or '.join(sorted(phases))}", timeout, interval=0.5)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\n{self.kubectl('describe', 'pod', pod, '-n', namespace)}") from None

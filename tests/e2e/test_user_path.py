@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from kube import REPO, Cluster, CommandFailed, run
+from polling import wait_for
 
 NAMESPACE = "elves"
 RELEASE = "elves"
@@ -194,13 +195,23 @@ def test_two_runners_share_the_load_and_the_ledger_matches_both(installed: Clust
 
 def test_an_ingestor_out_of_memory_counts_as_an_oom_kill_and_loses_nothing(installed: Cluster) -> None:
     lt = run_loadtest(installed, E2E_LOADTESTS / "oom.yaml", "e2e-oom")
+    assert lt["status"]["phase"] != "Error", json.dumps(lt["status"], indent=1)[:4000]
     results = only_run(lt)
     ingestor = results["deployments"]["ingestor"]
     assert ingestor["oomKills"] >= 1 and ingestor["restarts"] >= ingestor["oomKills"], ingestor
-    assert results["ledger"]["lostRequests"] == 0, results["ledger"]
-    # The operator gave the ingestor its memory limit back.
+    ledger = results["ledger"]
+    assert ledger["requestsAccepted"] == ledger["requestsPersisted"] == 8, ledger
+    # What the crashing ingestor could not finish waited in its queue ...
+    assert results["queues"][QUEUES[0]]["final"] == ledger["lostRequests"], results["queues"]
+    # ... the operator gave the ingestor its memory limit back ...
     container, = installed.kubectl_json("get", "deployment", "ingestor", "-n", NAMESPACE)["spec"]["template"]["spec"]["containers"]
     assert container["resources"].get("limits", {}).get("memory") != "256Mi", container["resources"]
+    # ... and the restored ingestor finishes it: the queue empties, nothing is dead-lettered.
+    depth = f'rabbitmq_detailed_queue_messages{{queue="{QUEUES[0]}"}}'
+    wait_for(lambda: [s for s in promql(installed, depth) if float(s["value"][1]) == 0], f"{QUEUES[0]} to drain", 300,
+             interval=5)
+    dead = promql(installed, f'max_over_time(rabbitmq_detailed_queue_messages{{queue="{QUEUES[0]}.dlq"}}[15m])')
+    assert all(float(s["value"][1]) == 0 for s in dead), dead
 
 
 def test_a_custom_script_from_a_configmap_runs_through_k6_operator(installed: Cluster) -> None:
