@@ -24,16 +24,17 @@ import signal
 import subprocess
 import tarfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import engine_testkit
 import requests
 from kubernetes import client, config
+from polling import wait_for
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, GATEWAY_ENDPOINTS, PLURAL, WORK_QUEUES
@@ -46,7 +47,6 @@ K6_BINARY = cp.cache_dir() / "bin" / "k6"
 JWT_SECRET = "0123456789abcdef" * 4  # 64 hex characters, as the chart generates
 SERVICE_KEY = "service-key-of-the-kit"  # the registry stand-in answers only calls carrying it
 SCRAPE_INTERVAL = "1s"
-T = TypeVar("T")
 
 
 def _load(name: str, path: Path) -> Any:
@@ -56,20 +56,8 @@ def _load(name: str, path: Path) -> Any:
     return module
 
 
-engine_testkit = _load("engine_testkit", REPO / "operator" / "tests" / "engine" / "engine_testkit.py")
 fake_gateway = _load("fake_gateway", REPO / "loadtests" / "dev" / "fake_gateway.py")
 
-
-def wait_for(check: Callable[[], T], what: str, timeout: float = 30.0, interval: float = 0.2) -> T:
-    """Poll `check` until it returns something truthy; fail naming `what` at the deadline."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(interval)  # polling with the deadline above
-    raise AssertionError(f"gave up after {timeout:g}s waiting for {what} (last: {last!r})")
 
 
 # --------------------------------------------------------------------------- stand-ins

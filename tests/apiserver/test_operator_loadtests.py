@@ -20,6 +20,7 @@ from typing import Any
 
 import jwt
 import pytest
+from polling import wait_for
 
 from elves.engine.status import FINAL_PHASES
 
@@ -27,7 +28,7 @@ from . import control_plane as cp
 from .conftest import require
 from .test_operator_kit import (
     JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members, fake_gateway,
-    kubectl_get_loadtests, operator, run_runner, run_runners, start_prometheus, wait_for,
+    kubectl_get_loadtests, operator, run_runner, run_runners, start_prometheus,
 )
 
 CRD_FILE = cp.REPO / "charts" / "elves" / "crds" / "loadtests.elves.dev.yaml"

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import polling
 import pytest
 import requests
 
@@ -54,20 +54,11 @@ def require(reason: str) -> None:
     pytest.skip(reason)
 
 
-def wait_for(condition: Callable[[], T], seconds: float, what: str) -> T:
-    """Poll `condition` until it returns something truthy; fail naming `what` at the deadline."""
-    deadline = time.monotonic() + seconds
-    last_error = ""
-    while True:
-        try:
-            value = condition()
-            if value:
-                return value
-        except (requests.RequestException, KeyError, IndexError) as error:
-            last_error = f" (last error: {error})"
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {seconds:g} s waiting for {what}{last_error}")
-        time.sleep(POLL_SECONDS)
+def wait_for(condition: Callable[[], T], what: str, timeout: float = 30.0) -> T:
+    """polling.wait_for with what "not yet" means against the local stack: a replica that
+    is restarting does not answer, a key or an item is not there yet."""
+    return polling.wait_for(condition, what, timeout, interval=POLL_SECONDS,
+                            ignore=(requests.RequestException, KeyError, IndexError))
 
 
 @dataclass
@@ -111,7 +102,7 @@ class LocalStack:
             return state["ready"]
 
         try:
-            wait_for(ready, seconds, "the local stack to be ready")
+            wait_for(ready, "the local stack to be ready", seconds)
         except AssertionError as error:
             raise AssertionError(f"{error}: {reasons[0]}") from None
 
@@ -156,7 +147,7 @@ def exclusive_stack(local_stack: LocalStack, request: pytest.FixtureRequest) -> 
         return readiness.ready
 
     try:
-        wait_for(acquired, LOCK_TIMEOUT_SECONDS, "the local system's test lock")
+        wait_for(acquired, "the local system's test lock", LOCK_TIMEOUT_SECONDS)
     except AssertionError as error:
         raise AssertionError(f"{error}: {reasons[0]}") from None
     try:

@@ -125,7 +125,7 @@ def wait_ledger(stack: Any, test_id: str, condition: Callable[[dict[str, Any]], 
         return seen[0] if condition(seen[0]) else None
 
     try:
-        return stack.wait_for(check, seconds, what)
+        return stack.wait_for(check, what, seconds)
     except AssertionError as error:
         raise AssertionError(f"{error}; last ledger: {seen[0]}") from None
 
@@ -155,7 +155,7 @@ def wait_restarted(stack: Any, deployment: str, killed: dict[str, int]) -> None:
         pods = {pod["pod"]: pod for pod in stack.pods(deployment)}
         return all(pods.get(name, {}).get("ready") and pods[name]["pid"] != pid for name, pid in killed.items())
 
-    stack.wait_for(back, RESTART_SECONDS, f"{', '.join(killed)} to be restarted and ready")
+    stack.wait_for(back, f"{', '.join(killed)} to be restarted and ready", RESTART_SECONDS)
 
 
 def scratch_leftovers(stack: Any, pods: set[str]) -> dict[str, list[str]]:
@@ -168,7 +168,7 @@ def scratch_leftovers(stack: Any, pods: set[str]) -> dict[str, list[str]]:
 
 def wait_scratch_empty(stack: Any, pods: set[str]) -> None:
     # A running job's directory goes away when the job ends; a leftover never does.
-    stack.wait_for(lambda: not scratch_leftovers(stack, pods), 60, f"empty scratch directories of {sorted(pods)}")
+    stack.wait_for(lambda: not scratch_leftovers(stack, pods), f"empty scratch directories of {sorted(pods)}", 60)
 
 
 class Broker:

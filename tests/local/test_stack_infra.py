@@ -11,7 +11,7 @@ def test_infra_restart_goes_down_and_comes_back(exclusive_stack, component):
     operation = stack.supervisor.infra_restart(component, down_seconds=2)
 
     stack.wait_for(lambda: stack.supervisor.state()["infra"][component]["phase"] in ("down", "starting"),
-                         60, f"{component} to be stopped")
+                         f"{component} to be stopped", 60)
     stack.wait_ready(300)
     state = stack.supervisor.state()
     done = [op for op in state["operations"] if op["id"] == operation["id"]][0]

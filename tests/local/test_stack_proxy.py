@@ -10,7 +10,7 @@ ANSWER_WINDOW_SECONDS = 10.0
 def test_proxy_answers_through_the_kill_of_one_gateway(exclusive_stack, restore_replicas):
     stack = exclusive_stack
     stack.supervisor.scale("gateway", 2)
-    stack.wait_for(lambda: sum(p["ready"] for p in stack.pods("gateway")) == 2, 240, "two ready gateways")
+    stack.wait_for(lambda: sum(p["ready"] for p in stack.pods("gateway")) == 2, "two ready gateways", 240)
     headers = {"Authorization": f"Bearer {stack.token('proxy-test')}"}
     url = f"{stack.url('gateway')}/api/v1/history"
 

@@ -18,7 +18,7 @@ def test_reset_leaves_an_empty_ledger_and_a_ready_system(exclusive_stack):
     for _ in range(3):
         answer = requests.get(f"{stack.url('gateway')}/api/v1/history", headers=headers, timeout=10)
         assert answer.status_code == 200, answer.text
-    stack.wait_for(lambda: ledger_logs(stack, test_id) == 3, 60, "3 activity logs in the ledger")
+    stack.wait_for(lambda: ledger_logs(stack, test_id) == 3, "3 activity logs in the ledger", 60)
 
     operation = stack.supervisor.reset()
     assert operation["state"] == "running"

@@ -14,15 +14,15 @@ def test_broker_outage_gives_503_and_loses_no_accepted_request(exclusive_stack):
     trickle = Trickle(gateway)
     trickle.start()
     try:
-        stack.wait_for(lambda: trickle.codes().count(202) >= TRICKLE_PER_SECOND, 30, "getData before the outage")
+        stack.wait_for(lambda: trickle.codes().count(202) >= TRICKLE_PER_SECOND, "getData before the outage", 30)
         operation = stack.supervisor.infra_restart("rabbitmq", down_seconds=DOWN_SECONDS)
-        stack.wait_for(lambda: 503 in trickle.codes(), 60, "the gateway to answer 503 while RabbitMQ is down")
+        stack.wait_for(lambda: 503 in trickle.codes(), "the gateway to answer 503 while RabbitMQ is down", 60)
         stack.wait_for(lambda: [op for op in stack.supervisor.state()["operations"]
                                 if op["id"] == operation["id"] and op["state"] != "running"],
-                       TRICKLE_LIMIT_SECONDS, "RabbitMQ to be back")
+                       "RabbitMQ to be back", TRICKLE_LIMIT_SECONDS)
         outage_end = len(trickle.answers)
         stack.wait_for(lambda: [code for code, _ in trickle.answers[outage_end:]].count(202) >= ACCEPTED_AFTER,
-                       TRICKLE_LIMIT_SECONDS, f"{ACCEPTED_AFTER} getData accepted after the outage")
+                       f"{ACCEPTED_AFTER} getData accepted after the outage", TRICKLE_LIMIT_SECONDS)
     finally:
         trickle.stop.set()
         trickle.join(timeout=30)

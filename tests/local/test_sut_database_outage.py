@@ -37,14 +37,14 @@ def test_database_outage_loses_nothing_and_spends_no_delivery(exclusive_stack):
     trickle = Trickle(gateway, PER_SECOND, DOWN_SECONDS + TRICKLE_LIMIT_SECONDS)
     trickle.start()
     try:
-        stack.wait_for(lambda: trickle.codes().count(202) >= 5, 30, "getData before the outage")
+        stack.wait_for(lambda: trickle.codes().count(202) >= 5, "getData before the outage", 30)
         operation = stack.supervisor.infra_restart("postgres", down_seconds=DOWN_SECONDS)
         stack.wait_for(lambda: [op for op in stack.supervisor.state()["operations"]
                                 if op["id"] == operation["id"] and op["state"] != "running"],
-                       DOWN_SECONDS + TRICKLE_LIMIT_SECONDS, "PostgreSQL to be back")
+                       "PostgreSQL to be back", DOWN_SECONDS + TRICKLE_LIMIT_SECONDS)
         outage_end = len(trickle.answers)
         stack.wait_for(lambda: [code for code, _ in trickle.answers[outage_end:]].count(202) >= 5,
-                       TRICKLE_LIMIT_SECONDS, "getData accepted after the outage")
+                       "getData accepted after the outage", TRICKLE_LIMIT_SECONDS)
     finally:
         trickle.stop.set()
         trickle.join(timeout=30)
@@ -63,6 +63,6 @@ def test_database_outage_loses_nothing_and_spends_no_delivery(exclusive_stack):
         assert {queue: broker.depth(queue) for queue in DEAD_LETTER_QUEUES} == dead_before
     # Prometheus scrapes every 5 s: compare what a scrape taken after all this saw.
     checked = time.time()
-    stack.wait_for(lambda: (stack.value(f"max(timestamp({RETURNED_SERIES}))") or 0) > checked, 60,
-                   "a scrape of the registry after the run")
+    stack.wait_for(lambda: (stack.value(f"max(timestamp({RETURNED_SERIES}))") or 0) > checked, "a scrape of the registry after the run",
+                   60)
     assert returned_by_registry(stack) == returned_before, "the registry returned deliveries while it waited"

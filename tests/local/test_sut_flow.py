@@ -26,7 +26,7 @@ def wait_status(local_stack, gateway: Gateway, request_id: str, status: str) -> 
             return answer.json() if answer.json()["status"] == status else None
         return None
 
-    return local_stack.wait_for(reached, job_deadline(1), f"request {request_id} to be {status}")
+    return local_stack.wait_for(reached, f"request {request_id} to be {status}", job_deadline(1))
 
 
 def test_get_data_ends_done_with_a_png(local_stack):

@@ -55,8 +55,8 @@ def unstick_unless_passed(exclusive_stack):
     if poison:
         killed = kill_every_replica(exclusive_stack, "ingestor")
         with Broker(exclusive_stack) as broker:
-            exclusive_stack.wait_for(lambda: broker.consumers(QUEUE_INGESTOR_DATA) == 0, 30,
-                                     "the killed ingestor's consumers to be gone")
+            exclusive_stack.wait_for(lambda: broker.consumers(QUEUE_INGESTOR_DATA) == 0, "the killed ingestor's consumers to be gone",
+                                     30)
             broker.park(QUEUE_INGESTOR_DATA, poison)
         wait_restarted(exclusive_stack, "ingestor", killed)
 
@@ -87,7 +87,7 @@ def test_poison_messages_end_in_the_dead_letter_queues_and_good_traffic_flows(ex
             return depths == expected
 
         try:
-            stack.wait_for(reached, 30, f"dead-letter queue depths {expected} (were {before})")
+            stack.wait_for(reached, f"dead-letter queue depths {expected} (were {before})", 30)
         except AssertionError as error:
             raise AssertionError(f"{error}; last seen {depths}, and {broker.depth(QUEUE_INGESTOR_DATA)} "
                                  f"messages waiting in {QUEUE_INGESTOR_DATA}") from None

@@ -29,7 +29,7 @@ def wait_rolled_out(stack) -> None:
         return (deployment["settled"] and len(pods) == deployment["replicas"]
                 and all(p["ready"] and p["generation"] == deployment["generation"] for p in pods))
 
-    stack.wait_for(done, ROLLOUT_SECONDS, "the ingestor's rolling restart")
+    stack.wait_for(done, "the ingestor's rolling restart", ROLLOUT_SECONDS)
 
 
 def test_scratch_is_empty_after_done_and_failed_jobs(exclusive_stack):

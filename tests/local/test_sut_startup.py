@@ -86,7 +86,7 @@ def test_a_service_started_before_its_broker_and_database_retries_and_becomes_re
                 assert process.poll() is None, f"{deployment} exited ({process.returncode}):\n{log_tail()}"
                 return health(management, "liveness").status_code == 200
 
-            local_stack.wait_for(alive_and_answering, STARTUP_SECONDS, f"{deployment} to answer its liveness probe")
+            local_stack.wait_for(alive_and_answering, f"{deployment} to answer its liveness probe", STARTUP_SECONDS)
             readiness = health(management, "readiness")
             assert readiness.status_code == 503, readiness.text
             if deployment == REGISTRY:
@@ -94,17 +94,17 @@ def test_a_service_started_before_its_broker_and_database_retries_and_becomes_re
                 components = readiness.json()["components"]
                 assert (components["rabbit"]["status"], components["db"]["status"]) == ("DOWN", "DOWN"), readiness.text
                 assert components["schema"]["status"] != "UP", readiness.text
-                local_stack.wait_for(lambda: "attempt 2)" in log.read_text(errors="replace"), RECOVERY_SECONDS,
-                         "a second schema migration attempt in the registry's log")
+                local_stack.wait_for(lambda: "attempt 2)" in log.read_text(errors="replace"), "a second schema migration attempt in the registry's log",
+                         RECOVERY_SECONDS)
             # It says what it cannot reach, in its log.
-            local_stack.wait_for(lambda: "Connection refused" in log.read_text(errors="replace"), RECOVERY_SECONDS,
-                     f"{deployment}'s log to name the refused connection")
+            local_stack.wait_for(lambda: "Connection refused" in log.read_text(errors="replace"), f"{deployment}'s log to name the refused connection",
+                     RECOVERY_SECONDS)
             assert process.poll() is None, f"{deployment} gave up:\n{log_tail()}"
 
             broker.open()
             postgres.open()
-            local_stack.wait_for(lambda: health(management, "readiness").status_code == 200, RECOVERY_SECONDS,
-                     f"{deployment} to become ready once RabbitMQ and PostgreSQL answer")
+            local_stack.wait_for(lambda: health(management, "readiness").status_code == 200, f"{deployment} to become ready once RabbitMQ and PostgreSQL answer",
+                     RECOVERY_SECONDS)
             assert process.poll() is None, "it became ready in the process that started without them"
             if deployment == REGISTRY:
                 assert "database schema is current" in log.read_text(errors="replace")

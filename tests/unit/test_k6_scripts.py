@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from polling import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 LOADTESTS = REPO / "loadtests"
@@ -256,17 +257,12 @@ def prometheus(tmp_path):
         stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:  # wait for readiness: the TSDB opens in a moment
-            try:
-                with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
+        def ready() -> bool:  # the TSDB opens in a moment
             assert process.poll() is None, (tmp_path / "prometheus.log").read_text()[-2000:]
-            assert time.monotonic() < deadline, "Prometheus was not ready within 30 s"
-            time.sleep(0.2)
+            with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as r:
+                return r.status == 200
+
+        wait_for(ready, "Prometheus to be ready", 30, ignore=(OSError,))
         yield base
     finally:
         process.terminate()
@@ -312,14 +308,13 @@ def test_k6_writes_the_series_the_engine_queries(k6, fake_gateway, prometheus):
 
     # k6's exact counts in Prometheus (max_over_time: increase() misses a series' first sample).
     query = f'sum by (endpoint) (max_over_time(k6_http_reqs_total{{testid="{test_id}",status=~"2.."}}[10m]))'
-    deadline = time.monotonic() + 30
-    while True:
-        counted = {r["metric"]["endpoint"]: float(r["value"][1]) for r in promql(prometheus, query)}
-        if counted == {k: float(v) for k, v in seen.items()} or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    assert counted == {k: float(v) for k, v in seen.items()}
-    assert set(counted) == set(EXECS["system-mix"])
+    expected = {k: float(v) for k, v in seen.items()}
+
+    def counted() -> dict[str, float]:
+        return {r["metric"]["endpoint"]: float(r["value"][1]) for r in promql(prometheus, query)}
+
+    wait_for(lambda: counted() == expected, f"k6's counts in Prometheus to be {expected}", 30, interval=0.5)
+    assert set(expected) == set(EXECS["system-mix"])
 
     [series] = promql(prometheus, f'k6_http_reqs_total{{testid="{test_id}",scenario="getData"}}')
     assert series["metric"] == {"__name__": "k6_http_reqs_total", "endpoint": "getData", "expected_response": "true",

@@ -24,7 +24,7 @@ from elves.engine.models import (
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
 from elves.engine.status import ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, SystemSnapshot
 from elves.local import k6
-from elves.local.client import SupervisorClient, SupervisorUnreachable
+from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
 from elves.local.layout import Layout
 from elves.local.ports import Ports
 from elves.local.processes import is_alive, start_time_of
@@ -147,7 +147,7 @@ class LocalPlatform:
     def system_ready(self) -> Readiness:
         try:
             state = self.supervisor.state()
-        except SupervisorUnreachable as error:
+        except (SupervisorUnreachable, SupervisorRefused) as error:
             return Readiness(False, str(error))
         return Readiness(state["ready"], "; ".join(state["notReady"]))
 
@@ -155,7 +155,7 @@ class LocalPlatform:
         """CPU the local Service (the supervisor's HAProxy) has used so far; None when unknown."""
         try:
             return self.supervisor.state().get("proxy", {}).get("cpuSeconds")
-        except SupervisorUnreachable:
+        except (SupervisorUnreachable, SupervisorRefused):
             return None
 
     def jwt_secret(self) -> str:

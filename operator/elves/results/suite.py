@@ -106,7 +106,7 @@ SETTLE_TIMEOUT_SECONDS = 600.0
 def wait_until_settled(out=sys.stdout, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
     """Wait (bounded) until the local stack runs no operation and is ready: a case stopped in
     the middle leaves a reset running, and the next case's own reset would be refused (409)."""
-    from elves.local.client import SupervisorClient, SupervisorUnreachable
+    from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
     from elves.local.layout import Layout
     from elves.local.ports import Ports
     from elves.settings import Settings
@@ -117,8 +117,8 @@ def wait_until_settled(out=sys.stdout, timeout: float = SETTLE_TIMEOUT_SECONDS) 
     while time.monotonic() < deadline:
         try:
             state = client.state()
-        except SupervisorUnreachable:
-            return  # elves run says so, in its own words
+        except (SupervisorUnreachable, SupervisorRefused):
+            return  # elves run says so, in its own words (a stack not there, or not this state's)
         busy = [op["id"] for op in state.get("operations", []) if op.get("state") == "running"]
         if not busy and state.get("ready"):
             return

@@ -12,6 +12,7 @@ import yaml
 
 from elves.cli import main as elves_main
 from elves.engine.models import parse_loadtest
+from elves.local.ports import free_offset
 from elves.results.page import write_page
 from elves.results.study import StudyError, load_study
 from elves.results.suite import scale_document
@@ -113,6 +114,7 @@ def test_scaling_a_case_keeps_its_shape_rates_and_fault_fractions():
 
 def test_the_suite_records_a_case_it_could_not_run_and_the_page_says_so(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ELVES_STATE_DIR", str(tmp_path / "no-stack"))  # nothing listens: a harness error
+    monkeypatch.setenv("ELVES_LOCAL_PORT_OFFSET", str(free_offset(range(3000, 9000, 100))))  # a stack may run here
     cases = tmp_path / "cases"
     cases.mkdir()
     (cases / "gate.yaml").write_text((REPO / "loadtests/examples/gate-p99-100ms.yaml").read_text())

@@ -9,9 +9,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import polling
 import pytest
 import requests
 
@@ -29,17 +29,9 @@ REPO = Path(__file__).resolve().parents[3]
 API = requests.Session()
 
 
-def wait_for(condition, seconds, what):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            value = condition()
-        except requests.RequestException:
-            value = None
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+def wait_for(condition, what, timeout):
+    """polling.wait_for that takes a control API not answering (yet) as "not yet"."""
+    return polling.wait_for(condition, what, timeout, ignore=(requests.RequestException,))
 
 
 def state():
@@ -66,7 +58,7 @@ def supervisor(tmp_path_factory):
     process = subprocess.Popen([sys.executable, "-m", "elves.cli", "local", "supervise"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
     try:
-        wait_for(lambda: state()["ready"], 60, "the supervisor and its stand-ins to be ready")
+        wait_for(lambda: state()["ready"], "the supervisor and its stand-ins to be ready", 60)
         yield process, state_dir
     finally:
         if process.poll() is None:
@@ -79,10 +71,10 @@ def test_a_killed_replica_is_restarted_and_counted(supervisor):
     killed = API.post(f"{BASE}/kill", json={"deployment": "ingestor"}, timeout=5).json()
     assert killed["killed"] == "ingestor-0"
     wait_for(lambda: metric("kube_pod_container_status_restarts_total", pod="ingestor-0") == before + 1,
-             10, "the restart to be counted")
+             "the restart to be counted", 10)
     assert metric("kube_pod_container_status_last_terminated_reason", pod="ingestor-0", reason="Error") == 1
     pod = wait_for(lambda: [p for p in state()["deployments"]["ingestor"]["pods"] if p["ready"]],
-                   10, "ingestor-0 to be ready again")[0]
+                   "ingestor-0 to be ready again", 10)[0]
     assert pod["pid"] != killed["pid"] and pod["lastExitCode"] == 137
 
 
@@ -91,20 +83,20 @@ def test_exit_code_3_of_the_jvm_is_reported_as_oomkilled(supervisor):
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{pod['managementPort']}/exit/3", timeout=5)
     wait_for(lambda: metric("kube_pod_container_status_last_terminated_reason",
-                            pod=pod["pod"], reason="OOMKilled") == 1, 10, "the OOMKilled reason")
+                            pod=pod["pod"], reason="OOMKilled") == 1, "the OOMKilled reason", 10)
     assert metric("kube_pod_container_status_last_terminated_exitcode", pod=pod["pod"]) == 3
-    wait_for(lambda: state()["deployments"]["ingestor"]["settled"], 10, "the ingestor back")
+    wait_for(lambda: state()["deployments"]["ingestor"]["settled"], "the ingestor back", 10)
 
 
 def test_scale_up_and_down_and_the_proxy_balances(supervisor):
     API.post(f"{BASE}/scale", json={"deployment": "gateway", "replicas": 2}, timeout=5)
     wait_for(lambda: metric("kube_deployment_status_replicas_ready", deployment="gateway") == 2,
-             15, "two ready gateways")
+             "two ready gateways", 15)
     answered = {requests.get(PORTS.url(PORTS.gateway), timeout=5).json()["pod"] for _ in range(6)}
     assert answered == {"gateway-0", "gateway-1"}
     API.post(f"{BASE}/scale", json={"deployment": "gateway", "replicas": 1}, timeout=5)
     wait_for(lambda: metric("kube_deployment_status_replicas", deployment="gateway") == 1
-             and len(state()["deployments"]["gateway"]["pods"]) == 1, 30, "one gateway left")
+             and len(state()["deployments"]["gateway"]["pods"]) == 1, "one gateway left", 30)
 
 
 def test_rolling_configure_replaces_the_replica_with_new_settings(supervisor):
@@ -113,8 +105,8 @@ def test_rolling_configure_replaces_the_replica_with_new_settings(supervisor):
                            json={"deployment": "registry", "env": {"X": "1"}, "memory": "256Mi"})
     assert answer.status_code == 202
     wait_for(lambda: state()["deployments"]["registry"]["settled"]
-             and state()["deployments"]["registry"]["pods"][0]["pid"] != old["pid"], 30,
-             "the registry to roll")
+             and state()["deployments"]["registry"]["pods"][0]["pid"] != old["pid"], "the registry to roll",
+             30)
     assert metric("kube_pod_container_resource_limits", deployment="registry") == 256 * 1024**2
 
 
@@ -124,7 +116,7 @@ def test_pause_freezes_then_resumes(supervisor):
     assert answer.json()["pods"] == ["gateway-0"]
     pid = state()["deployments"]["gateway"]["pods"][0]["pid"]
     assert Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
-    wait_for(lambda: not state()["deployments"]["gateway"]["pods"][0]["stopped"], 10, "SIGCONT")
+    wait_for(lambda: not state()["deployments"]["gateway"]["pods"][0]["stopped"], "SIGCONT", 10)
     assert requests.get(PORTS.url(PORTS.gateway), timeout=5).status_code == 200
 
 
@@ -150,14 +142,14 @@ def test_local_platform_applies_system_faults_and_restores(supervisor):
     _, state_dir = supervisor
     platform = LocalPlatform(Settings.from_env({**os.environ, "ELVES_STATE_DIR": str(state_dir),
                                                 "ELVES_LOCAL_PORT_OFFSET": str(OFFSET)}))
-    wait_for(lambda: platform.system_ready().ready, 60, "a settled system")
+    wait_for(lambda: platform.system_ready().ready, "a settled system", 60)
     snapshot = platform.snapshot_system()
 
     platform.apply_system(System.model_validate({
         "replicas": {"ingestor": 2}, "env": {"ingestor": {"ELVES_INGESTOR_GATES": "100"}},
         "resources": {"ingestor": {"memory": "512Mi"}}}))
     assert not platform.system_ready().ready
-    wait_for(lambda: platform.system_ready().ready, 60, "two reconfigured ingestors")
+    wait_for(lambda: platform.system_ready().ready, "two reconfigured ingestors", 60)
     assert platform.snapshot_system().deployments["ingestor"] == DeploymentSnapshot(
         replicas=2, env=[EnvVar(name="ELVES_INGESTOR_GATES", value="100")],
         resources=ContainerResources(limits={"memory": str(512 * 1024**2)}))
@@ -170,13 +162,13 @@ def test_local_platform_applies_system_faults_and_restores(supervisor):
     assert fault(scale={"deployment": "ingestor", "replicas": 1}) == "scaled ingestor to 1"
 
     platform.restore_system(snapshot)
-    wait_for(lambda: platform.system_ready().ready and platform.snapshot_system() == snapshot, 60,
-             "the system as it was")
+    wait_for(lambda: platform.system_ready().ready and platform.snapshot_system() == snapshot, "the system as it was",
+             60)
 
 
 def test_proxy_answers_503_when_no_replica_is_ready(supervisor):
     API.post(f"{BASE}/scale", json={"deployment": "registry", "replicas": 0}, timeout=5)
-    wait_for(lambda: not state()["deployments"]["registry"]["pods"], 30, "the registry to stop")
+    wait_for(lambda: not state()["deployments"]["registry"]["pods"], "the registry to stop", 30)
     answer = requests.post(PORTS.url(PORTS.registry) + "/api/v1/logs", json={"x": 1}, timeout=5)
     assert answer.status_code == 503
     assert answer.json() == {"error": "no ready replica of registry"}

@@ -1,7 +1,7 @@
 """Real servers for the engine's tests: Debian's Prometheus (optionally backfilled) and k6.
 
-Imported by conftest.py and by tests (a unique module name, so it cannot clash with
-another directory's helpers).
+Imported by the engine's unit tests and by the API-server tier (tests/support is on
+pytest's path: pytest.ini).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 
 PROMETHEUS_BINARY = os.environ.get("ELVES_PROMETHEUS_BINARY", "/usr/bin/prometheus")
 K6_BINARY = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves")) / "bin" / "k6"
@@ -52,21 +52,17 @@ class PrometheusServer:
             f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-remote-write-receiver",
             "--enable-feature=native-histograms", "--storage.tsdb.retention.time=30d",
         ], stdout=self.log, stderr=subprocess.STDOUT)
-        self._wait_ready(deadline=time.monotonic() + 30)
+        self._wait_ready()
 
-    def _wait_ready(self, deadline: float) -> None:
+    def _wait_ready(self) -> None:
         import requests
 
-        while time.monotonic() < deadline:
+        def ready() -> bool:
             if self.process.poll() is not None:
                 raise RuntimeError(f"prometheus exited with {self.process.returncode}; see {self.log.name}")
-            try:
-                if requests.get(f"{self.url}/-/ready", timeout=1).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.2)  # polling a starting server, with the deadline above
-        raise RuntimeError(f"prometheus not ready within 30 s; see {self.log.name}")
+            return requests.get(f"{self.url}/-/ready", timeout=1).status_code == 200
+
+        wait_for(ready, f"prometheus to be ready (see {self.log.name})", 30, ignore=(requests.RequestException,))
 
     def stop(self) -> None:
         self.process.terminate()
