@@ -31,7 +31,7 @@ results-page: venv ## rebuild docs/results.md and .html from the committed docs/
 	$(VENV)/bin/elves results-page docs/results --page docs/results.md
 
 test-unit: venv deps k6 helm services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
-	$(PYTEST) operator/tests tests/unit
+	$(PYTEST) tests/unit
 
 test-local: venv ## tier 2: the real local stack (RabbitMQ, PostgreSQL, Prometheus, k6, the services)
 	./deployments.sh --local

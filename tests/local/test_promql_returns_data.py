@@ -13,7 +13,6 @@ import inspect
 import json
 import re
 import time
-from pathlib import Path
 
 import pytest
 import requests

@@ -9,7 +9,7 @@ rate windows. Queries the engine never asks (JVM, GC, listener, pool) are writte
     .venv/bin/python charts/elves/dashboards/build.py          # rewrite the generated files
     .venv/bin/python charts/elves/dashboards/build.py --check  # exit 1 when they are stale
 
-tests/unit/test_chart.py runs the check, so a stale dashboard or alert fails the unit tier.
+tests/unit/chart/test_chart.py runs the check, so a stale dashboard or alert fails the unit tier.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def query_variable(name: str, label: str, query: str, include_all: bool = True) 
 
 def annotations(extra: list[dict] = ()) -> dict:
     # Grafana adds its built-in "Annotations & Alerts" itself (its `builtIn` key is not in the
-    # published schema that tests/unit/test_dashboard_schema.py checks against).
+    # published schema that tests/unit/chart/test_dashboard_schema.py checks against).
     return {"list": [
         {"datasource": {"type": "grafana", "uid": "-- Grafana --"}, "enable": True, "hide": False,
          "iconColor": "#F2495C", "name": "LoadTest phases and faults",

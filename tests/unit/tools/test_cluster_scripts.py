@@ -27,7 +27,7 @@ import yaml
 
 from elves.constants import DEPLOYMENTS
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CLUSTER = REPO / "tools" / "cluster"
 SCRIPTS = {"deploy": CLUSTER / "deploy.sh", "cleanup": CLUSTER / "cleanup.sh"}
 COMMON = CLUSTER / "common.sh"

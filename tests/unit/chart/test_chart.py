@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CHART = REPO / "charts" / "elves"
 CI_VALUES = sorted((CHART / "ci").glob("*.yaml"))
 DASHBOARDS = sorted((CHART / "dashboards").glob("*.json"))

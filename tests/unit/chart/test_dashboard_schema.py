@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-DASHBOARDS = sorted((Path(__file__).resolve().parents[2] / "charts" / "elves" / "dashboards").glob("*.json"))
+DASHBOARDS = sorted((Path(__file__).resolve().parents[3] / "charts" / "elves" / "dashboards").glob("*.json"))
 # Keys Grafana reads that its published schema leaves out, each with where Grafana reads it.
 OUTSIDE_THE_SCHEMA = {
     # The Prometheus data source's annotation title template (annotations with `expr`).

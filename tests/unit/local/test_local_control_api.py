@@ -17,7 +17,7 @@ from elves.local.http import BadRequest, Request
 from elves.local.operations import Operation
 from elves.local.replicas import Replica
 
-LOCAL = Path(__file__).resolve().parents[2] / "elves" / "local"
+LOCAL = Path(__file__).resolve().parents[3] / "operator" / "elves" / "local"
 
 
 class StandInControl:

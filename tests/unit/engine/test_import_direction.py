@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "elves"
+PACKAGE = Path(__file__).resolve().parents[3] / "operator" / "elves"
 # package -> the packages it must not import
 FORBIDDEN = {
     "elves.engine": ("elves.local", "elves.k8s"),

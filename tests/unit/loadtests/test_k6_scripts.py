@@ -25,7 +25,7 @@ import pytest
 import yaml
 from polling import wait_for
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 LOADTESTS = REPO / "loadtests"
 SCENARIO_DIR = LOADTESTS / "scenarios"
 EXAMPLES = LOADTESTS / "examples"

@@ -1,0 +1,54 @@
+"""`k6 archive` of a built-in scenario for k6-operator (with the real k6)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from elves.k8s import archive
+
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+K6 = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves")) / "bin" / "k6"
+
+
+needs_k6 = pytest.mark.skipif(not K6.exists() and os.environ.get("CI") != "true",
+                              reason=f"{K6} is missing (run tools/install-k6.sh)")
+
+
+@needs_k6
+def test_a_built_in_scenario_is_packed_with_its_lib_and_this_runs_scenarios():
+    scenarios = json.dumps({"getData": {"executor": "constant-arrival-rate", "exec": "getData", "rate": 1,
+                                        "timeUnit": "1s", "duration": "5s", "preAllocatedVUs": 1}})
+    packed = archive.pack(str(K6), REPO / "loadtests" / "scenarios" / "system-mix.js",
+                          {"ELVES_K6_SCENARIOS": scenarios, "ELVES_TEST_ID": "ns/t/0", "ELVES_TOKENS": "secret"})
+    with tarfile.open(fileobj=io.BytesIO(packed)) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    assert any(name.endswith("/lib/gateway.js") for name in members)
+    metadata = json.loads(members["metadata.json"])
+    assert metadata["env"] == {"ELVES_K6_SCENARIOS": scenarios, "ELVES_TEST_ID": "ns/t/0"}  # no tokens
+    assert list(metadata["options"]["scenarios"]) == ["getData"]
+
+
+@needs_k6
+def test_a_script_k6_cannot_load_is_refused_with_k6s_words(tmp_path):
+    broken = tmp_path / "broken.js"
+    broken.write_text("export default function ( {\n")
+    with pytest.raises(archive.ArchiveError, match=r"`k6 archive broken.js` failed \(exit \d+\): .*"):
+        archive.pack(str(K6), broken, {})
+
+
+def test_a_missing_scenario_or_k6_says_what_to_set(tmp_path):
+    with pytest.raises(archive.ArchiveError, match="ELVES_SCENARIOS_DIR"):
+        archive.pack("k6", tmp_path / "absent.js", {})
+    script = tmp_path / "s.js"
+    script.write_text("export default function () {}\n")
+    with pytest.raises(archive.ArchiveError, match="point ELVES_K6 at it"):
+        archive.pack(str(tmp_path / "no-k6-here"), script, {})
