@@ -77,6 +77,10 @@ def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Clu
     notes = helm(cluster, "upgrade", RELEASE, chart, "-n", NAMESPACE, "--reuse-values", "--wait", "--timeout", "15m")
     assert "MISSING from this cluster" not in notes, notes
     assert "kind: ServiceMonitor" in helm(cluster, "get", "manifest", RELEASE, "-n", NAMESPACE)
+    # The new ServiceMonitors reach Prometheus through prometheus-operator and a config
+    # reload: a LoadTest's drain reads queue depth, so wait until RabbitMQ is scraped.
+    wait_for(lambda: promql(cluster, "rabbitmq_detailed_queue_messages"), "Prometheus to scrape RabbitMQ", 300,
+             interval=5)
     return cluster
 
 
