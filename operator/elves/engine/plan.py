@@ -23,8 +23,9 @@ from elves.engine.models import FaultAction, Load, LoadTest, LoadTestSpec, Syste
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.units import k6_duration
 
-# An iteration may stall this long (a frozen replica, a broker restart) without k6
-# running out of VUs; the "test the tester" pause of 1.5 s fits in it.
+# An iteration may stall this long (a frozen replica, a broker restart) before k6 has to
+# allocate VUs beyond the pre-allocated pool; longer stalls draw on maxVUs (tier 2 freezes
+# the gateway for 3 s at 4/s: about 12 in flight against 13 pre-allocated and 52 at most).
 STALL_ALLOWANCE_SECONDS = 2.0
 VU_HEADROOM = 1.5
 MIN_PREALLOCATED_VUS = 3
