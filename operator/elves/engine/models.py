@@ -490,11 +490,11 @@ class Runner(SpecModel):
                                          "environment (for custom scripts: tokens, hosts).")
 
 
+LOAD_SWEEP_FIELDS = ("rate", "users", "parallelism")  # spec.load's fields a sweep may set
 SWEEP_PATH_PATTERN = (r"^(system\.(replicas|resources|env)\.(" + "|".join(DEPLOYMENTS)
-                      + r")(\.[A-Za-z_][A-Za-z0-9_]*)?|load\.(rate|users))$")
+                      + r")(\.[A-Za-z_][A-Za-z0-9_]*)?|load\.(" + "|".join(LOAD_SWEEP_FIELDS) + "))$")
 SWEEP_KEYS = "sweep keys are system.replicas.<deployment>, system.resources.<deployment>.<memory|cpu>," \
-             " system.env.<deployment>.<NAME>, load.rate or load.users"
-LOAD_SWEEP_FIELDS = {"load.rate": Rate, "load.users": Annotated[int, Field(ge=1, le=100000)]}
+             " system.env.<deployment>.<NAME>, load.rate, load.users or load.parallelism"
 
 
 def _sweep_value(value: Any) -> Any:
@@ -569,8 +569,10 @@ class LoadTestSpec(SpecModel):
             cls.field_rules[0].check(path)
             for index, value in enumerate(values):
                 try:
-                    if path in LOAD_SWEEP_FIELDS:
-                        TypeAdapter(LOAD_SWEEP_FIELDS[path]).validate_python(value)
+                    if path.startswith("load."):  # checked as spec.load checks the field
+                        field = Load.model_fields[path.removeprefix("load.")]
+                        TypeAdapter(Annotated[(field.annotation, *field.metadata)] if field.metadata
+                                    else field.annotation).validate_python(value)
                     else:
                         System.model_validate(set_path({}, path, value))
                 except ValidationError as exc:

@@ -209,6 +209,18 @@ def test_a_workers_by_clients_grid_sweeps_load_users_and_rate(make_loadtest):
     assert plan.numeric("240/min") == 4
 
 
+def test_a_sweep_of_load_parallelism_keeps_the_load_and_changes_the_runners(make_loadtest):
+    # One LoadTest compares one runner with two: the same scenarios (but for each run's test
+    # id), only the runner count moves.
+    one, two = plan.plan_runs(make_loadtest(sweep={"load.parallelism": [1, 2]}))
+    assert (one.parallelism, two.parallelism) == (1, 2)
+
+    def untagged(scenarios):
+        return {name: {k: v for k, v in s.items() if k != "tags"} for name, s in scenarios.items()}
+    assert untagged(one.scenarios) == untagged(two.scenarios)
+    assert one.scenarios["getData"]["tags"] != two.scenarios["getData"]["tags"]
+
+
 def test_a_closed_model_shares_the_users_over_the_mix(make_loadtest):
     load = {"scenario": "system-mix", "mix": {"getData": 3, "getStatus": 3, "getHistory": 3, "getAllHistory": 1},
             "users": 10, "duration": "2m"}
