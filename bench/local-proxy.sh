@@ -21,7 +21,8 @@
 #   BENCH_ROUNDS             rounds of (proxy, direct) (default: 3)
 set -Eeuo pipefail
 
-readonly REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly REPO_DIR
 readonly K6="${ELVES_CACHE:-${HOME}/.cache/elves}/bin/k6"
 readonly ELVES="${REPO_DIR}/.venv/bin/elves"
 readonly OFFSET="${ELVES_LOCAL_PORT_OFFSET:-0}"
@@ -29,7 +30,8 @@ readonly SUPERVISOR="http://127.0.0.1:$((9400 + OFFSET))"
 readonly RATE="${BENCH_RATE:-400}"
 readonly DURATION="${BENCH_DURATION:-20s}"
 readonly ROUNDS="${BENCH_ROUNDS:-3}"
-readonly WORK="$(mktemp -d)"
+WORK="$(mktemp -d)"
+readonly WORK
 trap 'rm -rf "${WORK}"' EXIT
 
 die() { echo "bench-local-proxy: $*" >&2; exit 1; }
@@ -96,13 +98,13 @@ main() {
   [[ -x ${K6} ]] || die "k6 not found at ${K6}: run tools/install-k6.sh"
   "${ELVES}" local status >/dev/null || die "the local stack is not ready: ./deployments.sh --local"
   TOKEN="$("${ELVES}" token --user bench)"
-  local port round
+  local port
   port="$(replica_port)"
   echo "GET /api/v1/users/me at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} per path, on $(nproc) cores" \
        "(load average $(cut -d' ' -f1 /proc/loadavg) at the start):"
   # Untimed: the JIT compiles the request path in the first seconds.
   run warmup "http://127.0.0.1:$((8080 + OFFSET))" 10s
-  for round in $(seq "${ROUNDS}"); do
+  for _ in $(seq "${ROUNDS}"); do
     run proxy "http://127.0.0.1:$((8080 + OFFSET))"
     run direct "http://127.0.0.1:${port}"
   done

@@ -15,11 +15,13 @@
 #   ELVES_STATE_DIR          the stack's state directory (default: <repo>/.elves)
 set -Eeuo pipefail
 
-readonly REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly REPO_DIR
 readonly ELVES="${REPO_DIR}/.venv/bin/elves"
 readonly SUPERVISOR="http://127.0.0.1:$((9400 + ${ELVES_LOCAL_PORT_OFFSET:-0}))"
 readonly LOADTEST="${1:-${REPO_DIR}/loadtests/examples/read-path-breakpoint.yaml}"
-readonly WORK="$(mktemp -d)"
+WORK="$(mktemp -d)"
+readonly WORK
 trap 'rm -rf "${WORK}"' EXIT
 
 die() { echo "bench-read-path: $*" >&2; exit 1; }

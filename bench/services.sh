@@ -33,7 +33,8 @@
 #                              answers, the registry is frozen while those logs are published
 set -Eeuo pipefail
 
-readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly ROOT
 readonly K6="${ELVES_CACHE:-$HOME/.cache/elves}/bin/k6"
 # The replicas themselves, not the local supervisor's proxy (8080/8081), which would be measured too.
 readonly GATEWAY="${ELVES_BENCH_GATEWAY_URL:-http://127.0.0.1:18080}"
@@ -46,7 +47,8 @@ readonly STEP="${ELVES_BENCH_STEP:-15s}"
 readonly REPEATS="${ELVES_BENCH_REPEATS:-3}"
 readonly PYTHON="$ROOT/.venv/bin/python"
 readonly INGESTOR_QUEUE=elves.ingestor.data.in
-readonly WORK="$(mktemp -d)"
+WORK="$(mktemp -d)"
+readonly WORK
 trap 'rm -rf "$WORK"' EXIT
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -108,11 +110,11 @@ PY
 # because one stall of this shared machine (a fraction of a second) decides a step's p99 alone:
 # a stall then spoils one sample of a rate, not all of them.
 ramp() {
-  local target=$1 url=$2 metrics=$3 rates=$4 sustained=0 broken="" pass rate
+  local target=$1 url=$2 metrics=$3 rates=$4 sustained=0 broken="" rate
   local -A samples=()
   # A short untimed step first: the JIT compiles the request path (the first seconds are slower).
   DURATION=10s step "$target" "${rates%% *}" "$url" "$metrics" >/dev/null
-  for pass in $(seq "$REPEATS"); do
+  for _ in $(seq "$REPEATS"); do
     for rate in $rates; do samples[$rate]+="$(step "$target" "$rate" "$url" "$metrics")"$'\n'; done
   done
   printf '  %-8s %-22s %-10s %-12s %s\n' "rate/s" "p99 ms (min-max)" "failed" "achieved/s" "CPU ms/request"
