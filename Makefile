@@ -30,7 +30,7 @@ results: venv ## run the study's cases on the local stack (an hour or more) and 
 results-page: venv ## rebuild docs/results.md and .html from the committed docs/results/*/summary.json
 	$(VENV)/bin/elves results-page docs/results --page docs/results.md
 
-test-unit: venv deps k6 helm services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
+test-unit: venv deps k6 helm crds services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
 	$(PYTEST) tests/unit
 
 test-local: venv ## tier 2: the real local stack (RabbitMQ, PostgreSQL, Prometheus, k6, the services)
