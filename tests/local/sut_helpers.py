@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import threading
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -49,6 +51,14 @@ RESTART_SECONDS = 240.0
 def unique(prefix: str) -> str:
     """A name no earlier run has used: test ids and users, so every count starts at zero."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def envelope(kind: str, user: str, test_id: str, data: dict, message_id: str | None = None) -> bytes:
+    """A message as the services write it (docs/architecture.md, "Messages")."""
+    return json.dumps({
+        "id": message_id or str(uuid.uuid4()), "type": kind, "time": datetime.now(timezone.utc).isoformat(),
+        "userId": user, "testId": test_id, "data": data,
+    }).encode()
 
 
 def job_deadline(jobs: int) -> float:

@@ -1,29 +1,19 @@
 """Below the gateway: a message delivered twice is stored once, and poison messages end in
 the dead-letter queues without stopping the good traffic behind them."""
 
-import json
 import uuid
-from datetime import datetime, timezone
 
 import pytest
 
 from elves.constants import DEAD_LETTER_SUFFIX, QUEUE_INGESTOR_DATA, QUEUE_REGISTRY_APPLOG
-from sut_helpers import (DATA_BODY, Broker, Gateway, kill_every_replica, unique, wait_jobs_finished, wait_ledger,
-                         wait_restarted)
+from sut_helpers import (DATA_BODY, Broker, Gateway, envelope, kill_every_replica, unique, wait_jobs_finished,
+                         wait_ledger, wait_restarted)
 
 DATA_REQUESTED = "data.requested"  # routed to the ingestor's and the registry's queue
 ACTIVITY_LOGGED = QUEUE_REGISTRY_APPLOG  # routing key of activity logs: the queue's name
 UNPARSEABLE = 5
 INVALID = 5  # a request that ends before it starts: the ingestor can never do it
 GOOD_AFTER = 5
-
-
-def envelope(kind: str, user: str, test_id: str, data: dict, message_id: str | None = None) -> bytes:
-    """A message as the services write it (docs/architecture.md, "Messages")."""
-    return json.dumps({
-        "id": message_id or str(uuid.uuid4()), "type": kind, "time": datetime.now(timezone.utc).isoformat(),
-        "userId": user, "testId": test_id, "data": data,
-    }).encode()
 
 
 def test_the_same_message_twice_is_stored_once(local_stack):

@@ -1,10 +1,12 @@
-"""`elves reports`: the report ConfigMaps the operator keeps on a cluster (they outlive their
-LoadTest), listed, or fetched into a directory as the local mode writes one."""
+"""Commands for a cluster, through $KUBECONFIG's current context: `elves reports` (the report
+ConfigMaps the operator keeps, which outlive their LoadTest, listed, or fetched into a directory
+as the local mode writes one) and `elves redrive` (a DLQ moved back to its work queue)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from elves.k8s import names
@@ -23,6 +25,17 @@ def register(subcommands) -> None:
     listing.add_argument("--output", type=Path, help="directory for --fetch (default: reports/<CONFIGMAP>)")
     listing.add_argument("--json", action="store_true", help="the list as JSON")
     listing.set_defaults(handler=_reports)
+
+    redrive = subcommands.add_parser(
+        "redrive", help="on a cluster: move what a dead-letter queue holds back to its work queue",
+        description="Re-drive a DLQ once what made its messages fail is fixed: RabbitMQ (the chart's rabbitmq-0) "
+                    "moves the messages it holds now back to the work queue, and this waits until done. Uses "
+                    "$KUBECONFIG's current context and pods/exec. Locally: elves local redrive.")
+    redrive.add_argument("queue", metavar="QUEUE", help="a work queue or its DLQ, e.g. elves.ingestor.data.in.dlq")
+    redrive.add_argument("-n", "--namespace", default="default", help="the release's namespace (default: default)")
+    redrive.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                         help="how long to wait for the move (default: 300)")
+    redrive.set_defaults(handler=_redrive)
 
 
 def _reports(args: argparse.Namespace) -> int:
@@ -62,4 +75,29 @@ def _fetch(kube: Kube, namespace: str, name: str, output: Path) -> int:
     for key in (names.REPORT_HTML_KEY, names.REPORT_SUMMARY_KEY):
         (output / key).write_text((configmap.get("data") or {}).get(key, ""), encoding="utf-8")
     print(output / names.REPORT_HTML_KEY)
+    return 0
+
+
+def _redrive(args: argparse.Namespace) -> int:
+    from kubernetes.client.exceptions import ApiException
+
+    from elves.engine.redrive import RedriveError, describe, redrive
+    from elves.k8s.kube import exec_failure
+    from elves.k8s.platform import RABBITMQ_POD
+
+    kube = Kube(api_client())
+
+    def ctl(ctl_args: list[str]) -> tuple[int, str]:
+        code, output = kube.run_in_pod(args.namespace, RABBITMQ_POD, "rabbitmq", ["rabbitmqctl", *ctl_args])
+        return (1 if code is None else code), output
+
+    try:
+        print(describe(redrive(ctl, args.queue, args.timeout)))
+    except RedriveError as error:
+        print(f"elves redrive: {error}", file=sys.stderr)
+        return 2
+    except ApiException as error:
+        print(f"elves redrive: the exec into {args.namespace}/{RABBITMQ_POD} was refused: {exec_failure(error)}",
+              file=sys.stderr)
+        return 2
     return 0

@@ -1,4 +1,4 @@
-"""Subcommands of the local mode: `elves run`, `elves token` and `elves local prepare|supervise|status|rollout|reap|env`."""
+"""Subcommands of the local mode: `elves run`, `elves token` and `elves local prepare|supervise|status|rollout|redrive|reap|env`."""
 
 from __future__ import annotations
 
@@ -52,6 +52,14 @@ def register(subcommands) -> None:
         "rollout", help="rolling restart of deployments (all by default), e.g. to run a new build")
     rollout.add_argument("deployments", nargs="*", metavar="DEPLOYMENT", help="gateway, registry, ingestor")
     rollout.set_defaults(handler=_rollout)
+    redrive = actions.add_parser(
+        "redrive", help="move what a dead-letter queue holds back to its work queue",
+        description="Re-drive a DLQ once what made its messages fail is fixed: RabbitMQ moves the messages it "
+                    "holds now back to the work queue (elves.engine.redrive says how) and this waits until done.")
+    redrive.add_argument("queue", metavar="QUEUE", help="a work queue or its DLQ, e.g. elves.ingestor.data.in.dlq")
+    redrive.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                         help="how long to wait for the move (default: 300)")
+    redrive.set_defaults(handler=_redrive)
     reap = actions.add_parser(
         "reap", help="kill processes left behind by a supervisor that is gone (by recorded PID)")
     reap.add_argument("--record", metavar="FILE",
@@ -181,6 +189,23 @@ def _describe(state: dict) -> str:
         lines.append(f"{name:<11} {d['ready']}/{d['replicas']} ready: {pods}")
     lines += [f"{name:<11} {url}" for name, url in state["urls"].items()]
     return "\n".join(lines)
+
+
+def _redrive(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from elves.engine.redrive import RedriveError, describe, redrive
+    from elves.local.infra import RabbitMQ
+    from elves.local.ports import Ports
+
+    settings = Settings.from_env()
+    rabbitmq = RabbitMQ("rabbitmq", Layout(settings.state_dir), Ports(settings.port_offset))
+    try:
+        print(describe(redrive(lambda ctl_args: asyncio.run(rabbitmq.ctl(*ctl_args)), args.queue, args.timeout)))
+    except RedriveError as error:
+        print(f"elves local redrive: {error}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _reap(args: argparse.Namespace) -> int:

@@ -31,7 +31,8 @@ RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
 PROMETHEUS = Path("/usr/bin/prometheus")
 RABBITMQ_NODE = "elves@localhost"
-PLUGINS = ("rabbitmq_prometheus",)  # the queue metrics the verdict reads
+# The queue metrics the verdict reads; the dynamic shovels that re-drive a DLQ (elves.engine.redrive).
+PLUGINS = ("rabbitmq_prometheus", "rabbitmq_shovel")
 DATABASE = USER = "elves"
 READY_POLL_SECONDS = 0.5
 COMMAND_TIMEOUT_SECONDS = 60.0

@@ -164,6 +164,31 @@ class RegistryIT {
 	}
 
 	/**
+	 * A request given up as FAILED whose new attempt succeeds (its dead letter re-driven once the
+	 * cause is fixed: elves redrive) ends DONE with its plot; a late plot.started changes nothing.
+	 */
+	@Test
+	void aFailedRequestThatLaterSucceedsEndsDone() {
+		String testId = "it/" + UUID.randomUUID();
+		UUID requestId = UUID.randomUUID();
+		byte[] png = { (byte) 0x89, 'P', 'N', 'G', 4, 5, 6 };
+		send(Queues.REGISTRY_INGESTOR, result(requestId, testId, MessageTypes.PLOT_FAILED,
+				PlotOutcome.failed(requestId, "gave up: the ingestor stopped during the last attempt")));
+		await().atMost(DEADLINE).untilAsserted(() -> assertThat(ledger(testId))
+			.containsEntry("results", Map.of("done", 0, "failed", 1)));
+
+		send(Queues.REGISTRY_INGESTOR, result(requestId, testId, MessageTypes.PLOT_COMPLETED,
+				PlotOutcome.completed(requestId, png)));
+		send(Queues.REGISTRY_INGESTOR, result(requestId, testId, MessageTypes.PLOT_STARTED, PlotOutcome.started(requestId)));
+
+		await().atMost(DEADLINE).untilAsserted(() -> assertThat(ledger(testId)).containsEntry("requests", 1)
+			.containsEntry("results", Map.of("done", 1, "failed", 0)));
+		assertThat(http().get().uri("/api/v1/requests/{id}", requestId).retrieve().body(Map.class))
+			.containsEntry("status", "DONE");
+		assertThat(http().get().uri("/api/v1/plots/{id}", requestId).retrieve().body(byte[].class)).isEqualTo(png);
+	}
+
+	/**
 	 * A request whose every ingestor attempt died (out of memory): the broker returns it until
 	 * its delivery limit and dead-letters it, and nobody sends a plot.failed. The registry's copy
 	 * of the dead letter must end it FAILED, while the original stays in the DLQ.
