@@ -39,8 +39,10 @@ class RedriveError(RuntimeError):
 @dataclass(frozen=True)
 class Redriven:
     queue: str
-    moved: int  # what the DLQ held when the shovel started: it deletes itself once it moved that many
-    left: int   # in the DLQ afterwards: dead-lettered meanwhile
+    # rabbitmqctl's counts: a quorum queue's lag its contents by up to a few seconds (its metrics
+    # tick), so they describe, they do not prove; the shovel moves what the DLQ really holds.
+    held: int   # in the DLQ when the shovel started
+    left: int   # in the DLQ once the shovel deleted itself: dead-lettered meanwhile or again
 
 
 def work_queue(name: str) -> str:
@@ -116,7 +118,8 @@ def redrive(ctl: Ctl, name: str, timeout: float = DEFAULT_TIMEOUT_SECONDS,
 
 
 def describe(result: Redriven) -> str:
-    if result.moved == 0:
-        return f"{result.queue}{DEAD_LETTER_SUFFIX} is empty: nothing to re-drive"
-    text = f"re-drove {result.moved} message(s) from {result.queue}{DEAD_LETTER_SUFFIX} to {result.queue}"
-    return text + (f"; {result.left} dead-lettered meanwhile stay in the DLQ" if result.left else "")
+    dlq = result.queue + DEAD_LETTER_SUFFIX
+    if result.held == 0:
+        return f"RabbitMQ counts no message in {dlq}: nothing to re-drive (its count lags a few seconds)"
+    return (f"re-drove {dlq} to {result.queue}: it held {result.held} message(s) when the shovel started, "
+            f"{result.left} now (dead-lettered meanwhile or again; RabbitMQ's counts lag a few seconds)")
