@@ -2,14 +2,16 @@
 cluster, then the monitoring and k6-operator it asks for, `kubectl apply` of a LoadTest, the verdict through
 k6-operator runner pods, what Prometheus saw, and `./cleanup.sh` leaving nothing behind.
 
-Runs in file order: install (module fixture), quickstart, fault case, two runners, a real
-out-of-memory crash, a custom script from a ConfigMap, cleanup.
+Runs in file order: install (module fixture), the NetworkPolicies enforced (kube-router's
+firewall, tools/e2e/cluster.sh), quickstart, fault case, two runners, a real out-of-memory
+crash, a custom script from a ConfigMap, cleanup.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import textwrap
 import subprocess
 import sys
 import urllib.parse
@@ -35,18 +37,35 @@ INSTALL_TIMEOUT_S = 1200
 LOADTEST_TIMEOUT_S = 900
 
 
+def endpoints(cluster: Cluster, namespace: str, service: str) -> tuple[list[str], dict[str, int]]:
+    """The addresses and the ports (by name) behind a Service: what a pod's packet to it is
+    sent to once kube-proxy has translated it, so what a NetworkPolicy's egress rule sees."""
+    slices = cluster.kubectl_json("get", "endpointslices", "-n", namespace, "-l", f"kubernetes.io/service-name={service}")
+    addresses = [a for s in slices["items"] for e in s.get("endpoints") or [] for a in e["addresses"]]
+    ports = {p.get("name") or "": p["port"] for s in slices["items"] for p in s.get("ports") or []}
+    return addresses, ports
+
+
 def e2e_values(cluster: Cluster) -> dict:
-    """The chart values of this tier: images built here, no PersistentVolumes."""
+    """The chart values of this tier: images built here, no PersistentVolumes, and the
+    NetworkPolicies' DNS and API server ports as this cluster has them (CoreDNS listens on
+    1053, the API server on 16443): the policies are enforced here, so they must be right."""
     def image(name: str) -> dict:
         repository, tag = cluster.image(name).rsplit(":", 1)
         return {"repository": repository, "tag": tag, "pullPolicy": "Never"}
 
+    api_addresses, api_ports = endpoints(cluster, "default", "kubernetes")
+    _, dns_ports = endpoints(cluster, "kube-system", "kube-dns")
     return {
         # The Debian-built brokers stand in for the official images, which cannot be pulled.
         "rabbitmq": {"image": image("rabbitmq"), "persistence": {"enabled": False}},
         "postgresql": {"image": image("postgres"), "persistence": {"enabled": False}},
         # k6-operator's runner pods run the k6 built by tools/install-k6.sh.
         "operator": {"env": {"ELVES_K6_IMAGE": cluster.image("k6")}},
+        "networkPolicy": {
+            "dns": {"ports": sorted({dns_ports["dns"], dns_ports["dns-tcp"]})},
+            "apiServer": {"cidrs": [f"{a}/32" for a in api_addresses], "ports": sorted(api_ports.values())},
+        },
     }
 
 
@@ -117,6 +136,101 @@ def runner_pods(cluster: Cluster, testrun: str) -> int:
     pods = promql(cluster, f'count(count by (pod) (max_over_time(kube_pod_info{{namespace="{NAMESPACE}", '
                            f'pod=~"{testrun}-[0-9]+-.*"}}[1h])))')
     return int(float(pods[0]["value"][1])) if pods else 0
+
+
+# --------------------------------------------------------------------------- NetworkPolicies
+
+PROBE_NAMESPACE = "elves-netpol-probe"
+# Connects to each host:port given and prints {"host:port": "connected" | "refused" |
+# "timeout" | "<other error>"} as JSON; run inside a probe pod with the operator's image
+# (Python; built by this tier). The deadline is short: a port the policies close answers
+# at once (kube-router REJECTs) or never.
+PROBE_SCRIPT = textwrap.dedent("""
+    import json, socket, sys
+    outcome = {}
+    for target in sys.argv[1:]:
+        host, port = target.rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(port)), timeout=3).close()
+            outcome[target] = "connected"
+        except ConnectionRefusedError:
+            outcome[target] = "refused"
+        except TimeoutError:
+            outcome[target] = "timeout"
+        except OSError as error:
+            outcome[target] = f"error: {error}"
+    print(json.dumps(outcome))
+""")
+GATEWAY = f"gateway.{NAMESPACE}.svc:8080"
+REGISTRY = f"registry.{NAMESPACE}.svc:8081"
+CLOSED_TO_OUTSIDERS = (REGISTRY, f"rabbitmq.{NAMESPACE}.svc:5672", f"postgres.{NAMESPACE}.svc:5432",
+                       f"gateway.{NAMESPACE}.svc:9090")  # the last: management, for monitoring only
+BLOCKED = ("refused", "timeout")
+
+
+def probe_pod(cluster: Cluster, namespace: str, name: str, labels: dict[str, str]) -> None:
+    """Starts a pod that sleeps (under the restricted Pod Security Standard) and waits until
+    it runs; the probes are `kubectl exec`s into it."""
+    cluster.apply(json.dumps({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "automountServiceAccountToken": False,
+            "terminationGracePeriodSeconds": 0,
+            "securityContext": {"runAsNonRoot": True, "runAsUser": 10001, "seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [{
+                "name": "probe", "image": cluster.image("operator"), "imagePullPolicy": "Never",
+                "command": ["sleep", "3600"],
+                "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
+                "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                    "capabilities": {"drop": ["ALL"]}},
+            }],
+        },
+    }))
+    cluster.kubectl("wait", f"pod/{name}", "-n", namespace, "--for=condition=Ready", "--timeout=120s", timeout=150)
+
+
+def probe(cluster: Cluster, namespace: str, pod: str, *targets: str) -> dict[str, str]:
+    return json.loads(cluster.kubectl("exec", "-n", namespace, pod, "--", "python3", "-c", PROBE_SCRIPT, *targets,
+                                      timeout=60))
+
+
+def connects(cluster: Cluster, namespace: str, pod: str, *targets: str) -> dict[str, str]:
+    """The probe's outcome when every target connected; an AssertionError naming it otherwise."""
+    outcome = probe(cluster, namespace, pod, *targets)
+    assert set(outcome.values()) == {"connected"}, outcome
+    return outcome
+
+
+def test_network_policies_close_the_registry_and_the_brokers_to_other_pods(installed: Cluster) -> None:
+    """The chart's NetworkPolicies, enforced on this cluster by kube-router: a pod outside
+    the allowed set cannot open a TCP connection to the registry, RabbitMQ or PostgreSQL (nor
+    to the gateway's management port), while the same pod reaches the gateway's public port,
+    and a pod with a k6 runner's labels reaches the registry. The system working under the
+    same policies is what the LoadTests after this test show."""
+    pods = {  # name -> (namespace, labels, what it may reach beyond the gateway)
+        "outsider": (PROBE_NAMESPACE, {"app": "netpol-probe"}, ()),
+        "neighbour": (NAMESPACE, {"app": "netpol-probe"}, ()),
+        "k6-lookalike": (PROBE_NAMESPACE, {"app": "k6", "runner": "true"}, (REGISTRY,)),
+    }
+    installed.apply(json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PROBE_NAMESPACE}}))
+    try:
+        for name, (namespace, labels, _) in pods.items():
+            probe_pod(installed, namespace, name, labels)
+        for name, (namespace, labels, allowed) in pods.items():
+            reachable = (GATEWAY, *allowed)
+            # A new pod's address joins the policies' address sets when kube-router has
+            # synced it (on the pod's update): until then even an allowed path is refused.
+            wait_for(lambda ns=namespace, pod=name, targets=reachable: connects(installed, ns, pod, *targets),
+                     f"{namespace}/{name} ({labels}) to reach {', '.join(reachable)}", 60, interval=1,
+                     ignore=(AssertionError,))
+            closed = [target for target in CLOSED_TO_OUTSIDERS if target not in allowed]
+            outcome = probe(installed, namespace, name, *closed)
+            assert all(outcome[target] in BLOCKED for target in closed), (
+                f"{namespace}/{name} ({labels}) reached what the NetworkPolicies close to it: {outcome}")
+    finally:
+        installed.kubectl("delete", "pod", "neighbour", "-n", NAMESPACE, "--ignore-not-found", "--wait=false")
+        installed.kubectl("delete", "namespace", PROBE_NAMESPACE, "--ignore-not-found", "--wait=false")
 
 
 def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster) -> None:

@@ -7,7 +7,8 @@
 #   tools/e2e/build-go-binaries.sh [program...]    default: all of them
 #
 # Programs: kube-state-metrics, prometheus-operator, prometheus-config-reloader,
-# k6-operator-manager, coredns, prometheus.
+# k6-operator-manager, coredns, prometheus, kube-router (not an image: cluster.sh runs it
+# on the host as the NetworkPolicy firewall).
 #
 # Why a wrapper module per program: prometheus-operator and k6-operator carry `replace`
 # directives in their go.mod, so `go install module@version` refuses them. A tiny main
@@ -44,8 +45,9 @@ declare -A RECIPES=(
   # Prometheus' Go module versions are v0.<minor>.<patch> for Prometheus 3.<minor>.<patch>.
   # Its go.mod pins fsnotify back to v1.7.0; the wrapper repeats that replace.
   [prometheus]="github.com/prometheus/prometheus $PROMETHEUS_MODULE_VERSION github.com/prometheus/prometheus/cmd/prometheus github.com/fsnotify/fsnotify@v1.8.0=>github.com/fsnotify/fsnotify@v1.7.0"
+  [kube-router]="github.com/cloudnativelabs/kube-router/v2 $KUBE_ROUTER_VERSION github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"
 )
-readonly ORDER=(coredns kube-state-metrics prometheus-operator prometheus-config-reloader k6-operator-manager prometheus)
+readonly ORDER=(coredns kube-state-metrics prometheus-operator prometheus-config-reloader k6-operator-manager prometheus kube-router)
 
 # The path a program's binary has in the cache.
 binary_path() {
@@ -103,6 +105,7 @@ build_one() {
   # Version stamps, so the programs report what they are (prometheus/common is used by
   # kube-state-metrics and prometheus-operator; the -X is ignored where the package is absent).
   local ldflags="-s -w -X github.com/prometheus/common/version.Version=${version#v}"
+  [[ $name != kube-router ]] || ldflags+=" -X $module/pkg/version.Version=$version"
   local started=$SECONDS
   echo "build-go-binaries: building $name $version"
   (

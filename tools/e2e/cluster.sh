@@ -8,7 +8,8 @@
 #   tools/e2e/cluster.sh status       say what runs
 #
 # containerd (started by hand, runc, CNI bridge), etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubelet and kube-proxy (iptables), CoreDNS as a Deployment.
+# kube-scheduler, kubelet and kube-proxy (iptables), CoreDNS as a Deployment, and kube-router
+# with only its network policy firewall (the bridge CNI enforces no NetworkPolicy).
 # Safety: nothing in the cluster reaches beyond this machine. The node's address sits on a
 # sink device (a bridge without ports) and the pod and service ranges are routed to it; the CNI bridge does no
 # masquerade; net.ipv4.ip_forward is left at 0 (and `up` refuses a machine where it is 1);
@@ -31,6 +32,7 @@ CACHE=${ELVES_CACHE:-$HOME/.cache/elves}
 STATE=${ELVES_E2E_DIR:-/tmp/elves-e2e}
 PKI=$STATE/pki
 KUBE_BIN=$CACHE/kubernetes/$KUBERNETES_VERSION/bin
+KUBE_ROUTER=$CACHE/bin/kube-router-$KUBE_ROUTER_VERSION
 CONTAINERD_ROOT=$CACHE/e2e/containerd
 CONTAINERD_SOCKET=$STATE/containerd/containerd.sock
 
@@ -70,7 +72,7 @@ ctr_k8s() { ctr --address "$CONTAINERD_SOCKET" -n k8s.io "$@"; }
 missing_prerequisites() {
   [[ $(id -u) == 0 ]] || echo "root (containerd, kubelet, network devices)"
   local tool
-  for tool in containerd runc ctr etcd kubectl openssl iptables iptables-save ip6tables-save conntrack ip mmdebstrap umoci skopeo; do
+  for tool in containerd runc ctr etcd kubectl openssl iptables iptables-save ip6tables-save conntrack ipset ip mmdebstrap umoci skopeo; do
     command -v "$tool" >/dev/null || echo "$tool (tools/e2e/install-node-deps.sh)"
   done
   [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local ]] || echo "CNI plugins in /usr/lib/cni (tools/e2e/install-node-deps.sh)"
@@ -100,7 +102,7 @@ apiserver_ready() {
 cluster_running() {
   [[ -f $STATE/processes ]] || return 1
   local name
-  for name in containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
+  for name in containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router; do
     [[ -n $(pid_of "$name") ]] || return 1
   done
   apiserver_ready
@@ -188,6 +190,31 @@ start_node() {
   start_process kube-proxy "$KUBE_BIN/kube-proxy" --config "$STATE/kube-proxy/config.yaml"
 }
 
+# kube-router's network policy controller, and nothing else of it: no routing (one node,
+# the bridge), no service proxy (kube-proxy), no health or metrics listener (they would
+# listen on every interface). It reads the node's InternalIP (the kubelet's --node-ip) to
+# find the pods it guards, so it starts once the node has registered. Its chains hang from
+# INPUT, FORWARD and OUTPUT (bridged pod-to-pod traffic reaches FORWARD through
+# net.bridge.bridge-nf-call-iptables, which make_network sets); a packet no policy allows
+# is REJECTed. `down` removes its chains (remove_iptables_changes) and ipsets.
+start_firewall() {
+  kubectl_admin apply -f "$here/manifests/kube-router.yaml" >/dev/null
+  start_process kube-router "$KUBE_ROUTER" --kubeconfig "$STATE/kube-router.kubeconfig" \
+    --hostname-override "$NODE_NAME" --run-firewall=true --run-router=false --run-service-proxy=false \
+    --service-cluster-ip-range "$SERVICE_CIDR" --health-port 0 --metrics-port 0
+  wait_for "kube-router's first policy sync" 60 firewall_synced ||
+    fail_with_log "kube-router did not set up its firewall chains" kube-router
+}
+
+# True once kube-router has run a full sync: the ACCEPT for traffic that passed the
+# policies closes its FORWARD chain, and FORWARD jumps to it.
+firewall_synced() {
+  [[ -n $(pid_of kube-router) ]] || return 1
+  local chain forward
+  chain=$(iptables -S KUBE-ROUTER-FORWARD 2>/dev/null) && forward=$(iptables -S FORWARD 2>/dev/null) || return 1
+  [[ $chain == *'explicitly ACCEPT traffic that comply to network policies'* && $forward == *'-j KUBE-ROUTER-FORWARD'* ]]
+}
+
 start_coredns() {
   local image
   image=$("$here/build-images.sh" --list coredns | cut -d' ' -f2)
@@ -214,6 +241,8 @@ up() {
   fi
   check_prerequisites
   [[ ! -e $STATE ]] || { log "a previous cluster left $STATE: taking it down first"; down; }
+  # The firewall's program, built once from its Go module (cached), before anything starts.
+  "$here/build-go-binaries.sh" kube-router >&2
   mkdir -p "$STATE/logs"
   local started=$SECONDS phase=$SECONDS
   # A failed `up` takes down what it started, unless asked to keep it for inspection.
@@ -232,7 +261,9 @@ up() {
   start_node
   start_coredns
   wait_until_ready
-  log "node Ready and CoreDNS ready ($((SECONDS - phase)) s)"
+  log "node Ready and CoreDNS ready ($((SECONDS - phase)) s)"; phase=$SECONDS
+  start_firewall
+  log "NetworkPolicy firewall (kube-router) ready ($((SECONDS - phase)) s)"
   check_confinement
   trap - ERR
   log "up in $((SECONDS - started)) s; to use it: eval \"\$($0 env)\""

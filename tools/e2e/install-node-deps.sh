@@ -20,6 +20,7 @@ readonly PACKAGES=(
   skopeo                     # OCI image -> docker-archive for `ctr images import`
   iptables                   # kube-proxy (iptables mode)
   conntrack                  # kube-proxy clears conntrack entries with it
+  ipset                      # kube-router's NetworkPolicy firewall keeps pod addresses in ipsets
   socat                      # kubectl port-forward through the kubelet
   busybox-static             # the shell in small images
   iproute2                   # the dummy interface and host routes

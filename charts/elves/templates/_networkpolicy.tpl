@@ -37,10 +37,12 @@
       podSelector:
         matchLabels: {{- toYaml .Values.networkPolicy.dns.podLabels | nindent 10 }}
   ports:
-    - port: 53
+    {{- range .Values.networkPolicy.dns.ports }}
+    - port: {{ . }}
       protocol: UDP
-    - port: 53
+    - port: {{ . }}
       protocol: TCP
+    {{- end }}
 {{- end }}
 
 {{/* elves.networkPolicy.toRabbitmq: an egress rule to AMQP: the release's RabbitMQ pod, or externalRabbitmq's port anywhere. */}}

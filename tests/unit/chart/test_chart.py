@@ -632,6 +632,9 @@ def test_network_policies_let_each_pod_out_only_where_it_must(helm):
     assert _egress_ports(objects, "rabbitmq") == dns and _egress_ports(objects, "postgres") == dns
     assert {(443, "TCP"), (6443, "TCP"), (8080, "TCP"), (8081, "TCP")} <= _egress_ports(objects, "elves-operator")
     assert _egress_ports(objects, "elves-test") == dns | {(8080, "TCP")}
+    # An enforcing cluster sees the DNS pods' own port (after the Service's translation).
+    unprivileged_dns = render(helm, None, "networkPolicy.dns.ports={1053}")
+    assert _egress_ports(unprivileged_dns, "ingestor") == {(1053, "UDP"), (1053, "TCP"), (5672, "TCP")}
     scoped = render(helm, None, "networkPolicy.loadGeneratorNamespaces={load}")
     peers = [p for r in _ingress(scoped, "registry") for p in r["from"] if "namespaceSelector" in p]
     assert peers[0]["namespaceSelector"]["matchExpressions"][0]["values"] == ["load"]

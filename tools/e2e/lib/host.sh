@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Changes the cluster makes to the host, each recorded at `up` and undone at `down`
 # (sourced by tools/e2e/cluster.sh): the sink device and its routes, the bridge,
-# iptables chains, sysctls, pod network namespaces, mounts, cgroups.
+# iptables chains, ipsets, sysctls, pod network namespaces, mounts, cgroups.
 
 # Sysctls that kubelet or kube-proxy may set: their values before `up` are restored.
 readonly TOUCHED_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
@@ -19,6 +19,7 @@ record_baseline() {
   done >"$b/sysctls"
   iptables_chains iptables-save >"$b/iptables"
   iptables_chains ip6tables-save >"$b/ip6tables"
+  ipset list -n 2>/dev/null >"$b/ipsets" || true
   ls /var/run/netns 2>/dev/null >"$b/netns" || true
   local h
   for h in /sys/fs/cgroup/*/; do [[ -d $h/kubepods ]] && echo "$h"; done >"$b/cgroups" || true
@@ -132,6 +133,19 @@ remove_iptables_changes() {
   [[ -x $proxy ]] && "$proxy" --cleanup >"$STATE/logs/kube-proxy-cleanup.log" 2>&1 || true
   remove_new_chains iptables-save iptables-restore "$STATE/baseline/iptables"
   remove_new_chains ip6tables-save ip6tables-restore "$STATE/baseline/ip6tables"
+  remove_new_ipsets
+}
+
+# Destroys every ipset that was not there before `up` (kube-router's KUBE-SRC-*, KUBE-DST-*
+# sets of pod addresses). Called once no iptables rule refers to them any more.
+remove_new_ipsets() {
+  [[ -f $STATE/baseline/ipsets ]] || return 0
+  command -v ipset >/dev/null || return 0
+  local set
+  for set in $(ipset list -n 2>/dev/null); do
+    grep -qxF -- "$set" "$STATE/baseline/ipsets" && continue
+    ipset destroy "$set" 2>/dev/null || log "could not destroy ipset $set"
+  done
 }
 
 # --- sysctls, mounts, namespaces, cgroups -------------------------------------------

@@ -57,6 +57,8 @@ make_pki() {
   issue_cert scheduler system:kube-scheduler "" client ""
   issue_cert kube-proxy system:kube-proxy "" client ""
   issue_cert kubelet "system:node:$NODE_NAME" system:nodes client ""
+  # kube-router's firewall: bound to a read-only ClusterRole by manifests/kube-router.yaml.
+  issue_cert kube-router elves-e2e:kube-router "" client ""
   local k
-  for k in admin controller-manager scheduler kube-proxy kubelet; do write_kubeconfig "$k"; done
+  for k in admin controller-manager scheduler kube-proxy kubelet kube-router; do write_kubeconfig "$k"; done
 }
