@@ -309,8 +309,13 @@ def test_two_runners_share_the_load_and_the_ledger_matches_both(installed: Clust
         assert ledger["lostRequests"] == 0 and ledger["lostLogs"] == 0, ledger
         assert results["droppedIterations"] == 0, results["droppedIterations"]
     # A constant arrival rate is split between the runners (k6 execution segments), not
-    # doubled: the same iterations, so the same requests.
-    assert one["requests"] == two["requests"], (one["requests"], two["requests"])
+    # doubled: the same iterations, so the same requests of each endpoint the load calls.
+    # Compared on the endpoints setup() does not call: k6-operator runs setup() in every runner
+    # pod, so each runner seeds its own getData/getStatus pool and checks getUser (measured:
+    # 96 requests with one runner, 109 with two, the 13 of a second setup()).
+    for endpoint in ("getHistory", "getAllHistory"):
+        counts = (one["endpoints"][endpoint]["requests"], two["endpoints"][endpoint]["requests"])
+        assert counts[0] == counts[1] > 0, (endpoint, counts)
     # Percentiles from both runners' native histograms, merged in Prometheus: the same system
     # under the same load, so the same order of latency as one runner measured (a merge that
     # added the runners' quantiles, or read one runner only of a skewed pair, would not be).
