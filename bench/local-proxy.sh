@@ -26,7 +26,6 @@ readonly REPO_DIR
 readonly K6="${ELVES_CACHE:-${HOME}/.cache/elves}/bin/k6"
 readonly ELVES="${REPO_DIR}/.venv/bin/elves"
 readonly OFFSET="${ELVES_LOCAL_PORT_OFFSET:-0}"
-readonly SUPERVISOR="http://127.0.0.1:$((9400 + OFFSET))"
 readonly RATE="${BENCH_RATE:-400}"
 readonly DURATION="${BENCH_DURATION:-20s}"
 readonly ROUNDS="${BENCH_ROUNDS:-3}"
@@ -36,7 +35,7 @@ trap 'rm -rf "${WORK}"' EXIT
 
 die() { echo "bench-local-proxy: $*" >&2; exit 1; }
 
-cpu() { python3 "${REPO_DIR}/bench/proc_cpu.py" "${SUPERVISOR}"; }
+cpu() { "${REPO_DIR}/.venv/bin/python" "${REPO_DIR}/bench/proc_cpu.py"; }
 
 # One run of $3 (default: DURATION) against $2; appends a JSON line (k6 summary figures, CPU used by each process) to
 # ${WORK}/$1.jsonl.
@@ -88,7 +87,7 @@ PY
 }
 
 replica_port() {
-  curl -sf "${SUPERVISOR}/state" | python3 -c '
+  "${ELVES}" local status --json | python3 -c '
 import json, sys
 pods = json.load(sys.stdin)["deployments"]["gateway"]["pods"]
 print(next(p["httpPort"] for p in pods if p["ready"]))'

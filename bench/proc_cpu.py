@@ -1,7 +1,10 @@
 """CPU seconds used so far by each process of the local stack, from /proc, as one JSON line.
 
-    python3 bench/proc_cpu.py http://127.0.0.1:9400
+    .venv/bin/python bench/proc_cpu.py      # the stack of ELVES_STATE_DIR / ELVES_LOCAL_PORT_OFFSET
     {"proxy": 1.2, "gateway": 30.1, "gateway.jit": 12.0, "registry": 25.0, ...}
+
+The process ids come from the supervisor's /state, asked with its control token as every
+client of it does (elves.local.client).
 
 Deployments sum over their replicas; a process's count includes its children, live and ended
 (PostgreSQL forks a backend per connection). `<deployment>.jit` is the part its JIT compiler
@@ -16,10 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import urllib.request
 from collections import defaultdict
 from pathlib import Path
+
+from elves.local.client import SupervisorClient
+from elves.local.layout import Layout
+from elves.local.ports import Ports
+from elves.settings import Settings
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -60,9 +66,9 @@ def jit_seconds(pid: int) -> float:
     return total
 
 
-def snapshot(supervisor_url: str) -> dict[str, float]:
-    with urllib.request.urlopen(f"{supervisor_url}/state", timeout=10) as answer:
-        state = json.load(answer)
+def snapshot() -> dict[str, float]:
+    settings = Settings.from_env()
+    state = SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir)).state()
     tree = _children()
     seconds: dict[str, float] = {}
     if (state.get("proxy") or {}).get("pid"):
@@ -78,4 +84,4 @@ def snapshot(supervisor_url: str) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(snapshot(sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:9400")))
+    print(json.dumps(snapshot()))

@@ -18,7 +18,6 @@ set -Eeuo pipefail
 REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly REPO_DIR
 readonly ELVES="${REPO_DIR}/.venv/bin/elves"
-readonly SUPERVISOR="http://127.0.0.1:$((9400 + ${ELVES_LOCAL_PORT_OFFSET:-0}))"
 readonly LOADTEST="${1:-${REPO_DIR}/loadtests/examples/read-path-breakpoint.yaml}"
 WORK="$(mktemp -d)"
 readonly WORK
@@ -26,7 +25,7 @@ trap 'rm -rf "${WORK}"' EXIT
 
 die() { echo "bench-read-path: $*" >&2; exit 1; }
 
-cpu() { python3 "${REPO_DIR}/bench/proc_cpu.py" "${SUPERVISOR}"; }
+cpu() { "${REPO_DIR}/.venv/bin/python" "${REPO_DIR}/bench/proc_cpu.py"; }
 
 main() {
   "${ELVES}" local status >/dev/null || die "the local stack is not ready: ./deployments.sh --local"
