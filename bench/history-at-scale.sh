@@ -19,6 +19,7 @@ readonly LOADTEST="${REPO_DIR}/loadtests/examples/history-at-scale.yaml"
 readonly ROWS="${1:-1000000}"
 WORK="$(mktemp -d)"
 readonly WORK
+trap 'rm -rf "${WORK}"' EXIT
 
 die() { echo "bench-history-at-scale: $*" >&2; exit 1; }
 rows() { "${PYTHON}" "${REPO_DIR}/bench/history_rows.py" "$@"; }
@@ -38,7 +39,7 @@ main() {
   rows seed "${ROWS}" "${users}"
   echo "$(basename "${LOADTEST}") on $(nproc) cores with $(rows count) activity-log rows (${ROWS} seeded over ${users} users in $((SECONDS - started)) s), load average $(cut -d' ' -f1 /proc/loadavg)"
   echo "  PostgreSQL, one user's getHistory (20 newest of $((ROWS / users))):"
-  rows explain loadtest-user-0000 | grep -E 'Index|Limit|Execution' | sed 's/^/    /'
+  rows explain | grep -E 'Index|Limit|Execution' | sed 's/^/    /'
   "${ELVES}" run --reports "${WORK}/reports" "${LOADTEST}" >"${WORK}/run.log" 2>&1 || true
   # The endpoint table (with its header, so the columns can be read), the ledger and the verdict.
   grep -E '^(endpoint |all |getHistory|getAllHistory|dropped|ledger|Harness|Verdict)' "${WORK}/run.log" \

@@ -3,7 +3,7 @@ local stack's own psql (elves.local.infra), so the bench knows no port, password
 name of its own.
 
     .venv/bin/python bench/history_rows.py seed ROWS USERS   # ROWS rows over the first USERS load users
-    .venv/bin/python bench/history_rows.py explain USER      # the getHistory query's plan and time
+    .venv/bin/python bench/history_rows.py explain           # the getHistory query's plan and time, first load user
     .venv/bin/python bench/history_rows.py count
     .venv/bin/python bench/history_rows.py remove            # the seeded rows only
 
@@ -59,8 +59,8 @@ async def main(argv: list[str]) -> None:
     match argv:
         case ["seed", rows, users]:
             await seed(int(rows), int(users))
-        case ["explain", user]:
-            print(await psql(f"EXPLAIN (ANALYZE, COSTS OFF) {HISTORY_QUERY.format(user=user)};"), end="")
+        case ["explain"]:
+            print(await psql(f"EXPLAIN (ANALYZE, COSTS OFF) {HISTORY_QUERY.format(user=load_user(0))};"), end="")
         case ["count"]:
             print((await psql("\\pset tuples_only on\nSELECT count(*) FROM activity_logs;")).strip())
         case ["remove"]:
