@@ -16,9 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
+from elves.results.suite import scale_document
+
 REPO = Path(__file__).resolve().parents[2]
 ELVES = REPO / ".venv" / "bin" / "elves"
 CHROMIUM = Path("/usr/bin/chromium")
+EXAMPLES = REPO / "loadtests" / "examples"
 # A run's planned length plus preparation, drain and analysis stays well under this.
 RUN_TIMEOUT_SECONDS = 600
 
@@ -59,6 +62,14 @@ class ElvesRun:
 
 def loadtest(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": name}, "spec": spec}
+
+
+def example(name: str, duration: str, **spec: Any) -> dict[str, Any]:
+    """The example file `name`, its load shortened to `duration` with the suite's own scaling
+    (so a test and the published results run the same LoadTest), `spec` fields replaced."""
+    document = scale_document(yaml.safe_load((EXAMPLES / name).read_text()), duration)
+    document["spec"].update(spec)
+    return document
 
 
 def run_elves(tmp_path: Path, document: dict[str, Any] | Path) -> ElvesRun:

@@ -8,22 +8,11 @@ published results run the same LoadTest (the memory case with its own load: see 
 
 from __future__ import annotations
 
-import yaml
-
 from elves.engine.units import parse_duration
-from elves.results.suite import scale_document
 from sut_helpers import wait_ledger
-from test_harness_kit import REPO, run_elves
+from test_harness_kit import example, run_elves
 
-EXAMPLES = REPO / "loadtests" / "examples"
 INGESTOR_QUEUE = "elves.ingestor.data.in"
-
-
-def example(name: str, duration: str, **spec: object) -> dict:
-    document = scale_document(yaml.safe_load((EXAMPLES / name).read_text()), duration)
-    document["spec"].update(spec)
-    return document
-
 
 def window(document: dict, action: str, deployment: str) -> float:
     """When the first fault doing `action` to `deployment` fires (seconds into the load)."""

@@ -142,6 +142,25 @@ def replica_timeline(prom: Prometheus, window: RunWindow) -> dict[str, list[Repl
     return timelines
 
 
+def longest_unready(timeline: list[ReplicaPoint], end: float) -> float | None:
+    """The longest stretch of `timeline` (seconds since the load's start, up to `end`) in
+    which fewer replicas were ready than desired: how long a killed replica took to be back
+    and ready. A sample without both figures keeps the state before it; None without any."""
+    if not any(p.desired is not None and p.ready is not None for p in timeline):
+        return None
+    longest, since = 0.0, None
+    for point in timeline:
+        if point.desired is None or point.ready is None:
+            continue
+        if point.ready < point.desired and since is None:
+            since = point.t
+        elif point.ready >= point.desired and since is not None:
+            longest, since = max(longest, point.t - since), None
+    if since is not None:
+        longest = max(longest, end - since)
+    return longest
+
+
 def deployment_results(prom: Prometheus, window: RunWindow) -> dict[str, DeploymentResult]:
     span, at = window.system_range()
     restarts = prom.by_label(promql.restarts(span), "container", at)
@@ -156,7 +175,8 @@ def deployment_results(prom: Prometheus, window: RunWindow) -> dict[str, Deploym
         ready = [p.ready for p in timeline if p.ready is not None]
         results[deployment] = DeploymentResult(
             restarts=_int(restarts.get(deployment)), oom_kills=_int(ooms.get(deployment)),
-            replicas_min=min(ready, default=None), replicas_max=max(ready, default=None), timeline=timeline,
+            replicas_min=min(ready, default=None), replicas_max=max(ready, default=None),
+            unready_seconds=longest_unready(timeline, window.end - window.load_start), timeline=timeline,
             heap_max_bytes=heap.get(deployment), gc_seconds=gc.get(deployment), cpu_cores=cpu.get(deployment))
     return results
 

@@ -50,6 +50,7 @@ RUN_FIGURES: dict[str, tuple[str, str]] = {
 QUEUE_FIGURES: dict[str, tuple[str, str]] = {"depth_max": ("count", "max"), "depth_final": ("count", "final")}
 DEPLOYMENT_FIGURES: dict[str, tuple[str, str]] = {
     "restarts": ("count", "restarts"), "oom_kills": ("count", "oom_kills"), "replicas_max": ("count", "replicas_max"),
+    "unready": ("seconds", "unready_seconds"),
     "heap_max": ("bytes", "heap_max_bytes"), "gc": ("seconds", "gc_seconds"), "cpu_cores": ("count", "cpu_cores"),
 }
 LEDGER_FIGURES: dict[str, tuple[str, str]] = {

@@ -103,8 +103,9 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
             out.append("")
             out += _table(["queue", "deepest", "final"], queues)
         out.append("")
-        out += _table(["deployment", "restarts", "OOM kills", "ready min..max"], [
-            [d, str(v.restarts), str(v.oom_kills), f"{_n(v.replicas_min)}..{_n(v.replicas_max)}"]
+        out += _table(["deployment", "restarts", "OOM kills", "ready min..max", "longest unready"], [
+            [d, str(v.restarts), str(v.oom_kills), f"{_n(v.replicas_min)}..{_n(v.replicas_max)}",
+             format_seconds(v.unready_seconds)]
             for d, v in results.deployments.items()])
         ledger = results.ledger
         out.append("")

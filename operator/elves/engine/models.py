@@ -373,8 +373,9 @@ LATENCY_METRICS = ("http_req_duration_p50", "http_req_duration_p90", "http_req_d
 MEAN_LATENCY = "http_req_duration_mean"
 HTTP_METRICS = ("http_req_failed_rate", "http_reqs_rate") + LATENCY_METRICS + (MEAN_LATENCY,)  # take `endpoint`
 QUEUE_METRICS = ("queue_depth_max", "queue_depth_final")  # take `queue`
-POD_METRICS = ("pod_restarts", "oom_kills")  # take `deployment`
-TIME_METRICS = LATENCY_METRICS + (MEAN_LATENCY, "drain_seconds")  # values may be durations ("100ms")
+# unready_seconds: the longest stretch with fewer ready replicas than desired ("back within 60 s").
+POD_METRICS = ("pod_restarts", "oom_kills", "unready_seconds")  # take `deployment`
+TIME_METRICS = LATENCY_METRICS + (MEAN_LATENCY, "drain_seconds", "unready_seconds")  # values may be durations
 # throughput_stability: 2xx answers in the load's last minute over its first (1 = steady).
 METRICS = ("lost_requests", "lost_logs", "duplicates", "dropped_iterations", "drain_seconds",
            "throughput_stability") + HTTP_METRICS + QUEUE_METRICS + POD_METRICS
@@ -422,20 +423,20 @@ class Objective(SpecModel):
              "queue applies only to queue_depth_max and queue_depth_final",
              lambda o: o.queue is not None and o.metric not in QUEUE_METRICS),
         Rule(f"!has(self.deployment) || (has(self.metric) && self.metric in {_names(POD_METRICS)})",
-             "deployment applies only to pod_restarts and oom_kills",
+             "deployment applies only to pod_restarts, oom_kills and unready_seconds",
              lambda o: o.deployment is not None and o.metric not in POD_METRICS),
         # No CEL: kube-apiserver's CEL cannot see an untyped field such as `value`.
-        Rule(None, "a duration value needs a time metric (http_req_duration_*, drain_seconds)",
+        Rule(None, "a duration value needs a time metric (http_req_duration_*, drain_seconds, unready_seconds)",
              lambda o: isinstance(o.value, Duration) and o.metric not in TIME_METRICS,
              lambda o: f"value {o.value.text!r} is a duration but {o.metric or 'promql'} is not a time;"
-                       " a duration value needs a time metric (http_req_duration_*, drain_seconds)"),
+                       " a duration value needs a time metric (http_req_duration_*, drain_seconds, unready_seconds)"),
     )
 
     metric: Metric | None = Field(None, description="A built-in metric (see the docs for the list).")
     promql: str | None = Field(None, min_length=1, description="A PromQL expression; its first value is compared.")
     endpoint: ExecName | None = Field(None, description="Only this endpoint (http_* metrics).")
     queue: str | None = Field(None, pattern=QUEUE_NAME_PATTERN, description="Only this queue (queue_depth_*).")
-    deployment: Deployment | None = Field(None, description="Only this deployment (pod_restarts, oom_kills).")
+    deployment: Deployment | None = Field(None, description="Only this deployment (pod_restarts, oom_kills, unready_seconds).")
     op: Op
     value: SloValue
 

@@ -71,6 +71,9 @@ class DeploymentResult(StatusModel):
     oom_kills: int = 0
     replicas_min: float | None = None
     replicas_max: float | None = None
+    unready_seconds: float | None = Field(
+        None, description="The longest stretch with fewer ready replicas than desired (to within a scrape), from a"
+                          " kill or a crash to the replica back and ready; a scale-up counts its replicas' start.")
     timeline: list[ReplicaPoint] = Field(default_factory=list, description="Replicas whenever they changed.")
     heap_max_bytes: float | None = Field(None, description="Most JVM heap in use by one replica over the run.")
     gc_seconds: float | None = Field(None, description="Time in GC pauses over the run, all replicas.")

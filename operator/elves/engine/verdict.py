@@ -85,6 +85,10 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
         deployments = results.deployments if objective.deployment is None else {
             k: v for k, v in results.deployments.items() if k == objective.deployment}
         return float(sum(getattr(d, field) for d in deployments.values())), ""
+    if metric == "unready_seconds":
+        spans = [d.unready_seconds for name, d in results.deployments.items()
+                 if objective.deployment in (None, name) and d.unready_seconds is not None]
+        return (max(spans), "") if spans else (None, "no replica samples")
     raise ValueError(f"unknown metric {metric!r}")  # the model's Literal makes this unreachable
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.analysis import AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since
+from elves.engine.analysis import (
+    AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since, longest_unready,
+)
 from elves.engine.models import Objective
+from elves.engine.status import ReplicaPoint
 
 from elves.engine.verdict import evaluate
 from engine_testkit import RUN
@@ -54,6 +57,22 @@ def test_restarts_oom_kills_and_the_replica_timeline(results):
     assert [p.t for p in ingestor.timeline][1] == pytest.approx(30, abs=5)
     assert (ingestor.replicas_min, ingestor.replicas_max) == (0, 1)
     assert results.deployments["gateway"].timeline[0].ready == 2
+    # Scaled to 0 is not unready; from 1 desired and 0 ready to 1 ready is.
+    times = [p.t for p in ingestor.timeline]
+    assert ingestor.unready_seconds == pytest.approx(times[3] - times[2])
+
+
+def test_the_longest_unready_stretch_counts_to_the_end_when_it_never_ended():
+    def timeline(*points):
+        return [ReplicaPoint(t=t, desired=d, ready=r) for t, d, r in points]
+
+    # Two kills: back after 8 s, then after 25 s; a gap in the samples keeps the state.
+    two_kills = timeline((0, 2, 2), (10, 2, 1), (18, 2, 2), (40, 2, 1), (50, None, None), (65, 2, 2))
+    assert longest_unready(two_kills, end=100) == 25
+    assert longest_unready(timeline((0, 2, 2), (90, 2, 1)), end=100) == 10  # still down when the run ended
+    assert longest_unready(timeline((0, 1, 1), (5, 3, 1), (45, 3, 3)), end=100) == 40  # a scale-up's start
+    assert longest_unready(timeline((0, 2, 2)), end=100) == 0
+    assert longest_unready(timeline((0, None, 2)), end=100) is None
 
 
 def test_jvm_heap_gc_and_cpu_per_deployment(results):

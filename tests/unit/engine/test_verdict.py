@@ -28,7 +28,8 @@ def results(**overrides) -> RunResults:
                              mean=0.05),
         queues={"elves.ingestor.data.in": QueueResult(max=40, final=0),
                 "elves.ingestor.data.in.dlq": QueueResult(max=2, final=2)},
-        deployments={"ingestor": DeploymentResult(restarts=2, oom_kills=1), "gateway": DeploymentResult(restarts=1)},
+        deployments={"ingestor": DeploymentResult(restarts=2, oom_kills=1, unready_seconds=42.0),
+                     "gateway": DeploymentResult(restarts=1, unready_seconds=12.0), "registry": DeploymentResult()},
         ledger=Ledger(requests_accepted=50, results_done=49, lost_requests=1, logs_expected=98, logs_persisted=98,
                       duplicates=3),
         drain_seconds=12.5,
@@ -66,6 +67,9 @@ def test_defaults_when_slo_is_absent_and_every_builtin_metric():
         {"metric": "http_req_duration_p99", "endpoint": "getImage", "op": "<", "value": "1s"},
         {"metric": "http_req_duration_mean", "op": "<", "value": "100ms"},
         {"metric": "throughput_stability", "op": ">=", "value": 0.9},
+        {"metric": "unready_seconds", "op": "<", "value": "1m"},
+        {"metric": "unready_seconds", "deployment": "gateway", "op": "<", "value": "10s"},
+        {"metric": "unready_seconds", "deployment": "registry", "op": "<", "value": "10s"},
     )], results()).checks
     table = {c.name: (c.observed, c.ok) for c in checks}
     assert table == {
@@ -88,6 +92,9 @@ def test_defaults_when_slo_is_absent_and_every_builtin_metric():
         "http_req_duration_p99{getImage}": (None, False),
         "http_req_duration_mean": (0.05, True),
         "throughput_stability": (None, False),  # a 60 s load has no last minute apart from its first
+        "unready_seconds": (42, True),  # without a deployment named: the longest of all
+        "unready_seconds{gateway}": (12, False),
+        "unready_seconds{registry}": (None, False),  # no replica samples: not a pass
     }
     assert [c.detail for c in checks if c.name == "throughput_stability"] == [
         "needs a load of 2 minutes or more with answers in its first"]

@@ -161,10 +161,11 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
         parts.append("<h3>Queues</h3>" + _table(["queue", "deepest", "final"], [
             [escape(q), _fmt(v.max), _fmt(v.final)] for q, v in results.queues.items()]))
         parts.append("<h3>Deployments</h3>" + _table(
-            ["deployment", "restarts", "OOM kills", "ready min", "ready max", "heap max (one replica)", "GC pauses",
+            ["deployment", "restarts", "OOM kills", "ready min", "ready max", "longest unready", "heap max (one replica)",
+             "GC pauses",
              "CPU (cores, mean)"], [
                 [escape(d), str(v.restarts), str(v.oom_kills), _fmt(v.replicas_min), _fmt(v.replicas_max),
-                 _fmt(v.heap_max_bytes, "bytes"), _fmt(v.gc_seconds, "seconds"), _fmt(v.cpu_cores)]
+                 _fmt(v.unready_seconds, "seconds"), _fmt(v.heap_max_bytes, "bytes"), _fmt(v.gc_seconds, "seconds"), _fmt(v.cpu_cores)]
                 for d, v in results.deployments.items()]))
         ledger = results.ledger
         if ledger is not None:
