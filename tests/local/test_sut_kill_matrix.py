@@ -47,8 +47,11 @@ def test_the_kill_matrix_loses_nothing_and_every_replica_is_back_within_a_minute
 
 def test_a_rolling_restart_of_every_service_fails_not_one_request(local_stack, tmp_path):
     local_stack.wait_ready()
+    generations = {name: d["generation"] for name, d in local_stack.supervisor.state()["deployments"].items()}
     run = run_elves(tmp_path, example("rolling-restart.yaml", LOAD))
     assert run.report_dir is not None, run.output
+    after = {name: d["generation"] for name, d in local_stack.supervisor.state()["deployments"].items()}
+    assert all(after[name] > generations[name] for name in generations), (generations, after)  # all rolled
     # The example's objectives: http_req_failed_rate == 0, lost 0 both ways, drained.
     assert missed(run) == [], run.output
     assert_exact_ledger(run)
