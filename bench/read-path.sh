@@ -3,7 +3,9 @@
 # runs a LoadTest (default loadtests/examples/read-path-breakpoint.yaml; overload.yaml for
 # goal 3) and prints its verdict lines, the breakpoint, and CPU per request of every process
 # (gateway, registry, PostgreSQL, RabbitMQ, ingestor and the proxy from /proc, bench/proc_cpu.py;
-# k6 and the engine from the harness's CPU line) over the whole run.
+# k6 and the engine from the harness's CPU line) over the whole run; for a load that drops
+# (overload.yaml), the p99 of accepted and of refused requests during the overload and how
+# long p99 took to be back under 50 ms (bench/overload_figures.py).
 # CPU per request is the figure to compare between builds on a busy machine: latency and the
 # breakpoint move with whatever else runs on the cores; say how busy it was (load average).
 #
@@ -51,6 +53,11 @@ for name, seconds in sorted(((n, s) for n, s in cpu.items() if not n.endswith(".
     jit = cpu.get(f"{name}.jit")
     print(f"    {name:<10} {per(seconds):6.2f}" + ("" if jit is None else f"  ({per(seconds - jit):.2f})"))
 PY
+  local report
+  report="$(sed -n 's/^Report: //p' "${WORK}/run.log")"
+  if [[ -n "${report}" ]]; then
+    "${REPO_DIR}/.venv/bin/python" "${REPO_DIR}/bench/overload_figures.py" "$(dirname "${report}")"
+  fi
   echo "  load average $(cut -d' ' -f1 /proc/loadavg) at the end"
 }
 
