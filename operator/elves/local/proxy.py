@@ -30,12 +30,14 @@ Either way, with no ready replica HAProxy answers 503 with Retry-After, as an in
 (reading that connection as HTTP, for the answer only), and closes the connection.
 
 What it costs (issue 10; bench/local-proxy.sh, bench/proxy_hop.py): HAProxy in `mode http`,
-which this replaces, used 0.17-0.20 ms of CPU per getUser request (two hops: client to
+which this replaces, used 0.17-0.20 ms of CPU per getUser request at 400/s (two hops: client to
 gateway, gateway to registry) = 14-17 % of the gateway's and registry's CPU; `mode tcp`
 0.14-0.15 ms (11-12 %): on loopback the cost is the extra system calls and wake-ups of a
-process in the path, not the parsing. The kernel's rules cost nothing measurable: per hop,
--0.1 us against HAProxy's +31 us (bench/proxy_hop.py; the NAT work is done in the system
-calls of the processes that send, so it is in their CPU). HAProxy's CPU, small or not, is in
+process in the path, not the parsing. The kernel's rules cost nothing measurable: 0.1 % of
+the services' CPU in the same bench; a hop alone -0.3 to -0.1 us of CPU per request against
+direct, HAProxy's +17 to +31 us (bench/proxy_hop.py; the NAT work is done in the system calls
+of the processes that send, so it is in their CPU). Figures of a busy 2-core Xeon:
+bench/results/2026-11-25-local-proxy-kernel.txt. HAProxy's CPU, small or not, is in
 the harness's CPU line (`cpu_seconds`).
 """
 
