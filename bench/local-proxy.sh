@@ -6,6 +6,9 @@
 #   - the p99 overhead (proxy - direct, medians) and
 #   - the proxy's CPU next to the services' (gateway + registry without their JIT compiler
 #     threads, from /proc) over the proxied rounds.
+# With the kernel's DNAT (the supervisor runs as root) the proxy's process (HAProxy, there
+# for the 503 when no replica is ready) forwards nothing: the NAT work is in the senders' own
+# system calls, inside the services' and k6's CPU; bench/proxy_hop.py measures it alone.
 # The gateway's own call to the registry goes through the registry's proxy (8081) in both
 # paths, as it does under `elves run`; "direct" skips only the client's hop.
 # Alternating rounds and medians, because on a shared machine a stall of a second decides a
@@ -86,6 +89,10 @@ print(f"  CPU over the proxied rounds ({requests} requests): proxy {cpu['proxy']
 PY
 }
 
+balancing() {
+  "${ELVES}" local status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["proxy"]["balancing"])'
+}
+
 replica_port() {
   "${ELVES}" local status --json | python3 -c '
 import json, sys
@@ -100,7 +107,7 @@ main() {
   local port
   port="$(replica_port)"
   echo "GET /api/v1/users/me at ${RATE}/s, ${ROUNDS} rounds of ${DURATION} per path, on $(nproc) cores" \
-       "(load average $(cut -d' ' -f1 /proc/loadavg) at the start):"
+       "(load average $(cut -d' ' -f1 /proc/loadavg) at the start), balancing: $(balancing):"
   # Untimed: the JIT compiles the request path in the first seconds.
   run warmup "http://127.0.0.1:$((8080 + OFFSET))" 10s
   for _ in $(seq "${ROUNDS}"); do

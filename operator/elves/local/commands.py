@@ -213,11 +213,17 @@ def _reap(args: argparse.Namespace) -> int:
 
     from pathlib import Path
 
-    layout = Layout(Settings.from_env().state_dir)
+    from elves.local.kernel_nat import KernelNat
+    from elves.local.ports import Ports
+
+    settings = Settings.from_env()
+    layout = Layout(settings.state_dir)
     if _supervisor_pid(layout) is not None:
         print("elves local reap: the supervisor is running; stop it first", file=sys.stderr)
         return 2
     left = reap(Path(args.record) if args.record else layout.children)
+    if KernelNat.possible():  # the DNAT rules of a supervisor that could not remove them
+        KernelNat(Ports(settings.port_offset).proxied()).remove()
     if left:
         print(f"elves local reap: still alive after SIGKILL: {left}", file=sys.stderr)
         return 1

@@ -1,16 +1,44 @@
-"""The local stand-in for a Kubernetes Service: one HAProxy process in front of the replicas.
+"""The local stand-in for a Kubernetes Service: the kernel's DNAT rules, HAProxy behind them.
 
-The Python proxy this replaces cost p99 1.4 s at 200 requests/s on two cores (issue 10):
-the benchmark measured its own plumbing. HAProxy (Debian's package) balances each request
-round-robin over keep-alive connections to the replicas, for a few percent of the
-services' CPU (bench/local-proxy.sh prints both).
+Balancing is per connection, as kube-proxy's: a connection is given to a ready replica when
+it opens and stays with it until it closes; nothing reads the requests. So keep-alive clients
+stick to a replica, as on Kubernetes. k6's virtual users each hold a connection, and the
+gateway replicas share those. The gateway reads from the registry over a pool of keep-alive
+connections (RegistryClient), whose calls go mostly over the few most recently used ones;
+the registry (Tomcat, 100 requests per keep-alive connection) closes each after its 100th
+request and the pool opens another, which the next replica takes: two registry replicas
+share the calls within seconds at 400/s (measured: 35-65 % each per 20 s run), and a
+replica added by scaling gets its share as connections are renewed. A killed replica's
+connections end with it, and its clients see that, as on Kubernetes (the gateway answers
+such a read 503, as it answers any failed read).
 
-Membership stays the supervisor's: readiness decides, as for a Service's endpoints. The
-configuration declares a server for every slot of a deployment, all in maintenance; a
-loop (and `sync()`, which the supervisor calls before it kills a replica) puts the ready
-replicas in and the others out through HAProxy's admin socket, so a change of the replica
-set needs no reload. A connection a dead replica refuses is retried on another one. With
-no ready replica the proxy answers 503 with Retry-After, as an ingress would.
+Membership stays the supervisor's: readiness decides, as for a Service's endpoints. A loop
+(and `sync()`, which the supervisor calls before it kills a replica) puts the ready replicas
+in and the others out, so a change of the replica set needs no restart. Two ways:
+
+- Root (the default when the supervisor runs as root; ELVES_LOCAL_BALANCING=haproxy turns it
+  off): the kernel's DNAT, kube-proxy's iptables mode (kernel_nat.py). A connection to the
+  service port is rewritten to a ready replica's in the nat table, round-robin; no process
+  forwards a byte. The rules leave a connection alone when no replica is ready, and HAProxy,
+  listening on the service port itself, answers it. A connection that races a kill is
+  refused, as on Kubernetes.
+- Otherwise: HAProxy (Debian's) in `mode tcp`, a frontend per service and a server per
+  replica slot, all in maintenance until ready (its admin socket). It forwards bytes without
+  parsing them; a connection a dead replica refuses is retried on another one.
+
+Either way, with no ready replica HAProxy answers 503 with Retry-After, as an ingress would
+(reading that connection as HTTP, for the answer only), and closes the connection.
+
+What it costs (issue 10; bench/local-proxy.sh, bench/proxy_hop.py): HAProxy in `mode http`,
+which this replaces, used 0.17-0.20 ms of CPU per getUser request at 400/s (two hops: client to
+gateway, gateway to registry) = 14-17 % of the gateway's and registry's CPU; `mode tcp`
+0.14-0.15 ms (11-12 %): on loopback the cost is the extra system calls and wake-ups of a
+process in the path, not the parsing. The kernel's rules cost nothing measurable: 0.1 % of
+the services' CPU in the same bench; a hop alone -0.3 to -0.1 us of CPU per request against
+direct, HAProxy's +17 to +31 us (bench/proxy_hop.py; the NAT work is done in the system calls
+of the processes that send, so it is in their CPU). Figures of a busy 2-core Xeon:
+bench/results/2026-11-25-local-proxy-kernel.txt. HAProxy's CPU, small or not, is in
+the harness's CPU line (`cpu_seconds`).
 """
 
 from __future__ import annotations
@@ -24,6 +52,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from elves.local.infra import InfraError
+from elves.local.kernel_nat import KernelNat
 from elves.local.layout import Layout
 from elves.local.ports import HOST, MAX_SLOTS, Ports
 from elves.local.processes import Child, cpu_seconds_of
@@ -60,12 +89,12 @@ def render_config(ports: Ports, services: dict[str, int], admin_socket: Path) ->
         "    hard-stop-after 5s",
         "",
         "defaults",
-        "    mode http",
+        # Balance connections, as kube-proxy does, and forward their bytes without reading them.
+        "    mode tcp",
         "    timeout connect 2s",
         # The services and the clients set their own deadlines; these only end idle connections.
         "    timeout client 5m",
         "    timeout server 5m",
-        "    timeout http-keep-alive 5m",
         # A replica that refuses the connection (killed, not yet out of rotation): try another.
         "    retries 3",
         "    option redispatch 1",
@@ -86,9 +115,14 @@ def render_config(ports: Ports, services: dict[str, int], admin_socket: Path) ->
                   for slot in range(MAX_SLOTS)]
         lines += [
             "",
+            # An HTTP backend behind a TCP frontend: HAProxy reads this connection as HTTP, for
+            # the answer only. It closes the connection after it, so that the client's next
+            # request opens a new one, which finds the replicas ready by then.
             f"backend {name}-none",
+            "    mode http",
             f"    http-request return status 503 content-type application/json string '{body}' "
             "hdr Retry-After 1",
+            "    http-after-response set-header Connection close",
             "",
         ]
     return "\n".join(lines)
@@ -97,7 +131,7 @@ def render_config(ports: Ports, services: dict[str, int], admin_socket: Path) ->
 class Balancer:
     """The HAProxy child, its configuration, and the replica set it balances over."""
 
-    def __init__(self, layout: Layout, ports: Ports, backends: dict[str, Backends]) -> None:
+    def __init__(self, layout: Layout, ports: Ports, backends: dict[str, Backends], kernel: bool = False) -> None:
         self.layout = layout
         self.ports = ports
         self.services = {name: port for name, port in ports.proxied().items() if name in backends}
@@ -110,6 +144,8 @@ class Balancer:
                          for name in self.services}
         self.connections_total = {name: 0 for name in self.services}
         self.rejected_total = {name: 0 for name in self.services}  # answered 503: no ready replica
+        # The kernel's DNAT in front of HAProxy, when asked for and root may set it up.
+        self.nat = KernelNat(self.services) if kernel and KernelNat.possible() else None
         self._task: asyncio.Task | None = None
 
     # ---- life cycle -------------------------------------------------------------------
@@ -118,6 +154,9 @@ class Balancer:
         if not HAPROXY.exists():
             raise ProxyError(f"{HAPROXY} not found: install haproxy with tools/install-local-deps.sh")
         await self._start_child()
+        if self.nat is not None and not self.nat.install():
+            self.nat = None
+        self._update_nat()
         self._task = asyncio.ensure_future(self._loop())
 
     async def _start_child(self) -> None:
@@ -144,6 +183,8 @@ class Balancer:
             await asyncio.gather(self._task, return_exceptions=True)
         if self.child is not None:
             await self.child.stop(STOP_GRACE_SECONDS)
+        if self.nat is not None:
+            self.nat.remove()
 
     def children(self) -> list[Child]:
         """The HAProxy process, for the supervisor's list of children (cleanup.sh kills them)."""
@@ -151,7 +192,8 @@ class Balancer:
 
     def view(self) -> dict:
         """The proxy in the supervisor's /state: its process and the CPU it has used."""
-        return {"pid": self.child.pid if self.child else None, "cpuSeconds": self.cpu_seconds()}
+        return {"pid": self.child.pid if self.child else None, "cpuSeconds": self.cpu_seconds(),
+                "balancing": "kernel" if self.nat is not None else "haproxy"}
 
     def cpu_seconds(self) -> float | None:
         """CPU time the proxy has used (user + system), for the harness's CPU line."""
@@ -181,7 +223,7 @@ class Balancer:
         """Put the ready replicas in rotation and the others out (only what changed)."""
         if self.child is None or self.child.poll() is not None:
             return
-        commands = []
+        commands, changed = [], False
         for name in self.services:
             ready = {self._slot_of[name][port] for _, port in self._backends[name]()
                      if port in self._slot_of[name]}
@@ -189,17 +231,27 @@ class Balancer:
             commands += [f"set server {name}/{server_name(s)} state maint" for s in sorted(current - ready)]
             commands += [f"set server {name}/{server_name(s)} state ready" for s in sorted(ready - current)]
             if ready != current:
+                changed = True
                 log.info("proxy %s: replicas in rotation %s", name, sorted(ready) or "none")
             self._in_rotation[name] = ready
         if commands:
             self._command("; ".join(commands))
+        if changed:
+            self._update_nat()
+
+    def _update_nat(self) -> None:
+        if self.nat is not None:
+            self.nat.update({name: [(slot, self.ports.replica_http(name, slot)) for slot in sorted(slots)]
+                             for name, slots in self._in_rotation.items()})
 
     def _read_counters(self) -> None:
+        kernel = self.nat.connections() if self.nat is not None else {}
         table = csv.DictReader(io.StringIO(self._command("show stat").lstrip("# ")))
         for row in table:
             name = row["pxname"]
             if row["svname"] == "FRONTEND" and name in self.services:
-                self.connections_total[name] = int(row.get("conn_tot") or row["stot"] or 0)
+                # With kernel balancing every connection passes the OUTPUT jump: HAProxy's are among them.
+                self.connections_total[name] = kernel.get(name) or int(row.get("conn_tot") or row["stot"] or 0)
             elif row["svname"] == "BACKEND" and name.endswith("-none") and name[:-5] in self.services:
                 self.rejected_total[name[:-5]] = int(row["stot"] or 0)
 

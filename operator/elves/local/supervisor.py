@@ -55,7 +55,8 @@ class Supervisor:
         self.reconciler = Reconciler(settings, self.layout, self.ports, self.background,
                                      self.operations, self._record_children)
         self.proxy = Balancer(self.layout, self.ports,
-                              {name: self.reconciler.ready_backends(name) for name in self.ports.proxied()})
+                              {name: self.reconciler.ready_backends(name) for name in self.ports.proxied()},
+                              kernel=settings.local_balancing == "auto")
         self._lock = StateLock(self.layout)
         self._recorded: object = None
 

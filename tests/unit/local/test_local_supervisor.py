@@ -15,6 +15,7 @@ import polling
 import pytest
 import requests
 
+from elves.local.kernel_nat import KernelNat, chain_name
 from elves.local.layout import Layout, generate_secrets
 from elves.local.ports import Ports, free_offset
 from elves.local.processes import is_alive
@@ -178,7 +179,12 @@ def test_sigterm_stops_every_child(supervisor):
     process, state_dir = supervisor
     children = json.loads((state_dir / "run" / "children.json").read_text())
     assert {c["name"] for c in children} == {"gateway-0", "ingestor-0", "proxy"}
+    balancing = state()["proxy"]["balancing"]
+    assert balancing == ("kernel" if KernelNat.possible() else "haproxy")
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 0
+    if balancing == "kernel":
+        rules = subprocess.run(["iptables", "-t", "nat", "-S"], capture_output=True, text=True, check=True).stdout
+        assert chain_name(PORTS.gateway) not in rules and chain_name(PORTS.registry) not in rules
     assert not [c for c in children if is_alive(c["pid"], c["startTime"])]
     assert not (state_dir / "run" / "supervisor.pid").exists()
