@@ -111,13 +111,18 @@ def test_rolling_configure_replaces_the_replica_with_new_settings(supervisor):
     assert metric("kube_pod_container_resource_limits", deployment="registry") == 256 * 1024**2
 
 
+# Long enough that a busy machine still reads the stopped state before the resume (with 1 s,
+# 2 of 5 runs beside a cluster and two local stacks saw the process running again).
+RESUME_AFTER_SECONDS = 5
+
+
 def test_pause_freezes_then_resumes(supervisor):
     answer = API.post(f"{BASE}/signal", timeout=5, json={
-        "deployment": "gateway", "signal": "SIGSTOP", "resumeAfterSeconds": 1})
+        "deployment": "gateway", "signal": "SIGSTOP", "resumeAfterSeconds": RESUME_AFTER_SECONDS})
     assert answer.json()["pods"] == ["gateway-0"]
     pid = state()["deployments"]["gateway"]["pods"][0]["pid"]
     assert Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
-    wait_for(lambda: not state()["deployments"]["gateway"]["pods"][0]["stopped"], "SIGCONT", 10)
+    wait_for(lambda: not state()["deployments"]["gateway"]["pods"][0]["stopped"], "SIGCONT", RESUME_AFTER_SECONDS + 15)
     assert requests.get(PORTS.url(PORTS.gateway), timeout=5).status_code == 200
 
 
