@@ -23,6 +23,14 @@ the dashboards (kube-state-metrics `deployment` and `container` labels) and the 
   value: graceful
 - name: SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE
   value: {{ printf "%vs" .service.shutdown.timeoutSeconds | quote }}
+# Clients keep connections to a pod after it leaves the Service's endpoints, and once Spring's
+# graceful shutdown pauses Tomcat every request on them is answered 503. An idle connection is
+# closed after keepAliveSeconds and a busy one after keepAliveRequests, so within the preStop
+# sleep (validated to be long enough) every client has moved to a pod that stays.
+- name: SERVER_TOMCAT_KEEPALIVETIMEOUT
+  value: {{ printf "%vs" .service.shutdown.keepAliveSeconds | quote }}
+- name: SERVER_TOMCAT_MAXKEEPALIVEREQUESTS
+  value: {{ .service.shutdown.keepAliveRequests | quote }}
 - name: SPRING_RABBITMQ_HOST
   value: {{ include "elves.rabbitmq.host" $root | quote }}
 - name: SPRING_RABBITMQ_PORT

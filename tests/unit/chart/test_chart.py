@@ -344,11 +344,30 @@ def test_services_shut_down_gracefully_within_their_grace_period(helm):
         for probe, path in (("readinessProbe", "/actuator/health/readiness"),
                             ("livenessProbe", "/actuator/health/liveness")):
             assert container[probe]["httpGet"] == {"path": path, "port": "management"}, (name, probe)
+    for name in ("gateway", "registry"):
+        # Clients keep their connections to a pod after it leaves the endpoints, and a paused
+        # Tomcat answers 503 on them: each one is closed (idle, or after so many requests) before
+        # the preStop sleep ends, so a rolling restart fails no request.
+        container = named(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+        env = env_of(container)
+        idle = int(env["SERVER_TOMCAT_KEEPALIVETIMEOUT"]["value"].rstrip("s"))
+        requests = int(env["SERVER_TOMCAT_MAXKEEPALIVEREQUESTS"]["value"])
+        assert idle > 2, name  # beyond the gateway's 2 s stale check of a pooled registry connection
+        assert container["lifecycle"]["preStop"]["sleep"]["seconds"] >= idle * requests + 2, name
     for name in ("rabbitmq", "postgres"):
         assert named(objects, "StatefulSet", name)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30
     assert "pg_ctl stop" in " ".join(
         named(objects, "StatefulSet", "postgres")["spec"]["template"]["spec"]["containers"][0]
         ["lifecycle"]["preStop"]["exec"]["command"])
+
+
+def test_a_pre_stop_too_short_to_close_every_keep_alive_connection_is_refused(helm):
+    message = template_error(helm, "services.registry.shutdown.preStopSeconds=10")
+    assert "services.registry.shutdown.preStopSeconds: 10 is too short" in message
+    assert "at least keepAliveSeconds x keepAliveRequests + 2 = 20" in message
+    # The ingestor serves no Service traffic: its short preStop is fine.
+    render(helm, None, "services.ingestor.shutdown.preStopSeconds=1", "services.gateway.shutdown.keepAliveRequests=2",
+           "services.gateway.shutdown.preStopSeconds=8")
 
 
 # --- wiring: ports, environment, secrets ------------------------------------------------
@@ -516,6 +535,9 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
         assert allowed("Role", "apps", "deployments", "patch", NAMESPACE, deployment)
     assert allowed("Role", "apps", "statefulsets", "get", NAMESPACE, "rabbitmq")
     assert allowed("Role", "", "pods", "delete", NAMESPACE)
+    # killPod, restartInfra and reset run their commands in the system's pods through exec
+    # (a websocket exec is authorized as create since Kubernetes 1.30, as get before it).
+    assert allowed("Role", "", "pods/exec", "create", NAMESPACE) and allowed("Role", "", "pods/exec", "get", NAMESPACE)
     assert allowed("Role", "", "secrets", "get", NAMESPACE, "elves")
     assert allowed("Role", "coordination.k8s.io", "leases", "update", NAMESPACE, "elves-loadtest-lock")
     writes = named(objects, "ClusterRole", "elves-elves-operator-run-objects")
