@@ -189,7 +189,7 @@ key: postgres-password
 
 {{/* elves.managedEnv: names of the environment variables the chart sets on the services itself (services.*.env may not repeat them). */}}
 {{- define "elves.managedEnv" -}}
-SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE ELVES_SHUTDOWN_TIMEOUT SERVER_TOMCAT_KEEPALIVETIMEOUT SERVER_TOMCAT_MAXKEEPALIVEREQUESTS SPRING_RABBITMQ_HOST SPRING_RABBITMQ_PORT SPRING_RABBITMQ_USERNAME SPRING_RABBITMQ_PASSWORD SPRING_DATASOURCE_URL SPRING_DATASOURCE_USERNAME SPRING_DATASOURCE_PASSWORD ELVES_JWT_SECRET ELVES_SERVICE_KEY ELVES_REGISTRY_URL ELVES_INGESTOR_SCRATCH_DIR
+SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE ELVES_SHUTDOWN_TIMEOUT SERVER_TOMCAT_MAXKEEPALIVEREQUESTS SPRING_RABBITMQ_HOST SPRING_RABBITMQ_PORT SPRING_RABBITMQ_USERNAME SPRING_RABBITMQ_PASSWORD SPRING_DATASOURCE_URL SPRING_DATASOURCE_USERNAME SPRING_DATASOURCE_PASSWORD ELVES_JWT_SECRET ELVES_SERVICE_KEY ELVES_REGISTRY_URL ELVES_INGESTOR_SCRATCH_DIR
 {{- end }}
 
 {{/* elves.validateValues: every check the schema cannot express, reported together in one failure. */}}
@@ -226,13 +226,6 @@ SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFE
 {{- if has $variable $managed }}
 {{- $errors = append $errors (printf "services.%s.env.%s is set by the chart itself (from ports, shutdown, javaOpts, the RabbitMQ/PostgreSQL settings or the Secret); set it there instead" $name $variable) }}
 {{- end }}
-{{- end }}
-{{- end }}
-{{- range $name, $service := .Values.services }}
-{{- $shutdown := $service.shutdown }}
-{{- $closedBy := add (mul $shutdown.keepAliveSeconds $shutdown.keepAliveRequests) 2 }}
-{{- if and $service.ports.http (lt (int $shutdown.preStopSeconds) (int $closedBy)) }}
-{{- $errors = append $errors (printf "services.%s.shutdown.preStopSeconds: %v is too short to close every keep-alive connection before SIGTERM (Tomcat then answers 503 on them); give at least keepAliveSeconds x keepAliveRequests + 2 = %v, or lower those" $name $shutdown.preStopSeconds $closedBy) }}
 {{- end }}
 {{- end }}
 {{- $images := dict "operator.image" .Values.operator.image "rabbitmq.image" .Values.rabbitmq.image "postgresql.image" .Values.postgresql.image }}

@@ -346,28 +346,20 @@ def test_services_shut_down_gracefully_within_their_grace_period(helm):
             assert container[probe]["httpGet"] == {"path": path, "port": "management"}, (name, probe)
     for name in ("gateway", "registry"):
         # Clients keep their connections to a pod after it leaves the endpoints, and a paused
-        # Tomcat answers 503 on them: each one is closed (idle, or after so many requests) before
-        # the preStop sleep ends, so a rolling restart fails no request.
+        # Tomcat answers 503 on them: during the preStop sleep Tomcat ends each busy one after
+        # so many requests (Connection: close), so a rolling restart fails no request. No idle
+        # timeout below Tomcat's own: closing an idle connection races with the next request.
         container = named(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
         env = env_of(container)
-        idle = int(env["SERVER_TOMCAT_KEEPALIVETIMEOUT"]["value"].rstrip("s"))
+        assert "SERVER_TOMCAT_KEEPALIVETIMEOUT" not in env, name
         requests = int(env["SERVER_TOMCAT_MAXKEEPALIVEREQUESTS"]["value"])
-        assert idle > 2, name  # beyond the gateway's 2 s stale check of a pooled registry connection
-        assert container["lifecycle"]["preStop"]["sleep"]["seconds"] >= idle * requests + 2, name
+        pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]
+        assert requests / pre_stop <= 0.5, (name, requests, pre_stop)  # connections busier than this move
     for name in ("rabbitmq", "postgres"):
         assert named(objects, "StatefulSet", name)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30
     assert "pg_ctl stop" in " ".join(
         named(objects, "StatefulSet", "postgres")["spec"]["template"]["spec"]["containers"][0]
         ["lifecycle"]["preStop"]["exec"]["command"])
-
-
-def test_a_pre_stop_too_short_to_close_every_keep_alive_connection_is_refused(helm):
-    message = template_error(helm, "services.registry.shutdown.preStopSeconds=10")
-    assert "services.registry.shutdown.preStopSeconds: 10 is too short" in message
-    assert "at least keepAliveSeconds x keepAliveRequests + 2 = 20" in message
-    # The ingestor serves no Service traffic: its short preStop is fine.
-    render(helm, None, "services.ingestor.shutdown.preStopSeconds=1", "services.gateway.shutdown.keepAliveRequests=2",
-           "services.gateway.shutdown.preStopSeconds=8")
 
 
 # --- wiring: ports, environment, secrets ------------------------------------------------
