@@ -4,7 +4,8 @@ k6-operator runner pods, what Prometheus saw, and `./cleanup.sh` leaving nothing
 
 Runs in file order: install (module fixture), the NetworkPolicies enforced (kube-router's
 firewall, tools/e2e/cluster.sh), quickstart, fault case, two runners, a real out-of-memory
-crash, a custom script from a ConfigMap, cleanup.
+crash, a custom script from a ConfigMap, the rolling restart and the kill matrix (issue 11,
+the published examples shortened), cleanup.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import textwrap
 import subprocess
 import sys
 import urllib.parse
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 import yaml
 
+from elves.results.suite import scale_document
 from kube import REPO, Cluster, CommandFailed, run
 from polling import wait_for
 
@@ -32,9 +35,17 @@ IMAGES = ("rabbitmq", "postgres", "prometheus", "kube-state-metrics", "prometheu
           "prometheus-config-reloader", "k6-operator", "k6", "k6-starter", "operator",
           "gateway", "registry", "ingestor")
 E2E_LOADTESTS = Path(__file__).parent / "loadtests"
+EXAMPLES = REPO / "loadtests" / "examples"
 FAULTS_LOADTEST = E2E_LOADTESTS / "faults.yaml"
 INSTALL_TIMEOUT_S = 1200
 LOADTEST_TIMEOUT_S = 900
+# The issue-11 examples' loads, shortened (their faults scaled with them) to fit the CI budget.
+KILL_MATRIX_LOAD = "120s"
+# A rollout here takes a JVM start (40-90 s on the 2 busy cores) before the old pod goes, so
+# the three restarts are packed at the start of the load for every handover to happen under it.
+ROLLING_RESTART_LOAD = "150s"
+ROLLING_RESTART_AT = ("10s", "25s", "40s")
+HANDOVER = timedelta(seconds=30)  # from a new pod ready to the old one gone: preStop 20 s + shutdown
 
 
 def endpoints(cluster: Cluster, namespace: str, service: str) -> tuple[list[str], dict[str, int]]:
@@ -120,6 +131,16 @@ def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
     assert conditions["Completed"]["observedGeneration"] == lt["metadata"]["generation"]
     assert conditions["Failed"]["status"] == ("False" if lt["status"]["phase"] == "Succeeded" else "True")
     return lt
+
+
+def shortened_example(name: str, duration: str, directory: Path) -> tuple[dict, Path]:
+    """A published example with its load shortened to `duration` by the suite's own scaling
+    (elves.results.suite.scale_document: every fault time scaled by the same factor), so the
+    test and the example run the same LoadTest; the document and the file to apply."""
+    document = scale_document(yaml.safe_load((EXAMPLES / name).read_text()), duration)
+    manifest = directory / name
+    manifest.write_text(yaml.safe_dump(document, sort_keys=False))
+    return document, manifest
 
 
 def promql(cluster: Cluster, query: str, at: float | None = None) -> list[dict]:
@@ -353,6 +374,121 @@ def test_a_custom_script_from_a_configmap_runs_through_k6_operator(installed: Cl
     results = only_run(lt)
     # 60 a minute for 20 s: about 20 requests, every one answered.
     assert results["requests"] >= 10 and results["endpoints"]["getUser"]["ok"] == results["requests"], results
+
+
+def longest_unready_seconds(results: dict, deployment: str) -> float:
+    """The longest stretch (s) in which `deployment` had fewer ready replicas than desired,
+    from the replica timeline in the results (a point whenever either changed)."""
+    timeline = results["deployments"][deployment]["timeline"]
+    longest, since = 0.0, None
+    for point in [*timeline, {"t": results["loadSeconds"], "desired": 0, "ready": 0}]:
+        short = (point.get("ready") or 0) < (point.get("desired") or 0)
+        if short and since is None:
+            since = point["t"]
+        elif not short and since is not None:
+            longest, since = max(longest, point["t"] - since), None
+    return longest
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def report(name: str, lt: dict) -> None:
+    """One line of figures a person reads in the test log (pytest -rA shows it)."""
+    results = only_run(lt)
+    print(f"{name}: phase {lt['status']['phase']}, requests {results['requests']}, failed rate "
+          f"{results.get('errorRate')}, drain {results.get('drainSeconds')} s, ledger {results['ledger']}, "
+          + ", ".join(f"{d}: restarts {r['restarts']}, unready {longest_unready_seconds(results, d):.0f} s"
+                      for d, r in results["deployments"].items())
+          + f"; faults: {[f.get('message') for f in lt['status']['runs'][0]['faults']]}")
+
+
+def assert_nothing_lost_or_persisted_twice(results: dict) -> None:
+    """Every accepted getData has its result and every 2xx its activity log, exactly: a row
+    beyond what k6 was answered can only be a call that k6 saw fail after the gateway had
+    published it (a killed gateway, a reset connection), never a second copy."""
+    ledger = results["ledger"]
+    assert ledger["lostRequests"] == 0 and ledger["lostLogs"] == 0, ledger
+    assert ledger["requestsAccepted"] > 0, ledger
+    assert ledger["resultsDone"] + ledger["resultsFailed"] == ledger["requestsPersisted"], ledger
+    failed_getdata, failed = results["endpoints"]["getData"]["failed"], results["total"]["failed"]
+    assert 0 <= ledger["requestsPersisted"] - ledger["requestsAccepted"] <= failed_getdata, (ledger, failed_getdata)
+    assert 0 <= ledger["logsPersisted"] - ledger["logsExpected"] <= failed, (ledger, failed)
+
+
+def assert_queues_back_to_empty(results: dict) -> None:
+    assert results["drainCompleted"] is True and results["drainSeconds"] < 120, (results["drainSeconds"],
+                                                                                results["queues"])
+    for queue in QUEUES:
+        assert results["queues"][queue]["final"] == 0, results["queues"]
+
+
+def test_a_rolling_restart_of_each_service_under_load_fails_no_request(installed: Cluster, tmp_path: Path) -> None:
+    """loadtests/examples/rolling-restart.yaml, shortened: each service rolled onto new pods
+    under load (a new pod ready before an old one stops; the old one leaves the endpoints and
+    drains its calls first). Not one request may fail, nothing may be lost."""
+    document, manifest = shortened_example("rolling-restart.yaml", ROLLING_RESTART_LOAD, tmp_path)
+    for fault, at in zip(document["spec"]["faults"], ROLLING_RESTART_AT, strict=True):
+        fault["at"] = at
+    # One replica each instead of two: a rollout of two is the same handover twice, and six JVM
+    # starts (twelve with the scale-up and back) do not fit the tier's time on 2 cores.
+    document["spec"]["system"]["replicas"] = {"gateway": 1, "registry": 1, "ingestor": 1}
+    manifest.write_text(yaml.safe_dump(document, sort_keys=False))
+    lt = run_loadtest(installed, manifest, "rolling-restart")
+    report("rolling-restart", lt)
+    results = only_run(lt)
+    assert results["errorRate"] == 0 and results["total"]["failed"] == 0, {
+        e: (r["requests"], r["failed"]) for e, r in results["endpoints"].items()}
+    assert_nothing_lost_or_persisted_twice(results)
+    assert_queues_back_to_empty(results)
+    # Every service was rolled under load: each restart fired, and each Deployment's pods are
+    # new ones, ready early enough that the old ones left (the chart's 20 s preStop, then
+    # Spring's graceful shutdown) while k6 was still calling.
+    run = lt["status"]["runs"][0]
+    fired = [f for f in run["faults"] if f["label"].startswith("restart ")]
+    assert len(fired) == len(document["spec"]["faults"]) == 3, fired
+    load_ended = parse_time(run["loadEndedAt"])
+    for deployment in ("gateway", "registry", "ingestor"):
+        restarted = next(parse_time(f["firedAt"]) for f in fired if f["label"].endswith(deployment))
+        pods = installed.kubectl_json("get", "pods", "-n", NAMESPACE,
+                                      "-l", f"app.kubernetes.io/component={deployment}")
+        ready = [parse_time(c["lastTransitionTime"]) for p in pods["items"] for c in p["status"]["conditions"]
+                 if c["type"] == "Ready" and c["status"] == "True"]
+        assert ready and all(restarted < t < load_ended - HANDOVER for t in ready), (
+            deployment, restarted, ready, load_ended)
+    # The example's own objectives (what a user of the example is told).
+    assert lt["status"]["phase"] == "Succeeded", json.dumps(lt["status"]["runs"][0]["verdict"], indent=1)[:4000]
+
+
+def test_the_kill_matrix_under_load_loses_nothing(installed: Cluster, tmp_path: Path) -> None:
+    """loadtests/examples/kill-matrix.yaml, shortened: two replicas of each service, each
+    service's container SIGKILLed twice, RabbitMQ and PostgreSQL restarted once, under load.
+    Nothing lost, nothing persisted twice, every kill a restart, the queues empty again."""
+    document, manifest = shortened_example("kill-matrix.yaml", KILL_MATRIX_LOAD, tmp_path)
+    lt = run_loadtest(installed, manifest, "kill-matrix")
+    report("kill-matrix", lt)
+    results = only_run(lt)
+    faults = lt["status"]["runs"][0]["faults"]
+    assert len(faults) == len(document["spec"]["faults"]), faults
+    # The broker and the database were stopped and started in place (their data kept), and
+    # every service kill was a kill through exec (not a pod deletion).
+    for fault in faults:
+        if fault["label"].startswith("restartInfra "):
+            assert fault["message"].startswith("stopped container"), fault
+        else:
+            assert fault["message"].startswith("killed the main process"), fault
+    assert_nothing_lost_or_persisted_twice(results)
+    assert_queues_back_to_empty(results)
+    for deployment in ("gateway", "registry", "ingestor"):
+        kills = sum(1 for f in document["spec"]["faults"] if f.get("killPod", {}).get("deployment") == deployment)
+        restarts = results["deployments"][deployment]["restarts"]
+        assert kills >= 2 and restarts >= kills, (deployment, kills, results["deployments"][deployment])
+    # The example's own objectives, whatever they are on this commit.
+    assert lt["status"]["phase"] == "Succeeded", json.dumps(lt["status"]["runs"][0]["verdict"], indent=1)[:4000]
+    # The operator put the replicas back as they were before the test.
+    for deployment in ("gateway", "registry", "ingestor"):
+        assert installed.kubectl_json("get", "deployment", deployment, "-n", NAMESPACE)["spec"]["replicas"] == 1
 
 
 def test_cleanup_leaves_nothing_behind(installed: Cluster) -> None:

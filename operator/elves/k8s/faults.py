@@ -34,8 +34,8 @@ def cluster_problems(spec: LoadTestSpec, caps: Caps | None = None) -> list[str]:
             problems.append(f"spec.faults[{index}].pause: freezing processes works in local mode only "
                             "(no Kubernetes API stops a container); use killPod or restart")
         if fault.restart_infra is not None and fault.restart_infra.down_for.seconds > 0:
-            problems.append(f"spec.faults[{index}].restartInfra.downFor: on a cluster the StatefulSet starts the "
-                            "deleted pod again at once; use 0s (or leave it out)")
+            problems.append(f"spec.faults[{index}].restartInfra.downFor: on a cluster the kubelet starts the "
+                            "stopped container again at once; use 0s (or leave it out)")
     return problems
 
 
@@ -71,6 +71,20 @@ def _over_caps(spec: LoadTestSpec, caps: Caps) -> list[str]:
 # its own namespace; the container then does not die and the operator deletes the pod.
 KILL_COMMAND = ["sh", "-c", "kill -9 -1"]
 KILL_SECONDS = 30.0  # how long the kubelet may take to report the container dead
+
+# restartInfra on a cluster: a clean stop of the broker's or the database's main process
+# through pods/exec; the container exits and the kubelet starts it again in the same pod, with
+# the same data. Deleting the pod instead would lose everything when the chart keeps the data
+# on an emptyDir (persistence.enabled=false: the data lives as long as the pod), and it is not
+# what the local mode does (the same process stopped and started on the same data directory).
+# RabbitMQ's rabbitmq-server script (PID 1) stops the node cleanly on SIGTERM, as on a pod's
+# deletion; PostgreSQL gets the chart's preStop (a fast shutdown: a plain SIGTERM would wait
+# for every client to leave), without waiting for it (the exec ends with the container).
+INFRA_STOP_COMMANDS = {
+    "rabbitmq": ["sh", "-c", "kill -TERM 1"],
+    "postgres": ["sh", "-c", 'exec pg_ctl stop -D "$PGDATA" -m fast --no-wait'],
+}
+INFRA_STOP_SECONDS = 90.0  # a clean stop flushes queues or checkpoints; the chart's grace is 60-70 s
 
 
 def container_run(pod: dict[str, Any], container: str) -> tuple[str, int] | None:

@@ -253,10 +253,7 @@ class KubernetesPlatform:
             self.kube.patch_deployment(system, action.deployment, workloads.restart_patch(self.clock()))
             return FaultApplied(f"rollout restart of Deployment {action.deployment}")
         if isinstance(action, InfraFault):
-            pod = f"{action.component}-0"  # the chart's single-replica StatefulSets
-            if not self.kube.delete_pod(system, pod):
-                raise LoadError(f"pod {pod} not found in namespace {system} (is it run by the chart?)")
-            return FaultApplied(f"deleted pod {pod}; its StatefulSet starts it again")
+            return self._stop_infra(action.component, now)
         if isinstance(action, ResourcesFault):
             ops = workloads.change_ops(self._deployment(action.deployment), memory=action.memory, cpu=action.cpu)
             if ops:
@@ -283,15 +280,47 @@ class KubernetesPlatform:
             ContainerWatch(pod=name, container=deployment, container_id=container_id, restart_count=restarts,
                            deadline=utc(now + faults.KILL_SECONDS)))
 
+    def _stop_infra(self, component: str, now: float) -> FaultApplied:
+        """A clean stop of RabbitMQ or PostgreSQL in the chart's `<component>-0`, so the kubelet
+        starts the container again in the same pod, on the same data (elves.k8s.faults,
+        INFRA_STOP_COMMANDS says why not a pod deletion); observed like a killed container."""
+        name = f"{component}-0"  # the chart's single-replica StatefulSets
+        pod = self.kube.pod(self.system, name)
+        if pod is None:
+            raise LoadError(f"pod {name} not found in namespace {self.system} (is it run by the chart?)")
+        before = faults.container_run(pod, component)
+        if before is None:
+            return FaultApplied(f"container {component} in pod {name} is not running (restarting already): "
+                                "nothing to stop")
+        try:
+            self.kube.exec_in_pod(self.system, name, component, faults.INFRA_STOP_COMMANDS[component])
+        except (ApiException, OSError) as exc:
+            raise LoadError(f"restartInfra {component}: exec into pod {self.system}/{name} failed "
+                            f"({exec_failure(exc)}); not deleting the pod, which may hold the only copy of "
+                            "its data") from None
+        container_id, restarts = before
+        return FaultApplied(
+            f"clean stop of container {component} in pod {name} through exec; waiting for it to end",
+            ContainerWatch(pod=name, container=component, container_id=container_id, restart_count=restarts,
+                           deadline=utc(now + faults.INFRA_STOP_SECONDS)))
+
     def observe_fault(self, watch: ContainerWatch, now: float) -> str | None:
-        """A killed container: dead (or its pod gone) is done; still running after the deadline,
-        the pod is deleted instead."""
+        """A killed or stopped container: dead (or its pod gone) is done; a service's container
+        still running after the deadline has its pod deleted instead, RabbitMQ's or PostgreSQL's
+        is reported (deleting their pod may lose their data)."""
         pod = self.kube.pod(self.system, watch.pod)
+        infra = watch.container in faults.INFRA_STOP_COMMANDS
         if faults.container_died((watch.container_id, watch.restart_count), pod, watch.container):
+            if infra:
+                return (f"stopped container {watch.container} in pod {watch.pod} cleanly (through exec); the kubelet "
+                        "starts it again in the same pod, on the same data")
             return (f"killed the main process of container {watch.container} in pod {watch.pod} (kill -9 through "
                     f"exec); the kubelet restarts it in the same pod")
         if now < watch.deadline.timestamp():
             return None
+        if infra:
+            return (f"container {watch.container} in pod {watch.pod} still ran {faults.INFRA_STOP_SECONDS:.0f}s after "
+                    "it was asked to stop; left as it is")
         return self._delete_pod(watch.pod, watch.container,
                                 f"kill -9 through exec left container {watch.container} running for "
                                 f"{faults.KILL_SECONDS:.0f}s (is shareProcessNamespace off, making the JVM PID 1?)")

@@ -344,6 +344,17 @@ def test_services_shut_down_gracefully_within_their_grace_period(helm):
         for probe, path in (("readinessProbe", "/actuator/health/readiness"),
                             ("livenessProbe", "/actuator/health/liveness")):
             assert container[probe]["httpGet"] == {"path": path, "port": "management"}, (name, probe)
+    for name in ("gateway", "registry"):
+        # Clients keep their connections to a pod after it leaves the endpoints, and a paused
+        # Tomcat answers 503 on them: during the preStop sleep Tomcat ends each busy one after
+        # so many requests (Connection: close), so a rolling restart fails no request. No idle
+        # timeout below Tomcat's own: closing an idle connection races with the next request.
+        container = named(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+        env = env_of(container)
+        assert "SERVER_TOMCAT_KEEPALIVETIMEOUT" not in env, name
+        requests = int(env["SERVER_TOMCAT_MAXKEEPALIVEREQUESTS"]["value"])
+        pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]
+        assert requests / pre_stop <= 0.5, (name, requests, pre_stop)  # connections busier than this move
     for name in ("rabbitmq", "postgres"):
         assert named(objects, "StatefulSet", name)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30
     assert "pg_ctl stop" in " ".join(
@@ -516,6 +527,9 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
         assert allowed("Role", "apps", "deployments", "patch", NAMESPACE, deployment)
     assert allowed("Role", "apps", "statefulsets", "get", NAMESPACE, "rabbitmq")
     assert allowed("Role", "", "pods", "delete", NAMESPACE)
+    # killPod, restartInfra and reset run their commands in the system's pods through exec
+    # (a websocket exec is authorized as create since Kubernetes 1.30, as get before it).
+    assert allowed("Role", "", "pods/exec", "create", NAMESPACE) and allowed("Role", "", "pods/exec", "get", NAMESPACE)
     assert allowed("Role", "", "secrets", "get", NAMESPACE, "elves")
     assert allowed("Role", "coordination.k8s.io", "leases", "update", NAMESPACE, "elves-loadtest-lock")
     writes = named(objects, "ClusterRole", "elves-elves-operator-run-objects")

@@ -1,5 +1,6 @@
-"""killPod on a cluster: the exec'd command kills the container's main process only when it is
-not PID 1 (the chart's shareProcessNamespace), and the pod's status tells when it died."""
+"""killPod and restartInfra on a cluster: the exec'd command kills the container's main process only when it is
+not PID 1 (the chart's shareProcessNamespace), the broker's and the database's stops are clean
+ones, and the pod's status tells when the container died."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from elves.k8s.faults import KILL_COMMAND, container_died, container_run
+from elves.k8s.faults import INFRA_STOP_COMMANDS, KILL_COMMAND, container_died, container_run
 from elves.k8s.kube import exec_failure
 
 
@@ -79,3 +80,34 @@ def test_the_kill_command_reaches_every_process_but_pid_1():
     # The JVM (not PID 1) died of SIGKILL; PID 1 lived on to report it: with the JVM as
     # PID 1 the same command would leave it running, hence shareProcessNamespace.
     assert result.stdout.strip() == "-9"
+
+
+# restartInfra: RabbitMQ's PID 1 is the rabbitmq-server script, which traps SIGTERM to stop the
+# node cleanly (a signal sent from inside the namespace reaches PID 1 only through a handler).
+RABBITMQ_SERVER_LIKE = 'trap "echo stopped cleanly; exit 0" TERM; sleep 60 & "$@"; wait'
+
+
+def test_the_broker_stop_reaches_pid_1_through_its_sigterm_handler():
+    if shutil.which("unshare") is None:
+        cannot("unshare(1) from util-linux is not installed")
+    try:
+        result = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", RABBITMQ_SERVER_LIKE,
+                                 "rabbitmq-server", *INFRA_STOP_COMMANDS["rabbitmq"]],
+                                capture_output=True, text=True, timeout=30)
+    except PermissionError as exc:
+        cannot(str(exc))
+    if result.returncode != 0 and "Operation not permitted" in result.stderr:
+        cannot(result.stderr.strip())
+    assert (result.returncode, result.stdout.strip()) == (0, "stopped cleanly"), result
+
+
+def test_the_database_stop_is_the_charts_fast_shutdown_without_waiting(tmp_path):
+    """PostgreSQL's own SIGTERM is a smart shutdown that waits for every client; pg_ctl's fast
+    one (the chart's preStop) does not. Run against a stand-in pg_ctl that records its arguments."""
+    calls = tmp_path / "calls"
+    fake = tmp_path / "pg_ctl"
+    fake.write_text(f'#!/bin/sh\necho "$*" >{calls}\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "PGDATA": "/var/lib/postgresql/data/pgdata"}
+    assert subprocess.run(INFRA_STOP_COMMANDS["postgres"], env=env, timeout=30).returncode == 0
+    assert calls.read_text().strip() == "stop -D /var/lib/postgresql/data/pgdata -m fast --no-wait"

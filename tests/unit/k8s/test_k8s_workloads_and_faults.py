@@ -14,7 +14,7 @@ from elves.engine.models import Fault, parse_loadtest
 from elves.engine.status import ContainerWatch, EnvVar, SystemSnapshot
 from elves.engine.units import Cpu, Memory
 from elves.k8s import workloads
-from elves.k8s.faults import KILL_SECONDS, Caps, cluster_problems
+from elves.k8s.faults import INFRA_STOP_COMMANDS, INFRA_STOP_SECONDS, KILL_SECONDS, Caps, cluster_problems
 from elves.k8s.platform import KubernetesPlatform, LoadError
 from elves.k8s.settings import OperatorSettings
 
@@ -163,7 +163,7 @@ class RecordingKube:
         return {"data": {"jwt-secret": base64.b64encode(b"k" * 64).decode()}}
 
     def exec_in_pod(self, namespace: str, name: str, container: str, command: list[str]) -> str:
-        self.calls.append(("exec", name, container))
+        self.calls.append(("exec", name, container, tuple(command)))
         if self.exec_error is not None:
             raise self.exec_error
         return ""
@@ -178,15 +178,49 @@ def action(**fault: Any):
     return Fault.model_validate({"at": "5s", **fault}).action
 
 
-@pytest.mark.parametrize("fault, call", [
-    ({"scale": {"deployment": "ingestor", "replicas": 0}}, ("scale", "ingestor", 0)),
-    ({"restartInfra": {"component": "rabbitmq", "downFor": "0s"}}, ("delete_pod", "rabbitmq-0", None)),
-    ({"restartInfra": {"component": "postgres"}}, ("delete_pod", "postgres-0", None)),
-])
-def test_each_fault_becomes_one_api_call(fault, call):
+def test_scale_becomes_one_api_call():
     kube = RecordingKube()
-    applied = a_platform(kube).apply_fault(action(**fault), now=0.0)
-    assert kube.calls == [call] and applied.watch is None
+    applied = a_platform(kube).apply_fault(action(scale={"deployment": "ingestor", "replicas": 0}), now=0.0)
+    assert kube.calls == [("scale", "ingestor", 0)] and applied.watch is None
+
+
+def infra_pod(component: str, restarts: int = 0, running: bool = True) -> dict[str, Any]:
+    state = {"running": {"startedAt": "t"}} if running else {"terminated": {"exitCode": 0}}
+    return {"metadata": {"name": f"{component}-0"}, "status": {"phase": "Running", "containerStatuses": [
+        {"name": component, "containerID": f"containerd://{restarts}", "restartCount": restarts, "state": state}]}}
+
+
+@pytest.mark.parametrize("component", ["rabbitmq", "postgres"])
+def test_restart_infra_stops_the_container_cleanly_and_keeps_the_pod_and_its_data(component):
+    # With persistence off the data is on an emptyDir, which lives as long as the pod: the
+    # container is stopped (and started again by the kubelet), the pod is never deleted.
+    kube = RecordingKube([infra_pod(component)])
+    platform = a_platform(kube)
+    applied = platform.apply_fault(action(restartInfra={"component": component}), now=1000.0)
+    assert kube.calls == [("exec", f"{component}-0", component, tuple(INFRA_STOP_COMMANDS[component]))]
+    watch = applied.watch
+    assert (watch.pod, watch.container, watch.restart_count) == (f"{component}-0", component, 0)
+    assert watch.deadline.timestamp() == 1000.0 + INFRA_STOP_SECONDS
+    assert platform.observe_fault(watch, now=1001.0) is None
+    kube.pods_by_name[f"{component}-0"] = infra_pod(component, restarts=1)
+    assert platform.observe_fault(watch, now=1010.0).startswith(f"stopped container {component} in pod {component}-0")
+    assert not [call for call in kube.calls if call[0] == "delete_pod"]
+
+
+def test_restart_infra_never_deletes_the_pod_even_when_the_stop_fails():
+    kube = RecordingKube([infra_pod("postgres")], exec_error=OSError("network unreachable"))
+    with pytest.raises(LoadError, match="exec into pod elves/postgres-0 failed .network unreachable.; not deleting"):
+        a_platform(kube).apply_fault(action(restartInfra={"component": "postgres"}), now=0.0)
+    kube = RecordingKube([infra_pod("rabbitmq")])
+    platform = a_platform(kube)
+    watch = platform.apply_fault(action(restartInfra={"component": "rabbitmq"}), now=0.0).watch
+    assert "still ran 90s after it was asked to stop" in platform.observe_fault(watch, now=INFRA_STOP_SECONDS + 1)
+    assert [call[0] for call in kube.calls] == ["exec"]
+    with pytest.raises(LoadError, match="pod postgres-0 not found"):
+        a_platform(RecordingKube()).apply_fault(action(restartInfra={"component": "postgres"}), now=0.0)
+    restarting = a_platform(RecordingKube([infra_pod("postgres", running=False)]))
+    assert "not running (restarting already)" in restarting.apply_fault(
+        action(restartInfra={"component": "postgres"}), now=0.0).message
 
 
 def test_restart_and_resources_patch_the_deployment():
@@ -215,7 +249,7 @@ def test_kill_pod_sends_the_kill_and_returns_at_once_with_a_deadline_to_watch():
     kube = RecordingKube([registry_pod()])
     platform = a_platform(kube)
     applied = platform.apply_fault(action(killPod={"deployment": "registry"}), now=1000.0)
-    assert kube.calls == [("exec", "registry-1", "registry")]
+    assert kube.calls == [("exec", "registry-1", "registry", ("sh", "-c", "kill -9 -1"))]
     watch = applied.watch
     assert (watch.pod, watch.container, watch.container_id, watch.restart_count) == \
         ("registry-1", "registry", "containerd://0", 0)
@@ -224,7 +258,7 @@ def test_kill_pod_sends_the_kill_and_returns_at_once_with_a_deadline_to_watch():
     assert platform.observe_fault(watch, now=1001.0) is None
     kube.pods_by_name["registry-1"] = registry_pod(restarts=1)
     assert platform.observe_fault(watch, now=1002.0).startswith("killed the main process of container registry")
-    assert kube.calls == [("exec", "registry-1", "registry")]
+    assert [call[0] for call in kube.calls] == ["exec"]
 
 
 def test_a_container_still_running_at_the_deadline_has_its_pod_deleted():
