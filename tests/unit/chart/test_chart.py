@@ -355,6 +355,11 @@ def test_services_shut_down_gracefully_within_their_grace_period(helm):
         requests = int(env["SERVER_TOMCAT_MAXKEEPALIVEREQUESTS"]["value"])
         pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]
         assert requests / pre_stop <= 0.5, (name, requests, pre_stop)  # connections busier than this move
+    # Values of a release made before the setting (helm upgrade --reuse-values) still render: Tomcat's own.
+    older = render(helm, None, *(f"services.{name}.shutdown.keepAliveRequests=null" for name in SERVICES))
+    for name in SERVICES:
+        container = named(older, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+        assert "SERVER_TOMCAT_MAXKEEPALIVEREQUESTS" not in env_of(container), name
     for name in ("rabbitmq", "postgres"):
         assert named(objects, "StatefulSet", name)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30
     assert "pg_ctl stop" in " ".join(
