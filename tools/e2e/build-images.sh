@@ -88,9 +88,12 @@ base_rootfs() {
       done
       local dir
       for dir in "${MAKE_DIRS[@]}"; do hooks+=(--essential-hook="mkdir -p \"\$1$dir\""); done
+      # The hooks are scripts mmdebstrap runs with the root filesystem as $1: single quotes on purpose.
       if ((NO_POSTGRES_CLUSTER)); then
+        # shellcheck disable=SC2016
         hooks+=(--essential-hook='mkdir -p "$1/etc/postgresql-common" && echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.conf"')
       fi
+      # shellcheck disable=SC2016
       hooks+=(--customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/log/*.log')
       mkdir -p "$CACHE/rootfs"
       log "base $base: mmdebstrap $DEBIAN_SUITE with ${PACKAGES[*]}"

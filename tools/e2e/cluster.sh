@@ -90,7 +90,7 @@ missing_prerequisites() {
 check_prerequisites() {
   local missing
   missing=$(missing_prerequisites)
-  [[ -z $missing ]] || die "cannot start the cluster; missing:"$'\n'"$(sed 's/^/  - /' <<<"$missing")"
+  [[ -z $missing ]] || die "cannot start the cluster; missing:"$'\n'"  - ${missing//$'\n'/$'\n'  - }"
 }
 
 apiserver_ready() {
@@ -277,7 +277,8 @@ up_failed() {
     log "up failed; the cluster is left running (ELVES_E2E_KEEP_ON_FAILURE=1): $0 down to stop it"
   else
     log "up failed; taking down what was started (logs are kept in $STATE.failed-logs)"
-    rm -rf "$STATE.failed-logs" && cp -r "$STATE/logs" "$STATE.failed-logs" 2>/dev/null || true
+    rm -rf "$STATE.failed-logs"
+    cp -r "$STATE/logs" "$STATE.failed-logs" 2>/dev/null || true
     down
   fi
   exit 1

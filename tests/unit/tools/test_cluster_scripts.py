@@ -34,10 +34,10 @@ COMMON = CLUSTER / "common.sh"
 # The one helm lookup common.sh's find_helm asks (it reads ELVES_HELM and ELVES_CACHE).
 WHICH_HELM = REPO / "tools" / "which-helm.sh"
 BUILD_IMAGES = CLUSTER / "build-images.sh"
-# Every shell script of the install, the local mode and the benches, for bash -n and shellcheck
-# (tools/e2e/ is not held to it yet).
-SHELL_SCRIPTS = sorted({REPO / "deployments.sh", REPO / "cleanup.sh",
-                        *(REPO / "tools").glob("*.sh"), *CLUSTER.glob("*.sh"), *(REPO / "bench").glob("*.sh")})
+# Every shell script of the install, the local mode, the benches and the test cluster, for
+# bash -n and shellcheck.
+SHELL_SCRIPTS = sorted({REPO / "deployments.sh", REPO / "cleanup.sh", *(REPO / "tools").glob("*.sh"),
+                        *CLUSTER.glob("*.sh"), *(REPO / "bench").glob("*.sh"), *(REPO / "tools" / "e2e").glob("*.sh")})
 SERVICES = DEPLOYMENTS
 # One Dockerfile builds every service (--build-arg SERVICE=<name>).
 SERVICE_DOCKERFILE = REPO / "services" / "Dockerfile"
