@@ -127,7 +127,7 @@ print_access() {
   cat <<EOF
 
 Elves runs locally (state in ${LOCAL_STATE_DIR}):
-  gateway     ${LOCAL_GATEWAY_URL}   (through the local Service: a ready replica per connection)
+  gateway     ${LOCAL_GATEWAY_URL}   (through the local Service, over the ready replicas)
   registry    ${LOCAL_REGISTRY_URL}
   Prometheus  ${LOCAL_PROMETHEUS_URL}
   supervisor  ${LOCAL_SUPERVISOR_URL}/state   (control API; kube-state-metrics at /metrics)

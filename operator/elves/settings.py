@@ -64,9 +64,10 @@ class Settings:
     # The OS user the service replicas run as ("" = the supervisor's own); deployments.sh sets
     # an unprivileged one when started as root [ELVES_LOCAL_SERVICE_USER].
     service_user: str = ""
-    # How the local Service balances: "auto" = the kernel's DNAT when root may set it up, HAProxy
-    # otherwise; "haproxy" = HAProxy always (leaves the host's iptables alone) [ELVES_LOCAL_BALANCING].
-    local_balancing: str = "auto"
+    # How the local Service balances: "haproxy" = each request, by HAProxy; "kernel" = each
+    # connection, by the kernel's DNAT when root may set it up (local/proxy.py says why it is
+    # not the default) [ELVES_LOCAL_BALANCING].
+    local_balancing: str = "haproxy"
     # Infrastructure the supervisor runs; tests of the supervisor alone run none.
     local_infra: tuple[str, ...] = ("epmd", "rabbitmq", "postgres", "prometheus")
     # The k6 binary used for local load (built by tools/install-k6.sh).
@@ -90,7 +91,7 @@ class Settings:
             local_replicas=_replicas(env.get("ELVES_LOCAL_REPLICAS", "")),
             service_command=env.get("ELVES_LOCAL_SERVICE_COMMAND", ""),
             service_user=env.get("ELVES_LOCAL_SERVICE_USER", ""),
-            local_balancing=_choice(env, "ELVES_LOCAL_BALANCING", "auto", ("auto", "haproxy")),
+            local_balancing=_choice(env, "ELVES_LOCAL_BALANCING", "haproxy", ("haproxy", "kernel")),
             local_infra=cls.local_infra if infra is None else tuple(filter(None, infra.split(","))),
             k6_binary=Path(env.get("ELVES_K6") or cache / "bin" / "k6"),
         )

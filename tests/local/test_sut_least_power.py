@@ -50,7 +50,10 @@ def _sockets(pid: int) -> list[tuple[str, ipaddress.IPv4Address | ipaddress.IPv6
 
 
 def _replicas(stack) -> list[dict]:
-    replicas = [pod for name in DEPLOYMENTS for pod in stack.pods(name) if pod["pid"]]
+    """The running replicas, once a previous test's scale-down has settled (a terminating
+    replica's process may be gone before its /proc is read)."""
+    stack.wait_ready()
+    replicas = [pod for name in DEPLOYMENTS for pod in stack.pods(name) if pod["pid"] and pod["phase"] == "running"]
     assert replicas, "the stack runs no replica"
     return replicas
 

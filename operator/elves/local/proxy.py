@@ -1,44 +1,43 @@
-"""The local stand-in for a Kubernetes Service: the kernel's DNAT rules, HAProxy behind them.
+"""The local stand-in for a Kubernetes Service: HAProxy in front of the replicas, or, on
+request, the kernel's DNAT rules with HAProxy behind them.
 
-Balancing is per connection, as kube-proxy's: a connection is given to a ready replica when
-it opens and stays with it until it closes; nothing reads the requests. So keep-alive clients
-stick to a replica, as on Kubernetes. k6's virtual users each hold a connection, and the
-gateway replicas share those. The gateway reads from the registry over a pool of keep-alive
-connections (RegistryClient), whose calls go mostly over the few most recently used ones;
-the registry (Tomcat, 100 requests per keep-alive connection) closes each after its 100th
-request and the pool opens another, which the next replica takes: two registry replicas
-share the calls within seconds at 400/s (measured: 35-65 % each per 20 s run), and a
-replica added by scaling gets its share as connections are renewed. A killed replica's
-connections end with it, and its clients see that, as on Kubernetes (the gateway answers
-such a read 503, as it answers any failed read).
-
-Membership stays the supervisor's: readiness decides, as for a Service's endpoints. A loop
+Membership is the supervisor's: readiness decides, as for a Service's endpoints. A loop
 (and `sync()`, which the supervisor calls before it kills a replica) puts the ready replicas
-in and the others out, so a change of the replica set needs no restart. Two ways:
+in and the others out, so a change of the replica set needs no restart. Two ways
+(ELVES_LOCAL_BALANCING):
 
-- Root (the default when the supervisor runs as root; ELVES_LOCAL_BALANCING=haproxy turns it
-  off): the kernel's DNAT, kube-proxy's iptables mode (kernel_nat.py). A connection to the
-  service port is rewritten to a ready replica's in the nat table, round-robin; no process
-  forwards a byte. The rules leave a connection alone when no replica is ready, and HAProxy,
-  listening on the service port itself, answers it. A connection that races a kill is
-  refused, as on Kubernetes.
-- Otherwise: HAProxy (Debian's) in `mode tcp`, a frontend per service and a server per
-  replica slot, all in maintenance until ready (its admin socket). It forwards bytes without
-  parsing them; a connection a dead replica refuses is retried on another one.
+- `haproxy` (the default): HAProxy (Debian's) in `mode http`, a frontend per service and a
+  server per replica slot, all in maintenance until ready (its admin socket). It balances
+  each request round-robin over keep-alive connections to the replicas, so a replica out of
+  rotation gets no further request, and a connection a dead replica refuses is retried on
+  another one: a rolling restart or a scale-down fails no request.
+- `kernel` (root only; otherwise HAProxy): kube-proxy's iptables mode (kernel_nat.py). A
+  connection to the service port is rewritten to a ready replica's in the nat table,
+  round-robin; no process forwards a byte. Per connection, as on Kubernetes, which has the
+  Kubernetes consequences: keep-alive clients stick to their replica, including one that is
+  shutting down (Spring's graceful shutdown answers 503 on such connections), and a
+  connection that races a stop is refused. Measured in tier 2 with it on (2026-11-25): a
+  rolling restart failed 2 of 254 reads (the gateway's pooled connections to the old
+  registry) and a fuzz run met a refused connection while the replicas were scaled down.
+  The chart answers the first with a preStop and a keep-alive request cap
+  (services.*.shutdown); the local mode does not yet, hence not the default. The rules
+  leave a connection alone when no replica is ready, and HAProxy, listening on the service
+  port itself, answers it.
 
-Either way, with no ready replica HAProxy answers 503 with Retry-After, as an ingress would
-(reading that connection as HTTP, for the answer only), and closes the connection.
+Either way, with no ready replica HAProxy answers 503 with Retry-After, as an ingress would,
+and closes the connection.
 
-What it costs (issue 10; bench/local-proxy.sh, bench/proxy_hop.py): HAProxy in `mode http`,
-which this replaces, used 0.17-0.20 ms of CPU per getUser request at 400/s (two hops: client to
-gateway, gateway to registry) = 14-17 % of the gateway's and registry's CPU; `mode tcp`
-0.14-0.15 ms (11-12 %): on loopback the cost is the extra system calls and wake-ups of a
-process in the path, not the parsing. The kernel's rules cost nothing measurable: 0.1 % of
-the services' CPU in the same bench; a hop alone -0.3 to -0.1 us of CPU per request against
-direct, HAProxy's +17 to +31 us (bench/proxy_hop.py; the NAT work is done in the system calls
-of the processes that send, so it is in their CPU). Figures of a busy 2-core Xeon:
-bench/results/2026-11-25-local-proxy-kernel.txt. HAProxy's CPU, small or not, is in
-the harness's CPU line (`cpu_seconds`).
+What it costs (issue 10; bench/local-proxy.sh, bench/proxy_hop.py): HAProxy in `mode http`
+uses 0.17-0.20 ms of CPU per getUser request at 400/s (two hops: client to gateway, gateway
+to registry) = 14-17 % of the gateway's and registry's CPU; in `mode tcp` (measured, not
+kept: per connection without the kernel's price) 0.14-0.15 ms (11-12 %): on loopback the
+cost is the extra system calls and wake-ups of a process in the path, not the parsing. The
+kernel's rules cost nothing measurable: 0.1 % of the services' CPU in the same bench; a hop
+alone -0.3 to -0.1 us of CPU per request against direct, HAProxy's +17 to +31 us
+(bench/proxy_hop.py; the NAT work is done in the system calls of the processes that send,
+so it is in their CPU). Figures of a busy 2-core Xeon:
+bench/results/2026-11-25-local-proxy-kernel.txt. HAProxy's CPU is in the harness's CPU line
+(`cpu_seconds`).
 """
 
 from __future__ import annotations
@@ -89,12 +88,14 @@ def render_config(ports: Ports, services: dict[str, int], admin_socket: Path) ->
         "    hard-stop-after 5s",
         "",
         "defaults",
-        # Balance connections, as kube-proxy does, and forward their bytes without reading them.
-        "    mode tcp",
+        # Each request balanced on its own over keep-alive connections to the replicas: a
+        # replica out of rotation gets no further request (see the module's docstring).
+        "    mode http",
         "    timeout connect 2s",
         # The services and the clients set their own deadlines; these only end idle connections.
         "    timeout client 5m",
         "    timeout server 5m",
+        "    timeout http-keep-alive 5m",
         # A replica that refuses the connection (killed, not yet out of rotation): try another.
         "    retries 3",
         "    option redispatch 1",
@@ -115,11 +116,9 @@ def render_config(ports: Ports, services: dict[str, int], admin_socket: Path) ->
                   for slot in range(MAX_SLOTS)]
         lines += [
             "",
-            # An HTTP backend behind a TCP frontend: HAProxy reads this connection as HTTP, for
-            # the answer only. It closes the connection after it, so that the client's next
-            # request opens a new one, which finds the replicas ready by then.
+            # Closes the connection after the 503, so that the client's next request opens a new
+            # one (through the kernel's rules, when they are on, which then find a ready replica).
             f"backend {name}-none",
-            "    mode http",
             f"    http-request return status 503 content-type application/json string '{body}' "
             "hdr Retry-After 1",
             "    http-after-response set-header Connection close",

@@ -56,7 +56,7 @@ class Supervisor:
                                      self.operations, self._record_children)
         self.proxy = Balancer(self.layout, self.ports,
                               {name: self.reconciler.ready_backends(name) for name in self.ports.proxied()},
-                              kernel=settings.local_balancing == "auto")
+                              kernel=settings.local_balancing == "kernel")
         self._lock = StateLock(self.layout)
         self._recorded: object = None
 

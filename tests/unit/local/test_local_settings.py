@@ -17,7 +17,7 @@ def test_settings_from_environment(tmp_path):
         Settings.from_env({"ELVES_LOCAL_REPLICAS": "web=2"})
     with pytest.raises(ValueError, match="ELVES_LOCAL_PORT_OFFSET"):
         Settings.from_env({"ELVES_LOCAL_PORT_OFFSET": "x"})
-    assert settings.local_balancing == "auto"
-    assert Settings.from_env({"ELVES_LOCAL_BALANCING": "haproxy"}).local_balancing == "haproxy"
-    with pytest.raises(ValueError, match="ELVES_LOCAL_BALANCING: 'ipvs' is not one of auto, haproxy"):
+    assert settings.local_balancing == "haproxy"
+    assert Settings.from_env({"ELVES_LOCAL_BALANCING": "kernel"}).local_balancing == "kernel"
+    with pytest.raises(ValueError, match="ELVES_LOCAL_BALANCING: 'ipvs' is not one of haproxy, kernel"):
         Settings.from_env({"ELVES_LOCAL_BALANCING": "ipvs"})

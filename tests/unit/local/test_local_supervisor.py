@@ -53,7 +53,9 @@ def supervisor(tmp_path_factory):
     assert OFFSET is not None, "no free port offset for the test supervisor"
     state_dir = tmp_path_factory.mktemp("elves-state")
     env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": str(OFFSET),
-           "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}"}
+           "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}",
+           # The kernel's balancing where root may set it up: tier 2 runs the default, HAProxy.
+           "ELVES_LOCAL_BALANCING": "kernel"}
     generate_secrets(Layout(state_dir))
     API.headers["Authorization"] = f"Bearer {Layout(state_dir).secret('control-token')}"
     process = subprocess.Popen([sys.executable, "-m", "elves.cli", "local", "supervise"], env=env,
