@@ -24,6 +24,7 @@ import yaml
 
 from elves.results.suite import scale_document
 from kube import REPO, Cluster, CommandFailed, run
+from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
 
 NAMESPACE = "elves"
@@ -402,19 +403,6 @@ def report(name: str, lt: dict) -> None:
           + ", ".join(f"{d}: restarts {r['restarts']}, unready {longest_unready_seconds(results, d):.0f} s"
                       for d, r in results["deployments"].items())
           + f"; faults: {[f.get('message') for f in lt['status']['runs'][0]['faults']]}")
-
-
-def assert_nothing_lost_or_persisted_twice(results: dict) -> None:
-    """Every accepted getData has its result and every 2xx its activity log, exactly: a row
-    beyond what k6 was answered can only be a call that k6 saw fail after the gateway had
-    published it (a killed gateway, a reset connection), never a second copy."""
-    ledger = results["ledger"]
-    assert ledger["lostRequests"] == 0 and ledger["lostLogs"] == 0, ledger
-    assert ledger["requestsAccepted"] > 0, ledger
-    assert ledger["resultsDone"] + ledger["resultsFailed"] == ledger["requestsPersisted"], ledger
-    failed_getdata, failed = results["endpoints"]["getData"]["failed"], results["total"]["failed"]
-    assert 0 <= ledger["requestsPersisted"] - ledger["requestsAccepted"] <= failed_getdata, (ledger, failed_getdata)
-    assert 0 <= ledger["logsPersisted"] - ledger["logsExpected"] <= failed, (ledger, failed)
 
 
 def assert_queues_back_to_empty(results: dict) -> None:
