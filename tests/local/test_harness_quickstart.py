@@ -36,7 +36,11 @@ def test_the_kill_shows_as_a_restart(quickstart):
 
 def test_the_ingestor_queue_rises_during_the_restart_and_drains(quickstart):
     depth = quickstart.plot("queue_depth", INGESTOR_QUEUE)
-    assert max(v for t, v in depth if t >= KILL_AT_SECONDS and v is not None) >= 2
+    before = [v for t, v in depth if KILL_AT_SECONDS - 10 <= t < KILL_AT_SECONDS and v is not None]
+    after = [v for t, v in depth if t >= KILL_AT_SECONDS and v is not None]
+    # A pile above what was in flight just before: sampled every 5 s, as long as a local
+    # restart, so its height varies from run to run (the example's rate keeps it visible).
+    assert max(after) > max(before), (before, after)
     queue = quickstart.run_results()["queues"][INGESTOR_QUEUE]
     assert queue["final"] == 0
     assert quickstart.run_results()["drainCompleted"] is True
