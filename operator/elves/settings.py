@@ -40,6 +40,13 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name}: {text!r} is not an integer") from None
 
 
+def _niceness(env: dict[str, str], name: str, default: int) -> int:
+    value = _int(env, name, default)
+    if not 0 <= value <= 19:
+        raise ValueError(f"{name}: {value} is not a nice value from 0 to 19")
+    return value
+
+
 def _choice(env: dict[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
     text = env.get(name, "") or default
     if text not in choices:
@@ -68,6 +75,11 @@ class Settings:
     # connection, by the kernel's DNAT when root may set it up (local/proxy.py says why it is
     # not the default) [ELVES_LOCAL_BALANCING].
     local_balancing: str = "haproxy"
+    # How much less CPU the ingestor's replicas get when the cores are contended (a nice value,
+    # 0-19): its work is asynchronous, so under overload its queue should grow rather than the
+    # synchronous path's latency; the chart gives it a smaller CPU request for the same reason
+    # [ELVES_LOCAL_INGESTOR_NICENESS].
+    ingestor_niceness: int = 10
     # Infrastructure the supervisor runs; tests of the supervisor alone run none.
     local_infra: tuple[str, ...] = ("epmd", "rabbitmq", "postgres", "prometheus")
     # The k6 binary used for local load (built by tools/install-k6.sh).
@@ -92,6 +104,7 @@ class Settings:
             service_command=env.get("ELVES_LOCAL_SERVICE_COMMAND", ""),
             service_user=env.get("ELVES_LOCAL_SERVICE_USER", ""),
             local_balancing=_choice(env, "ELVES_LOCAL_BALANCING", "haproxy", ("haproxy", "kernel")),
+            ingestor_niceness=_niceness(env, "ELVES_LOCAL_INGESTOR_NICENESS", 10),
             local_infra=cls.local_infra if infra is None else tuple(filter(None, infra.split(","))),
             k6_binary=Path(env.get("ELVES_K6") or cache / "bin" / "k6"),
         )

@@ -33,6 +33,26 @@ def start_time_of(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])
 
 
+def _lower_session_weight(pid: int, niceness: int) -> None:
+    """Give the process's session the nice value too. With autogroup scheduling (Debian's
+    default) the kernel first shares the cores between sessions, and a child leads its own
+    session, so its own nice value would only rank its threads against each other."""
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(str(niceness))
+    except OSError as error:  # a kernel without autogroups: the nice value alone applies
+        log.debug("pid %d: autogroup nice not set: %s", pid, error)
+
+
+def niceness_of(pid: int) -> tuple[int, int | None]:
+    """The process's nice value and its session's (autogroup) nice value, if any."""
+    nice = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+    try:
+        group = int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except OSError:
+        group = None
+    return nice, group
+
+
 def is_alive(pid: int, start_time: int | None) -> bool:
     current = start_time_of(pid)
     if current is None or (start_time is not None and current != start_time):
@@ -64,6 +84,7 @@ class Child:
     cwd: Path | None = None
     user: str | None = None  # run as this OS user (PostgreSQL refuses to run as root)
     stop_signal: int = signal.SIGTERM
+    niceness: int = 0  # how much less CPU than its peers the process gets under contention (0-19)
     popen: subprocess.Popen | None = None
     start_time: int | None = None
 
@@ -76,12 +97,15 @@ class Child:
         with open(self.log_path, "ab") as out:
             out.write(f"\n=== {time.strftime('%Y-%m-%dT%H:%M:%S')} starting {' '.join(self.argv)}\n".encode())
             out.flush()
+            argv = ["nice", "-n", str(self.niceness), *self.argv] if self.niceness else self.argv
             self.popen = subprocess.Popen(
-                self.argv, env=self.env, cwd=self.cwd, user=self.user,
+                argv, env=self.env, cwd=self.cwd, user=self.user,
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         self.start_time = start_time_of(self.popen.pid)
+        if self.niceness:
+            _lower_session_weight(self.popen.pid, self.niceness)
         log.info("started %s (pid %d)", self.name, self.popen.pid)
         return self.popen.pid
 

@@ -105,7 +105,8 @@ class Reconciler:
         try:
             child = Child(replica.pod, services.command(self.settings, self.layout, spec.name),
                           services.environment(self.settings, self.layout, self.ports, spec, replica),
-                          self.layout.logs / f"{replica.pod}.log", cwd=self.settings.repo_dir, user=user)
+                          self.layout.logs / f"{replica.pod}.log", cwd=self.settings.repo_dir, user=user,
+                          niceness=services.niceness(self.settings, spec.name))
             pid = child.start()
         except OSError as error:
             # Cannot even exec (java missing...): count it as a crash, with back-off.

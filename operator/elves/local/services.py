@@ -94,6 +94,11 @@ def command(settings: Settings, layout: Layout, deployment: str) -> list[str]:
     return ["java", "-jar", str(jar)]
 
 
+def niceness(settings: Settings, deployment: str) -> int:
+    """The ingestor yields the cores to the synchronous path (its queue absorbs the wait)."""
+    return settings.ingestor_niceness if deployment == INGESTOR else 0
+
+
 def environment(settings: Settings, layout: Layout, ports: Ports,
                 spec: DeploymentSpec, replica: Replica) -> dict[str, str]:
     management = ports.replica_management(spec.name, replica.slot)

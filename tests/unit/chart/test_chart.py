@@ -307,6 +307,16 @@ def test_every_pod_meets_the_restricted_profile(helm, values_file):
     assert problems == []
 
 
+def test_the_ingestor_asks_for_less_cpu_than_the_synchronous_services(helm):
+    # cpu.weight follows the request: under contention the plots yield to the HTTP path.
+    def millicores(quantity: str) -> float:
+        return float(quantity[:-1]) if quantity.endswith("m") else 1000 * float(quantity)
+    requested = {obj["metadata"]["labels"]["app.kubernetes.io/component"]:
+                 millicores(spec["containers"][0]["resources"]["requests"]["cpu"])
+                 for obj, spec in pod_specs(render(helm)) if obj["kind"] == "Deployment"}
+    assert requested["ingestor"] * 4 <= min(requested["gateway"], requested["registry"]), requested
+
+
 @ci_values
 def test_every_container_has_requests_limits_probes_and_a_pinned_image(helm, values_file):
     problems = []

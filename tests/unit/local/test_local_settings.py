@@ -21,3 +21,10 @@ def test_settings_from_environment(tmp_path):
     assert Settings.from_env({"ELVES_LOCAL_BALANCING": "kernel"}).local_balancing == "kernel"
     with pytest.raises(ValueError, match="ELVES_LOCAL_BALANCING: 'ipvs' is not one of haproxy, kernel"):
         Settings.from_env({"ELVES_LOCAL_BALANCING": "ipvs"})
+
+
+def test_the_ingestors_niceness_is_a_nice_value():
+    assert Settings.from_env({}).ingestor_niceness == 10
+    assert Settings.from_env({"ELVES_LOCAL_INGESTOR_NICENESS": "0"}).ingestor_niceness == 0
+    with pytest.raises(ValueError, match="ELVES_LOCAL_INGESTOR_NICENESS: 20 is not a nice value from 0 to 19"):
+        Settings.from_env({"ELVES_LOCAL_INGESTOR_NICENESS": "20"})

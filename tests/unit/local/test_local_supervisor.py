@@ -18,7 +18,7 @@ import requests
 from elves.local.kernel_nat import KernelNat, chain_name
 from elves.local.layout import Layout, generate_secrets
 from elves.local.ports import Ports, free_offset
-from elves.local.processes import is_alive
+from elves.local.processes import is_alive, niceness_of
 
 # A port offset nobody else on this machine uses now (other stacks may run beside).
 OFFSET = free_offset(range(6000, 39000, 1500))
@@ -79,6 +79,14 @@ def test_a_killed_replica_is_restarted_and_counted(supervisor):
     pod = wait_for(lambda: [p for p in state()["deployments"]["ingestor"]["pods"] if p["ready"]],
                    "ingestor-0 to be ready again", 10)[0]
     assert pod["pid"] != killed["pid"] and pod["lastExitCode"] == 137
+
+
+def test_the_ingestor_yields_the_cores_to_the_synchronous_services(supervisor):
+    pods = {name: state()["deployments"][name]["pods"][0] for name in ("gateway", "registry", "ingestor")}
+    # Its own nice value and its session's: the kernel weighs each session first (autogroups).
+    autogroups = Path("/proc/self/autogroup").exists()
+    assert niceness_of(pods["ingestor"]["pid"]) == (10, 10 if autogroups else None)
+    assert niceness_of(pods["gateway"]["pid"])[0] == niceness_of(pods["registry"]["pid"])[0] == 0
 
 
 def test_exit_code_3_of_the_jvm_is_reported_as_oomkilled(supervisor):
