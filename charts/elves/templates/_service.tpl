@@ -35,6 +35,10 @@ the dashboards (kube-state-metrics `deployment` and `container` labels) and the 
 - name: SERVER_TOMCAT_MAXKEEPALIVEREQUESTS
   value: {{ . | quote }}
 {{- end }}
+{{- with .service.shutdown.drainSeconds }}
+- name: ELVES_SHUTDOWN_DRAIN
+  value: {{ printf "%vs" . | quote }}
+{{- end }}
 - name: SPRING_RABBITMQ_HOST
   value: {{ include "elves.rabbitmq.host" $root | quote }}
 - name: SPRING_RABBITMQ_PORT
@@ -123,8 +127,8 @@ spec:
       # SIGKILL the JVM through pods/exec and the kubelet restarts it in the same pod
       # (PID 1 ignores SIGKILL sent from inside its own PID namespace).
       shareProcessNamespace: true
-      # preStop (leave the endpoints) + Spring's graceful shutdown + a margin for the JVM to exit.
-      terminationGracePeriodSeconds: {{ add $service.shutdown.preStopSeconds $service.shutdown.timeoutSeconds 10 }}
+      # preStop (leave the endpoints) + the drain + Spring's graceful shutdown + a margin for the JVM to exit.
+      terminationGracePeriodSeconds: {{ add $service.shutdown.preStopSeconds ($service.shutdown.drainSeconds | default 0) $service.shutdown.timeoutSeconds 10 }}
       {{- with include "elves.imagePullSecrets" $root }}{{ . | nindent 6 }}{{ end }}
       securityContext: {{- include "elves.podSecurityContext" $service.runAsUser | nindent 8 }}
       containers:

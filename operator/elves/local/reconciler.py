@@ -26,7 +26,9 @@ from elves.settings import Settings
 
 log = logging.getLogger(__name__)
 
-REPLICA_GRACE_SECONDS = 20.0  # SIGTERM to SIGKILL for a service replica
+# SIGTERM to SIGKILL for a service replica: the shutdown drain (services.SHUTDOWN_DRAIN_SECONDS)
+# and Spring's graceful shutdown (20 s at most, ELVES_SHUTDOWN_TIMEOUT)
+REPLICA_GRACE_SECONDS = 25.0
 DRAIN_POLL_SECONDS = 0.2
 # A reset waits this long beyond the grace period for every replica to be gone.
 DRAIN_SLACK_SECONDS = 15.0
@@ -35,7 +37,8 @@ TERMINATING = "#terminating"  # the key suffix of a stopping replica's child
 
 class Reconciler:
     def __init__(self, settings: Settings, layout: Layout, ports: Ports, background: Background,
-                 operations: Operations, on_children_changed: Callable[[], None]) -> None:
+                 operations: Operations, on_children_changed: Callable[[], None],
+                 out_of_rotation: Callable[[], None] = lambda: None) -> None:
         self.settings, self.layout, self.ports = settings, layout, ports
         self.specs = {name: DeploymentSpec(name, settings.local_replicas[name]) for name in DEPLOYMENTS}
         self.replicas: list[Replica] = []
@@ -45,6 +48,9 @@ class Reconciler:
         self._background = background
         self._operations = operations
         self._on_children_changed = on_children_changed
+        # Takes replicas no longer ready out of the Service's rotation, at once: called before
+        # a replica is signalled, so that no new connection races its stop.
+        self._out_of_rotation = out_of_rotation
 
     def own(self, deployment: str) -> list[Replica]:
         return [r for r in self.replicas if r.deployment == deployment]
@@ -121,6 +127,7 @@ class Reconciler:
 
     def _stop(self, replica: Replica) -> None:
         replica.phase, replica.ready = "terminating", False
+        self._out_of_rotation()
         child = self.children.pop(replica.pod, None)
         if child is None:
             self.replicas.remove(replica)
@@ -187,6 +194,7 @@ class Reconciler:
         replica = random.choice(candidates)
         # Out of the proxy's rotation first: no new connection may race the kill.
         replica.ready = False
+        self._out_of_rotation()
         self.children[replica.pod].send(signal.SIGKILL)
         log.info("SIGKILL %s (pid %s)", replica.pod, replica.pid)
         return replica

@@ -25,6 +25,9 @@ from elves.settings import Settings
 log = logging.getLogger(__name__)
 
 READINESS_PATH = "/actuator/health/readiness"
+# With kernel balancing: how long a stopping gateway or registry keeps answering, each answer
+# ending its connection, before its graceful shutdown (the chart's preStop does this on a cluster).
+SHUTDOWN_DRAIN_SECONDS = 3.0
 
 
 def _complete(jar: Path) -> bool:
@@ -124,6 +127,11 @@ def environment(settings: Settings, layout: Layout, ports: Ports,
         env["SPRING_DATASOURCE_PASSWORD"] = layout.secret("postgres-password")
     if spec.name == INGESTOR:
         env["ELVES_INGESTOR_SCRATCH_DIR"] = str(layout.scratch / replica.pod)
+    if spec.name in (GATEWAY, REGISTRY) and settings.local_balancing == "kernel":
+        # Balanced per connection, a stopping replica's keep-alive clients must be told to
+        # reconnect before its web server pauses (dev.elves.web.ShutdownDrain); HAProxy
+        # balances each request and needs no drain.
+        env["ELVES_SHUTDOWN_DRAIN"] = f"{SHUTDOWN_DRAIN_SECONDS:g}s"
     env.update(spec.env)
     env["SERVER_PORT"] = str(server)
     env["MANAGEMENT_SERVER_PORT"] = str(management)

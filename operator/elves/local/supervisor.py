@@ -53,7 +53,8 @@ class Supervisor:
         self.infra = InfraRunner(infra.components(settings.local_infra, self.layout, self.ports),
                                  self.operations, self._record_children)
         self.reconciler = Reconciler(settings, self.layout, self.ports, self.background,
-                                     self.operations, self._record_children)
+                                     self.operations, self._record_children,
+                                     out_of_rotation=lambda: self.proxy.sync())
         self.proxy = Balancer(self.layout, self.ports,
                               {name: self.reconciler.ready_backends(name) for name in self.ports.proxied()},
                               kernel=settings.local_balancing == "kernel")
@@ -171,9 +172,7 @@ class Supervisor:
         self.reconciler.scale(deployment, replicas)
 
     def kill(self, deployment: str, pod: str | None) -> Replica | None:
-        replica = self.reconciler.kill(deployment, pod)
-        self.proxy.sync()  # out of rotation now; a connection that races the kill is retried elsewhere
-        return replica
+        return self.reconciler.kill(deployment, pod)
 
     def signal(self, deployment: str, pod: str | None, sig: signal.Signals,
                resume_after: float | None) -> list[Replica]:

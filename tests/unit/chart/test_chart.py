@@ -350,7 +350,8 @@ def test_services_shut_down_gracefully_within_their_grace_period(helm):
         env = env_of(container)
         assert env["SERVER_SHUTDOWN"]["value"] == "graceful"
         spring_budget = int(env["SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE"]["value"].rstrip("s"))
-        assert spec["terminationGracePeriodSeconds"] > pre_stop + spring_budget, name
+        drain = int(env.get("ELVES_SHUTDOWN_DRAIN", {"value": "0s"})["value"].rstrip("s"))
+        assert spec["terminationGracePeriodSeconds"] > pre_stop + drain + spring_budget, name
         for probe, path in (("readinessProbe", "/actuator/health/readiness"),
                             ("livenessProbe", "/actuator/health/liveness")):
             assert container[probe]["httpGet"] == {"path": path, "port": "management"}, (name, probe)
@@ -365,6 +366,7 @@ def test_services_shut_down_gracefully_within_their_grace_period(helm):
         requests = int(env["SERVER_TOMCAT_MAXKEEPALIVEREQUESTS"]["value"])
         pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]
         assert requests / pre_stop <= 0.5, (name, requests, pre_stop)  # connections busier than this move
+        assert env["ELVES_SHUTDOWN_DRAIN"]["value"] == "5s", name  # and quieter ones after SIGTERM
     # Values of a release made before the setting (helm upgrade --reuse-values) still render: Tomcat's own.
     older = render(helm, None, *(f"services.{name}.shutdown.keepAliveRequests=null" for name in SERVICES))
     for name in SERVICES:

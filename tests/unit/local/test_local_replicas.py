@@ -1,8 +1,18 @@
 """The reconciler: scaling, crash restarts with back-off, rolling restarts without loss."""
 
+import asyncio
+import signal
 from pathlib import Path
 
 import yaml
+
+from elves.local.background import Background
+from elves.local.layout import Layout
+from elves.local.operations import Operations
+from elves.local.ports import Ports
+from elves.local.processes import Child
+from elves.local.reconciler import Reconciler
+from elves.settings import Settings
 
 from elves.local.replicas import (
     PROBE_FAILURE_THRESHOLD, READINESS_PERIOD_SECONDS, READINESS_TIMEOUT_SECONDS, DeploymentSpec, Replica,
@@ -127,3 +137,51 @@ def test_settled_only_when_all_desired_replicas_are_current_and_ready():
     assert is_settled(spec, [running(0), running(1)]) == (True, "")
     settled, detail = is_settled(spec, [running(0), running(1, ready=False)])
     assert not settled and detail == "ingestor: 1/2 ready"
+
+
+class _RecordedChild(Child):
+    """A replica's process that is never started: what it is sent goes to `events`."""
+
+    def __init__(self, pod, events, log_path):
+        super().__init__(pod, ["true"], {}, log_path)
+        self.events = events
+
+    def poll(self):
+        return None
+
+    def send(self, sig):
+        self.events.append(signal.Signals(sig).name)
+        return True
+
+    async def stop(self, grace_seconds):
+        self.events.append("SIGTERM")
+        return 0
+
+
+def test_a_replica_leaves_the_rotation_before_it_is_signalled(tmp_path):
+    # Per-connection balancing has no retry: a connection that races a stop is refused.
+    events = []
+
+    async def scenario():
+        background = Background()
+        settings = Settings(state_dir=tmp_path, local_replicas={"gateway": 2, "registry": 0, "ingestor": 0},
+                            service_command="true")
+        ports = Ports(0)
+        reconciler = Reconciler(settings, Layout(tmp_path), ports, background, Operations(background),
+                                lambda: None, out_of_rotation=lambda: events.append(
+                                    f"rotation {[port for _, port in reconciler.ready_backends('gateway')()]}"))
+        for slot in (0, 1):
+            replica = running(slot, deployment="gateway")
+            reconciler.replicas.append(replica)
+            reconciler.children[replica.pod] = _RecordedChild(replica.pod, events, tmp_path / "log")
+        killed = reconciler.kill("gateway", "gateway-1")
+        assert events == [f"rotation {[ports.replica_http('gateway', 0)]}", "SIGKILL"], killed
+        events.clear()
+        reconciler.replicas.remove(killed)  # as if its exit had been collected
+        reconciler.scale("gateway", 0)
+        reconciler.tick(0.0)
+        await asyncio.sleep(0)  # the stop runs in the background
+        assert events == ["rotation []", "SIGTERM"]
+        await background.cancel_all()
+
+    asyncio.run(scenario())

@@ -1,13 +1,13 @@
 package dev.elves.gateway.overload;
 
+import dev.elves.web.ShutdownDrainConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.Ordered;
 
-/** The admission filter, ahead of every other filter (security included). */
+/** The admission filter, ahead of every other filter (security included) but the shutdown drain. */
 @Configuration(proxyBeanMethods = false)
 class AdmissionConfiguration {
 
@@ -15,7 +15,7 @@ class AdmissionConfiguration {
 	FilterRegistrationBean<AdmissionFilter> admissionFilter(AdmissionProperties properties, MeterRegistry meters) {
 		FilterRegistrationBean<AdmissionFilter> registration = new FilterRegistrationBean<>(
 				new AdmissionFilter(properties, meters));
-		registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+		registration.setOrder(ShutdownDrainConfiguration.NEXT);
 		registration.addUrlPatterns("/api/*");
 		return registration;
 	}

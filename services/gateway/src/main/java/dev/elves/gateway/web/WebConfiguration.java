@@ -3,12 +3,13 @@ package dev.elves.gateway.web;
 import java.util.List;
 
 import dev.elves.web.BodyLimitFilter;
+import dev.elves.web.ShutdownDrainConfiguration;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.Ordered;
+import org.springframework.context.annotation.Import;
 import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
@@ -17,10 +18,12 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Lets controller methods take a {@link Call}; limits what one caller may send: the body size
- * (before anything, even the token check, reads it) and, when set, calls per user.
+ * (before anything, even the token check, reads it) and, when set, calls per user. Ahead of
+ * every filter: the shutdown drain, then admission control, then the body limit.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(LimitProperties.class)
+@Import(ShutdownDrainConfiguration.class)
 class WebConfiguration implements WebMvcConfigurer {
 
 	private final LimitProperties limits;
@@ -46,7 +49,7 @@ class WebConfiguration implements WebMvcConfigurer {
 	FilterRegistrationBean<BodyLimitFilter> bodyLimitFilter(JsonMapper mapper) {
 		FilterRegistrationBean<BodyLimitFilter> registration = new FilterRegistrationBean<>(
 				new BodyLimitFilter(this.limits.maxBody().toBytes(), mapper));
-		registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+		registration.setOrder(ShutdownDrainConfiguration.NEXT + 1);
 		return registration;
 	}
 

@@ -1,26 +1,28 @@
 package dev.elves.registry.web;
 
 import dev.elves.web.BodyLimitFilter;
+import dev.elves.web.ShutdownDrainConfiguration;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.Ordered;
+import org.springframework.context.annotation.Import;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 import tools.jackson.databind.json.JsonMapper;
 
-/** The API's guards, first in the chain: the service key, then the body size. */
+/** The API's guards, first in the chain after the shutdown drain: the service key, then the body size. */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(ApiProperties.class)
+@Import(ShutdownDrainConfiguration.class)
 class ApiWebConfiguration implements WebMvcConfigurer {
 
 	@Bean
 	FilterRegistrationBean<ServiceKeyFilter> serviceKeyFilter(ApiProperties properties, JsonMapper mapper) {
 		FilterRegistrationBean<ServiceKeyFilter> registration = new FilterRegistrationBean<>(
 				new ServiceKeyFilter(properties.serviceKey(), mapper));
-		registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+		registration.setOrder(ShutdownDrainConfiguration.NEXT);
 		return registration;
 	}
 
@@ -28,7 +30,7 @@ class ApiWebConfiguration implements WebMvcConfigurer {
 	FilterRegistrationBean<BodyLimitFilter> bodyLimitFilter(ApiProperties properties, JsonMapper mapper) {
 		FilterRegistrationBean<BodyLimitFilter> registration = new FilterRegistrationBean<>(
 				new BodyLimitFilter(properties.maxBody().toBytes(), mapper));
-		registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 1);
+		registration.setOrder(ShutdownDrainConfiguration.NEXT + 1);
 		return registration;
 	}
 
