@@ -71,10 +71,10 @@ class Settings:
     # The OS user the service replicas run as ("" = the supervisor's own); deployments.sh sets
     # an unprivileged one when started as root [ELVES_LOCAL_SERVICE_USER].
     service_user: str = ""
-    # How the local Service balances: "haproxy" = each request, by HAProxy; "kernel" = each
-    # connection, by the kernel's DNAT when root may set it up (local/proxy.py says why it is
-    # not the default) [ELVES_LOCAL_BALANCING].
-    local_balancing: str = "haproxy"
+    # How the local Service balances: "kernel" = each connection, by the kernel's DNAT as
+    # kube-proxy does, when root may set it up (HAProxy otherwise); "haproxy" = each request,
+    # by HAProxy, a process in the path (local/proxy.py compares them) [ELVES_LOCAL_BALANCING].
+    local_balancing: str = "kernel"
     # How much less CPU the ingestor's replicas get when the cores are contended (a nice value,
     # 0-19): its work is asynchronous, so under overload its queue should grow rather than the
     # synchronous path's latency; the chart gives it a smaller CPU request for the same reason
@@ -103,7 +103,7 @@ class Settings:
             local_replicas=_replicas(env.get("ELVES_LOCAL_REPLICAS", "")),
             service_command=env.get("ELVES_LOCAL_SERVICE_COMMAND", ""),
             service_user=env.get("ELVES_LOCAL_SERVICE_USER", ""),
-            local_balancing=_choice(env, "ELVES_LOCAL_BALANCING", "haproxy", ("haproxy", "kernel")),
+            local_balancing=_choice(env, "ELVES_LOCAL_BALANCING", "kernel", ("kernel", "haproxy")),
             ingestor_niceness=_niceness(env, "ELVES_LOCAL_INGESTOR_NICENESS", 10),
             local_infra=cls.local_infra if infra is None else tuple(filter(None, infra.split(","))),
             k6_binary=Path(env.get("ELVES_K6") or cache / "bin" / "k6"),

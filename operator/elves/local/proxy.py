@@ -1,28 +1,27 @@
-"""The local stand-in for a Kubernetes Service: HAProxy in front of the replicas, or, on
-request, the kernel's DNAT rules with HAProxy behind them.
+"""The local stand-in for a Kubernetes Service: the kernel's DNAT rules with HAProxy behind
+them, or HAProxy alone in front of the replicas.
 
 Membership is the supervisor's: readiness decides, as for a Service's endpoints. A loop
-(and `sync()`, which the supervisor calls before it kills a replica) puts the ready replicas
+(and `sync()`, which the reconciler calls before it signals a replica) puts the ready replicas
 in and the others out, so a change of the replica set needs no restart. Two ways
 (ELVES_LOCAL_BALANCING):
 
-- `haproxy` (the default): HAProxy (Debian's) in `mode http`, a frontend per service and a
-  server per replica slot, all in maintenance until ready (its admin socket). It balances
-  each request round-robin over keep-alive connections to the replicas, so a replica out of
-  rotation gets no further request, and a connection a dead replica refuses is retried on
-  another one: a rolling restart or a scale-down fails no request.
-- `kernel` (root only; otherwise HAProxy): kube-proxy's iptables mode (kernel_nat.py). A
-  connection to the service port is rewritten to a ready replica's in the nat table,
-  round-robin; no process forwards a byte. Per connection, as on Kubernetes, which has the
-  Kubernetes consequences: keep-alive clients stick to their replica, including one that is
-  shutting down (Spring's graceful shutdown answers 503 on such connections), and a
-  connection that races a stop is refused. Measured in tier 2 with it on (2026-11-25): a
-  rolling restart failed 2 of 254 reads (the gateway's pooled connections to the old
-  registry) and a fuzz run met a refused connection while the replicas were scaled down.
-  The chart answers the first with a preStop and a keep-alive request cap
-  (services.*.shutdown); the local mode does not yet, hence not the default. The rules
-  leave a connection alone when no replica is ready, and HAProxy, listening on the service
-  port itself, answers it.
+- `kernel` (the default when root; otherwise HAProxy): kube-proxy's iptables mode
+  (kernel_nat.py). A connection to the service port is rewritten to a ready replica's in the
+  nat table, round-robin; no process forwards a byte. Per connection, as on Kubernetes, which
+  has the Kubernetes consequences and the same answers: keep-alive clients stick to their
+  replica, including one that is shutting down (a paused Tomcat answers 503 on such
+  connections), so a stopping gateway or registry first drains (ELVES_SHUTDOWN_DRAIN: each
+  answer ends its connection for a few seconds, dev.elves.web.ShutdownDrain); and a
+  connection that raced a stop would be refused, so a replica leaves the rules before it is
+  signalled. Measured in tier 2 before those two (2026-11-25): a rolling restart failed 2 of
+  254 reads and a fuzz run met a refused connection. The rules leave a connection alone when
+  no replica is ready, and HAProxy, listening on the service port itself, answers it.
+- `haproxy`: HAProxy (Debian's) in `mode http`, a frontend per service and a server per
+  replica slot, all in maintenance until ready (its admin socket). It balances each request
+  round-robin over keep-alive connections to the replicas, so a replica out of rotation gets
+  no further request, and a connection a dead replica refuses is retried on another one.
+  A process in the path: 14-17 % of the services' CPU (below).
 
 Either way, with no ready replica HAProxy answers 503 with Retry-After, as an ingress would,
 and closes the connection.

@@ -17,9 +17,9 @@ def test_settings_from_environment(tmp_path):
         Settings.from_env({"ELVES_LOCAL_REPLICAS": "web=2"})
     with pytest.raises(ValueError, match="ELVES_LOCAL_PORT_OFFSET"):
         Settings.from_env({"ELVES_LOCAL_PORT_OFFSET": "x"})
-    assert settings.local_balancing == "haproxy"
-    assert Settings.from_env({"ELVES_LOCAL_BALANCING": "kernel"}).local_balancing == "kernel"
-    with pytest.raises(ValueError, match="ELVES_LOCAL_BALANCING: 'ipvs' is not one of haproxy, kernel"):
+    assert settings.local_balancing == "kernel"
+    assert Settings.from_env({"ELVES_LOCAL_BALANCING": "haproxy"}).local_balancing == "haproxy"
+    with pytest.raises(ValueError, match="ELVES_LOCAL_BALANCING: 'ipvs' is not one of kernel, haproxy"):
         Settings.from_env({"ELVES_LOCAL_BALANCING": "ipvs"})
 
 

@@ -54,7 +54,7 @@ def supervisor(tmp_path_factory):
     state_dir = tmp_path_factory.mktemp("elves-state")
     env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": str(OFFSET),
            "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}",
-           # The kernel's balancing where root may set it up: tier 2 runs the default, HAProxy.
+           # The kernel's balancing (the default) where root may set it up, HAProxy otherwise.
            "ELVES_LOCAL_BALANCING": "kernel"}
     generate_secrets(Layout(state_dir))
     API.headers["Authorization"] = f"Bearer {Layout(state_dir).secret('control-token')}"
