@@ -161,6 +161,14 @@ def test_fuzzed_bodies_never_give_5xx(local_stack):
     wait_jobs_finished(local_stack, gateway.test_id, gateway.logged["getData"])
 
 
+@pytest.mark.parametrize("path", ["/api/v1/status/abc%5Cdef", "/api/v1/plots/abc%5cdef"])
+def test_a_path_the_web_server_itself_would_refuse_is_our_json_400(local_stack, path):
+    # Found by the OpenAPI fuzz run: Tomcat answered an encoded backslash with an HTML page.
+    answer = Gateway(local_stack, unique("sut-fuzz"), None).call("read", "GET", path)
+    assert answer.status_code == 400, answer.text[:200]
+    assert answer.json()["field"] == "path" and "not allowed" in answer.json()["error"], answer.text[:200]
+
+
 def test_odd_paths_and_parameters_are_neither_5xx_nor_401(local_stack):
     """With a valid token, a malformed id or paging parameter is the caller's mistake about
     that id or parameter (400/404), never a server error and never "invalid bearer token"."""
