@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import os
+import pwd
 import signal
 import subprocess
 import time
@@ -73,6 +74,16 @@ def cpu_seconds_of(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def identity_of(user: str | None) -> dict:
+    """Popen's arguments to run as `user` with that user's own groups: `user=` alone would
+    change the uid and keep the supervisor's group (root's, when started as root)."""
+    if user is None:
+        return {}
+    entry = pwd.getpwnam(user)
+    return {"user": entry.pw_uid, "group": entry.pw_gid,
+            "extra_groups": os.getgrouplist(entry.pw_name, entry.pw_gid)}
+
+
 @dataclass
 class Child:
     """One process the supervisor started."""
@@ -99,7 +110,7 @@ class Child:
             out.flush()
             argv = ["nice", "-n", str(self.niceness), *self.argv] if self.niceness else self.argv
             self.popen = subprocess.Popen(
-                argv, env=self.env, cwd=self.cwd, user=self.user,
+                argv, env=self.env, cwd=self.cwd, **identity_of(self.user),
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
@@ -161,7 +172,7 @@ async def run_command(argv: list[str], timeout: float, env: dict[str, str] | Non
                       user: str | None = None, stdin: str | None = None) -> tuple[int, str]:
     """Run a short command to completion (with a deadline); returns (code, output)."""
     proc = subprocess.Popen(
-        argv, env=env, user=user, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        argv, env=env, **identity_of(user), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
     )
     if stdin is not None:
