@@ -1,6 +1,7 @@
 """Graceful overload's figures (issue 10, goal 3) from a finished run's report and the local
-Prometheus: the p99 of what was accepted (2xx) and of what was refused (503) during the
-overload, and how long p99 took to be back under 50 ms after the load dropped.
+Prometheus: the p99 of what was accepted (2xx) and of what was refused (429 or 503) during the
+overload, where the time went (k6's connecting and waiting parts), and how long p99 took to be
+back under 50 ms after the load dropped.
 
     bench/overload_figures.py REPORT_DIR   (the directory holding summary.json)
 
@@ -43,8 +44,9 @@ def drop_offset(stages: list[dict]) -> float | None:
     return None
 
 
-def p99(prom: Prometheus, test_id: str, start: float, end: float, **labels: str) -> float | None:
-    sel = promql.selector(promql.K6_DURATION, testid=test_id, **labels)
+def p99(prom: Prometheus, test_id: str, start: float, end: float, metric: str = promql.K6_DURATION,
+        **labels: str) -> float | None:
+    sel = promql.selector(metric, testid=test_id, **labels)
     window = promql.window_for(end - start)
     return prom.value(f"histogram_quantile(0.99, sum(increase({sel}[{window}])))", end)
 
@@ -72,13 +74,18 @@ def main(report_dir: Path) -> int:
     run = summary["status"]["runs"][0]
     test_id, start, end = run["testId"], seconds(run["loadStartedAt"]), seconds(run["loadEndedAt"])
     accepted = p99(prom, test_id, start, start + drop, expected_response="true")
-    refused = p99(prom, test_id, start, start + drop, status="503")
+    refused = p99(prom, test_id, start, start + drop, status="~429|503")
+    # Where a slow request's time went: opening its connection (a listen queue that overflowed
+    # costs a SYN retransmit, 1 s, then 3 s) or waiting for the answer (the server's queues).
+    connecting = p99(prom, test_id, start, start + drop, metric=promql.K6_CONNECTING)
+    waiting = p99(prom, test_id, start, start + drop, metric=promql.K6_WAITING)
     recovery = recovery_seconds(prom, test_id, start + drop, end)
 
     def ms(value: float | None) -> str:
         return "-" if value is None else f"{1000 * value:.0f} ms"
 
-    print(f"  overload (first {drop:g} s): p99 of accepted (2xx) {ms(accepted)}, p99 of refused (503) {ms(refused)}")
+    print(f"  overload (first {drop:g} s): p99 of accepted (2xx) {ms(accepted)}, p99 of refused (429, 503) {ms(refused)}")
+    print(f"  overload, every request: p99 of connecting {ms(connecting)}, p99 of waiting for the answer {ms(waiting)}")
     print("  p99 back under 50 ms " + ("not before the load ended" if recovery is None
                                        else f"{recovery:.0f} s after the load dropped"))
     return 0

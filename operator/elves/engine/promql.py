@@ -36,6 +36,9 @@ from elves.constants import DEPLOYMENTS, WORK_QUEUES, DEAD_LETTER_QUEUES
 
 K6_REQUESTS = "k6_http_reqs_total"
 K6_DURATION = "k6_http_req_duration_seconds"
+# Parts of a request's duration: opening the connection, and waiting for the first byte.
+K6_CONNECTING = "k6_http_req_connecting_seconds"
+K6_WAITING = "k6_http_req_waiting_seconds"
 K6_DROPPED = "k6_dropped_iterations_total"
 K6_VUS = "k6_vus"
 QUEUE_READY = "rabbitmq_detailed_queue_messages_ready"

@@ -11,7 +11,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param reads  reads (every GET of the API) in flight at once [ELVES_GATEWAY_MAX_READS]
  * @param writes getData requests in flight at once, a bulkhead of their own so that reads
  *               cannot starve them [ELVES_GATEWAY_MAX_WRITES]
- * @param maxWait longest wait for a place before answering 503 with Retry-After
+ * @param maxWait longest wait for a place before answering 429 with Retry-After
  *               [ELVES_GATEWAY_ADMISSION_WAIT]
  */
 @ConfigurationProperties("elves.admission")

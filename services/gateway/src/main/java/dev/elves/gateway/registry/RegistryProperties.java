@@ -16,7 +16,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param maxConcurrent  calls to the registry at the same time (the bulkhead, and the size of
  *                       the keep-alive pool); reads beyond it wait, then are refused
  *                       [ELVES_REGISTRY_MAX_CONCURRENT]
- * @param queueTimeout   longest wait for a free place in the bulkhead before answering 503 with
+ * @param queueTimeout   longest wait for a free place in the bulkhead before answering 429 with
  *                       Retry-After [ELVES_REGISTRY_QUEUE_TIMEOUT]
  */
 @ConfigurationProperties("elves.registry")

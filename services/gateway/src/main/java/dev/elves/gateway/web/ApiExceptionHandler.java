@@ -18,7 +18,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
  * The gateway's answers beyond the shared 4xx ones: 404 for what is not there (or not the
- * caller's), 429 over a user's rate, 503 (with Retry-After) / 504 naming the dependency (broker,
+ * caller's), 429 over a user's rate or the gateway's capacity (it keeps the connection open: Tomcat
+ * closes it after a 503), 503 (with Retry-After) / 504 naming the dependency (broker,
  * queue, registry) that is down, full or slow, in our words: what a dependency said is logged only.
  */
 @RestControllerAdvice
@@ -56,10 +57,13 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 		return unavailable(ex, "registry unavailable, try again later");
 	}
 
-	/** Refused before any work: no log line per refusal (an overload would flood the log). */
+	/**
+	 * Refused before any work, like the admission filter's refusals (429: the client keeps its
+	 * connection); no log line per refusal (an overload would flood the log).
+	 */
 	@ExceptionHandler
 	ResponseEntity<ApiError> registryBusy(RegistryBusyException ex) {
-		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
 			.header(HttpHeaders.RETRY_AFTER, String.valueOf(BUSY_RETRY_AFTER_SECONDS))
 			.body(new ApiError(ex.getMessage(), null));
 	}

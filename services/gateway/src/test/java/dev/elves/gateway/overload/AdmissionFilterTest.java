@@ -14,7 +14,7 @@ import org.springframework.mock.web.MockHttpServletResponse;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** A full bulkhead refuses at once with 503 and Retry-After; reads and getData have their own. */
+/** A full bulkhead refuses at once with 429 and Retry-After; reads and getData have their own. */
 class AdmissionFilterTest {
 
 	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
@@ -59,7 +59,7 @@ class AdmissionFilterTest {
 		assertThat(this.entered.await(10, TimeUnit.SECONDS)).isTrue();
 
 		MockHttpServletResponse refused = call("GET", "/api/v1/status/x");
-		assertThat(refused.getStatus()).isEqualTo(503);
+		assertThat(refused.getStatus()).isEqualTo(429);
 		assertThat(refused.getHeader("Retry-After")).isEqualTo("1");
 		assertThat(refused.getContentAsString()).contains("at capacity (reads)");
 		assertThat(this.meters.counter("elves.gateway.requests.refused", "bulkhead", "reads").count()).isEqualTo(1);

@@ -98,12 +98,12 @@ class ReadControllersTest {
 	}
 
 	@Test
-	void aFullRegistryBulkheadIsRefusedWith503AndRetryAfter() throws Exception {
+	void aFullRegistryBulkheadIsRefusedWith429AndRetryAfter() throws Exception {
 		given(this.registry.json(eq("/api/v1/requests/{id}"), anyMap(), anyMap(), any()))
 			.willThrow(new RegistryBusyException("too many calls to the registry at once"));
 		this.mvc.perform(get("/api/v1/status/" + java.util.UUID.randomUUID()).header("Authorization",
 				TestTokens.bearer("alice")))
-			.andExpect(status().isServiceUnavailable())
+			.andExpect(status().isTooManyRequests())
 			.andExpect(header().string("Retry-After", "1"))
 			.andExpect(jsonPath("$.error").value("too many calls to the registry at once"));
 		verifyNoInteractions(this.activity);
