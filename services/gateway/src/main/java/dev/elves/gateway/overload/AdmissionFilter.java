@@ -14,26 +14,18 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * Admission control, first in the chain (before the token is even checked): at most
  * {@code reads} reads and {@code writes} getData requests are worked on at once; a request that
- * finds no place within {@code maxWait} is answered 429 with {@code Retry-After: 1} at once. Past
+ * finds no place within {@code maxWait} is refused at once ({@link CapacityRefusal}). Past
  * its capacity the gateway thus refuses fast what it cannot serve and keeps the latency of what
  * it accepts, instead of queueing every request until clients time out (and logging reads
  * nobody waits for any more). Separate bulkheads: reads cannot take getData's places.
- * <p>
- * 429, not 503: Tomcat closes the connection after every 503 (its list of statuses that drop a
- * keep-alive connection, Apache httpd's), so each refusal would cost its client a new TCP
- * connection just when the cores are scarcest. Measured at 800/s on 2 cores: a run with 7,400
- * refusals opened 10,900 connections and its p99 of connecting alone was 2.3 s.
  */
 class AdmissionFilter extends OncePerRequestFilter {
-
-	static final String RETRY_AFTER_SECONDS = "1";
 
 	private static final String API = "/api/";
 
@@ -89,8 +81,8 @@ class AdmissionFilter extends OncePerRequestFilter {
 	}
 
 	private static void refuse(HttpServletResponse response, String bulkhead) throws IOException {
-		response.setStatus(HttpStatus.TOO_MANY_REQUESTS.value());
-		response.setHeader(HttpHeaders.RETRY_AFTER, RETRY_AFTER_SECONDS);
+		response.setStatus(CapacityRefusal.STATUS.value());
+		response.setHeader(HttpHeaders.RETRY_AFTER, CapacityRefusal.RETRY_AFTER_SECONDS);
 		response.setContentType(MediaType.APPLICATION_JSON_VALUE);
 		byte[] body = ("{\"error\":\"the gateway is at capacity (" + bulkhead + "), try again\"}")
 			.getBytes(StandardCharsets.UTF_8);

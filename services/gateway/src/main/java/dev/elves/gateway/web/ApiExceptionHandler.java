@@ -2,6 +2,7 @@ package dev.elves.gateway.web;
 
 import dev.elves.contracts.messaging.PublishFailedException;
 import dev.elves.contracts.messaging.PublishRejectedException;
+import dev.elves.gateway.overload.CapacityRefusal;
 import dev.elves.gateway.registry.RegistryBusyException;
 import dev.elves.gateway.registry.RegistryTimeoutException;
 import dev.elves.gateway.registry.RegistryUnavailableException;
@@ -18,8 +19,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
  * The gateway's answers beyond the shared 4xx ones: 404 for what is not there (or not the
- * caller's), 429 over a user's rate or the gateway's capacity (it keeps the connection open: Tomcat
- * closes it after a 503), 503 (with Retry-After) / 504 naming the dependency (broker,
+ * caller's), 429 over a user's rate or the gateway's capacity ({@link CapacityRefusal}), 503 (with
+ * Retry-After) / 504 naming the dependency (broker,
  * queue, registry) that is down, full or slow, in our words: what a dependency said is logged only.
  */
 @RestControllerAdvice
@@ -29,9 +30,6 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 
 	/** What a 503 tells the caller to wait: about a broker restart or a publisher confirm timeout. */
 	static final int RETRY_AFTER_SECONDS = 5;
-
-	/** How soon a client refused by the registry bulkhead may try again (capacity frees fast). */
-	static final int BUSY_RETRY_AFTER_SECONDS = 1;
 
 	ApiExceptionHandler() {
 		super("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:30\"}");
@@ -57,14 +55,11 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 		return unavailable(ex, "registry unavailable, try again later");
 	}
 
-	/**
-	 * Refused before any work, like the admission filter's refusals (429: the client keeps its
-	 * connection); no log line per refusal (an overload would flood the log).
-	 */
+	/** Refused before any work, as the admission filter refuses; no log line per refusal (an overload floods). */
 	@ExceptionHandler
 	ResponseEntity<ApiError> registryBusy(RegistryBusyException ex) {
-		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
-			.header(HttpHeaders.RETRY_AFTER, String.valueOf(BUSY_RETRY_AFTER_SECONDS))
+		return ResponseEntity.status(CapacityRefusal.STATUS)
+			.header(HttpHeaders.RETRY_AFTER, CapacityRefusal.RETRY_AFTER_SECONDS)
 			.body(new ApiError(ex.getMessage(), null));
 	}
 
