@@ -20,6 +20,8 @@
 #   ELVES_LOCAL_REPLICAS   replicas at start, e.g. gateway=1,registry=1,ingestor=2
 #   ELVES_LOCAL_SERVICE_USER  OS user of the service replicas (default: nobody when run as
 #                          root, else the caller); the state directory must let it in
+#   ELVES_LOCAL_LOAD_CPUS  CPUs that k6 gets to itself, e.g. 0 (default: none, k6 and the
+#                          system share every core); the system runs on the others
 # Paths, ports and the service list come from the Python (tools/facts.sh: `elves local env`).
 set -Eeuo pipefail
 

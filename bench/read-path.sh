@@ -30,8 +30,10 @@ die() { echo "bench-read-path: $*" >&2; exit 1; }
 cpu() { "${REPO_DIR}/.venv/bin/python" "${REPO_DIR}/bench/proc_cpu.py"; }
 
 main() {
-  "${ELVES}" local status >/dev/null || die "the local stack is not ready: ./deployments.sh --local"
-  echo "$(basename "${LOADTEST}") on $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg) at the start"
+  local status split
+  status="$("${ELVES}" local status)" || die "the local stack is not ready: ./deployments.sh --local"
+  split="$(sed -n 's/^cpus *//p' <<<"${status}")"  # ELVES_LOCAL_LOAD_CPUS, if the stack has it
+  echo "$(basename "${LOADTEST}") on $(nproc) cores${split:+ (${split})}, load average $(cut -d' ' -f1 /proc/loadavg) at the start"
   local before after
   before="$(cpu)"
   "${ELVES}" run --reports "${WORK}/reports" "${LOADTEST}" >"${WORK}/run.log" 2>&1 || true

@@ -54,6 +54,17 @@ def _choice(env: dict[str, str], name: str, default: str, choices: tuple[str, ..
     return text
 
 
+def _cpu_set(env: dict[str, str], name: str) -> frozenset[int]:
+    """Parse a CPU list as taskset takes it ("0", "0-1", "0,2-3"); empty = none."""
+    cpus: set[int] = set()
+    for item in filter(None, (part.strip() for part in env.get(name, "").split(","))):
+        first, sep, last = item.partition("-")
+        if not first.isdigit() or (sep and not last.isdigit()) or (sep and int(last) < int(first)):
+            raise ValueError(f"{name}: {item!r} is not a CPU number or range such as 0 or 0-1")
+        cpus.update(range(int(first), int(last if sep else first) + 1))
+    return frozenset(cpus)
+
+
 @dataclass(frozen=True)
 class Settings:
     # The repository checkout: where services/*/target/*.jar and loadtests/ are.
@@ -80,6 +91,10 @@ class Settings:
     # synchronous path's latency; the chart gives it a smaller CPU request for the same reason
     # [ELVES_LOCAL_INGESTOR_NICENESS].
     ingestor_niceness: int = 10
+    # The CPUs that k6 gets to itself in the local mode ("" = k6 and the system share every
+    # core): the supervisor keeps the system under test on the others (elves/local/cpus.py)
+    # [ELVES_LOCAL_LOAD_CPUS].
+    load_cpus: frozenset[int] = frozenset()
     # Infrastructure the supervisor runs; tests of the supervisor alone run none.
     local_infra: tuple[str, ...] = ("epmd", "rabbitmq", "postgres", "prometheus")
     # The k6 binary used for local load (built by tools/install-k6.sh).
@@ -105,6 +120,7 @@ class Settings:
             service_user=env.get("ELVES_LOCAL_SERVICE_USER", ""),
             local_balancing=_choice(env, "ELVES_LOCAL_BALANCING", "kernel", ("kernel", "haproxy")),
             ingestor_niceness=_niceness(env, "ELVES_LOCAL_INGESTOR_NICENESS", 10),
+            load_cpus=_cpu_set(env, "ELVES_LOCAL_LOAD_CPUS"),
             local_infra=cls.local_infra if infra is None else tuple(filter(None, infra.split(","))),
             k6_binary=Path(env.get("ELVES_K6") or cache / "bin" / "k6"),
         )

@@ -187,6 +187,8 @@ def _describe(state: dict) -> str:
             + (f" restarts {p['restarts']} ({p['lastReason']})" if p["restarts"] else "")
             for p in d["pods"]) or "no pods"
         lines.append(f"{name:<11} {d['ready']}/{d['replicas']} ready: {pods}")
+    if state.get("cpus"):
+        lines.append(f"cpus        the system on {state['cpus']['system']}, the load (k6) on {state['cpus']['load']}")
     lines += [f"{name:<11} {url}" for name, url in state["urls"].items()]
     return "\n".join(lines)
 

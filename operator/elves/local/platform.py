@@ -23,7 +23,7 @@ from elves.engine.models import (
 )
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
 from elves.engine.status import ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, SystemSnapshot
-from elves.local import k6
+from elves.local import cpus, k6
 from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
 from elves.local.layout import Layout
 from elves.local.ports import Ports
@@ -178,17 +178,20 @@ class LocalPlatform:
         log_dir = self.layout.logs / "k6"
         log_dir.mkdir(parents=True, exist_ok=True)
         safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.test_id)
+        # The stack's CPU split, if it has one: k6 then runs on CPUs of its own (local/cpus.py).
+        load_cpus = (self.supervisor.state().get("cpus") or {}).get("load")
         load = _Load([], [])
         for runner in range(max(1, run.parallelism)):
             log_path = log_dir / f"{safe_id}-runner{runner}.log"
             with open(log_path, "ab") as out:
                 load.processes.append(subprocess.Popen(
-                    k6.command(binary, run, runner, self.ports), env=env,
+                    cpus.on_cpus(k6.command(binary, run, runner, self.ports), load_cpus), env=env,
                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True))
             load.logs.append(str(log_path))
         self._loads[run.test_id] = load
-        log.info("k6 started for %s: %d runner(s), logs %s", run.test_id, len(load.processes), load.logs)
+        log.info("k6 started for %s: %d runner(s)%s, logs %s", run.test_id, len(load.processes),
+                 f" on CPUs {load_cpus}" if load_cpus else "", load.logs)
 
     def load_status(self, test_id: str) -> LoadStatus:
         load = self._loads.get(test_id)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
-from elves.local import http, infra, views
+from elves.local import cpus, http, infra, views
 from elves.local.background import Background
 from elves.local.control_api import ControlApi
 from elves.local.infra_runner import InfraRunner
@@ -43,6 +43,9 @@ PROBE_SECONDS = 1.0
 
 class Supervisor:
     def __init__(self, settings: Settings) -> None:
+        # First, before any thread or child exists: they all inherit the system's CPUs.
+        self.cpus = cpus.split(settings.load_cpus)
+        cpus.confine_system(self.cpus)
         self.ports = Ports(settings.port_offset)
         self.layout = Layout(settings.state_dir)
         self.phase = "starting"
@@ -163,7 +166,7 @@ class Supervisor:
         return {**views.state(pid=os.getpid(), phase=self.phase, started_at=self.started_at,
                               state_dir=self.layout.root, ports=self.ports, infra=self.infra,
                               reconciler=self.reconciler, operations=self.operations),
-                "proxy": self.proxy.view()}
+                "proxy": self.proxy.view(), "cpus": self.cpus.to_json() if self.cpus else None}
 
     def metrics(self) -> str:
         return views.metrics(self.reconciler, self.proxy)

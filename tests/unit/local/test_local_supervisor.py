@@ -15,6 +15,7 @@ import polling
 import pytest
 import requests
 
+from elves.local import cpus
 from elves.local.kernel_nat import KernelNat, chain_name
 from elves.local.layout import Layout, generate_secrets
 from elves.local.ports import Ports, free_offset
@@ -26,6 +27,9 @@ PORTS = Ports(OFFSET or 0)
 BASE = PORTS.url(PORTS.supervisor)
 STANDIN = Path(__file__).with_name("standin_service.py")
 REPO = Path(__file__).resolve().parents[3]
+# With 2 CPUs or more the stack runs split: the last CPU is the load's (ELVES_LOCAL_LOAD_CPUS).
+AVAILABLE = frozenset(os.sched_getaffinity(0))
+LOAD_CPU = max(AVAILABLE) if len(AVAILABLE) > 1 else None
 # The control API's client, with the token of the test's state directory once it exists.
 API = requests.Session()
 
@@ -55,7 +59,7 @@ def supervisor(tmp_path_factory):
     env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": str(OFFSET),
            "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}",
            # The kernel's balancing (the default) where root may set it up, HAProxy otherwise.
-           "ELVES_LOCAL_BALANCING": "kernel"}
+           "ELVES_LOCAL_BALANCING": "kernel", "ELVES_LOCAL_LOAD_CPUS": str(LOAD_CPU or "")}
     generate_secrets(Layout(state_dir))
     API.headers["Authorization"] = f"Bearer {Layout(state_dir).secret('control-token')}"
     process = subprocess.Popen([sys.executable, "-m", "elves.cli", "local", "supervise"], env=env,
@@ -87,6 +91,36 @@ def test_the_ingestor_yields_the_cores_to_the_synchronous_services(supervisor):
     autogroups = Path("/proc/self/autogroup").exists()
     assert niceness_of(pods["ingestor"]["pid"]) == (10, 10 if autogroups else None)
     assert niceness_of(pods["gateway"]["pid"])[0] == niceness_of(pods["registry"]["pid"])[0] == 0
+
+
+def cpus_allowed(pid):
+    return next(line.split()[1] for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if line.startswith("Cpus_allowed_list:"))
+
+
+@pytest.mark.skipif(LOAD_CPU is None, reason="one CPU: nothing to split")
+def test_k6_gets_a_cpu_of_its_own_and_the_system_the_others(supervisor, tmp_path):
+    from elves.engine.platform import LoadRun
+    from elves.local.platform import LocalPlatform
+    from elves.settings import Settings
+
+    system = cpus.cpu_list(AVAILABLE - {LOAD_CPU})
+    assert state()["cpus"] == {"system": system, "load": str(LOAD_CPU)}
+    for name in ("gateway", "registry", "ingestor"):
+        assert cpus_allowed(state()["deployments"][name]["pods"][0]["pid"]) == system, name
+
+    # k6 as `elves run` starts it, from the stack's split: a stand-in that writes where it ran.
+    k6 = tmp_path / "k6"
+    k6.write_text('#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status > "$0.cpus"\n')
+    k6.chmod(0o755)
+    script = tmp_path / "script.js"
+    script.write_text("export default function () {}\n")
+    _, state_dir = supervisor
+    platform = LocalPlatform(Settings.from_env({**os.environ, "ELVES_STATE_DIR": str(state_dir),
+                                                "ELVES_LOCAL_PORT_OFFSET": str(OFFSET), "ELVES_K6": str(k6)}))
+    platform.start_load(LoadRun(test_id="elves/cpus/1", script=str(script), scenarios={}))
+    wait_for(lambda: platform.load_status("elves/cpus/1").state == "finished", "the stand-in k6 to finish", 10)
+    assert (tmp_path / "k6.cpus").read_text().split() == ["Cpus_allowed_list:", str(LOAD_CPU)]
 
 
 def test_exit_code_3_of_the_jvm_is_reported_as_oomkilled(supervisor):

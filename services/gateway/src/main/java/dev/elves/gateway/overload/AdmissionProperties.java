@@ -16,7 +16,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  */
 @ConfigurationProperties("elves.admission")
 public record AdmissionProperties(@DefaultValue("64") int reads, @DefaultValue("64") int writes,
-		@DefaultValue("50ms") Duration maxWait) {
+		@DefaultValue("5ms") Duration maxWait) {
 
 	public AdmissionProperties {
 		if (reads < 1 || writes < 1) {
