@@ -388,14 +388,17 @@ def page_blocks(results: list[CaseResult], machine: dict[str, Any] | None) -> li
               f" Page written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."),
     ]
     if machine:
+        split = machine.get("cpuSplit")
+        cores = (f"k6 on CPU {split['load']}, every service, RabbitMQ, PostgreSQL and Prometheus on CPU"
+                 f" {split['system']} (`ELVES_LOCAL_LOAD_CPUS`)." if split else
+                 "every service, RabbitMQ, PostgreSQL, Prometheus and k6 on the same cores.")
         blocks.append(("p", f"**Machine:** {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores,"
                             f" {machine.get('memoryGiB', '?')} GiB, {machine.get('os', '?')} (kernel"
                             f" {machine.get('kernel', '?')}), commit {machine.get('commit', '?')}; load average"
                             f" {', '.join(f'{x:.1f}' for x in machine.get('loadAverage', []))} when the suite began"
                             f" ({machine.get('date', '?')}, {busy((machine.get('loadAverage') or [0.0])[0], machine.get('cores') or 1)})."
                             f" The machine was shared with other work: each case says"
-                            f" how busy it was. Local mode: every service, RabbitMQ, PostgreSQL, Prometheus and k6 on"
-                            f" the same cores."))
+                            f" how busy it was. Local mode: {cores}"))
     for group, title in GROUPS.items():
         members = [r for r in results if r.case.group == group]
         if not members:

@@ -63,6 +63,21 @@ def commit() -> str:
         return ""
 
 
+def local_cpu_split() -> dict[str, str] | None:
+    """The local stack's split of the cores between k6 and the system (ELVES_LOCAL_LOAD_CPUS):
+    {"system": "1", "load": "0"}, or None when it has none or no stack answers."""
+    from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
+    from elves.local.layout import Layout
+    from elves.local.ports import Ports
+    from elves.settings import Settings
+
+    settings = Settings.from_env()
+    try:
+        return SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir)).state().get("cpus")
+    except (SupervisorUnreachable, SupervisorRefused, AttributeError):
+        return None
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on, and how busy it was when the suite began."""
     def first(path: str, prefix: str) -> str:
@@ -84,6 +99,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "commit": commit(),
         "loadAverage": list(os.getloadavg()),
+        "cpuSplit": local_cpu_split(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 

@@ -13,7 +13,7 @@ import yaml
 from elves.cli import main as elves_main
 from elves.engine.models import parse_loadtest
 from elves.local.ports import free_offset
-from elves.results.page import write_page
+from elves.results.page import page_blocks, write_page
 from elves.results.study import StudyError, load_study
 from elves.results.suite import scale_document
 from engine_testkit import RUN
@@ -102,6 +102,16 @@ def test_the_html_twin_has_the_key_plots_when_series_were_saved(known, known_run
     assert page.count("<svg") == 2 and "Queue depth" in page and "Replicas ready" in page
 
 
+def test_the_page_says_where_k6_ran():
+    def machine_line(**machine):
+        return next(block[1] for block in page_blocks([], {"cores": 2, "loadAverage": [0.1], **machine})
+                    if block[0] == "p" and block[1].startswith("**Machine:**"))
+
+    assert machine_line().endswith("Local mode: every service, RabbitMQ, PostgreSQL, Prometheus and k6 on the same cores.")
+    assert machine_line(cpuSplit={"system": "1", "load": "0"}).endswith(
+        "Local mode: k6 on CPU 0, every service, RabbitMQ, PostgreSQL and Prometheus on CPU 1 (`ELVES_LOCAL_LOAD_CPUS`).")
+
+
 def test_scaling_a_case_keeps_its_shape_rates_and_fault_fractions():
     document = yaml.safe_load((REPO / "loadtests/examples/case-3-fault-tolerance.yaml").read_text())
     scaled = parse_loadtest(scale_document(document, "4m"))
@@ -126,7 +136,8 @@ def test_the_suite_records_a_case_it_could_not_run_and_the_page_says_so(tmp_path
                        "--page", str(page)]) == 2
     run = json.loads((tmp_path / "r" / "gate" / "run.json").read_text())
     assert run["exitCode"] == 2 and run["suiteDuration"] == "30s"
-    assert json.loads((tmp_path / "r" / "machine.json").read_text())["cores"] >= 1
+    machine = json.loads((tmp_path / "r" / "machine.json").read_text())
+    assert machine["cores"] >= 1 and machine["cpuSplit"] is None  # no stack: no split to tell
     assert "SupervisorUnreachable" in page.read_text()
     assert elves_main(["suite", str(cases), "--only", "nope"]) == 2
     assert "no such case: nope" in capsys.readouterr().err
