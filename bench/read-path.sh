@@ -8,6 +8,9 @@
 # long p99 took to be back under 50 ms (bench/overload_figures.py).
 # CPU per request is the figure to compare between builds on a busy machine: latency and the
 # breakpoint move with whatever else runs on the cores; say how busy it was (load average).
+# Past capacity k6 and the system fight for shared cores and k6 counts its own wait as latency:
+# for overload figures, give k6 a core of its own (ELVES_LOCAL_LOAD_CPUS=0 ./deployments.sh
+# --local; the first line printed names the split).
 #
 # Needs the local stack running (./deployments.sh --local).
 #   bench/read-path.sh [LOADTEST.yaml]
