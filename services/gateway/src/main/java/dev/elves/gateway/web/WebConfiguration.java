@@ -3,6 +3,7 @@ package dev.elves.gateway.web;
 import java.util.List;
 
 import dev.elves.web.BodyLimitFilter;
+import dev.elves.web.IdleConnectionsEndWithinTheDrain;
 import dev.elves.web.ShutdownDrainConfiguration;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -24,7 +25,7 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(LimitProperties.class)
-@Import(ShutdownDrainConfiguration.class)
+@Import({ ShutdownDrainConfiguration.class, IdleConnectionsEndWithinTheDrain.class })
 class WebConfiguration implements WebMvcConfigurer {
 
 	private final LimitProperties limits;
