@@ -20,6 +20,7 @@ import polling
 import pytest
 import requests
 
+from elves.engine.ledger import LedgerUnavailable
 from elves.local.client import SupervisorClient
 from elves.local.layout import Layout
 from elves.local.platform import LocalPlatform
@@ -56,9 +57,10 @@ def require(reason: str) -> None:
 
 def wait_for(condition: Callable[[], T], what: str, timeout: float = 30.0) -> T:
     """polling.wait_for with what "not yet" means against the local stack: a replica that
-    is restarting does not answer, a key or an item is not there yet."""
+    is restarting does not answer (nor does the ledger read through it), a key or an item
+    is not there yet."""
     return polling.wait_for(condition, what, timeout, interval=POLL_SECONDS,
-                            ignore=(requests.RequestException, KeyError, IndexError))
+                            ignore=(requests.RequestException, LedgerUnavailable, KeyError, IndexError))
 
 
 @dataclass

@@ -127,7 +127,9 @@ def statuses(stack: Any, request_ids: list[str]) -> Counter[str]:
 
 def wait_ledger(stack: Any, test_id: str, condition: Callable[[dict[str, Any]], bool],
                 seconds: float, what: str) -> dict[str, Any]:
-    """Polls the ledger of `test_id` until `condition` holds; fails with the last ledger seen."""
+    """Polls the ledger of `test_id` until `condition` holds; a registry that cannot answer for
+    a moment (a replica restarting) is "not yet". Fails with the last ledger seen and the
+    registry's replicas, so that a failure says whether one restarted."""
     seen: list[dict[str, Any]] = [{}]
 
     def check() -> dict[str, Any] | None:
@@ -137,7 +139,8 @@ def wait_ledger(stack: Any, test_id: str, condition: Callable[[dict[str, Any]], 
     try:
         return stack.wait_for(check, what, seconds)
     except AssertionError as error:
-        raise AssertionError(f"{error}; last ledger: {seen[0]}") from None
+        raise AssertionError(f"{error}; last ledger: {seen[0]}; registry replicas: "
+                             f"{[(p['pod'], p['phase'], p['restarts']) for p in stack.pods('registry')]}") from None
 
 
 def finished(entry: dict[str, Any]) -> int:

@@ -17,6 +17,14 @@ class LedgerError(RuntimeError):
     """The registry's ledger could not be read."""
 
 
+class LedgerUnavailable(LedgerError):
+    """The registry did not answer, or answered that it cannot now (502, 503, 504): what a
+    replica that is restarting does. Asking again later may succeed."""
+
+
+UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
+
+
 def read_ledger(registry_url: str, test_id: str, service_key: str,
                 timeout: float = LEDGER_TIMEOUT_SECONDS) -> dict[str, Any]:
     url = f"{registry_url.rstrip('/')}/api/v1/ledger"
@@ -24,8 +32,9 @@ def read_ledger(registry_url: str, test_id: str, service_key: str,
         response = requests.get(url, params={"testId": test_id}, headers={SERVICE_KEY_HEADER: service_key},
                                 timeout=timeout)
     except requests.RequestException as exc:
-        raise LedgerError(f"the registry at {registry_url} is unreachable: {exc}") from None
+        raise LedgerUnavailable(f"the registry at {registry_url} is unreachable: {exc}") from None
     if response.status_code != 200:
-        raise LedgerError(f"the registry answered HTTP {response.status_code} for the ledger of {test_id}: "
+        error = LedgerUnavailable if response.status_code in UNAVAILABLE_STATUSES else LedgerError
+        raise error(f"the registry answered HTTP {response.status_code} for the ledger of {test_id}: "
                           f"{response.text.strip()[:200]}")
     return response.json()

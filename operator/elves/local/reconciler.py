@@ -71,15 +71,21 @@ class Reconciler:
                 self._reconcile(spec, now)
 
     def _collect_exits(self, now: float) -> None:
+        exited = False
         for replica in self.replicas:
             child = self.children.get(replica.pod)
             if replica.phase != "running" or child is None or child.poll() is None:
                 continue
             replica.exited(child.poll(), now)
             del self.children[replica.pod]
+            exited = True
             log.warning("%s (pid %s) exited with code %d (%s); restart %d",
                         replica.pod, child.pid, replica.last_exit_code, replica.last_reason,
                         replica.restarts)
+        if exited:
+            # Its port no longer answers: new connections must not be sent to it until the
+            # next probe round (Kubernetes drops a dead pod from the endpoints as promptly).
+            self._out_of_rotation()
 
     def _reconcile(self, spec: DeploymentSpec, now: float) -> None:
         why = services.missing_executable(self.settings, self.layout, spec.name)

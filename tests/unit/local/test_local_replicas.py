@@ -158,22 +158,29 @@ class _RecordedChild(Child):
         return 0
 
 
+def _two_gateways(tmp_path, events, children):
+    """A reconciler with two ready gateway replicas whose processes are `children`; each
+    change of the Service's rotation is recorded in `events` as the ports left in it."""
+    background = Background()
+    settings = Settings(state_dir=tmp_path, local_replicas={"gateway": 2, "registry": 0, "ingestor": 0},
+                        service_command="true")
+    ports = Ports(0)
+    reconciler = Reconciler(settings, Layout(tmp_path), ports, background, Operations(background),
+                            lambda: None, out_of_rotation=lambda: events.append(
+                                f"rotation {[port for _, port in reconciler.ready_backends('gateway')()]}"))
+    for slot, child in enumerate(children):
+        replica = running(slot, deployment="gateway")
+        reconciler.replicas.append(replica)
+        reconciler.children[replica.pod] = child(replica.pod, events, tmp_path / "log")
+    return background, ports, reconciler
+
+
 def test_a_replica_leaves_the_rotation_before_it_is_signalled(tmp_path):
     # Per-connection balancing has no retry: a connection that races a stop is refused.
     events = []
 
     async def scenario():
-        background = Background()
-        settings = Settings(state_dir=tmp_path, local_replicas={"gateway": 2, "registry": 0, "ingestor": 0},
-                            service_command="true")
-        ports = Ports(0)
-        reconciler = Reconciler(settings, Layout(tmp_path), ports, background, Operations(background),
-                                lambda: None, out_of_rotation=lambda: events.append(
-                                    f"rotation {[port for _, port in reconciler.ready_backends('gateway')()]}"))
-        for slot in (0, 1):
-            replica = running(slot, deployment="gateway")
-            reconciler.replicas.append(replica)
-            reconciler.children[replica.pod] = _RecordedChild(replica.pod, events, tmp_path / "log")
+        background, ports, reconciler = _two_gateways(tmp_path, events, (_RecordedChild, _RecordedChild))
         killed = reconciler.kill("gateway", "gateway-1")
         assert events == [f"rotation {[ports.replica_http('gateway', 0)]}", "SIGKILL"], killed
         events.clear()
@@ -185,3 +192,20 @@ def test_a_replica_leaves_the_rotation_before_it_is_signalled(tmp_path):
         await background.cancel_all()
 
     asyncio.run(scenario())
+
+
+class _ExitedChild(_RecordedChild):
+    """A replica's process that has died on its own (a crash, an OOM kill)."""
+
+    def poll(self):
+        return 3
+
+
+def test_a_replica_that_dies_leaves_the_rotation_at_once(tmp_path):
+    # Until the next probe round its port refuses every connection the Service sends it.
+    events = []
+    _, ports, reconciler = _two_gateways(tmp_path, events, (_RecordedChild, _ExitedChild))
+    reconciler.paused = True  # only the exits are collected: no restart is planned
+    reconciler.tick(100.0)
+    assert events == [f"rotation {[ports.replica_http('gateway', 0)]}"]
+    assert [r.phase for r in reconciler.replicas] == ["running", "crashed"]
