@@ -4,7 +4,6 @@ import java.time.Duration;
 
 import org.apache.coyote.http11.AbstractHttp11Protocol;
 
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.annotation.Bean;
@@ -20,14 +19,15 @@ import org.springframework.context.annotation.Configuration;
  * <p>
  * For a service whose clients are users (the gateway). Not the registry: its one client, the
  * gateway's connection pool, keeps idle connections for its own eviction time and would find
- * them closed under it.
+ * them closed under it. Needs {@link ShutdownDrainConfiguration}'s drain.
  */
 @Configuration(proxyBeanMethods = false)
 public class IdleConnectionsEndWithinTheDrain {
 
 	@Bean
 	WebServerFactoryCustomizer<TomcatServletWebServerFactory> idleConnectionsEndWithinTheDrain(
-			@Value("${elves.shutdown.drain:0s}") Duration drain) {
+			ShutdownDrain shutdownDrain) {
+		Duration drain = shutdownDrain.duration();
 		return (factory) -> factory.addConnectorCustomizers((connector) -> {
 			if (!drain.isZero() && connector.getProtocolHandler() instanceof AbstractHttp11Protocol<?> http) {
 				http.setKeepAliveTimeout((int) drain.dividedBy(2).toMillis());

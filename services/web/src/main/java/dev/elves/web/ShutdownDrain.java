@@ -52,6 +52,11 @@ public class ShutdownDrain extends OncePerRequestFilter implements ApplicationLi
 		}
 	}
 
+	/** How long it keeps answering once shutdown begins; zero when there is no drain. */
+	public Duration duration() {
+		return this.drain;
+	}
+
 	/** Whether shutdown has begun and answers end their connections. */
 	public boolean draining() {
 		return this.draining;

@@ -31,7 +31,8 @@ class IdleConnectionsEndWithinTheDrainTest {
 
 	private int start(Duration drain) {
 		TomcatServletWebServerFactory factory = new TomcatServletWebServerFactory(0);
-		new IdleConnectionsEndWithinTheDrain().idleConnectionsEndWithinTheDrain(drain).customize(factory);
+		new IdleConnectionsEndWithinTheDrain().idleConnectionsEndWithinTheDrain(new ShutdownDrain(drain))
+			.customize(factory);
 		this.server = factory.getWebServer((context) -> context.addServlet("ok", new HttpServlet() {
 			@Override
 			protected void doGet(HttpServletRequest request, HttpServletResponse response) {
