@@ -17,7 +17,7 @@ set -Eeuo pipefail
 readonly APT_MAX_AGE_HOURS="${ELVES_APT_MAX_AGE_HOURS:-24}"
 readonly PACKAGES=(
   rabbitmq-server prometheus postgresql-15 openjdk-17-jdk-headless maven chromium
-  python3-venv curl shellcheck haproxy iptables etcd-server
+  python3-venv curl shellcheck haproxy iptables conntrack etcd-server
 )
 readonly POLICY_RC=/usr/sbin/policy-rc.d
 

@@ -10,6 +10,16 @@ service port itself, where HAProxy answers (503 while no replica is ready).
 Only root may change the tables; `KernelNat.install()` says whether it could. The rules
 outlive a supervisor killed with SIGKILL: a new one at the same offset replaces them, and
 `remove()` (the supervisor's close) deletes them.
+
+The kernel keeps the rule's choice in the connection's tracking entry, and an entry can
+outlive its connection: a pooled connection whose replica died, closed by its client after
+the tracking of it had expired, is picked up again as ESTABLISHED (for five days) with a fresh
+choice. A new connection that reuses such an entry's client port goes where the entry says,
+not where the rules say, and is refused once that replica is gone (measured: after tier 2,
+38 entries to 127.0.0.1:8081 led to replica ports nobody listened on, and about 1 in 4,500
+new connections to the registry was refused). So `forget()` deletes a replica's entries once
+its process has exited, and `install()` and `remove()` those of every service port (the
+`conntrack` tool, Debian's; without it, a warning).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ log = logging.getLogger(__name__)
 
 IPTABLES = Path("/usr/sbin/iptables")
 IPTABLES_RESTORE = Path("/usr/sbin/iptables-restore")
+CONNTRACK = Path("/usr/sbin/conntrack")
 COMMAND_TIMEOUT_SECONDS = 10.0
 
 
@@ -76,6 +87,7 @@ class KernelNat:
     def __init__(self, services: dict[str, int]) -> None:
         self.services = services
         self.installed = False
+        self._warned_no_conntrack = False
 
     @staticmethod
     def possible() -> bool:
@@ -87,6 +99,7 @@ class KernelNat:
         try:
             self._delete_jumps()
             self._restore(render_rules(self.services, {}))
+            self._forget_all()
             for name, port in self.services.items():
                 self._iptables("-I", "OUTPUT", *jump_rule(name, port))
         except (OSError, subprocess.SubprocessError) as error:
@@ -104,6 +117,13 @@ class KernelNat:
         except (OSError, subprocess.SubprocessError) as error:
             # The next change of the replica set writes every chain again.
             log.error("could not update the kernel balancing rules: %s", error)
+
+    def forget(self, service_port: int, replica_port: int) -> None:
+        """Deletes the tracking entries of connections to `service_port` that the rules sent
+        to `replica_port`: call it once nothing listens there any more (a live connection
+        whose entry is deleted is picked up again with a fresh choice of replica)."""
+        if self.installed:
+            self._conntrack_delete("--orig-port-dst", str(service_port), "--reply-port-src", str(replica_port))
 
     def connections(self) -> dict[str, int]:
         if not self.installed:
@@ -123,6 +143,30 @@ class KernelNat:
                 self._iptables("-X", chain_name(port), check=False)
         except (OSError, subprocess.SubprocessError) as error:
             log.warning("could not remove the kernel balancing rules: %s", error)
+        self._forget_all()
+
+    def _forget_all(self) -> None:
+        """Deletes the tracking entries of every service port: an earlier stack's, whose
+        replicas are gone (at install), or this one's (at remove)."""
+        for port in self.services.values():
+            self._conntrack_delete("--orig-port-dst", str(port))
+
+    def _conntrack_delete(self, *selection: str) -> None:
+        if not CONNTRACK.exists():
+            if not self._warned_no_conntrack:
+                self._warned_no_conntrack = True
+                log.warning("%s not found (tools/install-local-deps.sh installs it): connections may be sent "
+                            "to replicas that are gone", CONNTRACK)
+            return
+        try:
+            # Exit status 1 with "0 flow entries have been deleted" is not an error.
+            done = self._run([str(CONNTRACK), "-D", "-p", "tcp", "--orig-dst", HOST, *selection], check=False)
+        except (OSError, subprocess.SubprocessError) as error:
+            log.warning("could not delete connection tracking entries (%s): %s", " ".join(selection), error)
+            return
+        if done.returncode != 0 and " 0 flow entries" not in done.stderr:
+            log.warning("could not delete connection tracking entries (%s): %s", " ".join(selection),
+                        done.stderr.strip())
 
     def _delete_jumps(self) -> None:
         for name, port in self.services.items():

@@ -237,6 +237,12 @@ class Balancer:
         if changed:
             self._update_nat()
 
+    def forget(self, name: str, slot: int) -> None:
+        """The replica in `slot` of `name` has exited: the kernel forgets where it sent
+        connections to it (see kernel_nat)."""
+        if self.nat is not None and name in self.services:
+            self.nat.forget(self.services[name], self.ports.replica_http(name, slot))
+
     def _update_nat(self) -> None:
         if self.nat is not None:
             self.nat.update({name: [(slot, self.ports.replica_http(name, slot)) for slot in sorted(slots)]

@@ -38,7 +38,8 @@ TERMINATING = "#terminating"  # the key suffix of a stopping replica's child
 class Reconciler:
     def __init__(self, settings: Settings, layout: Layout, ports: Ports, background: Background,
                  operations: Operations, on_children_changed: Callable[[], None],
-                 out_of_rotation: Callable[[], None] = lambda: None) -> None:
+                 out_of_rotation: Callable[[], None] = lambda: None,
+                 gone: Callable[[str, int], None] = lambda deployment, slot: None) -> None:
         self.settings, self.layout, self.ports = settings, layout, ports
         self.specs = {name: DeploymentSpec(name, settings.local_replicas[name]) for name in DEPLOYMENTS}
         self.replicas: list[Replica] = []
@@ -51,6 +52,9 @@ class Reconciler:
         # Takes replicas no longer ready out of the Service's rotation, at once: called before
         # a replica is signalled, so that no new connection races its stop.
         self._out_of_rotation = out_of_rotation
+        # Told (deployment, slot) once a replica's process has exited: nothing listens on its
+        # ports any more, and the Service must forget the connections it sent there.
+        self._gone = gone
 
     def own(self, deployment: str) -> list[Replica]:
         return [r for r in self.replicas if r.deployment == deployment]
@@ -71,14 +75,14 @@ class Reconciler:
                 self._reconcile(spec, now)
 
     def _collect_exits(self, now: float) -> None:
-        exited = False
+        exited = []
         for replica in self.replicas:
             child = self.children.get(replica.pod)
             if replica.phase != "running" or child is None or child.poll() is None:
                 continue
             replica.exited(child.poll(), now)
             del self.children[replica.pod]
-            exited = True
+            exited.append(replica)
             log.warning("%s (pid %s) exited with code %d (%s); restart %d",
                         replica.pod, child.pid, replica.last_exit_code, replica.last_reason,
                         replica.restarts)
@@ -86,6 +90,8 @@ class Reconciler:
             # Its port no longer answers: new connections must not be sent to it until the
             # next probe round (Kubernetes drops a dead pod from the endpoints as promptly).
             self._out_of_rotation()
+        for replica in exited:
+            self._gone(replica.deployment, replica.slot)
 
     def _reconcile(self, spec: DeploymentSpec, now: float) -> None:
         why = services.missing_executable(self.settings, self.layout, spec.name)
@@ -147,6 +153,7 @@ class Reconciler:
                 await child.stop(REPLICA_GRACE_SECONDS)
             finally:
                 self.replicas.remove(replica)
+                self._gone(replica.deployment, replica.slot)
                 self._on_children_changed()
 
         self._background.spawn(stop()).add_done_callback(lambda _: self.children.pop(key, None))

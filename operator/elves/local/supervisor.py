@@ -57,7 +57,8 @@ class Supervisor:
                                  self.operations, self._record_children)
         self.reconciler = Reconciler(settings, self.layout, self.ports, self.background,
                                      self.operations, self._record_children,
-                                     out_of_rotation=lambda: self.proxy.sync())
+                                     out_of_rotation=lambda: self.proxy.sync(),
+                                     gone=lambda deployment, slot: self.proxy.forget(deployment, slot))
         self.proxy = Balancer(self.layout, self.ports,
                               {name: self.reconciler.ready_backends(name) for name in self.ports.proxied()},
                               kernel=settings.local_balancing == "kernel")

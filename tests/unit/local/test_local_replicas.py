@@ -167,7 +167,8 @@ def _two_gateways(tmp_path, events, children):
     ports = Ports(0)
     reconciler = Reconciler(settings, Layout(tmp_path), ports, background, Operations(background),
                             lambda: None, out_of_rotation=lambda: events.append(
-                                f"rotation {[port for _, port in reconciler.ready_backends('gateway')()]}"))
+                                f"rotation {[port for _, port in reconciler.ready_backends('gateway')()]}"),
+                            gone=lambda deployment, slot: events.append(f"gone {deployment}-{slot}"))
     for slot, child in enumerate(children):
         replica = running(slot, deployment="gateway")
         reconciler.replicas.append(replica)
@@ -188,7 +189,7 @@ def test_a_replica_leaves_the_rotation_before_it_is_signalled(tmp_path):
         reconciler.scale("gateway", 0)
         reconciler.tick(0.0)
         await asyncio.sleep(0)  # the stop runs in the background
-        assert events == ["rotation []", "SIGTERM"]
+        assert events == ["rotation []", "SIGTERM", "gone gateway-0"]
         await background.cancel_all()
 
     asyncio.run(scenario())
@@ -207,5 +208,6 @@ def test_a_replica_that_dies_leaves_the_rotation_at_once(tmp_path):
     _, ports, reconciler = _two_gateways(tmp_path, events, (_RecordedChild, _ExitedChild))
     reconciler.paused = True  # only the exits are collected: no restart is planned
     reconciler.tick(100.0)
-    assert events == [f"rotation {[ports.replica_http('gateway', 0)]}"]
+    # Out of the rotation first, then the Service forgets the connections it sent there.
+    assert events == [f"rotation {[ports.replica_http('gateway', 0)]}", "gone gateway-1"]
     assert [r.phase for r in reconciler.replicas] == ["running", "crashed"]
