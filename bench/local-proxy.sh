@@ -51,16 +51,7 @@ run() {
     --summary-export "${summary}" "${REPO_DIR}/bench/k6/steady-rate.js" >"${WORK}/k6.log" 2>&1 || true
   after="$(cpu)"
   [[ -s ${summary} ]] || die "k6 wrote no summary for ${label}: $(tail -3 "${WORK}/k6.log")"
-  python3 - "${summary}" "${before}" "${after}" >>"${WORK}/${label}.jsonl" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))["metrics"]
-before, after = json.loads(sys.argv[2]), json.loads(sys.argv[3])
-d = m["http_req_duration"]
-print(json.dumps({"p50": d["p(50)"], "p99": d["p(99)"], "requests": m["http_reqs"]["count"],
-                  "failed": m["http_req_failed"].get("value", 0),
-                  "dropped": m.get("dropped_iterations", {}).get("count", 0),
-                  "cpu": {k: after[k] - before[k] for k in after if k in before}}))
-PY
+  python3 "${REPO_DIR}/bench/k6_run_figures.py" "${summary}" "${before}" "${after}" >>"${WORK}/${label}.jsonl"
   rm -f "${summary}"
 }
 

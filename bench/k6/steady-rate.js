@@ -1,7 +1,9 @@
-// One endpoint at one constant arrival rate (open model), for bench/services.sh and
-// bench/local-proxy.sh. ELVES_BENCH_TARGET: getData or getUser (gateway), addAppLog (registry);
-// ELVES_BENCH_RATE per second;
-// ELVES_BENCH_DURATION (k6 duration); ELVES_BENCH_URL; ELVES_BENCH_TOKEN for the gateway.
+// One endpoint at one constant arrival rate (open model), for bench/services.sh,
+// bench/local-proxy.sh and bench/registry-reads.sh. ELVES_BENCH_TARGET: getData or getUser
+// (gateway), addAppLog (registry), or one of the registry's read calls that the gateway makes
+// (registryReads below: ELVES_BENCH_USER, ELVES_BENCH_REQUEST); ELVES_BENCH_RATE per second;
+// ELVES_BENCH_DURATION (k6 duration); ELVES_BENCH_URL; ELVES_BENCH_TOKEN for the gateway;
+// ELVES_SERVICE_KEY for the registry.
 import http from 'k6/http';
 import { check } from 'k6';
 
@@ -9,6 +11,17 @@ const target = __ENV.ELVES_BENCH_TARGET || 'getData';
 const rate = Number(__ENV.ELVES_BENCH_RATE || '50');
 const url = __ENV.ELVES_BENCH_URL || 'http://127.0.0.1:8080';
 const testId = __ENV.ELVES_BENCH_TEST_ID || `bench/${target}/${rate}`;
+const serviceKey = { 'X-Elves-Service-Key': __ENV.ELVES_SERVICE_KEY || '' };
+
+// The registry's reads behind getUser, getStatus, getHistory and getAllHistory: one row, one
+// row, 20 rows, a page of 100 rows (101 read).
+const user = encodeURIComponent(__ENV.ELVES_BENCH_USER || 'bench-reads');
+const registryReads = {
+  registryUser: `/api/v1/users/${user}`,
+  registryStatus: `/api/v1/requests/${__ENV.ELVES_BENCH_REQUEST}?user=${user}`,
+  registryHistory: `/api/v1/logs?user=${user}&limit=20`,
+  registryAllHistory: `/api/v1/logs?user=${user}&all=true&page=0&size=100`,
+};
 
 export const options = {
   discardResponseBodies: true,
@@ -35,7 +48,10 @@ function pad(n) {
 
 export default function () {
   let res;
-  if (target === 'getData') {
+  if (registryReads[target]) {
+    res = http.get(url + registryReads[target], { headers: serviceKey, timeout: '10s' });
+    check(res, { answered: (r) => r.status === 200 });
+  } else if (target === 'getData') {
     const hour = Math.floor(Math.random() * 23);
     const body = JSON.stringify({
       radar: radars[Math.floor(Math.random() * radars.length)],
@@ -61,8 +77,7 @@ export default function () {
   } else {
     const body = JSON.stringify({ userId: `bench-${Math.floor(Math.random() * 500)}` });
     res = http.post(`${url}/api/v1/logs`, body, {
-      headers: { 'Content-Type': 'application/json', 'X-Elves-Test-Id': testId,
-        'X-Elves-Service-Key': __ENV.ELVES_SERVICE_KEY || '' },
+      headers: { 'Content-Type': 'application/json', 'X-Elves-Test-Id': testId, ...serviceKey },
       timeout: '10s',
     });
     check(res, { stored: (r) => r.status === 201 });
