@@ -56,9 +56,11 @@ def test_database_outage_loses_nothing_and_spends_no_delivery(exclusive_stack):
     assert set(codes) == {202}, f"getData needs only the broker, yet answered {sorted(set(map(str, codes)))}"
     accepted = [request_id for _, request_id in trickle.answers]
     stack.wait_ready()
+    # The results and the activity logs have consumers of their own, each retrying on its own
+    # clock (5 s) once the database is back: wait for both.
     final = wait_ledger(stack, gateway.test_id,
-                        lambda entry: entry["requests"] == finished(entry) == len(accepted),
-                        job_deadline(len(accepted)), f"results for the {len(accepted)} accepted requests")
+                        lambda entry: entry["requests"] == finished(entry) == len(accepted) <= entry["logs"],
+                        job_deadline(len(accepted)), f"results and logs for the {len(accepted)} accepted requests")
     assert statuses(stack, accepted) == {"DONE": len(accepted)}
     assert final["results"] == {"done": len(accepted), "failed": 0}, final
     assert final["logsByEndpoint"] == {"getData": len(accepted)}, final
