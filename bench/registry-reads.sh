@@ -16,7 +16,8 @@
 #   ELVES_LOCAL_PORT_OFFSET  the stack's port offset (default: 0)
 #   ELVES_STATE_DIR          the stack's state directory (default: <repo>/.elves)
 #   BENCH_RATE               calls per second (default: 300)
-#   BENCH_DURATION           length of each measured run (default: 30s; each has a 10 s warm-up)
+#   BENCH_DURATION           length of each measured run (default: 30s; first every call runs
+#                            twice for 10 s, untimed)
 #   BENCH_CALLS              which calls, in order, the first the yardstick (default: "registryUser
 #                            registryStatus registryHistory registryAllHistory": bench/k6/steady-rate.js)
 set -Eeuo pipefail
@@ -107,12 +108,16 @@ main() {
   "${ELVES}" local status >/dev/null || die "the local stack is not ready: ./deployments.sh --local"
   SERVICE_KEY="$(cat "${STATE_DIR}/secrets/service-key")" || die "no service key in ${STATE_DIR}/secrets"
   REQUEST_ID="$(seed)" || die "could not seed the user ${USER_ID}"
-  echo "the registry's read calls at ${RATE}/s for ${DURATION} each (after 10 s of warm-up each), through ${REGISTRY}," \
+  echo "the registry's read calls at ${RATE}/s for ${DURATION} each (after 2 x 10 s of each untimed), through ${REGISTRY}," \
        "on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), load average" \
        "$(cut -d' ' -f1 /proc/loadavg) at the start:"
   local call
+  # Untimed: the JIT compiles the calls' paths in their first seconds (every call first, so
+  # that the first measured one does not carry the others' share of the warm-up).
+  for call in ${CALLS} ${CALLS}; do
+    run "${call}" 10s
+  done
   for call in ${CALLS}; do
-    run "${call}" 10s  # untimed: the JIT compiles this call's path in its first seconds
     run "${call}" "${DURATION}"
   done
   report
