@@ -1,11 +1,11 @@
 """Reading the registry's ledger: an answer that says "not now" is told apart from one that
 says "never" (a tier-2 wait keeps polling through the first, the second fails at once)."""
 
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from engine_testkit import free_port
 
 from elves.engine.ledger import SERVICE_KEY_HEADER, LedgerError, LedgerUnavailable, read_ledger
 
@@ -55,8 +55,5 @@ def test_a_refused_answer_is_an_error_but_not_unavailable(registry):
 
 
 def test_a_port_nobody_listens_on_is_unavailable():
-    with socket.socket() as probe:  # a free port, closed again: connections to it are refused
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with pytest.raises(LedgerUnavailable, match="unreachable"):
-        read_ledger(f"http://127.0.0.1:{port}", "t1", "key", timeout=2)
+    with pytest.raises(LedgerUnavailable, match="unreachable"):  # a free port: connections are refused
+        read_ledger(f"http://127.0.0.1:{free_port()}", "t1", "key", timeout=2)

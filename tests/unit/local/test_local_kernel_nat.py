@@ -9,17 +9,12 @@ import subprocess
 from contextlib import ExitStack
 
 import pytest
+from engine_testkit import free_port
 
 from elves.local.kernel_nat import CONNTRACK, KernelNat
 
 pytestmark = pytest.mark.skipif(not (KernelNat.possible() and CONNTRACK.exists()),
                                 reason="needs root, iptables and conntrack (tools/install-local-deps.sh)")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def listener(stack: ExitStack) -> tuple[socket.socket, int]:
