@@ -2,6 +2,8 @@ package dev.elves.web;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -30,6 +32,8 @@ public class ShutdownDrain extends OncePerRequestFilter implements ApplicationLi
 
 	private volatile boolean draining;
 
+	private final List<Runnable> atTheStart = new CopyOnWriteArrayList<>();
+
 	/** @param drain how long to keep answering once shutdown begins; zero turns the drain off */
 	public ShutdownDrain(Duration drain) {
 		if (drain.isNegative()) {
@@ -44,12 +48,18 @@ public class ShutdownDrain extends OncePerRequestFilter implements ApplicationLi
 			return; // also the management server's context closing after ours
 		}
 		this.draining = true;
+		this.atTheStart.forEach(Runnable::run);
 		try {
 			Thread.sleep(this.drain.toMillis());
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+	}
+
+	/** Runs {@code action} when the drain begins, before it waits (never when there is no drain). */
+	public void whenItBegins(Runnable action) {
+		this.atTheStart.add(action);
 	}
 
 	/** How long it keeps answering once shutdown begins; zero when there is no drain. */
