@@ -9,6 +9,7 @@ from __future__ import annotations
 
 
 import math
+from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from elves.constants import DEPLOYMENTS, GATEWAY_ENDPOINTS
 from elves.engine import promql
 from elves.engine.histograms import Histogram, run_histograms
-from elves.engine.prometheus import Prometheus, Series
+from elves.engine.prometheus import Prometheus, Sample, Series
 from elves.engine.status import DeploymentResult, EndpointResult, Ledger, QueueResult, ReplicaPoint, RunResults, Window
 
 # k6 pushes its last samples when it stops; look a little past the load's end for them.
@@ -25,6 +26,10 @@ TIMELINE_POINTS = 400
 # Raw histogram samples are a few KB each; read a long run in pieces.
 HISTOGRAM_CHUNK_SECONDS = 600.0
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+# What k6's error codes of a request without an answer mean (k6's lib/netext/httpext/error_codes.go).
+K6_ERRORS = {"1000": "no answer: EOF or another error", "1050": "timed out", "1101": "unknown host",
+             "1201": "broken pipe", "1210": "could not connect", "1211": "connect timed out",
+             "1212": "connection refused", "1220": "connection reset"}
 
 
 class AnalysisError(RuntimeError):
@@ -75,6 +80,22 @@ def _endpoint(requests: float, ok: float, failed: float, load_seconds: float, hi
     return result
 
 
+def failure_reason(status: str, error_code: str) -> str:
+    """`HTTP 503` for a failed answer; `k6 1212 (connection refused)` for a request without one."""
+    if status not in ("", "0"):
+        return f"HTTP {status}"
+    return f"k6 {error_code or '?'} ({K6_ERRORS.get(error_code, 'no answer')})"
+
+
+def _failures(samples: list[Sample]) -> dict[str, dict[str, int]]:
+    """{endpoint: {reason: failed requests}}, the most frequent reason first."""
+    by_endpoint: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in samples:
+        reason = failure_reason(s.labels.get("status", ""), s.labels.get("error_code", ""))
+        by_endpoint[s.labels.get("endpoint", "")][reason] += _int(s.value)
+    return {name: dict((+reasons).most_common()) for name, reasons in by_endpoint.items() if +reasons}
+
+
 def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointResult], EndpointResult, int]:
     """Per endpoint and in total: requests, errors, rate, percentiles; plus dropped iterations."""
     span, at = window.k6_range()
@@ -87,6 +108,7 @@ def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointR
     failed = prom.by_label(promql.k6_requests_failed(window.test_id, span), "endpoint", at)
     timeouts = prom.by_label(promql.k6_requests_timed_out(window.test_id, span), "endpoint", at)
     retries = prom.by_label(promql.k6_retries(window.test_id, span), "endpoint", at)
+    failures = _failures(prom.query(promql.k6_failures(window.test_id, span), at))
     histograms, total_histogram = run_histograms(_duration_samples(prom, window, at))
     endpoints = {
         name: _endpoint(requests.get(name) or 0, ok.get(name) or 0, failed.get(name) or 0,
@@ -95,9 +117,11 @@ def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointR
     }
     for name, endpoint in endpoints.items():
         endpoint.timeouts, endpoint.retries = _int(timeouts.get(name)), _int(retries.get(name))
+        endpoint.failures = failures.get(name, {})
     total = _endpoint(sum(v or 0 for v in requests.values()), sum(v or 0 for v in ok.values()),
                       sum(v or 0 for v in failed.values()), window.load_seconds, total_histogram)
     total.timeouts, total.retries = sum(e.timeouts for e in endpoints.values()), sum(e.retries for e in endpoints.values())
+    total.failures = dict(sum((Counter(e.failures) for e in endpoints.values()), Counter()).most_common())
     dropped = _int(prom.value(promql.k6_dropped_iterations(window.test_id, span), at, default=0))
     return endpoints, total, dropped
 

@@ -9,6 +9,7 @@ from elves.engine import promql
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.report.html import observed_text, warmup_text
 from elves.engine.status import LoadTestStatus
+from elves.engine.summary import failures_text
 from elves.engine.units import format_duration, format_rate, format_seconds
 
 LIVE_QUERY_TIMEOUT_SECONDS = 2.0
@@ -95,6 +96,9 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
                  format_seconds(e.p50), format_seconds(e.p95), format_seconds(e.p99)]
                 for name, e in list(results.endpoints.items()) + [("all", results.total)]]
         out += _table(["endpoint", "requests", "rate", "failed", "p50", "p95", "p99"], rows)
+        why = failures_text(results, None, most=10)
+        if why:
+            out.append(why)
         if warmup_text(results):
             out.append(warmup_text(results))
         queues = [[q, f"{v.max:g}" if v.max is not None else "-", f"{v.final:g}" if v.final is not None else "-"]

@@ -117,6 +117,13 @@ def k6_requests_failed(test_id: str, window: str, endpoint: str | None = None, b
     return f"sum{_by(by)} (max_over_time({sel}[{window}]))"
 
 
+def k6_failures(test_id: str, window: str) -> str:
+    """Failed requests of a run by endpoint and why: the answer's `status`, or for a request
+    without an answer (status 0) k6's `error_code` (an EOF, a refused connection, a timeout)."""
+    sel = selector(K6_REQUESTS, testid=test_id, expected_response="false")
+    return f"sum by (endpoint, status, error_code) (max_over_time({sel}[{window}]))"
+
+
 def k6_requests_timed_out(test_id: str, window: str, by: str | None = "endpoint") -> str:
     """Requests that hit their timeout in a run (k6 error code 1050), per endpoint."""
     sel = selector(K6_REQUESTS, testid=test_id, error_code=K6_TIMEOUT_ERROR_CODE)

@@ -528,7 +528,8 @@ class _Step:
         set_condition(status, "Running", "False", status.phase, "", self.now)
         set_condition(status, "Passed", "True" if passed else "False",
                       "ObjectivesMet" if passed else "ObjectivesMissed",
-                      "; ".join(f"{c.name}: observed {_observed(c.observed)}, wanted {c.target}" for c in failed),
+                      "; ".join(f"{c.name}: observed {_observed(c.observed)}, wanted {c.target}"
+                                + (f" ({c.detail})" if c.detail else "") for c in failed),
                       self.now)
         set_outcome_conditions(status, self.now)
         status.summary = summarize(status)

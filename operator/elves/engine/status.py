@@ -43,6 +43,8 @@ class EndpointResult(StatusModel):
     requests: int = 0
     ok: int = Field(0, description="2xx answers.")
     failed: int = Field(0, description="Requests k6 counted as failed (not an expected response).")
+    failures: dict[str, int] = Field(default_factory=dict, description=(
+        "Failed requests by reason: `HTTP <status>` for an answer, `k6 <error code> (<what>)` for none."))
     timeouts: int = Field(0, description="Requests that hit their timeout (k6 error code 1050).")
     retries: int = Field(0, description="Attempts beyond the first that the script made (journeys).")
     rate: float = Field(0.0, description="Requests per second over the load.")

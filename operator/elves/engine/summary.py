@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from elves.constants import DEAD_LETTER_SUFFIX
-from elves.engine.status import LoadTestStatus, Summary
+from elves.engine.status import LoadTestStatus, RunResults, Summary
 from elves.engine.units import format_rate, format_seconds
 
 
@@ -39,3 +39,13 @@ def summarize(status: LoadTestStatus) -> Summary:
             summary.lost = results.ledger.lost_requests + results.ledger.lost_logs
         summary.restarts = sum(d.restarts for d in results.deployments.values())
     return summary
+
+
+def failures_text(results: RunResults, endpoint: str | None, most: int = 3) -> str:
+    """Why requests failed, the most frequent first (of `endpoint`, or of all):
+    `failed requests: getData 27 x k6 1000 (no answer: EOF or another error); getStatus 2 x HTTP 503`."""
+    names = results.endpoints if endpoint is None else {endpoint: results.endpoints[endpoint]}
+    counts = sorted(((count, name, reason) for name, e in names.items() for reason, count in e.failures.items()),
+                    key=lambda c: (-c[0], c[1], c[2]))
+    text = "; ".join(f"{name} {count} x {reason}" for count, name, reason in counts[:most])
+    return f"failed requests: {text}" + ("; ..." if len(counts) > most else "") if counts else ""

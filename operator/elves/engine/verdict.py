@@ -15,7 +15,7 @@ from elves.engine import promql
 from elves.engine.models import LATENCY_METRICS, MEAN_LATENCY, Objective
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError
-from elves.engine.summary import deepest, work_queues
+from elves.engine.summary import deepest, failures_text, work_queues
 from elves.engine.status import Breakpoint, Check, RunResults, RunStatus, SweepRow, Verdict
 from elves.engine.units import Duration
 
@@ -65,7 +65,7 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
         if endpoint is None:
             return None, f"no requests to endpoint {objective.endpoint}"
         if metric == "http_req_failed_rate":
-            return endpoint.error_rate, "" if endpoint.error_rate is not None else "no requests"
+            return endpoint.error_rate, failures_text(results, objective.endpoint) if endpoint.requests else "no requests"
         if metric == "http_reqs_rate":
             return endpoint.rate, ""
         if metric == MEAN_LATENCY:

@@ -20,13 +20,14 @@ from elves.engine.models import parse_loadtest
 from elves.engine.plan import plan_runs
 from elves.engine.platform import LoadRun
 from elves.engine.prometheus import Prometheus
-from engine_testkit import K6_BINARY, require
+from engine_testkit import K6_BINARY, free_port, require
 
 SCRIPT = """
 import http from 'k6/http';
 export const options = { scenarios: JSON.parse(__ENV.ELVES_K6_SCENARIOS) };
 export function getData() { http.get(`${__ENV.TARGET}/slow`, { tags: { endpoint: 'getData' } }); }
 export function getHistory() { http.get(`${__ENV.TARGET}/missing`, { tags: { endpoint: 'getHistory' } }); }
+export function getUser() { http.get(`${__ENV.NOBODY}/`, { tags: { endpoint: 'getUser' } }); }
 """
 
 
@@ -65,11 +66,12 @@ def k6_run(prometheus_server, target, tmp_path_factory):
     (workdir / "script.js").write_text(SCRIPT)
     test = parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": "k6-names"},
                            "spec": {"load": {"script": {"path": "script.js"}, "rate": "20/s", "duration": "6s",
-                                             "mix": {"getData": 3, "getHistory": 1}}}})
+                                             "mix": {"getData": 3, "getHistory": 1, "getUser": 1}}}})
     (run,) = plan_runs(test, workdir)
     load = LoadRun(test_id=run.test_id, script=run.script, scenarios=run.scenarios)
     # As every platform runs k6 (elves.engine.k6.runner_env), pushing more often.
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "TARGET": target,
+    # NOBODY: a loopback port nothing listens on, so getUser's connections are refused.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "TARGET": target, "NOBODY": f"http://127.0.0.1:{free_port()}",
            **runner_env(load, prometheus_server.url, target, target), "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
     start = time.time()
     completed = subprocess.run(
@@ -86,10 +88,20 @@ def test_counts_match_k6_and_nothing_is_dropped(k6_run, prometheus_server):
     run, summary, window = k6_run
     endpoints, total, dropped = k6_results(Prometheus(prometheus_server.url), window)
     assert total.requests == summary["metrics"]["http_reqs"]["count"]
-    assert endpoints["getData"].requests + endpoints["getHistory"].requests == total.requests
-    assert endpoints["getData"].requests == pytest.approx(0.75 * 20 * 6, rel=0.1)
-    assert (endpoints["getData"].error_rate, endpoints["getHistory"].error_rate) == (0, 1)
+    assert sum(e.requests for e in endpoints.values()) == total.requests
+    assert endpoints["getData"].requests == pytest.approx(0.6 * 20 * 6, rel=0.1)
+    assert [endpoints[e].error_rate for e in ("getData", "getHistory", "getUser")] == [0, 1, 1]
     assert dropped == 0 and "dropped_iterations" not in summary["metrics"]
+
+
+def test_failed_requests_are_counted_by_why_they_failed(k6_run, prometheus_server):
+    run, summary, window = k6_run
+    endpoints, total, _ = k6_results(Prometheus(prometheus_server.url), window)
+    history, user = endpoints["getHistory"].requests, endpoints["getUser"].requests
+    assert endpoints["getData"].failures == {}
+    assert endpoints["getHistory"].failures == {"HTTP 404": history}
+    assert endpoints["getUser"].failures == {"k6 1212 (connection refused)": user}
+    assert total.failures == {"HTTP 404": history, "k6 1212 (connection refused)": user}
 
 
 def test_percentiles_from_native_histograms_agree_with_k6(k6_run, prometheus_server):

@@ -9,6 +9,7 @@ import pytest
 
 from elves.cli import main as elves_main
 from elves.engine.analysis import RunWindow, analyze, utc
+from elves.engine.console import summary_text
 from elves.engine.models import parse_loadtest
 
 from elves.engine.report import HTML, SERIES, SUMMARY, rerender, write_report
@@ -53,7 +54,9 @@ def test_the_report_has_summary_series_and_one_self_contained_page(finished, kno
     assert "<td>elves.ingestor.data.in</td><td>302</td><td>0</td>" in html
     assert "<td>ingestor</td><td>1</td><td>1</td>" in html  # restarts, OOM kills
     assert "Ledger" in html and "lost requests" in html
-    assert "<td>http_req_failed_rate</td><td>1.64 %</td><td>&lt; 0.01</td><td><span class='bad'>missed</span>" in html
+    assert ("<td>http_req_failed_rate</td><td>1.64 %</td><td>&lt; 0.01</td><td><span class='bad'>missed</span></td>"
+            "<td>failed requests: getStatus 3 x HTTP 500</td>") in html
+    assert "<p>failed requests: getStatus 3 x HTTP 500.</p>" in html  # under the requests table
 
     summary = json.loads((html_path.parent / SUMMARY).read_text())
     assert summary["loadtest"]["metadata"]["name"] == "known-run"
@@ -75,6 +78,15 @@ def test_elves_report_re_renders_the_same_page_from_the_json(finished, known_run
     assert elves_main(["report", str(tmp_path / "r")]) == 0
     assert capsys.readouterr().out.strip() == f"report: {html_path}"
     assert html_path.read_text() == original
+
+
+def test_elves_run_prints_why_requests_failed_under_the_requests_table(finished):
+    _, status = finished
+    lines = summary_text(status, "2m")
+    table_end = next(i for i, line in enumerate(lines) if line.startswith("all "))
+    assert lines[table_end + 1] == "failed requests: getStatus 3 x HTTP 500"
+    assert any(line.startswith("http_req_failed_rate") and "MISSED (failed requests: getStatus 3 x HTTP 500)" in line
+               for line in lines)
 
 
 def test_a_report_without_prometheus_still_has_the_verdict(finished, tmp_path):

@@ -114,6 +114,26 @@ def test_without_ledger_or_drain_the_checks_fail_and_say_why():
     assert not verdict.passed
 
 
+def test_a_failed_request_rate_says_why_requests_failed_most_frequent_first():
+    endpoints = {
+        "getData": EndpointResult(requests=141, ok=114, failed=27, error_rate=27 / 141,
+                                  failures={"k6 1000 (no answer: EOF or another error)": 27}),
+        "getStatus": EndpointResult(requests=141, ok=138, failed=3, error_rate=3 / 141,
+                                    failures={"HTTP 503": 2, "HTTP 504": 1}),
+        "getHistory": EndpointResult(requests=136, ok=136, error_rate=0.0),
+    }
+    verdict = evaluate([objective(metric="http_req_failed_rate", op="<", value=0.01),
+                        objective(metric="http_req_failed_rate", endpoint="getStatus", op="<", value=0.01),
+                        objective(metric="http_req_failed_rate", endpoint="getHistory", op="<", value=0.01)],
+                       results(endpoints=endpoints))
+    assert [c.detail for c in verdict.checks] == [
+        "failed requests: getData 27 x k6 1000 (no answer: EOF or another error); getStatus 2 x HTTP 503;"
+        " getStatus 1 x HTTP 504",
+        "failed requests: getStatus 2 x HTTP 503; getStatus 1 x HTTP 504",
+        "",
+    ]
+
+
 def test_an_empty_objective_list_passes():
     assert evaluate([], results()).passed
 

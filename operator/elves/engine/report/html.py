@@ -9,6 +9,7 @@ import yaml
 
 from elves.engine.report.svg import Marker, chart
 from elves.engine.status import LoadTestStatus, RunStatus
+from elves.engine.summary import failures_text
 from elves.engine.units import format_duration, format_rate, format_seconds
 
 CSS = """
@@ -152,6 +153,8 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
         parts.append("<h3>Requests</h3>" + _table(
             ["endpoint", "requests", "rate", "failed", "timed out", "retries", "p50", "p90", "p95", "p99", "mean",
              "in flight (Little)"], rows))
+        if failures_text(results, None, most=10):
+            parts.append(f"<p>{escape(failures_text(results, None, most=10))}.</p>")
         if warmup_text(results):
             parts.append(f"<p>{escape(warmup_text(results))}.</p>")
         parts.append(f"<p>Dropped iterations: <b>{results.dropped_iterations}</b>; most VUs busy: "
