@@ -27,9 +27,9 @@ TIMELINE_POINTS = 400
 HISTOGRAM_CHUNK_SECONDS = 600.0
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 # What k6's error codes of a request without an answer mean (k6's lib/netext/httpext/error_codes.go).
-K6_ERRORS = {"1000": "no answer: EOF or another error", "1050": "timed out", "1101": "unknown host",
-             "1201": "broken pipe", "1210": "could not connect", "1211": "connect timed out",
-             "1212": "connection refused", "1220": "connection reset"}
+K6_ERRORS = {"1000": "no answer: EOF or another error", promql.K6_TIMEOUT_ERROR_CODE: "timed out",
+             "1101": "unknown host", "1201": "broken pipe", "1210": "could not connect",
+             "1211": "connect timed out", "1212": "connection refused", "1220": "connection reset"}
 
 
 class AnalysisError(RuntimeError):
@@ -87,13 +87,26 @@ def failure_reason(status: str, error_code: str) -> str:
     return f"k6 {error_code or '?'} ({K6_ERRORS.get(error_code, 'no answer')})"
 
 
-def _failures(samples: list[Sample]) -> dict[str, dict[str, int]]:
-    """{endpoint: {reason: failed requests}}, the most frequent reason first."""
-    by_endpoint: dict[str, Counter[str]] = defaultdict(Counter)
+@dataclass
+class Failures:
+    """A run's failed requests per endpoint, from one query (promql.k6_failures)."""
+    counts: dict[str, int]  # failed requests
+    timeouts: dict[str, int]  # of them, those that hit their timeout (k6 error code 1050)
+    reasons: dict[str, dict[str, int]]  # by reason (failure_reason), the most frequent first
+
+
+def failures_of(samples: list[Sample]) -> Failures:
+    counts: Counter[str] = Counter()
+    timeouts: Counter[str] = Counter()
+    reasons: dict[str, Counter[str]] = defaultdict(Counter)
     for s in samples:
-        reason = failure_reason(s.labels.get("status", ""), s.labels.get("error_code", ""))
-        by_endpoint[s.labels.get("endpoint", "")][reason] += _int(s.value)
-    return {name: dict((+reasons).most_common()) for name, reasons in by_endpoint.items() if +reasons}
+        endpoint, count = s.labels.get("endpoint", ""), _int(s.value)
+        status, error_code = s.labels.get("status", ""), s.labels.get("error_code", "")
+        counts[endpoint] += count
+        timeouts[endpoint] += count if error_code == promql.K6_TIMEOUT_ERROR_CODE else 0
+        reasons[endpoint][failure_reason(status, error_code)] += count
+    return Failures(dict(counts), dict(timeouts),
+                    {name: dict((+r).most_common()) for name, r in reasons.items() if +r})
 
 
 def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointResult], EndpointResult, int]:
@@ -105,21 +118,19 @@ def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointR
             " k6's remote write did not arrive (is the remote-write receiver on?)")
     requests = prom.by_label(promql.k6_requests(window.test_id, span), "endpoint", at)
     ok = prom.by_label(promql.k6_requests_ok(window.test_id, span), "endpoint", at)
-    failed = prom.by_label(promql.k6_requests_failed(window.test_id, span), "endpoint", at)
-    timeouts = prom.by_label(promql.k6_requests_timed_out(window.test_id, span), "endpoint", at)
+    failures = failures_of(prom.query(promql.k6_failures(window.test_id, span), at))
     retries = prom.by_label(promql.k6_retries(window.test_id, span), "endpoint", at)
-    failures = _failures(prom.query(promql.k6_failures(window.test_id, span), at))
     histograms, total_histogram = run_histograms(_duration_samples(prom, window, at))
     endpoints = {
-        name: _endpoint(requests.get(name) or 0, ok.get(name) or 0, failed.get(name) or 0,
+        name: _endpoint(requests.get(name) or 0, ok.get(name) or 0, failures.counts.get(name, 0),
                         window.load_seconds, histograms.get(name))
         for name in sorted(set(requests) | set(histograms))
     }
     for name, endpoint in endpoints.items():
-        endpoint.timeouts, endpoint.retries = _int(timeouts.get(name)), _int(retries.get(name))
-        endpoint.failures = failures.get(name, {})
+        endpoint.timeouts, endpoint.retries = failures.timeouts.get(name, 0), _int(retries.get(name))
+        endpoint.failures = failures.reasons.get(name, {})
     total = _endpoint(sum(v or 0 for v in requests.values()), sum(v or 0 for v in ok.values()),
-                      sum(v or 0 for v in failed.values()), window.load_seconds, total_histogram)
+                      sum(failures.counts.values()), window.load_seconds, total_histogram)
     total.timeouts, total.retries = sum(e.timeouts for e in endpoints.values()), sum(e.retries for e in endpoints.values())
     total.failures = dict(sum((Counter(e.failures) for e in endpoints.values()), Counter()).most_common())
     dropped = _int(prom.value(promql.k6_dropped_iterations(window.test_id, span), at, default=0))

@@ -96,8 +96,7 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
                  format_seconds(e.p50), format_seconds(e.p95), format_seconds(e.p99)]
                 for name, e in list(results.endpoints.items()) + [("all", results.total)]]
         out += _table(["endpoint", "requests", "rate", "failed", "p50", "p95", "p99"], rows)
-        why = failures_text(results, None, most=10)
-        if why:
+        if why := failures_text(results, None, most=10):
             out.append(why)
         if warmup_text(results):
             out.append(warmup_text(results))

@@ -124,12 +124,6 @@ def k6_failures(test_id: str, window: str) -> str:
     return f"sum by (endpoint, status, error_code) (max_over_time({sel}[{window}]))"
 
 
-def k6_requests_timed_out(test_id: str, window: str, by: str | None = "endpoint") -> str:
-    """Requests that hit their timeout in a run (k6 error code 1050), per endpoint."""
-    sel = selector(K6_REQUESTS, testid=test_id, error_code=K6_TIMEOUT_ERROR_CODE)
-    return f"sum{_by(by)} (max_over_time({sel}[{window}]))"
-
-
 def k6_retries(test_id: str, window: str, by: str | None = "endpoint") -> str:
     """Attempts beyond the first that the scripts made in a run, per endpoint."""
     return f"sum{_by(by)} (max_over_time({selector(K6_RETRIES, testid=test_id)}[{window}]))"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from elves.engine import promql
-from elves.engine.prometheus import Prometheus
+from elves.engine.analysis import failures_of
+from elves.engine.prometheus import Prometheus, Sample
 
 
 def test_selector_quotes_and_regexes():
@@ -28,7 +29,17 @@ def test_k6_totals_use_the_last_counter_value_of_the_run():
 
 
 def test_timeouts_are_k6_error_code_1050():
-    assert 'error_code="1050"' in promql.k6_requests_timed_out("t", "60s")
+    # Failed requests are read by endpoint, status and error code; those with k6's 1050 timed out.
+    assert "sum by (endpoint, status, error_code)" in promql.k6_failures("t", "60s")
+    failures = failures_of([
+        Sample({"endpoint": "getData", "status": "0", "error_code": "1050"}, 3.0),
+        Sample({"endpoint": "getData", "status": "0", "error_code": "1000"}, 2.0),
+        Sample({"endpoint": "getStatus", "status": "503", "error_code": "1503"}, 1.0),
+    ])
+    assert failures.counts == {"getData": 5, "getStatus": 1}
+    assert failures.timeouts == {"getData": 3, "getStatus": 0}
+    assert failures.reasons == {"getData": {"k6 1050 (timed out)": 3, "k6 1000 (no answer: EOF or another error)": 2},
+                                "getStatus": {"HTTP 503": 1}}
 
 
 def test_latency_quantile_reads_native_histograms():
@@ -63,7 +74,7 @@ ALL_QUERIES = [
     promql.k6_vus("t/x/0"), promql.k6_vus_max("t/x/0", "60s"), promql.k6_samples_present("t/x/0", "60s"),
     promql.queue_depth(), promql.queue_depth_max("60s"), promql.deepest_queue(), promql.queue_depth_deepest(),
     promql.queue_depth_total(), promql.replicas_desired(), promql.replicas_ready(), promql.restarts_total(),
-    promql.restarts("60s"), promql.oom_kills("60s"), promql.k6_requests_timed_out("t/x/0", "60s"),
+    promql.restarts("60s"), promql.oom_kills("60s"), promql.k6_failures("t/x/0", "60s"),
     promql.k6_retries("t/x/0", "60s"), promql.k6_requests_ok_so_far("t/x/0", "60s"), promql.jvm_heap_max("60s"),
     promql.jvm_gc_seconds("60s"), promql.cpu_cores("60s"),
 ]

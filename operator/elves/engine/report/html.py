@@ -153,8 +153,8 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
         parts.append("<h3>Requests</h3>" + _table(
             ["endpoint", "requests", "rate", "failed", "timed out", "retries", "p50", "p90", "p95", "p99", "mean",
              "in flight (Little)"], rows))
-        if failures_text(results, None, most=10):
-            parts.append(f"<p>{escape(failures_text(results, None, most=10))}.</p>")
+        if why := failures_text(results, None, most=10):
+            parts.append(f"<p>{escape(why)}.</p>")
         if warmup_text(results):
             parts.append(f"<p>{escape(warmup_text(results))}.</p>")
         parts.append(f"<p>Dropped iterations: <b>{results.dropped_iterations}</b>; most VUs busy: "
