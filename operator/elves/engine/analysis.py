@@ -44,15 +44,26 @@ class RunWindow:
     end: float  # end of the drain (or of its timeout)
     drain_seconds: float | None = None
     drain_completed: bool = True
+    run_start: float | None = None  # when the run began, before its k6 did
 
     @property
     def load_seconds(self) -> float:
         return max(self.load_end - self.load_start, 1e-9)
 
+    def k6_begin(self) -> float:
+        """Where the run's k6 samples begin: a little before the load's start (k6's setup()
+        requests come first), but never before the run's own start. A LoadTest that runs again
+        keeps its test id, so a rerun's range must not reach the previous run's last samples:
+        their counters win a max_over_time whenever that run made more requests (a rerun at
+        one request fewer reported a lost activity log and waited out its drain)."""
+        begin = self.load_start - K6_FLUSH_SLACK_SECONDS
+        return begin if self.run_start is None else max(begin, self.run_start)
+
     def k6_range(self) -> tuple[str, float]:
         """(PromQL range, evaluation time) covering every k6 sample of the run."""
         at = self.end if self.end > self.load_end else self.load_end + K6_FLUSH_SLACK_SECONDS
-        return promql.window_for(at - self.load_start + K6_FLUSH_SLACK_SECONDS), at
+        # Whole seconds rounded down: rounded up, a range could reach the previous run's last samples.
+        return promql.window_for(math.floor(at - self.k6_begin())), at
 
     def system_range(self) -> tuple[str, float]:
         """(PromQL range, evaluation time) from the load's start to the end of the drain."""
@@ -140,10 +151,10 @@ def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointR
 def _duration_samples(prom: Prometheus, window: RunWindow, at: float) -> list[Series]:
     """Every raw latency-histogram sample of the run, read backwards in bounded chunks."""
     series: list[Series] = []
-    begin = window.load_start - K6_FLUSH_SLACK_SECONDS
+    begin = window.k6_begin()
     chunk_end = at
-    while chunk_end > begin:
-        span = min(HISTOGRAM_CHUNK_SECONDS, chunk_end - begin)
+    while chunk_end - begin >= 1.0:  # whole seconds, none before the beginning (RunWindow.k6_range)
+        span = min(HISTOGRAM_CHUNK_SECONDS, math.floor(chunk_end - begin))
         series += prom.query_matrix(promql.k6_duration_histograms(window.test_id, promql.window_for(span)), chunk_end)
         chunk_end -= span
     return series

@@ -8,7 +8,9 @@ Prometheus 2.42 with native histograms):
   `k6_vus`, `k6_vus_max` (with `testid` only as the global tag the scripts and platforms
   set; without one, runs could not be told apart). k6 counters are cumulative from
   its start and every run has its own `testid`, so the last value over a run's window is
-  the run's exact total: `max_over_time`, not `increase` (which extrapolates).
+  the run's exact total: `max_over_time`, not `increase` (which extrapolates). A LoadTest
+  that runs again repeats its test id: a run's window begins no earlier than the run
+  (analysis.RunWindow.k6_begin).
 - RabbitMQ's Prometheus plugin, `/metrics/detailed?family=queue_coarse_metrics`:
   `rabbitmq_detailed_queue_messages_ready` and `_unacked`, label `queue`. Depth = both.
   Per-queue message rates from the per-channel counters of the families

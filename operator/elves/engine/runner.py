@@ -403,7 +403,7 @@ class _Step:
         prom = self.ctx.prometheus(self.platform)
         load_end = epoch(run.load_ended_at)  # type: ignore[arg-type]
         waiting = self._observe_faults()
-        waiting += self._drain_blockers(prom, plan.test_id, epoch(run.load_started_at), load_end)  # type: ignore[arg-type]
+        waiting += self._drain_blockers(prom, self._window(end=self.now))
         timeout = self.ctx.test.spec.drain.timeout
         if waiting:
             try:
@@ -420,13 +420,22 @@ class _Step:
         self.goto("Analyzing", "analyze")
         return 0.0
 
-    def _drain_blockers(self, prom: Prometheus, test_id: str, load_start: float, load_end: float) -> list[str]:
+    def _window(self, end: float) -> RunWindow:
+        """The run's time window up to `end`, as the analysis reads it."""
+        run = self.run
+        load_end = epoch(run.load_ended_at)  # type: ignore[arg-type]
+        return RunWindow(self.plan.test_id, epoch(run.load_started_at), load_end, end,  # type: ignore[arg-type]
+                         drain_seconds=(end - load_end) if run.drained_at else None,
+                         drain_completed=run.drained_at is not None,
+                         run_start=epoch(run.started_at) if run.started_at else None)
+
+    def _drain_blockers(self, prom: Prometheus, window: RunWindow) -> list[str]:
         """What still keeps the system from having drained (empty when it has)."""
-        blockers = []
+        blockers, test_id = [], window.test_id
         scraped = prom.value(promql.queue_depth_scraped_at())
         if scraped is None:
             blockers.append("no queue depth samples in Prometheus (is RabbitMQ scraped?)")
-        elif scraped <= load_end:
+        elif scraped <= window.load_end:
             blockers.append("waiting for a queue depth sample taken after the load")
         else:
             depths = {q: v for q, v in prom.by_label(promql.queue_depth(promql.WORK_QUEUES), "queue").items() if v}
@@ -435,8 +444,8 @@ class _Step:
             raw = ledger_since(self.ctx.ledger(self.platform, test_id), self.run.ledger_baseline)
         except Exception as exc:  # noqa: BLE001 - the registry may be down for a while; keep waiting
             return blockers + [f"ledger unavailable: {exc}"]
-        window = promql.window_for(self.now - load_start + 30)
-        ok = {e: int(v or 0) for e, v in prom.by_label(promql.k6_requests_ok(test_id, window), "endpoint").items()}
+        span, at = window.k6_range()
+        ok = {e: int(v or 0) for e, v in prom.by_label(promql.k6_requests_ok(test_id, span), "endpoint", at).items()}
         complete, reason = ledger_complete(ledger_result(ok, raw, self._logged_endpoints()))
         if not complete:
             blockers.append(reason)
@@ -463,11 +472,7 @@ class _Step:
     def _analyze(self) -> float:
         run, plan, spec = self.run, self.plan, self.ctx.test.spec
         prom = self.ctx.prometheus(self.platform)
-        load_start, load_end = epoch(run.load_started_at), epoch(run.load_ended_at)  # type: ignore[arg-type]
-        end = epoch(run.drained_at) if run.drained_at else self.now
-        window = RunWindow(plan.test_id, load_start, load_end, end,
-                           drain_seconds=(end - load_end) if run.drained_at else None,
-                           drain_completed=run.drained_at is not None)
+        window = self._window(end=epoch(run.drained_at) if run.drained_at else self.now)
         try:
             ledger = ledger_since(self.ctx.ledger(self.platform, plan.test_id), run.ledger_baseline)
         except Exception as exc:  # noqa: BLE001 - analysed without it; the lost_* checks then fail with why
@@ -478,12 +483,12 @@ class _Step:
             results = analyze(prom, window, ledger, self._logged_endpoints())
             if plan.warmup_seconds > 0:
                 leave_out_warmup(results, prom, window, plan.warmup_seconds)
-            verdict = evaluate(spec.objectives, results, prom, end)
+            verdict = evaluate(spec.objectives, results, prom, window.end)
             if spec.baseline is not None:
                 verdict.checks += self._baseline_checks(results)
                 verdict.passed = all(c.ok for c in verdict.checks)
             if spec.load.profile == "breakpoint":
-                verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, load_start, load_end,
+                verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, window.load_start, window.load_end,
                                                      plan.profile, plan.warmup_seconds)
         except AnalysisError as exc:
             raise HarnessError("NoLoadData", str(exc)) from None

@@ -59,20 +59,19 @@ def target():
     server.shutdown()
 
 
-@pytest.fixture(scope="module")
-def k6_run(prometheus_server, target, tmp_path_factory):
-    require("k6", K6_BINARY.exists(), "tools/install-k6.sh")
-    workdir = tmp_path_factory.mktemp("k6")
+def run_k6(prometheus_url: str, target: str, workdir, load: dict):
+    """One run of SCRIPT planned from a LoadTest named k6-names with `load`, as every platform
+    runs k6 (elves.engine.k6.runner_env), pushing more often: (its plan, k6's summary, start, end).
+    NOBODY: a loopback port nothing listens on, so getUser's connections are refused."""
+    workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "script.js").write_text(SCRIPT)
     test = parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": "k6-names"},
-                           "spec": {"load": {"script": {"path": "script.js"}, "rate": "20/s", "duration": "6s",
-                                             "mix": {"getData": 3, "getHistory": 1, "getUser": 1}}}})
+                           "spec": {"load": {"script": {"path": "script.js"}, **load}}})
     (run,) = plan_runs(test, workdir)
-    load = LoadRun(test_id=run.test_id, script=run.script, scenarios=run.scenarios)
-    # As every platform runs k6 (elves.engine.k6.runner_env), pushing more often.
-    # NOBODY: a loopback port nothing listens on, so getUser's connections are refused.
     env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "TARGET": target, "NOBODY": f"http://127.0.0.1:{free_port()}",
-           **runner_env(load, prometheus_server.url, target, target), "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
+           **runner_env(LoadRun(test_id=run.test_id, script=run.script, scenarios=run.scenarios),
+                        prometheus_url, target, target),
+           "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
     start = time.time()
     completed = subprocess.run(
         [str(K6_BINARY), "run", "--quiet", "--no-color", "-o", "experimental-prometheus-rw",
@@ -80,7 +79,14 @@ def k6_run(prometheus_server, target, tmp_path_factory):
         cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
     end = time.time()
     assert completed.returncode == 0, completed.stderr[-2000:]
-    summary = json.loads((workdir / "summary.json").read_text())
+    return run, json.loads((workdir / "summary.json").read_text()), start, end
+
+
+@pytest.fixture(scope="module")
+def k6_run(prometheus_server, target, tmp_path_factory):
+    require("k6", K6_BINARY.exists(), "tools/install-k6.sh")
+    run, summary, start, end = run_k6(prometheus_server.url, target, tmp_path_factory.mktemp("k6"),
+                                      {"rate": "20/s", "duration": "6s", "mix": {"getData": 3, "getHistory": 1, "getUser": 1}})
     return run, summary, RunWindow(run.test_id, start, end, end)
 
 
@@ -113,3 +119,17 @@ def test_percentiles_from_native_histograms_agree_with_k6(k6_run, prometheus_ser
     assert total.p90 * 1000 == pytest.approx(k6_duration["p(90)"], rel=0.12)
     assert total.mean * 1000 == pytest.approx(k6_duration["avg"], rel=0.02)
     assert total.concurrency == pytest.approx(total.rate * total.mean)
+
+
+def test_a_rerun_of_a_loadtest_counts_only_its_own_requests(prometheus_server, target, tmp_path):
+    # A LoadTest that runs again keeps its test id. The rerun made fewer requests than the run
+    # just before it, whose last samples are seconds older than the rerun's start.
+    require("k6", K6_BINARY.exists(), "tools/install-k6.sh")
+    run_k6(prometheus_server.url, target, tmp_path / "first", {"rate": "20/s", "duration": "3s", "mix": {"getData": 1}})
+    run_start = time.time()
+    rerun, summary, start, end = run_k6(prometheus_server.url, target, tmp_path / "rerun",
+                                        {"rate": "5/s", "duration": "2s", "mix": {"getData": 1}})
+    window = RunWindow(rerun.test_id, start, end, end, run_start=run_start)
+    endpoints, total, _ = k6_results(Prometheus(prometheus_server.url), window)
+    assert total.requests == endpoints["getData"].requests == summary["metrics"]["http_reqs"]["count"]
+    assert total.ok == total.requests
