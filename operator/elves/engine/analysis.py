@@ -62,8 +62,7 @@ class RunWindow:
     def k6_range(self) -> tuple[str, float]:
         """(PromQL range, evaluation time) covering every k6 sample of the run."""
         at = self.end if self.end > self.load_end else self.load_end + K6_FLUSH_SLACK_SECONDS
-        # Whole seconds rounded down: rounded up, a range could reach the previous run's last samples.
-        return promql.window_for(math.floor(at - self.k6_begin())), at
+        return promql.window_since(at - self.k6_begin()), at
 
     def system_range(self) -> tuple[str, float]:
         """(PromQL range, evaluation time) from the load's start to the end of the drain."""
@@ -153,9 +152,9 @@ def _duration_samples(prom: Prometheus, window: RunWindow, at: float) -> list[Se
     series: list[Series] = []
     begin = window.k6_begin()
     chunk_end = at
-    while chunk_end - begin >= 1.0:  # whole seconds, none before the beginning (RunWindow.k6_range)
-        span = min(HISTOGRAM_CHUNK_SECONDS, math.floor(chunk_end - begin))
-        series += prom.query_matrix(promql.k6_duration_histograms(window.test_id, promql.window_for(span)), chunk_end)
+    while chunk_end - begin >= 0.001:  # none before the beginning (RunWindow.k6_begin)
+        span = min(HISTOGRAM_CHUNK_SECONDS, chunk_end - begin)
+        series += prom.query_matrix(promql.k6_duration_histograms(window.test_id, promql.window_since(span)), chunk_end)
         chunk_end -= span
     return series
 

@@ -71,6 +71,12 @@ def window_for(seconds: float) -> str:
     return f"{max(1, math.ceil(seconds))}s"
 
 
+def window_since(seconds: float) -> str:
+    """A PromQL range that reaches back no further than `seconds` (whole milliseconds, rounded
+    down): for a range that must not begin before a moment."""
+    return f"{max(1, math.floor(seconds * 1000))}ms"
+
+
 def quote(value: str) -> str:
     """A PromQL string literal."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

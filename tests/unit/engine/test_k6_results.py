@@ -123,7 +123,7 @@ def test_percentiles_from_native_histograms_agree_with_k6(k6_run, prometheus_ser
 
 def test_a_rerun_of_a_loadtest_counts_only_its_own_requests(prometheus_server, target, tmp_path):
     # A LoadTest that runs again keeps its test id. The rerun made fewer requests than the run
-    # just before it, whose last samples are seconds older than the rerun's start.
+    # just before it, whose last samples are a moment older than the rerun's start.
     require("k6", K6_BINARY.exists(), "tools/install-k6.sh")
     run_k6(prometheus_server.url, target, tmp_path / "first", {"rate": "20/s", "duration": "3s", "mix": {"getData": 1}})
     run_start = time.time()
