@@ -488,8 +488,8 @@ class _Step:
                 verdict.checks += self._baseline_checks(results)
                 verdict.passed = all(c.ok for c in verdict.checks)
             if spec.load.profile == "breakpoint":
-                verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, window.load_start, window.load_end,
-                                                     plan.profile, plan.warmup_seconds)
+                verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, window.load_start,
+                                                     window.load_end, plan.profile, plan.warmup_seconds)
         except AnalysisError as exc:
             raise HarnessError("NoLoadData", str(exc)) from None
         except VerdictError as exc:
