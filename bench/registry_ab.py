@@ -39,7 +39,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).parent))
 from k6_run_figures import figures  # noqa: E402 - the bench's one reader of a k6 summary
-from proc_cpu import TICKS  # noqa: E402
+from proc_cpu import tree_seconds  # noqa: E402 - a process's CPU seconds from /proc
 
 from elves.local.client import SupervisorClient
 from elves.local.layout import Layout
@@ -99,7 +99,6 @@ def seed_user(url: str, key: str) -> None:
 
 def cpu_and_switches(pid: int) -> tuple[float, int]:
     """CPU seconds of the process (user + kernel) and its threads' voluntary context switches."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     switches = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
@@ -108,7 +107,7 @@ def cpu_and_switches(pid: int) -> tuple[float, int]:
                     switches += int(line.split()[1])
         except OSError:
             continue  # a thread that ended
-    return (int(fields[11]) + int(fields[12])) / TICKS, switches
+    return tree_seconds(pid, {}), switches
 
 
 def leg(url: str, pid: int, key: str, duration: str, work: Path) -> dict:

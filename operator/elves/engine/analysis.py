@@ -237,7 +237,7 @@ def throughput_stability(prom: Prometheus, window: RunWindow) -> float | None:
         return None
 
     def ok_by(t: float) -> float:
-        return prom.value(promql.k6_requests_ok_so_far(window.test_id, promql.window_for(t - window.load_start + 1)),
+        return prom.value(promql.k6_requests_ok_so_far(window.test_id, promql.window_since(t - window.k6_begin())),
                           t, default=0.0) or 0.0
 
     first = ok_by(window.load_start + STABILITY_SECONDS)
