@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from elves.engine import promql
 from elves.engine.prometheus import Prometheus, PrometheusError
-from elves.engine.report.html import observed_text, warmup_text
+from elves.engine.format import observed_text, text_table
+from elves.engine.report.html import warmup_text
 from elves.engine.status import LoadTestStatus
 from elves.engine.summary import failures_text
 from elves.engine.units import format_duration, format_rate, format_seconds
@@ -75,10 +76,8 @@ def progress_line(status: LoadTestStatus, live: Live, now: float, duration: floa
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
-    line = lambda cells: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
-    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+    """Names left, figures right."""
+    return text_table(headers, rows, right=range(1, len(headers)))
 
 
 def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
