@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from elves.engine.compare import BREACHED, INCOMPARABLE, PASSED, baseline_checks, summary_status, text_lines
-from elves.engine.compare.summaries import side
+from elves.engine.compare import (BREACHED, INCOMPARABLE, PASSED, baseline_checks, compare_paths, summary_status,
+                                  text_lines)
 from summary_testkit import SWEEP, breaches, committed, judged, pair, results, run, write
 
 ELVES = Path(sys.executable).parent / "elves"
@@ -80,7 +80,6 @@ def test_a_p99_that_is_nan_is_missing(tmp_path):
     results(new)["endpoints"]["getData"]["p99"] = math.nan  # json writes NaN, as a division by no request gives
     before, after = write(tmp_path / "before", baseline), write(tmp_path / "after", new)
     assert "NaN" in (after / "summary.json").read_text()
-    from elves.engine.compare import compare_paths
     assert breaches(compare_paths(before, after)) == [("p99:+10%", "endpoint getData", "p99", "missing")]
 
 
@@ -137,8 +136,8 @@ def test_elves_compare_exits_0_1_and_2(tmp_path):
 
 # --- spec.baseline: the same rules inside a run -----------------------------------------
 
-def _results(summary: dict):
-    return side(summary_status(summary), "x").measured[0].results
+def _results(summary: dict, index: int = 0):
+    return summary_status(summary).runs[index].results
 
 
 def test_the_in_run_gate_passes_a_run_as_good_as_its_baseline_and_leaves_the_verdict_to_the_objectives():
@@ -174,3 +173,17 @@ def test_the_in_run_gate_names_the_first_breach_and_counts_the_rest():
     assert check.name == "baseline p99:+10%" and check.target == "rises by at most 10 % against before"
     assert check.detail == "endpoint getData p99: 21ms in before, 41ms now (+100.0 %); 2 more"
     assert judged(baseline, new).outcome == BREACHED and judged(baseline, baseline).outcome == PASSED
+
+
+def test_the_in_run_gate_of_a_sweep_compares_each_run_with_its_counterpart():
+    baseline, new = pair(SWEEP)
+    for summary in (baseline, new):  # the smallest memory limit: the ingestor was OOM-killed, the largest: not
+        results(summary, 0)["deployments"]["ingestor"].update(restarts=1, oomKills=1)
+        results(summary, 2)["deployments"]["ingestor"].update(restarts=0, oomKills=0)
+    assert all(c.ok for c in baseline_checks(baseline, "before", _results(new, 0), run_index=0))
+    last = {c.name: c.ok for c in baseline_checks(baseline, "before", _results(new, 0))}  # against run 2
+    assert not last["baseline restarts:+0"] and not last["baseline oom_kills:+0"]
+    run(baseline, 1).pop("results")
+    checks = baseline_checks(baseline, "before", _results(new, 1), run_index=1)
+    assert [(c.name, c.ok) for c in checks] == [("baseline", False)]
+    assert checks[0].detail.startswith("nothing to compare: run 1 of the baseline, before, has no results")

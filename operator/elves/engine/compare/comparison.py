@@ -119,18 +119,25 @@ def compare_paths(baseline: Path, new: Path, fail_on: str | None = None) -> Comp
     return compare(first, second, thresholds, (summary_label(first, baseline), summary_label(second, new)))
 
 
-def baseline_checks(baseline: dict[str, Any], name: str, results: RunResults, fail_on: str | None = None) -> list[Check]:
-    """A run's results against the baseline summary's last run with results, one verdict check
-    per rule (`spec.baseline`: the run's own gate against regressions). The verdict rule is left
-    out: the run's objectives already decide its verdict. A baseline with nothing to compare,
-    or a rule of the user's that watches nothing, is a failed check."""
+def baseline_checks(baseline: dict[str, Any], name: str, results: RunResults, fail_on: str | None = None,
+                    run_index: int | None = None) -> list[Check]:
+    """A run's results against a run of the baseline summary, one verdict check per rule
+    (`spec.baseline`: the run's own gate against regressions): its run `run_index` (a sweep's
+    counterpart), else its last run with results. The verdict rule is left out: the run's
+    objectives already decide its verdict. A baseline with nothing to compare, or a rule of the
+    user's that watches nothing, is a failed check."""
     thresholds = [t for t in parse_thresholds(fail_on) if t.figure != VERDICT]
     earlier = side(summary_status(baseline), name, "the baseline")
-    measured = earlier.measured
+    if run_index is None:
+        measured = earlier.measured[-1:]
+        missing = f"{earlier.called} has no run with results ({earlier.state})"
+    else:
+        measured = [r for r in earlier.runs[run_index:run_index + 1] if r.results is not None]
+        missing = f"run {run_index} of {earlier.called} has no results ({earlier.state})"
     if not measured:
         return [Check(name="baseline", target=f"a run with results in {name}", ok=False,
-                      detail=f"nothing to compare: {earlier.called} has no run with results ({earlier.state})")]
-    before = Side(name, [replace(measured[-1], label="", point={}, verdict=None)])
+                      detail=f"nothing to compare: {missing}")]
+    before = Side(name, [replace(measured[0], label="", point={}, verdict=None)])
     comparison = compare_runs(before, Side("this run", [RunView("", {}, results, None)]), thresholds)
     checks = []
     for threshold in (t for t in thresholds if t.mode != "off"):
