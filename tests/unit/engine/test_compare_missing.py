@@ -45,7 +45,8 @@ def test_another_number_of_runs_is_another_loadtest():
     del new["status"]["runs"][2]
     comparison = judged(baseline, new)
     assert comparison.outcome == INCOMPARABLE
-    assert comparison.problem == "the baseline has 3 run(s), the new run 2: not the same LoadTest (compare runs of one sweep)"
+    assert comparison.problem == ("the baseline has 3 run(s), the new run 2: not the same LoadTest"
+                                  " (compare runs of one sweep)")
 
 
 def test_other_sweep_points_are_another_loadtest():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.compare import BREACHED, PASSED, CompareError, parse_thresholds
+from elves.engine.compare import BREACHED, PASSED, CompareError, parse_thresholds, text_lines
 from summary_testkit import WORK_QUEUE, breaches, judged, pair, results, run
 
 
@@ -58,7 +58,8 @@ def test_every_endpoints_p99_is_watched():
 
 def test_every_endpoints_error_rate_may_rise_by_half_a_point():
     baseline, new = pair()
-    results(new)["endpoints"]["getStatus"]["errorRate"] = results(baseline)["endpoints"]["getStatus"]["errorRate"] + 0.006
+    before = results(baseline)["endpoints"]["getStatus"]["errorRate"]
+    results(new)["endpoints"]["getStatus"]["errorRate"] = before + 0.006
     assert breaches(judged(baseline, new)) == [("errors:+0.5pp", "endpoint getStatus", "errors", "crossed")]
     results(new)["endpoints"]["getStatus"]["errorRate"] -= 0.002
     assert breaches(judged(baseline, new)) == []
@@ -67,7 +68,10 @@ def test_every_endpoints_error_rate_may_rise_by_half_a_point():
 def test_an_endpoint_of_the_baseline_absent_from_the_new_run_is_missing():
     baseline, new = pair()
     del results(new)["endpoints"]["getUser"]
-    assert breaches(judged(baseline, new)) == [
+    comparison = judged(baseline, new)
+    assert "MISSING endpoint getUser: in the baseline, absent from the new run (rule present:kept)" in \
+        text_lines(comparison)
+    assert breaches(comparison) == [
         ("present:kept", "endpoint getUser", "present", "missing"),
         ("errors:+0.5pp", "endpoint getUser", "errors", "missing"),
         ("p99:+10%", "endpoint getUser", "p99", "missing"),
@@ -165,7 +169,8 @@ def test_a_narrower_rule_takes_the_place_of_the_wider_one_for_its_scope():
     assert breaches(judged(baseline, new, "p99{getUser}:off")) == [
         ("p99:+10%", "endpoint getData", "p99", "crossed")]
     assert breaches(judged(baseline, new, "p99{getUser}:+300%")) == [
-        ("p99:+10%", "endpoint getData", "p99", "crossed"), ("p99{getUser}:+300%", "endpoint getUser", "p99", "crossed")]
+        ("p99:+10%", "endpoint getData", "p99", "crossed"),
+        ("p99{getUser}:+300%", "endpoint getUser", "p99", "crossed")]
     assert breaches(judged(baseline, new, "p99{getUser}:+500%")) == [
         ("p99:+10%", "endpoint getData", "p99", "crossed")]
 

@@ -23,5 +23,6 @@ from elves.engine.compare.summaries import CompareError, known_fields, load_summ
 from elves.engine.compare.text import html_section, text_lines
 
 __all__ = ["BREACHED", "INCOMPARABLE", "PASSED", "Breach", "Comparison", "CompareError", "DEFAULTS_HELP",
-           "DEFAULT_THRESHOLDS", "RULES_HELP", "Row", "Threshold", "baseline_checks", "compare", "compare_paths", "compare_runs",
-           "html_section", "known_fields", "load_summary", "parse_thresholds", "summary_status", "text_lines"]
+           "DEFAULT_THRESHOLDS", "RULES_HELP", "Row", "Threshold", "baseline_checks", "compare", "compare_paths",
+           "compare_runs", "html_section", "known_fields", "load_summary", "parse_thresholds", "summary_status",
+           "text_lines"]

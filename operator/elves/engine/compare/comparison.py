@@ -149,7 +149,8 @@ def baseline_checks(baseline: dict[str, Any], name: str, results: RunResults, fa
         if shown is None:
             detail = f"no such figure in {name} or this run"
         else:
-            now = "missing now" if shown.missing else f"{format_value(shown.kind, shown.new)} now ({change_text(shown)})"
+            now = ("missing now" if shown.missing else
+                   f"{format_value(shown.kind, shown.new)} now ({change_text(shown)})")
             detail = (f"{shown.scope} {shown.figure}: {format_value(shown.kind, shown.baseline)} in {name}, {now}"
                       + (f"; {len(crossed) - 1} more" if len(crossed) > 1 else ""))
         checks.append(Check(name=f"baseline {threshold.text}", observed=shown.new if shown else None,

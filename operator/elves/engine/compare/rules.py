@@ -155,8 +155,8 @@ def parse_thresholds(text: str | None) -> list[Threshold]:
     given = _rules(text or "", True)
     replaced = {(t.figure, t.selector) for t in given}
     every = {t.figure for t in given if t.selector is None}
-    kept = [t for t in _rules(DEFAULT_THRESHOLDS, False) if t.figure not in every and (t.figure, t.selector) not in replaced]
-    return kept + given
+    defaults = _rules(DEFAULT_THRESHOLDS, False)
+    return [t for t in defaults if t.figure not in every and (t.figure, t.selector) not in replaced] + given
 
 
 def watching(thresholds: list[Threshold], row: Row) -> list[Threshold]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 
 from elves.engine.compare.comparison import BREACHED, PASSED, Breach, Comparison
-from elves.engine.compare.figures import change_text, format_value
+from elves.engine.compare.figures import PRESENT, change_text, format_value
 from elves.engine.format import html_table, text_table
 
 HEADERS = ["run", "scope", "figure", "baseline", "new", "change", "rule", "result"]
@@ -27,6 +27,9 @@ def table_rows(comparison: Comparison) -> list[list[str]]:
 def breach_text(breach: Breach) -> str:
     row = breach.row
     where = " ".join(part for part in (row.run, row.scope, row.figure) if part)
+    if breach.kind == "missing" and row.figure == PRESENT:
+        return (f"MISSING {where.removesuffix(' ' + PRESENT)}: in the baseline, absent from the new run"
+                f" (rule {breach.threshold.text})")
     if breach.kind == "missing":
         return (f"MISSING {where}: {format_value(row.kind, row.baseline)} in the baseline, none in the new run"
                 f" (rule {breach.threshold.text})")
