@@ -236,7 +236,7 @@ def _served(result: CaseResult) -> str:
         text += f", last minute's throughput {r.throughput_stability:.2f} x the first's"
     registry = r.deployments.get("registry")
     if registry is not None and registry.heap_max_bytes is not None:
-        text += f", registry heap up to {registry.heap_max_bytes / 2**20:.0f} MiB, GC {format_seconds(registry.gc_seconds)}"
+        text += f", registry heap up to {value_text(registry.heap_max_bytes, 'bytes')}, GC {format_seconds(registry.gc_seconds)}"
     if asked and got >= finding.share * asked and (r.total.error_rate or 0) < ERRORS_OK:
         return f"Yes: {text}."
     return f"No: {text}."
