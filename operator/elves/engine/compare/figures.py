@@ -50,6 +50,7 @@ LEDGER_FIGURES: dict[str, tuple[str, Reader]] = {
     "duplicates": ("count", lambda led: led.duplicates),
 }
 VERDICT, PRESENT = "verdict", "present"
+YES_NO = ("flag", "verdict")  # the kinds a rule can only keep (or turn off)
 FIGURES: dict[str, str] = {  # every figure's kind, for the rules
     VERDICT: "verdict", PRESENT: "flag",
     **{name: kind for table in (ENDPOINT_FIGURES, RUN_FIGURES, QUEUE_FIGURES, DEPLOYMENT_FIGURES, LEDGER_FIGURES)
@@ -122,16 +123,16 @@ def rows(label: str, baseline: Figures, new: Figures) -> list[Row]:
     order = list(FIGURES)
     keys.sort(key=lambda key: (SCOPE_ORDER.index(key[0].split(" ", 1)[0]), scopes[key[0]], order.index(key[1])))
     result = []
-    for key in keys:
-        kind = (baseline.get(key) or new[key])[0]
-        before, after = baseline.get(key), new.get(key)
-        result.append(Row(label, key[0], key[1], kind, before[1] if before else None, after[1] if after else None))
+    for scope, figure in keys:
+        before, after = baseline.get((scope, figure)), new.get((scope, figure))
+        kind = (before or after)[0]  # type: ignore[index] - every key is in one of the two
+        result.append(Row(label, scope, figure, kind, before[1] if before else None, after[1] if after else None))
     return result
 
 
 def format_value(kind: str, value: float | None) -> str:
     """A figure in its unit, as the report writes it."""
-    if value is not None and kind in ("flag", "verdict"):
+    if value is not None and kind in YES_NO:
         return ("Passed" if value >= 1 else "Failed") if kind == "verdict" else ("yes" if value >= 1 else "no")
     return value_text(value, {"fraction": "percent", "count": "number"}.get(kind, kind))
 
@@ -142,7 +143,7 @@ def change_text(row: Row) -> str:
         return "missing" if row.missing else "only in new"
     if row.new == row.baseline:
         return "="
-    if row.kind in ("flag", "verdict"):
+    if row.kind in YES_NO:
         return "worse" if row.new < row.baseline else "better"
     if row.kind == "fraction":
         return f"{(row.new - row.baseline) * 100:+.2f} pp"

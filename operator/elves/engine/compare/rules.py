@@ -10,11 +10,9 @@ import re
 from dataclasses import dataclass
 
 from elves.engine.compare.figures import (DEPLOYMENT_FIGURES, ENDPOINT_FIGURES, FIGURES, LEDGER_FIGURES, PRESENT,
-                                          QUEUE_FIGURES, RUN_FIGURES, VERDICT, Row)
+                                          QUEUE_FIGURES, RUN_FIGURES, VERDICT, YES_NO, Row)
 from elves.engine.compare.summaries import CompareError
 from elves.engine.units import parse_duration
-
-YES_NO = ("flag", "verdict")
 
 RULES_HELP = ("""\
 A rule is FIGURE[{SELECTOR}]:VALUE, where VALUE is
