@@ -51,7 +51,7 @@ def test_the_default_rules_catch_a_slower_p99_more_errors_and_anything_lost(know
 
     worse = write_summary(tmp_path / "worse", known, total={"error_rate": results.total.error_rate + 0.006})
     breaches = compare_paths(before, worse).breaches
-    assert [(b.threshold.text, b.row.scope, b.row.figure) for b in breaches] == [("errors:+0.5pp", "total", "errors")]
+    assert [(b.threshold.text, b.row.scope, b.row.figure) for b in breaches] == [("errors:+0.5pp:n=200", "total", "errors")]
 
     lost = write_summary(tmp_path / "lost", known, ledger={"lost_requests": 2})
     crossed = {(b.threshold.text, b.row.figure) for b in compare_paths(before, lost).breaches}
@@ -66,7 +66,7 @@ def test_rules_with_selectors_ceilings_and_falls(known, tmp_path):
                           total={"rate": results.total.rate * 0.8})
     comparison = compare_paths(before, after, f"depth_max{{{QUEUE}}}:+50%,restarts:+2,rate:-10%,p99:5s")
     crossed = sorted((b.threshold.text, b.row.scope) for b in comparison.breaches)
-    assert crossed == [("deepest_queue:+50%", "total"), (f"depth_max{{{QUEUE}}}:+50%", f"queue {QUEUE}"),
+    assert crossed == [("deepest_queue:+50%:floor=10", "total"), (f"depth_max{{{QUEUE}}}:+50%", f"queue {QUEUE}"),
                        ("rate:-10%", "total"), ("restarts:+2", "deployment ingestor")]
     nowhere = compare_paths(before, after, "p99{nowhere}:+1%")
     assert [t.text for t in nowhere.blind] == ["p99{nowhere}:+1%"] and nowhere.outcome == INCOMPARABLE

@@ -72,7 +72,7 @@ def test_a_p99_the_new_run_lacks_is_missing():
     baseline, new = pair()
     del results(new)["total"]["p99"]
     comparison = judged(baseline, new)
-    assert breaches(comparison) == [("p99:+10%", "total", "p99", "missing")]
+    assert breaches(comparison) == [("p99:+10%:floor=5ms:n=100", "total", "p99", "missing")]
     assert "MISSING total p99: 21ms in the baseline, none in the new run (rule p99:+10%)" in text_lines(comparison)
 
 
@@ -81,7 +81,7 @@ def test_a_p99_that_is_nan_is_missing(tmp_path):
     results(new)["endpoints"]["getData"]["p99"] = math.nan  # json writes NaN, as a division by no request gives
     before, after = write(tmp_path / "before", baseline), write(tmp_path / "after", new)
     assert "NaN" in (after / "summary.json").read_text()
-    assert breaches(compare_paths(before, after)) == [("p99:+10%", "endpoint getData", "p99", "missing")]
+    assert breaches(compare_paths(before, after)) == [("p99:+10%:floor=5ms:n=100", "endpoint getData", "p99", "missing")]
 
 
 def test_a_ledger_the_new_run_lacks_is_missing():
@@ -102,7 +102,7 @@ def test_queues_the_new_run_did_not_measure_are_missing():
     baseline, new = pair()
     results(new)["queues"] = {}  # RabbitMQ was not scraped
     found = breaches(judged(baseline, new))
-    assert ("deepest_queue:+50%", "total", "deepest_queue", "missing") in found
+    assert ("deepest_queue:+50%:floor=10", "total", "deepest_queue", "missing") in found
     assert {b[1] for b in found if b[2] == "present"} == {f"queue {q}" for q in results(baseline)["queues"]}
 
 

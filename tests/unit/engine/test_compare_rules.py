@@ -44,7 +44,7 @@ def test_the_achieved_rate_may_fall_by_10_percent_of_the_total():
 def test_the_total_p99_may_rise_by_10_percent():
     baseline, new = pair()
     results(new)["total"]["p99"] *= 1.2
-    assert breaches(judged(baseline, new)) == [("p99:+10%", "total", "p99", "crossed")]
+    assert breaches(judged(baseline, new)) == [("p99:+10%:floor=5ms:n=100", "total", "p99", "crossed")]
     baseline, new = pair()
     results(new)["total"]["p99"] *= 1.09
     assert breaches(judged(baseline, new)) == []
@@ -53,14 +53,14 @@ def test_the_total_p99_may_rise_by_10_percent():
 def test_every_endpoints_p99_is_watched():
     baseline, new = pair()
     results(new)["endpoints"]["getHistory"]["p99"] *= 5
-    assert breaches(judged(baseline, new)) == [("p99:+10%", "endpoint getHistory", "p99", "crossed")]
+    assert breaches(judged(baseline, new)) == [("p99:+10%:floor=5ms:n=100", "endpoint getHistory", "p99", "crossed")]
 
 
 def test_every_endpoints_error_rate_may_rise_by_half_a_point():
     baseline, new = pair()
     before = results(baseline)["endpoints"]["getStatus"]["errorRate"]
     results(new)["endpoints"]["getStatus"]["errorRate"] = before + 0.006
-    assert breaches(judged(baseline, new)) == [("errors:+0.5pp", "endpoint getStatus", "errors", "crossed")]
+    assert breaches(judged(baseline, new)) == [("errors:+0.5pp:n=200", "endpoint getStatus", "errors", "crossed")]
     results(new)["endpoints"]["getStatus"]["errorRate"] -= 0.002
     assert breaches(judged(baseline, new)) == []
 
@@ -73,8 +73,8 @@ def test_an_endpoint_of_the_baseline_absent_from_the_new_run_is_missing():
         text_lines(comparison)
     assert breaches(comparison) == [
         ("present:kept", "endpoint getUser", "present", "missing"),
-        ("errors:+0.5pp", "endpoint getUser", "errors", "missing"),
-        ("p99:+10%", "endpoint getUser", "p99", "missing"),
+        ("errors:+0.5pp:n=200", "endpoint getUser", "errors", "missing"),
+        ("p99:+10%:floor=5ms:n=100", "endpoint getUser", "p99", "missing"),
     ]
     assert breaches(judged(new, baseline)) == []  # an endpoint the new run adds is no regression
 
@@ -122,7 +122,7 @@ def test_the_deepest_work_queue_may_rise_by_half():
     for summary, depth in ((baseline, 100.0), (new, 160.0)):
         results(summary)["queues"][WORK_QUEUE]["max"] = depth
     results(new)["queues"][WORK_QUEUE + ".dlq"]["max"] = 1000.0  # a dead-letter queue is not where work piles up
-    assert breaches(judged(baseline, new)) == [("deepest_queue:+50%", "total", "deepest_queue", "crossed")]
+    assert breaches(judged(baseline, new)) == [("deepest_queue:+50%:floor=10", "total", "deepest_queue", "crossed")]
     results(new)["queues"][WORK_QUEUE]["max"] = 140.0
     assert breaches(judged(baseline, new)) == []
 
@@ -131,7 +131,7 @@ def test_the_drain_may_take_half_as_long_again():
     baseline, new = pair()
     results(baseline)["drainSeconds"] = 4.0
     results(new)["drainSeconds"] = 6.5
-    assert breaches(judged(baseline, new)) == [("drain:+50%", "total", "drain", "crossed")]
+    assert breaches(judged(baseline, new)) == [("drain:+50%:floor=15s", "total", "drain", "crossed")]
     results(new)["drainSeconds"] = 5.9
     assert breaches(judged(baseline, new)) == []
 
@@ -140,7 +140,7 @@ def test_a_drain_that_never_finished_is_a_breach():
     baseline, new = pair()
     results(new)["drainCompleted"] = False
     del results(new)["drainSeconds"]  # what the runner writes when the drain timed out
-    assert breaches(judged(baseline, new)) == [("drain:+50%", "total", "drain", "missing"),
+    assert breaches(judged(baseline, new)) == [("drain:+50%:floor=15s", "total", "drain", "missing"),
                                                ("drained:kept", "total", "drained", "crossed")]
 
 
@@ -167,12 +167,12 @@ def test_a_narrower_rule_takes_the_place_of_the_wider_one_for_its_scope():
     results(new)["endpoints"]["getUser"]["p99"] *= 5  # one request: its p99 is noise
     results(new)["endpoints"]["getData"]["p99"] *= 5
     assert breaches(judged(baseline, new, "p99{getUser}:off")) == [
-        ("p99:+10%", "endpoint getData", "p99", "crossed")]
+        ("p99:+10%:floor=5ms:n=100", "endpoint getData", "p99", "crossed")]
     assert breaches(judged(baseline, new, "p99{getUser}:+300%")) == [
-        ("p99:+10%", "endpoint getData", "p99", "crossed"),
+        ("p99:+10%:floor=5ms:n=100", "endpoint getData", "p99", "crossed"),
         ("p99{getUser}:+300%", "endpoint getUser", "p99", "crossed")]
     assert breaches(judged(baseline, new, "p99{getUser}:+500%")) == [
-        ("p99:+10%", "endpoint getData", "p99", "crossed")]
+        ("p99:+10%:floor=5ms:n=100", "endpoint getData", "p99", "crossed")]
 
 
 def test_a_rule_turned_off_lets_its_figure_change():
