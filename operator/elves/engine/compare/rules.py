@@ -155,7 +155,7 @@ class Threshold:
         if self.mode == "absolute" and self.limit == 0:
             return "no rise"
         unit = {"percent": " %", "points": " pp"}.get(self.mode, "")
-        floor = f" or {self.floor_text}, whichever is more" if self.floor else ""
+        floor = f" (or {self.floor_text}, if more)" if self.floor else ""
         return f"{'rises' if self.limit >= 0 else 'falls'} by at most {abs(self.limit):g}{unit}{floor}"
 
 
