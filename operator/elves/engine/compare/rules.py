@@ -163,7 +163,10 @@ _RULE = re.compile(r"^(?P<figure>[a-z_0-9]+)(\{(?P<selector>[^{}]+)\})?:(?P<valu
 
 
 def _floor(part: str, kind: str, text: str) -> float:
-    """A floor in the figure's unit: a duration for latencies, points for shares, else a number."""
+    """A floor in the figure's unit: a duration for latencies, points for shares, else a number
+    (0 in any unit: no floor)."""
+    if text == "0":
+        return 0.0
     if kind == "seconds":
         try:
             return parse_duration(text)

@@ -55,15 +55,17 @@ def outcome_lines(comparison: Comparison) -> list[str]:
     if comparison.blind:
         return [_blind_text(comparison, t) for t in comparison.blind]
     rules = [t for t in comparison.thresholds if t.mode != "off"]
+    skipped = sum(1 for line in comparison.lines if _result(line) == "not judged")
+    notes = [f"Not judged: {skipped} figure(s) of endpoints that made too few requests (the rule column says how"
+             " many)."] if skipped else []
     if comparison.outcome == PASSED:
         watched = sum(1 for line in comparison.lines if any(line.judged_by(t) for t in line.rules))
-        skipped = sum(1 for line in comparison.lines if line.too_few and not any(line.judged_by(t) for t in line.rules))
-        return [f"As good as the baseline: {watched} figure(s) under {len(rules)} rule(s), none crossed or missing"
-                + (f"; {skipped} figure(s) of endpoints with too few requests not judged." if skipped else ".")]
+        return notes + [f"As good as the baseline: {watched} figure(s) under {len(rules)} rule(s), none crossed or"
+                        " missing."]
     assert comparison.outcome == BREACHED
     breaches = comparison.breaches
     missing = sum(1 for b in breaches if b.kind == "missing")
-    return [breach_text(b) for b in breaches] + [
+    return [breach_text(b) for b in breaches] + notes + [
         f"Worse than the baseline: {len(breaches) - missing} figure(s) crossed a rule, {missing} missing."]
 
 
