@@ -52,7 +52,8 @@ def test_the_default_rules_catch_a_slower_p99_more_errors_and_anything_lost(know
 
     worse = write_summary(tmp_path / "worse", known, total={"error_rate": results.total.error_rate + 0.006})
     breaches = compare_paths(before, worse).breaches
-    assert [(b.threshold.text, b.row.scope, b.row.figure) for b in breaches] == [("errors:+0.5pp:n=200", "total", "errors")]
+    assert [(b.threshold.text, b.row.scope, b.row.figure) for b in breaches] == [
+        ("errors:+0.5pp:n=200", "total", "errors")]
 
     lost = write_summary(tmp_path / "lost", known, ledger={"lost_requests": 2})
     crossed = {(b.threshold.text, b.row.figure) for b in compare_paths(before, lost).breaches}

@@ -73,7 +73,8 @@ def test_a_p99_the_new_run_lacks_is_missing():
     del results(new)["total"]["p99"]
     comparison = judged(baseline, new)
     assert breaches(comparison) == [("p99:+10%:floor=5ms:n=100", "total", "p99", "missing")]
-    assert ("MISSING total p99: 21ms in the baseline, none in the new run (rule p99:+10%:floor=5ms:n=100)") in text_lines(comparison)
+    assert ("MISSING total p99: 21ms in the baseline, none in the new run (rule p99:+10%:floor=5ms:n=100)"
+            in text_lines(comparison))
 
 
 def test_a_p99_that_is_nan_is_missing(tmp_path):
@@ -81,7 +82,8 @@ def test_a_p99_that_is_nan_is_missing(tmp_path):
     results(new)["endpoints"]["getData"]["p99"] = math.nan  # json writes NaN, as a division by no request gives
     before, after = write(tmp_path / "before", baseline), write(tmp_path / "after", new)
     assert "NaN" in (after / "summary.json").read_text()
-    assert breaches(compare_paths(before, after)) == [("p99:+10%:floor=5ms:n=100", "endpoint getData", "p99", "missing")]
+    assert breaches(compare_paths(before, after)) == [
+        ("p99:+10%:floor=5ms:n=100", "endpoint getData", "p99", "missing")]
 
 
 def test_a_ledger_the_new_run_lacks_is_missing():

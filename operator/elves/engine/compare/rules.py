@@ -22,11 +22,12 @@ A rule is FIGURE[{SELECTOR}]:VALUE[:floor=FLOOR][:n=N], where VALUE is
   0  250ms       a ceiling on the new value, whatever the baseline (a duration for latencies)
   kept           yes/no figures (verdict, present, drained): what was yes in the baseline stays yes
   off            no rule for this figure (and scope)
-floor=FLOOR (with +N% or -N%): a change of at most FLOOR, in the figure's unit (5ms, 15s, 10
-messages, 0.5pp), is no breach whatever its share: a rule crosses only past both. n=N (endpoint
+floor=FLOOR (with +N% or -N%): a change of at most FLOOR is no breach whatever its share; the
+rule crosses only past both. FLOOR is in the figure's unit: a duration for latencies and the
+drain (5ms, 15s), points for shares (0.5pp), a plain number for the rest (10). n=N (endpoint
 figures): an endpoint is judged only when it made at least N requests in both runs (the total
 always is); the table says "too few requests to judge" otherwise. A rule without floor= or n=
-keeps the default rule's for its figure; floor=0 and n=0 turn them off.
+keeps those of the default rule for its figure; floor=0 and n=0 turn them off.
 Without a selector a rule watches every scope that has the figure (the total, each endpoint,
 queue and deployment, the ledger); {total}, {ledger} or {NAME} (an endpoint, queue or
 deployment) narrows it, and a narrower rule takes the place of a wider one for its scope.
@@ -47,12 +48,11 @@ DEFAULTS = (  # (rule, what it asks)
     ("verdict:kept", "a Passed run is not Failed now"),
     ("present:kept", "every endpoint, queue and deployment of the baseline is in the new run"),
     ("rate{total}:-10%", "the achieved request rate fell by at most 10 %"),
-    # floor=5ms: k6 writes latencies as native histograms with a bucket factor of 1.1 (schema 3:
-    # each bucket 2^(1/8), 9 %, wider than the one below) and a p99 is interpolated inside the
-    # bucket its rank falls in, so each run's p99 is known to a bucket and a difference of two to
-    # two buckets. 10 % covers one bucket; at the 17-28 ms p99s of runs at loopback (the quiet
-    # committed cases) it is 2-3 ms, less than two buckets there (3-5 ms). Above 50 ms the 10 % is
-    # the wider of the two anyway.
+    # floor=5ms: k6 writes latencies as native histograms of bucket factor 1.1 (schema 3: each
+    # bucket 2^(1/8), about 9 %, wider than the one below) and a p99 is interpolated inside the
+    # bucket its rank falls in: each run's p99 is known to about a bucket, the difference of two
+    # runs to two. The 10 % spans one; at the 17-28 ms p99 of quiet runs at loopback two buckets
+    # are 3-5 ms. From 50 ms up the 10 % is the larger of the two anyway.
     # n=100: with fewer requests the p99's rank (0.99 n) falls on the slowest request: the p99 of
     # an endpoint called once or a few times is one request's latency, not a percentile.
     ("p99:+10%:floor=5ms:n=100", "the p99 latency, of the total and of every endpoint, rose by at most 10 %"),
@@ -67,10 +67,11 @@ DEFAULTS = (  # (rule, what it asks)
     # and a scrape can land on a few arrivals not yet delivered: the committed runs that kept up
     # peaked at 2 to 8 messages.
     ("deepest_queue:+50%:floor=10", "the deepest work queue rose by at most 50 %"),
-    # floor=15s: the runner polls the drain every 2 s and it cannot end before a queue-depth sample
-    # scraped after the load, so a system with nothing left reads from one poll step to a scrape
-    # interval plus a step (2-6 s locally, 5 s scrapes; up to 16 s at the chart's 15 s): two reruns
-    # differ by a scrape interval, by two locally when a sample catches a message still in flight.
+    # floor=15s: the runner looks at the drain every 2 s (its draining step), and a drain ends no
+    # sooner than a queue-depth sample scraped after the load: a system with nothing left reads
+    # from one step to a scrape interval plus a step (2-6 s locally, scraping every 5 s, as the
+    # committed cases read; 2-16 s at the chart's 15 s). Two reruns differ by up to a scrape
+    # interval, locally by two when a sample catches a message still in flight: 15 s spans both.
     ("drain:+50%:floor=15s", "the drain took at most 50 % longer"),
     ("drained:kept", "a drain that finished still finishes"),
     ("lost_requests:0", "no accepted request lost, whatever the baseline"),
@@ -79,7 +80,6 @@ DEFAULTS = (  # (rule, what it asks)
 DEFAULT_THRESHOLDS = ",".join(rule for rule, _ in DEFAULTS)
 DEFAULTS_HELP = ("The default rules (--fail-on adds to them, and replaces those of the figures it names):\n"
                  + "".join(f"  {rule:<27}  {what}\n" for rule, what in DEFAULTS)
-                 + "A floor is not crossed by a smaller change; n: endpoints with fewer requests are not judged.\n"
                  + "Examples: --fail-on p99:+25% (a looser p99, every scope, same floor and n);\n"
                    "--fail-on p99{getUser}:off; --fail-on drain:+50%:floor=4s (a stricter drain);\n"
                    "--fail-on p99:250ms,restarts:off.\n")
