@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from elves.engine.compare import (BREACHED, INCOMPARABLE, PASSED, CompareError, baseline_checks, parse_thresholds,
-                                  summary_status, text_lines)
+from elves.engine.compare import (BREACHED, INCOMPARABLE, PASSED, CompareError, baseline_checks, html_section,
+                                  parse_thresholds, summary_status, text_lines)
 from elves.engine.runner import Intervals
 from elves.engine.units import parse_duration
 from elves.local.prometheus_config import SCRAPE_INTERVAL
@@ -63,6 +63,12 @@ def test_an_honest_rerun_passes_and_the_table_says_why(tmp_path):
     assert strict.returncode == 1
     assert [line.split(":")[0] for line in strict.stdout.splitlines() if line.startswith("CROSSED")] == [
         "CROSSED total deepest_queue", "CROSSED total drain", "CROSSED endpoint getUser p99"]
+
+
+def test_the_html_section_shows_an_endpoint_too_quiet_to_judge_apart_from_a_breach():
+    html = html_section(judged(*_honest_rerun()))
+    assert ("<td>p99:+10%:floor=5ms:n=100: too few requests to judge (n=1)</td><td><span class='muted'>not judged"
+            in html)
 
 
 def test_the_in_run_gate_passes_an_honest_rerun_with_the_same_floors():

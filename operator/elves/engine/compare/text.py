@@ -11,6 +11,8 @@ from elves.engine.compare.rules import Threshold, too_few_text
 from elves.engine.format import html_table, text_table
 
 HEADERS = ["run", "scope", "figure", "baseline", "new", "change", "rule", "result"]
+NOT_JUDGED = "not judged"
+RESULT_CLASS = {"ok": "ok", NOT_JUDGED: "muted"}  # the report's CSS class of a result; any other is bad
 FIGURE_COLUMNS = (3, 4, 5)
 
 
@@ -20,7 +22,7 @@ def _result(line: Line) -> str:
         return "MISSING" if "missing" in kinds else "CROSSED"
     if any(line.judged_by(t) for t in line.rules):
         return "ok"
-    return "not judged" if line.too_few else ""
+    return NOT_JUDGED if line.too_few else ""
 
 
 def _rules(line: Line) -> str:
@@ -55,7 +57,7 @@ def outcome_lines(comparison: Comparison) -> list[str]:
     if comparison.blind:
         return [_blind_text(comparison, t) for t in comparison.blind]
     rules = [t for t in comparison.thresholds if t.mode != "off"]
-    skipped = sum(1 for line in comparison.lines if _result(line) == "not judged")
+    skipped = sum(1 for line in comparison.lines if _result(line) == NOT_JUDGED)
     notes = [f"Not judged: {skipped} figure(s) of endpoints that made too few requests (the rule column says how"
              " many)."] if skipped else []
     if comparison.outcome == PASSED:
@@ -94,7 +96,7 @@ def text_lines(comparison: Comparison) -> list[str]:
 def html_section(comparison: Comparison, title: str = "Compared with the baseline") -> str:
     """An HTML section for a report page (the report's CSS classes)."""
     rows = [[escape(c) for c in cells[:-1]] +
-            [f"<span class='{'ok' if cells[-1] == 'ok' else 'bad'}'>{escape(cells[-1])}</span>" if cells[-1] else ""]
+            [f"<span class='{RESULT_CLASS.get(cells[-1], 'bad')}'>{escape(cells[-1])}</span>" if cells[-1] else ""]
             for cells in table_rows(comparison)]
     outcome = "".join(f"<p class='{'ok' if comparison.passed else 'bad'}'>{escape(line)}</p>"
                       for line in outcome_lines(comparison))
