@@ -37,7 +37,9 @@ class Line:
     too_few: dict[int, float] = field(default_factory=dict)  # id of a rule -> the requests short of its n
 
     def judged_by(self, threshold: Threshold) -> bool:
-        return threshold.mode != "off" and any(t is threshold for t in self.rules) and id(threshold) not in self.too_few
+        """Whether `threshold` watches this row and had what it needs to judge it."""
+        watches = threshold.mode != "off" and any(t is threshold for t in self.rules)
+        return watches and id(threshold) not in self.too_few
 
 
 @dataclass

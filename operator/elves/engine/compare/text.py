@@ -25,7 +25,7 @@ def _result(line: Line) -> str:
     return NOT_JUDGED if line.too_few else ""
 
 
-def _rules(line: Line) -> str:
+def _rule_cell(line: Line) -> str:
     """The rules watching a row, each with what stopped it judging the row, if anything."""
     return ", ".join(t.text + (f": {too_few_text(line.too_few[id(t)])}" if id(t) in line.too_few else "")
                      for t in line.rules)
@@ -33,7 +33,7 @@ def _rules(line: Line) -> str:
 
 def table_rows(comparison: Comparison) -> list[list[str]]:
     return [[line.row.run, line.row.scope, line.row.figure, format_value(line.row.kind, line.row.baseline),
-             format_value(line.row.kind, line.row.new), change_text(line.row), _rules(line), _result(line)]
+             format_value(line.row.kind, line.row.new), change_text(line.row), _rule_cell(line), _result(line)]
             for line in comparison.lines]
 
 
