@@ -22,8 +22,9 @@ readonly REPO_DIR
 readonly STOP_TIMEOUT="${ELVES_STOP_TIMEOUT:-120}"
 readonly ELVES="${REPO_DIR}/.venv/bin/elves"
 
-log() { echo "cleanup: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+readonly SCRIPT_NAME=cleanup
+# shellcheck source=tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 
 usage() {
   sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2

@@ -33,8 +33,9 @@ readonly VENV="${REPO_DIR}/.venv"
 readonly ELVES="${VENV}/bin/elves"
 BUILT_SERVICES=0  # set when this run rebuilt the jars
 
-log() { echo "deployments: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+readonly SCRIPT_NAME=deployments
+# shellcheck source=tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 
 usage() {
   sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2

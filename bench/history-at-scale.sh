@@ -21,7 +21,9 @@ WORK="$(mktemp -d)"
 readonly WORK
 trap 'rm -rf "${WORK}"' EXIT
 
-die() { echo "bench-history-at-scale: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=bench-history-at-scale
+# shellcheck source=../tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 rows() { "${PYTHON}" "${REPO_DIR}/bench/history_rows.py" "$@"; }
 
 cleanup() {

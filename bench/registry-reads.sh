@@ -40,7 +40,9 @@ WORK="$(mktemp -d)"
 readonly WORK
 trap 'rm -rf "${WORK}"' EXIT
 
-die() { echo "bench-registry-reads: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=bench-registry-reads
+# shellcheck source=../tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 
 cpu() { "${PYTHON}" "${REPO_DIR}/bench/proc_cpu.py"; }
 
