@@ -90,15 +90,9 @@ build_k6() {
   fi
 }
 
-supervisor_pid() {
-  local pid
-  pid="$(cat "${LOCAL_SUPERVISOR_PID_FILE}" 2>/dev/null)" || return 1
-  [[ -n ${pid} ]] && kill -0 "${pid}" 2>/dev/null && echo "${pid}"
-}
-
 start_supervisor() {
   local pid
-  if pid="$(supervisor_pid)"; then
+  if pid="$(local_supervisor_pid)"; then
     log "the local stack is already running (supervisor pid ${pid})"
     if [[ ${BUILT_SERVICES} == 1 ]]; then
       # Replicas run a copy of the jar they started with; roll them onto the new build.
