@@ -40,7 +40,7 @@ EXAMPLES = REPO / "loadtests" / "examples"
 FAULTS_LOADTEST = E2E_LOADTESTS / "faults.yaml"
 INSTALL_TIMEOUT_S = 1200
 LOADTEST_TIMEOUT_S = 900
-# The issue-11 examples' loads, shortened (their faults scaled with them) to fit the CI budget.
+# The kill-matrix and rolling-restart examples' loads, shortened (their faults scaled with them) to fit the CI budget.
 KILL_MATRIX_LOAD = "120s"
 # A rollout here takes a JVM start (40-90 s on the 2 busy cores) before the old pod goes, so
 # the three restarts are packed at the start of the load for every handover to happen under it.
