@@ -141,7 +141,7 @@ BROKEN_RULES = [
     pytest.param({"sweep": {"system.replicas.database": [1, 2]}},
                  "spec", "sweep keys are", id="sweep-unknown-key"),
     # An author could otherwise set the JWT secret, point the datasource elsewhere or load code
-    # into the JVM (issue 11, item 1).
+    # into the JVM: a LoadTest must not change who the system trusts.
     pytest.param({"system": {"env": {"gateway": {"ELVES_JWT_SECRET": "mine-mine-mine-mine-mine-mine-mine"}}}},
                  "spec.system.env", "env.gateway: only the gateway's tunables", id="env-jwt-secret"),
     pytest.param({"system": {"env": {"registry": {"SPRING_DATASOURCE_URL": "jdbc:postgresql://evil/x"}}}},

@@ -1,4 +1,4 @@
-"""Least power for the local mode's processes, shown on the running stack (issue 11: 3, 4, 12):
+"""Least power for the local mode's processes, shown on the running stack:
 the registry's API answers only callers holding the service key, every replica listens on
 loopback only and, when the stack runs as root, as an unprivileged user; the ingestor
 publishes its results on an AMQP connection of its own, apart from the one it consumes on."""
