@@ -15,6 +15,7 @@ from elves.engine.compare import Comparison, compare, parse_thresholds
 RESULTS = Path(__file__).resolve().parents[3] / "docs" / "results"
 ONE_RUN = RESULTS / "gate-p99-100ms" / "summary.json"  # five endpoints, three deployments, six queues, a ledger
 SWEEP = RESULTS / "memory" / "summary.json"  # three runs, one per memory limit
+BUSY = RESULTS / "users-ramp" / "summary.json"  # six endpoints of 388 to 3,499 requests: each one judged
 WORK_QUEUE = "elves.ingestor.data.in"
 
 

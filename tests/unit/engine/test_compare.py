@@ -45,13 +45,15 @@ def test_the_default_rules_catch_a_slower_p99_more_errors_and_anything_lost(know
     slower = write_summary(tmp_path / "slower", known, total={"p99": results.total.p99 * 1.2})
     assert elves_main(["compare", str(before), str(slower)]) == 1
     out = capsys.readouterr().out
-    assert "CROSSED total p99: 120ms -> 144ms (+20.0 %; rule p99:+10%: rises by at most 10 %)" in out
+    assert ("CROSSED total p99: 120ms -> 144ms (+20.0 %; rule p99:+10%:floor=5ms:n=100: rises by at most 10 % (or 5ms,"
+            " if more))") in out
     assert elves_main(["compare", str(before), str(slower), "--fail-on", "p99:+25%"]) == 0
     capsys.readouterr()
 
     worse = write_summary(tmp_path / "worse", known, total={"error_rate": results.total.error_rate + 0.006})
     breaches = compare_paths(before, worse).breaches
-    assert [(b.threshold.text, b.row.scope, b.row.figure) for b in breaches] == [("errors:+0.5pp", "total", "errors")]
+    assert [(b.threshold.text, b.row.scope, b.row.figure) for b in breaches] == [
+        ("errors:+0.5pp:n=200", "total", "errors")]
 
     lost = write_summary(tmp_path / "lost", known, ledger={"lost_requests": 2})
     crossed = {(b.threshold.text, b.row.figure) for b in compare_paths(before, lost).breaches}
@@ -66,10 +68,10 @@ def test_rules_with_selectors_ceilings_and_falls(known, tmp_path):
                           total={"rate": results.total.rate * 0.8})
     comparison = compare_paths(before, after, f"depth_max{{{QUEUE}}}:+50%,restarts:+2,rate:-10%,p99:5s")
     crossed = sorted((b.threshold.text, b.row.scope) for b in comparison.breaches)
-    assert crossed == [("deepest_queue:+50%", "total"), (f"depth_max{{{QUEUE}}}:+50%", f"queue {QUEUE}"),
+    assert crossed == [("deepest_queue:+50%:floor=10", "total"), (f"depth_max{{{QUEUE}}}:+50%", f"queue {QUEUE}"),
                        ("rate:-10%", "total"), ("restarts:+2", "deployment ingestor")]
     nowhere = compare_paths(before, after, "p99{nowhere}:+1%")
-    assert [t.text for t in nowhere.blind] == ["p99{nowhere}:+1%"] and nowhere.outcome == INCOMPARABLE
+    assert [t.text for t in nowhere.blind] == ["p99{nowhere}:+1%:floor=5ms:n=100"] and nowhere.outcome == INCOMPARABLE
 
 
 def test_every_run_of_a_sweep_is_compared_with_its_counterpart(known, tmp_path):
@@ -102,10 +104,11 @@ def test_baseline_checks_turn_each_rule_into_a_verdict_check(known, tmp_path):
     baseline = json.loads((write_summary(tmp_path / "before", known) / SUMMARY).read_text())
     slower = results.model_copy(update={"total": results.total.model_copy(update={"p99": 0.2})})
     checks = {c.name: c for c in baseline_checks(baseline, "before", slower, "p99:+10%,lost:0,p99{nowhere}:+1%")}
-    assert not checks["baseline p99:+10%"].ok and checks["baseline p99:+10%"].observed == 0.2
-    assert checks["baseline p99:+10%"].detail == "total p99: 120ms in before, 200ms now (+66.7 %)"
+    p99 = checks["baseline p99:+10%:floor=5ms:n=100"]  # the user's rule keeps the default's floor and n
+    assert not p99.ok and p99.observed == 0.2
+    assert p99.detail == "total p99: 120ms in before, 200ms now (+66.7 %)"
     assert checks["baseline lost:0"].ok
-    assert not checks["baseline p99{nowhere}:+1%"].ok  # a gate that cannot look does not pass
+    assert not checks["baseline p99{nowhere}:+1%:floor=5ms:n=100"].ok  # a gate that cannot look does not pass
     assert all(c.ok for c in baseline_checks(baseline, "before", results))
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from elves.engine.compare import (BREACHED, INCOMPARABLE, PASSED, baseline_checks, compare_paths, summary_status,
                                   text_lines)
-from summary_testkit import SWEEP, breaches, committed, judged, pair, results, run, write
+from summary_testkit import BUSY, SWEEP, breaches, committed, judged, pair, results, run, write
 
 ELVES = Path(sys.executable).parent / "elves"
 
@@ -72,16 +72,18 @@ def test_a_p99_the_new_run_lacks_is_missing():
     baseline, new = pair()
     del results(new)["total"]["p99"]
     comparison = judged(baseline, new)
-    assert breaches(comparison) == [("p99:+10%", "total", "p99", "missing")]
-    assert "MISSING total p99: 21ms in the baseline, none in the new run (rule p99:+10%)" in text_lines(comparison)
+    assert breaches(comparison) == [("p99:+10%:floor=5ms:n=100", "total", "p99", "missing")]
+    assert ("MISSING total p99: 21ms in the baseline, none in the new run (rule p99:+10%:floor=5ms:n=100)"
+            in text_lines(comparison))
 
 
 def test_a_p99_that_is_nan_is_missing(tmp_path):
-    baseline, new = pair()
+    baseline, new = pair(BUSY)
     results(new)["endpoints"]["getData"]["p99"] = math.nan  # json writes NaN, as a division by no request gives
     before, after = write(tmp_path / "before", baseline), write(tmp_path / "after", new)
     assert "NaN" in (after / "summary.json").read_text()
-    assert breaches(compare_paths(before, after)) == [("p99:+10%", "endpoint getData", "p99", "missing")]
+    assert breaches(compare_paths(before, after)) == [
+        ("p99:+10%:floor=5ms:n=100", "endpoint getData", "p99", "missing")]
 
 
 def test_a_ledger_the_new_run_lacks_is_missing():
@@ -102,15 +104,17 @@ def test_queues_the_new_run_did_not_measure_are_missing():
     baseline, new = pair()
     results(new)["queues"] = {}  # RabbitMQ was not scraped
     found = breaches(judged(baseline, new))
-    assert ("deepest_queue:+50%", "total", "deepest_queue", "missing") in found
+    assert ("deepest_queue:+50%:floor=10", "total", "deepest_queue", "missing") in found
     assert {b[1] for b in found if b[2] == "present"} == {f"queue {q}" for q in results(baseline)["queues"]}
 
 
 def test_a_rule_of_the_users_that_watches_nothing_is_nothing_to_compare():
     baseline, new = pair()
     comparison = judged(baseline, new, "p99{getdata}:+5%")  # the endpoint is getData
-    assert comparison.outcome == INCOMPARABLE and [t.text for t in comparison.blind] == ["p99{getdata}:+5%"]
-    assert "Nothing to compare for rule p99{getdata}:+5%" in text_lines(comparison)[-1]
+    assert comparison.outcome == INCOMPARABLE
+    assert [t.text for t in comparison.blind] == ["p99{getdata}:+5%:floor=5ms:n=100"]
+    assert "Nothing to compare for rule p99{getdata}:+5%:floor=5ms:n=100: it watches no figure" in \
+        text_lines(comparison)[-1]
 
 
 def test_elves_compare_exits_0_1_and_2(tmp_path):
@@ -149,13 +153,13 @@ def test_the_in_run_gate_passes_a_run_as_good_as_its_baseline_and_leaves_the_ver
 
 
 def test_the_in_run_gate_fails_on_a_missing_p99_and_a_missing_ledger():
-    baseline, new = pair()
+    baseline, new = pair(BUSY)
     del results(new)["endpoints"]["getData"]["p99"]
     results(new)["ledger"] = None
     failed = {c.name: c for c in baseline_checks(baseline, "before", _results(new)) if not c.ok}
-    assert set(failed) == {"baseline p99:+10%", "baseline duplicates:+0", "baseline lost_requests:0",
+    assert set(failed) == {"baseline p99:+10%:floor=5ms:n=100", "baseline duplicates:+0", "baseline lost_requests:0",
                            "baseline lost_logs:0"}
-    assert failed["baseline p99:+10%"].detail == "endpoint getData p99: 21ms in before, missing now"
+    assert failed["baseline p99:+10%:floor=5ms:n=100"].detail == "endpoint getData p99: 19ms in before, missing now"
     assert failed["baseline lost_requests:0"].observed is None
 
 
@@ -167,12 +171,13 @@ def test_the_in_run_gate_with_a_baseline_that_has_no_runs_fails():
 
 
 def test_the_in_run_gate_names_the_first_breach_and_counts_the_rest():
-    baseline, new = pair()
+    baseline, new = pair(BUSY)
     for name in ("getData", "getStatus", "getHistory"):
         results(new)["endpoints"][name]["p99"] *= 2
     check = next(c for c in baseline_checks(baseline, "before", _results(new), "p99{total}:off") if not c.ok)
-    assert check.name == "baseline p99:+10%" and check.target == "rises by at most 10 % against before"
-    assert check.detail == "endpoint getData p99: 21ms in before, 41ms now (+100.0 %); 2 more"
+    assert check.name == "baseline p99:+10%:floor=5ms:n=100"
+    assert check.target == "rises by at most 10 % (or 5ms, if more) against before"
+    assert check.detail == "endpoint getData p99: 19ms in before, 38ms now (+100.0 %); 2 more"
     assert judged(baseline, new).outcome == BREACHED and judged(baseline, baseline).outcome == PASSED
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from elves.engine.compare.figures import VERDICT, Row, change_text, format_value, rows, run_figures
-from elves.engine.compare.rules import Threshold, parse_thresholds, watching
+from elves.engine.compare.rules import Threshold, parse_thresholds, too_few_text, watching
 from elves.engine.compare.summaries import RunView, Side, load_summary, side, summary_label, summary_status
 from elves.engine.status import Check, RunResults
 
@@ -34,6 +34,12 @@ class Line:
     row: Row
     rules: list[Threshold]
     breaches: list[Breach]
+    too_few: dict[int, float] = field(default_factory=dict)  # id of a rule -> the requests short of its n
+
+    def judged_by(self, threshold: Threshold) -> bool:
+        """Whether `threshold` watches this row and had what it needs to judge it."""
+        watches = threshold.mode != "off" and any(t is threshold for t in self.rules)
+        return watches and id(threshold) not in self.too_few
 
 
 @dataclass
@@ -61,8 +67,10 @@ class Comparison:
 
     @property
     def blind(self) -> list[Threshold]:
-        """Rules the user wrote that watch nothing: a gate the user asked for cannot look."""
-        return [t for t in self.unmatched if t.given]
+        """Rules the user wrote that judge nothing (no figure, or endpoints with too few requests):
+        a gate the user asked for cannot look."""
+        return [t for t in self.thresholds
+                if t.given and t.mode != "off" and not any(line.judged_by(t) for line in self.lines)]
 
     @property
     def outcome(self) -> int:
@@ -99,8 +107,10 @@ def compare_runs(before: Side, after: Side, thresholds: list[Threshold]) -> Comp
     for b, a in zip(before.runs, after.runs):
         for row in rows(b.label, run_figures(b.results, b.verdict), run_figures(a.results, a.verdict)):
             rules = watching(thresholds, row)
-            breaches = [Breach(t, row, kind) for t in rules if (kind := t.judge(row)) is not None]
-            comparison.lines.append(Line(row, rules, breaches))
+            too_few = {id(t): n for t in rules if (n := t.too_few(row)) is not None}
+            breaches = [Breach(t, row, kind) for t in rules
+                        if id(t) not in too_few and (kind := t.judge(row)) is not None]
+            comparison.lines.append(Line(row, rules, breaches, too_few))
     comparison.notes += [f"rule {t.text} watches no figure of either run" for t in comparison.unmatched if not t.given]
     return comparison
 
@@ -141,12 +151,16 @@ def baseline_checks(baseline: dict[str, Any], name: str, results: RunResults, fa
     comparison = compare_runs(before, Side("this run", [RunView("", {}, results, None)]), thresholds)
     checks = []
     for threshold in (t for t in thresholds if t.mode != "off"):
-        watched = [line.row for line in comparison.lines if any(t is threshold for t in line.rules)]
+        watched = [line.row for line in comparison.lines if line.judged_by(threshold)]
+        skipped = [line for line in comparison.lines if id(threshold) in line.too_few]
         if not watched and not threshold.given:
             continue  # a default rule for a figure neither run has: nothing can have got worse
         crossed = [b for b in comparison.breaches if b.threshold is threshold]
         shown = crossed[0].row if crossed else (watched or [None])[0]
-        if shown is None:
+        if shown is None and skipped:
+            detail = "; ".join(f"{line.row.scope} {line.row.figure}: {too_few_text(line.too_few[id(threshold)])}"
+                               for line in skipped)
+        elif shown is None:
             detail = f"no such figure in {name} or this run"
         else:
             now = ("missing now" if shown.missing else

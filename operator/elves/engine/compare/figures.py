@@ -8,21 +8,23 @@ is no figure: the row then has it on one side only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from elves.engine.format import is_known, value_text
 from elves.engine.status import RunResults, Verdict
 from elves.engine.summary import deepest
 
-TOTAL, LEDGER = "total", "ledger"
-SCOPE_ORDER = (TOTAL, "endpoint", "queue", "deployment", LEDGER)
+TOTAL, ENDPOINT, LEDGER = "total", "endpoint", "ledger"
+SCOPE_ORDER = (TOTAL, ENDPOINT, "queue", "deployment", LEDGER)
+
+VERDICT, PRESENT, REQUESTS = "verdict", "present", "requests"
 
 # Figure name -> (kind, how to read it from the scope's result). Kinds: seconds, fraction
 # (0..1), rate (per second), bytes, count, flag (1 yes, 0 no), verdict (1 Passed, 0 Failed).
 Reader = Callable[[Any], Any]
 ENDPOINT_FIGURES: dict[str, tuple[str, Reader]] = {
-    "requests": ("count", lambda e: e.requests), "rate": ("rate", lambda e: e.rate),
+    REQUESTS: ("count", lambda e: e.requests), "rate": ("rate", lambda e: e.rate),
     "errors": ("fraction", lambda e: e.error_rate), "p50": ("seconds", lambda e: e.p50),
     "p90": ("seconds", lambda e: e.p90), "p95": ("seconds", lambda e: e.p95), "p99": ("seconds", lambda e: e.p99),
     "mean": ("seconds", lambda e: e.mean), "timeouts": ("count", lambda e: e.timeouts),
@@ -49,7 +51,6 @@ LEDGER_FIGURES: dict[str, tuple[str, Reader]] = {
     "lost_requests": ("count", lambda led: led.lost_requests), "lost_logs": ("count", lambda led: led.lost_logs),
     "duplicates": ("count", lambda led: led.duplicates),
 }
-VERDICT, PRESENT = "verdict", "present"
 YES_NO = ("flag", "verdict")  # the kinds a rule can only keep (or turn off)
 FIGURES: dict[str, str] = {  # every figure's kind, for the rules
     VERDICT: "verdict", PRESENT: "flag",
@@ -68,6 +69,13 @@ class Row:
     kind: str
     baseline: float | None
     new: float | None
+    # The requests the row's endpoint made in each run (None elsewhere): a rule judges an
+    # endpoint's figures only when both runs made enough of them.
+    requests: tuple[float | None, float | None] = (None, None)
+
+    @property
+    def endpoint(self) -> bool:
+        return self.scope.startswith(ENDPOINT + " ")
 
     @property
     def selector(self) -> str:
@@ -106,7 +114,7 @@ def run_figures(results: RunResults | None, verdict: Verdict | None) -> Figures:
     add(TOTAL, ENDPOINT_FIGURES, results.total)
     add(TOTAL, RUN_FIGURES, results)
     for name, endpoint in results.endpoints.items():
-        add(f"endpoint {name}", ENDPOINT_FIGURES, endpoint, present=True)
+        add(f"{ENDPOINT} {name}", ENDPOINT_FIGURES, endpoint, present=True)
     for name, queue in results.queues.items():
         add(f"queue {name}", QUEUE_FIGURES, queue, present=True)
     for name, deployment in results.deployments.items():
@@ -126,8 +134,16 @@ def rows(label: str, baseline: Figures, new: Figures) -> list[Row]:
     for scope, figure in keys:
         before, after = baseline.get((scope, figure)), new.get((scope, figure))
         kind = (before or after)[0]  # type: ignore[index] - every key is in one of the two
-        result.append(Row(label, scope, figure, kind, before[1] if before else None, after[1] if after else None))
+        row = Row(label, scope, figure, kind, before[1] if before else None, after[1] if after else None)
+        if row.endpoint:
+            row = replace(row, requests=(_value(baseline, scope, REQUESTS), _value(new, scope, REQUESTS)))
+        result.append(row)
     return result
+
+
+def _value(figures: Figures, scope: str, figure: str) -> float | None:
+    found = figures.get((scope, figure))
+    return found[1] if found else None
 
 
 def format_value(kind: str, value: float | None) -> str:
