@@ -149,7 +149,7 @@ def bottleneck(result: CaseResult) -> Answer:
     if top is None:
         return Answer("Unknown", "no queue depth was measured.")
     depths = ", ".join(f"{q.removeprefix('elves.')} {r.queues[q].max:g}" for q in expect
-                       if q in r.queues and r.queues[q].max is not None)
+                       if q in r.queues and r.queues[q].max is not None) or "(not measured)"
     if top[0] in expect and top[1] > 0:
         return Answer("Yes", f"the deepest queue was {top[0].removeprefix('elves.')} ({top[1]:g}); the registry's"
                              f" queues: {depths}.")

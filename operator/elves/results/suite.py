@@ -210,6 +210,11 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
         for name in (SUMMARY, SERIES):
             if (made[-1] / name).exists():
                 shutil.copyfile(made[-1] / name, target / name)
+        summary = json.loads((target / SUMMARY).read_text(encoding="utf-8"))
+        report = (summary.get("status") or {}).get("report") or {}
+        if report.get("path"):  # the committed copy names no machine's layout either
+            report["path"] = repo_relative(Path(report["path"]))
+            (target / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     else:
         record["report"] = None  # a harness error before any report: run.json says so
     (target / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
