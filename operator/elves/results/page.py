@@ -1,9 +1,11 @@
 """The results page: docs/results.md and its HTML twin (with the key plots), written from the
 committed summaries alone (`elves results-page`), so it can be rebuilt without running anything.
 
-Each case of the study sits beside what Elves saw: the rate asked and achieved, p50 / p95 /
-p99, failures, the deepest point of each work queue, restarts and OOM kills, replicas over
-time, lost requests and logs, the drain, and one sentence answering the case's question.
+Each case of the study sits beside what Elves saw: the load asked and sent (counted in one
+unit), p50 / p95 / p99, failures, the deepest point of each work queue, restarts and OOM
+kills, replicas over time, lost requests and logs, logs stored beyond those expected,
+duplicates, the drain, how busy the machine was, and the answer to the case's question
+(results/answers.py).
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from elves.results.figures import (MACHINE_FILE, CaseResult, read_json, asked_te
 from elves.results.quiet import BUSY_LOAD_PER_CORE, busy_reason
 from elves.results.study import GROUPS, StudyError, load_study
 
-ERRORS_OK = 0.01
 
 
 def busy(load: float, cores: int) -> str:
