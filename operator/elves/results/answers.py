@@ -27,6 +27,8 @@ ERRORS_OK = 0.01
 OFFERED_SHARE = 0.9
 # A rate at least this many times the one at as many workers as cores: it kept growing past the cores.
 STILL_GROWING = 1.10
+# A drain longer than this after a breakpoint ramp: the work behind the HTTP answers fell behind.
+FELL_BEHIND_DRAIN_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -224,7 +226,7 @@ def breakpoint_found(result: CaseResult) -> Answer:
     peak = format_rate(asked_rate(result.test, run))
     held = f"no objective broke up to the planned peak of {peak} (p99 {format_seconds(r.total.p99)}, " \
            f"{percent_text(r.total.error_rate)} failed)"
-    if top is not None and (not r.drain_completed or (r.drain_seconds or 0) > 30):
+    if top is not None and (not r.drain_completed or (r.drain_seconds or 0) > FELL_BEHIND_DRAIN_SECONDS):
         return Answer("Not found", f"{held}, but the work fell behind: {top[0].removeprefix('elves.')} piled up to"
                                    f" {top[1]:g} and took {drain_text(r)} to drain after the load; its objectives"
                                    f" watch the HTTP answers, not the work behind them.")

@@ -225,11 +225,12 @@ def landed(test: LoadTest | None, run: RunStatus) -> list[Landed]:
     out = []
     for event in run.faults:
         spec = faults[event.index] if event.index < len(faults) else None
-        effect: float | None = event.at
+        fired = (event.fired_at - run.load_started_at).total_seconds() if run.load_started_at else event.at
+        effect: float | None = fired
         if spec is not None and spec.scale is not None and spec.scale.deployment in r.deployments:
-            effect = _replicas_changed(r, spec.scale.deployment, spec.scale.replicas, event.at)
+            effect = _replicas_changed(r, spec.scale.deployment, spec.scale.replicas, fired)
         elif spec is not None and spec.pause is not None:
-            effect = event.at + spec.pause.for_.seconds
+            effect = fired + spec.pause.for_.seconds
         out.append(Landed(event.label or event.action, event.at, effect, r.load_seconds))
     return out
 
