@@ -22,6 +22,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.test.context.bean.override.mockito.MockitoBean;
 import org.springframework.test.web.servlet.MockMvc;
 
+import static org.hamcrest.Matchers.containsString;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyMap;
 import static org.mockito.ArgumentMatchers.eq;
@@ -148,6 +149,11 @@ class ReadControllersTest {
 		this.mvc.perform(get("/api/v1/history?all=maybe").header("Authorization", TestTokens.bearer("alice")))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("all"));
+		this.mvc.perform(get("/api/v1/history?all=true&page=100").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("page"))
+			.andExpect(jsonPath("$.error").value(containsString("the first 10000 rows")));
+		verifyNoInteractions(this.registry);
 	}
 
 	@Test

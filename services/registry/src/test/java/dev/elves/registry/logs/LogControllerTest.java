@@ -77,6 +77,11 @@ class LogControllerTest {
 		this.mvc.perform(get("/api/v1/logs?user=a&all=true&page=-1"))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("page"));
+		// A page past the first 10,000 rows would make PostgreSQL read and drop every row before it.
+		this.mvc.perform(get("/api/v1/logs?user=a&all=true&page=2000000000&size=500"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("page"))
+			.andExpect(jsonPath("$.error").value("page: pages reach only the first 10000 rows; with size 500 the last page is 19"));
 		verifyNoInteractions(this.queries);
 	}
 
