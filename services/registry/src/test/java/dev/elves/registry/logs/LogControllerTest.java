@@ -81,7 +81,8 @@ class LogControllerTest {
 		this.mvc.perform(get("/api/v1/logs?user=a&all=true&page=2000000000&size=500"))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("page"))
-			.andExpect(jsonPath("$.error").value("page: pages reach only the first 10000 rows; with size 500 the last page is 19"));
+			.andExpect(jsonPath("$.error")
+				.value("page: pages reach only the first 10000 rows; with size 500 the last page is 19"));
 		verifyNoInteractions(this.queries);
 	}
 
