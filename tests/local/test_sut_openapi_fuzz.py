@@ -23,8 +23,12 @@ def fuzz(document_url: str, credential: dict[str, str], operations: int, cases_p
     calls: Counter[int] = Counter()
     wrong: list[str] = []
 
+    replaced = {name.lower() for name in credential}
+
     def check(case) -> None:
-        response = case.call(headers={**(case.headers or {}), **credential}, timeout=HTTP_TIMEOUT_SECONDS)
+        # A generated header of the credential's name (any case) would be sent beside ours.
+        generated = {name: value for name, value in (case.headers or {}).items() if name.lower() not in replaced}
+        response = case.call(headers={**generated, **credential}, timeout=HTTP_TIMEOUT_SECONDS)
         calls[response.status_code] += 1
         described = f"{case.method} {case.formatted_path} {case.query} {str(case.body)[:120]} -> {response.status_code}"
         if response.status_code >= 500:

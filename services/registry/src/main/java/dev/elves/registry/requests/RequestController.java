@@ -6,6 +6,7 @@ import java.time.LocalTime;
 import java.util.UUID;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import dev.elves.registry.web.StoredText;
 import dev.elves.web.NotFoundException;
 
 import org.springframework.http.MediaType;
@@ -36,6 +37,7 @@ class RequestController {
 
 	@GetMapping("/api/v1/requests/{id}")
 	RequestStatus status(@PathVariable UUID id, @RequestParam(required = false) String user) {
+		StoredText.check("user", user);
 		return this.jdbc.query("""
 				SELECT id, status, user_id, radar, day, start_time, end_time, error, updated FROM requests
 				WHERE id = ? AND (?::text IS NULL OR user_id = ?)
@@ -50,6 +52,7 @@ class RequestController {
 
 	@GetMapping("/api/v1/plots/{id}")
 	ResponseEntity<byte[]> plot(@PathVariable UUID id, @RequestParam(required = false) String user) {
+		StoredText.check("user", user);
 		return this.jdbc.query("""
 				SELECT p.png FROM plots p JOIN requests r ON r.id = p.request_id
 				WHERE p.request_id = ? AND (?::text IS NULL OR r.user_id = ?)

@@ -3,6 +3,7 @@ package dev.elves.registry.users;
 import java.time.Instant;
 
 import dev.elves.registry.web.Page;
+import dev.elves.registry.web.StoredText;
 import dev.elves.web.NotFoundException;
 import dev.elves.web.Paging;
 
@@ -31,7 +32,7 @@ class UserController {
 
 	@GetMapping("/api/v1/users/{id}")
 	User getUser(@PathVariable String id) {
-		return this.jdbc.query("SELECT id, first_seen FROM users WHERE id = ?", USER, id)
+		return this.jdbc.query("SELECT id, first_seen FROM users WHERE id = ?", USER, StoredText.check("id", id))
 			.stream()
 			.findFirst()
 			.orElseThrow(() -> new NotFoundException("id", "no user " + id + " (none of their activities is stored)"));

@@ -62,12 +62,21 @@ class LogControllerTest {
 		this.mvc.perform(post("/api/v1/logs").contentType(MediaType.APPLICATION_JSON).content("{\"userId\":[]}"))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("body"));
+		// PostgreSQL's text cannot hold NUL: the caller's mistake, not the database away.
+		this.mvc
+			.perform(post("/api/v1/logs").contentType(MediaType.APPLICATION_JSON).content("{\"userId\":\"a\\u0000b\"}"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("userId"))
+			.andExpect(jsonPath("$.error").value("userId: must not contain the NUL character (\\u0000)"));
 		verifyNoInteractions(this.store);
 	}
 
 	@Test
 	void getAppLogChecksItsParameters() throws Exception {
 		this.mvc.perform(get("/api/v1/logs")).andExpect(status().isBadRequest()).andExpect(jsonPath("$.field").value("user"));
+		this.mvc.perform(get("/api/v1/logs").param("user", "a\u0000b"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("user"));
 		this.mvc.perform(get("/api/v1/logs?user=a&limit=0"))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("limit"));
