@@ -1,13 +1,15 @@
 """The gateway and the registry fuzzed from their own OpenAPI documents (schemathesis): at
 least 1,000 generated calls each, valid and invalid (positive and negative generation) over
 every operation, with a valid credential (an admin token; the service key). No answer is a
-5xx, and every 4xx is our JSON error that says what is wrong."""
+5xx or a 401 (the credential holds for every generated call), and every 4xx is our JSON error
+that says what is wrong."""
 
 from collections import Counter
 
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
+from schemathesis.config import SchemathesisConfig
 
 from elves.engine.ledger import SERVICE_KEY_HEADER
 from sut_helpers import HTTP_TIMEOUT_SECONDS, unique
@@ -18,20 +20,20 @@ MIN_CASES = 1000
 def fuzz(document_url: str, credential: dict[str, str], operations: int, cases_per_operation: int) -> None:
     """Every operation of the document at `document_url`, half positive and half negative cases,
     each sent with `credential`; fails listing the 5xx answers and the 4xx without an error."""
-    schema = schemathesis.openapi.from_url(document_url, wait_for_schema=HTTP_TIMEOUT_SECONDS, headers=credential,
-                                           timeout=HTTP_TIMEOUT_SECONDS)
+    # Left to itself, schemathesis generates the credential as a parameter too and, in negative
+    # cases, drops it: a fifth of the calls were then 401s that never reached the parameters.
+    config = SchemathesisConfig.discover()
+    config.projects.default.generation.update(with_security_parameters=False)
+    schema = schemathesis.openapi.from_url(document_url, config=config, wait_for_schema=HTTP_TIMEOUT_SECONDS,
+                                           headers=credential, timeout=HTTP_TIMEOUT_SECONDS)
     calls: Counter[int] = Counter()
     wrong: list[str] = []
 
-    replaced = {name.lower() for name in credential}
-
     def check(case) -> None:
-        # A generated header of the credential's name (any case) would be sent beside ours.
-        generated = {name: value for name, value in (case.headers or {}).items() if name.lower() not in replaced}
-        response = case.call(headers={**generated, **credential}, timeout=HTTP_TIMEOUT_SECONDS)
+        response = case.call(headers={**(case.headers or {}), **credential}, timeout=HTTP_TIMEOUT_SECONDS)
         calls[response.status_code] += 1
         described = f"{case.method} {case.formatted_path} {case.query} {str(case.body)[:120]} -> {response.status_code}"
-        if response.status_code >= 500:
+        if response.status_code >= 500 or response.status_code == 401:
             wrong.append(f"{described}: {response.text[:200]}")
         elif response.status_code >= 400:
             try:
