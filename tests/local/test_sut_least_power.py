@@ -1,6 +1,5 @@
-"""Least power for the local mode's processes, shown on the running stack (issue 11: 3, 4, 12):
-the registry's API answers only callers holding the service key, however the path is spelt
-(and the gateway's only callers with a token, its admin call only admins), every replica listens on
+"""Least power for the local mode's processes, shown on the running stack:
+the registry's API answers only callers holding the service key, every replica listens on
 loopback only and, when the stack runs as root, as an unprivileged user; the ingestor
 publishes its results on an AMQP connection of its own, apart from the one it consumes on."""
 
@@ -72,8 +71,9 @@ def test_the_registry_answers_only_callers_with_the_service_key(local_stack):
     assert without.json()["field"] == wrong.json()["field"] == SERVICE_KEY_HEADER, (without.text, wrong.text)
 
 
-# Spellings of an API path that a raw-path test does not see as /api/ but the router may match
-# (decoded, `;` parameters removed) or the web server may normalise (`.`, `..`, `//`).
+# The key (and the gateway's token, and its admin rule) hold however a path is spelt: these
+# spellings of an API path are not /api/ to a raw-path test, but the router may match them
+# (decoded, `;` parameters removed) or the web server normalise them (`.`, `..`, `//`).
 SPELLINGS = {
     "encoded letters": "/%61pi/v1/{}",
     "all letters encoded": "/%61%70%69/v1/{}",
