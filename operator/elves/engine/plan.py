@@ -20,6 +20,7 @@ from typing import Any
 
 from elves.constants import LOCAL_TEST_NAMESPACE
 from elves.engine.models import FaultAction, Load, LoadTest, LoadTestSpec, System, set_path
+from elves.engine.platform import Script, ScriptConfigMap, ScriptFile
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.units import k6_duration
 
@@ -75,7 +76,7 @@ class RunPlan:
     index: int
     test_id: str
     point: SweepPoint
-    script: str
+    script: Script
     scenarios: dict[str, Any]
     faults: list[PlannedFault]
     duration_seconds: float
@@ -325,17 +326,17 @@ def scenarios_dir() -> Path:
     return Path(override) if override else Path(__file__).resolve().parents[3] / "loadtests" / "scenarios"
 
 
-def script_location(load: Load, source_dir: Path | None = None) -> str:
-    """What the platform runs: a file path, or `configmap:<name>/<file>` on a cluster."""
+def script_location(load: Load, source_dir: Path | None = None) -> Script:
+    """What the platform runs: a file (a built-in scenario, a script path), or a ConfigMap on a cluster."""
     if load.scenario is not None:
-        return str(scenarios_dir() / f"{load.scenario}.js")
+        return ScriptFile(str(scenarios_dir() / f"{load.scenario}.js"))
     assert load.script is not None  # the model requires one of them
     if load.script.config_map is not None:
-        return f"configmap:{load.script.config_map.name}/{load.script.config_map.file}"
+        return ScriptConfigMap(load.script.config_map.name, load.script.config_map.file)
     path = Path(load.script.path or "")
     if not path.is_absolute() and source_dir is not None:
         path = source_dir / path
-    return str(path)
+    return ScriptFile(str(path))
 
 
 def plan_runs(test: LoadTest, source_dir: Path | None = None) -> list[RunPlan]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from elves.engine import plan
+from elves.engine.platform import ScriptConfigMap, ScriptFile
 from elves.engine.units import parse_duration
 
 
@@ -179,12 +180,12 @@ def test_fault_schedule_is_sorted_by_time_then_order(make_loadtest):
 
 def test_script_locations(make_loadtest, tmp_path):
     builtin = make_loadtest().spec.load
-    assert plan.script_location(builtin).endswith("loadtests/scenarios/system-mix.js")
+    assert plan.script_location(builtin).path.endswith("loadtests/scenarios/system-mix.js")
     custom = make_loadtest(load={"script": {"path": "my.js"}, "rate": "1/s", "duration": "1m"}).spec.load
-    assert plan.script_location(custom, tmp_path) == str(tmp_path / "my.js")
+    assert plan.script_location(custom, tmp_path) == ScriptFile(str(tmp_path / "my.js"))
     cm = make_loadtest(load={"script": {"configMap": {"name": "scripts", "file": "my.tar"}},
                              "rate": "1/s", "duration": "1m"}).spec.load
-    assert plan.script_location(cm) == "configmap:scripts/my.tar"
+    assert plan.script_location(cm) == ScriptConfigMap("scripts", "my.tar")
 
 
 def test_a_run_plan_carries_test_id_scenarios_and_script(make_loadtest):
@@ -192,7 +193,7 @@ def test_a_run_plan_carries_test_id_scenarios_and_script(make_loadtest):
     assert run.test_id == "local/unit/0"
     assert run.scenarios["getData"]["exec"] == "getData"
     assert run.duration_seconds == parse_duration("2m")
-    assert Path(run.script).name == "system-mix.js"
+    assert Path(run.script.path).name == "system-mix.js"
 
 
 def test_a_workers_by_clients_grid_sweeps_load_users_and_rate(make_loadtest):
