@@ -8,6 +8,7 @@ import pytest
 
 from elves.engine import plan
 from elves.engine.platform import ScriptConfigMap, ScriptFile
+from elves.engine.scenarios import MIN_PREALLOCATED_VUS, STALL_ALLOWANCE_SECONDS
 from elves.engine.units import parse_duration
 
 
@@ -76,7 +77,7 @@ def test_vus_cover_the_rate_through_a_stall(make_loadtest):
     rate = per_second(scenario)
     assert rate == pytest.approx(266.67, rel=0.005)
     # Enough VUs for every iteration that starts while the system stalls for the allowance.
-    assert scenario["preAllocatedVUs"] >= rate * plan.STALL_ALLOWANCE_SECONDS
+    assert scenario["preAllocatedVUs"] >= rate * STALL_ALLOWANCE_SECONDS
     assert scenario["maxVUs"] > scenario["preAllocatedVUs"]
     assert scenario["timeUnit"] == "1s"
 
@@ -84,7 +85,7 @@ def test_vus_cover_the_rate_through_a_stall(make_loadtest):
 def test_a_small_rate_still_gets_a_working_pool(make_loadtest):
     load = make_loadtest(load={"scenario": "ingestor", "rate": "1/h", "duration": "1m", "mix": {"getData": 1}}).spec.load
     (scenario,) = plan.k6_scenarios(load).values()
-    assert scenario["preAllocatedVUs"] == plan.MIN_PREALLOCATED_VUS
+    assert scenario["preAllocatedVUs"] == MIN_PREALLOCATED_VUS
     assert (scenario["rate"], scenario["timeUnit"]) == (1, "1h")
 
 
@@ -107,7 +108,7 @@ def test_stages_become_ramping_arrival_rate_held_to_the_duration(make_loadtest):
     assert [(s["duration"], s["target"] / unit) for s in scenario["stages"]] == [
         ("60s", 0.5), ("480s", 2.0), ("60s", 2.0)]
     # Pre-allocated for the peak, not for the first stage.
-    assert scenario["preAllocatedVUs"] >= 2.0 * plan.STALL_ALLOWANCE_SECONDS
+    assert scenario["preAllocatedVUs"] >= 2.0 * STALL_ALLOWANCE_SECONDS
 
 
 @pytest.mark.parametrize("profile", ["warmup", "spike", "endurance", "breakpoint"])
