@@ -21,7 +21,7 @@ from typing import Any
 
 from elves.constants import LOCAL_TEST_NAMESPACE
 from elves.engine.models import FaultAction, Load, LoadTest, LoadTestSpec, System, set_path
-from elves.engine.platform import Script, ScriptConfigMap, ScriptFile
+from elves.engine.platform import RunScript, ScriptConfigMap, ScriptFile
 from elves.engine.scenarios import BUILTIN_SCENARIOS, CUSTOM_ITERATION_SECONDS, FLAT_RATE_EXECUTOR, time_unit, vus_for
 from elves.engine.units import k6_duration
 
@@ -64,7 +64,7 @@ class RunPlan:
     index: int
     test_id: str
     point: SweepPoint
-    script: Script
+    script: RunScript
     scenarios: dict[str, Any]
     faults: list[PlannedFault]
     duration_seconds: float
@@ -299,7 +299,7 @@ def scenarios_dir() -> Path:
     return Path(override) if override else Path(__file__).resolve().parents[3] / "loadtests" / "scenarios"
 
 
-def script_location(load: Load, source_dir: Path | None = None) -> Script:
+def script_location(load: Load, source_dir: Path | None = None) -> RunScript:
     """What the platform runs: a file (a built-in scenario, a script path), or a ConfigMap on a cluster."""
     if load.scenario is not None:
         return ScriptFile(str(scenarios_dir() / f"{load.scenario}.js"))

@@ -45,7 +45,8 @@ class ScriptConfigMap:
         return f"ConfigMap {self.name}, key {self.file}"
 
 
-Script = ScriptFile | ScriptConfigMap
+# What a run executes (elves.engine.models.Script is what the spec says; plan.script_location maps it).
+RunScript = ScriptFile | ScriptConfigMap
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class LoadRun:
 
     index: int  # the sweep point: a cluster names the run's objects by it
     test_id: str  # <namespace>/<name>/<run index>
-    script: Script
+    script: RunScript
     scenarios: dict[str, Any]  # the k6 `scenarios` option, computed by the planner
     tokens: list[str] = field(default_factory=list)  # one bearer token per synthetic user
     admin_token: str = ""
