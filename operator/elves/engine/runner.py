@@ -29,7 +29,7 @@ from elves.engine.compare import CompareError, baseline_checks, load_summary
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
-from elves.engine.platform import LoadRun, Platform
+from elves.engine.platform import LoadRun, Platform, RunKey
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.status import Check, Condition, FaultEvent, LoadTestStatus, RunResults, RunStatus, Verdict
@@ -318,16 +318,16 @@ class _Step:
             + self.ctx.timeouts.load_grace
         tokens, admin = load_tokens(self.platform.jwt_secret(), plan.users, math.ceil(lifetime))
         self.platform.start_load(LoadRun(
-            test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
-            service_key=self.platform.service_key(), parallelism=plan.parallelism,
-            duration_seconds=plan.duration_seconds))
+            index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens,
+            admin_token=admin, service_key=self.platform.service_key(), runner=self.ctx.test.spec.runner,
+            parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
         self.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
         self.goto("Running", "load")
         return self.ctx.intervals.running
 
     def _load(self) -> float:
         run, plan = self.run, self.plan
-        load = self.platform.load_status(plan.test_id)
+        load = self.platform.load_status(RunKey(plan.index, plan.test_id))
         if load.state == "error":
             raise HarnessError("LoadError", f"k6 failed for {plan.test_id}: {load.reason}")
         if load.state == "starting":
@@ -551,7 +551,7 @@ def cleanup(ctx: Context, status: LoadTestStatus, platform: Platform, events: li
     if status.runs and status.phase in ("Running",):
         run = status.runs[status.current_run]
         try:
-            platform.stop_load(run.test_id)
+            platform.stop_load(RunKey(run.index, run.test_id))
             events.append(progress(f"stopped k6 for {run.test_id}"))
         except Exception as exc:  # noqa: BLE001
             events.append(warning("CleanupFailed", f"could not stop k6: {exc}"))

@@ -19,11 +19,13 @@ from typing import Any, Callable
 from kubernetes.client.exceptions import ApiException
 
 from elves.engine.models import LoadTest, SpecError, parse_loadtest
+from elves.engine.platform import RunKey
 from elves.engine.runner import Clock, Context, Event, SystemClock, abort, fail, step, utc
 from elves.engine.status import LoadTestStatus
 from elves.k8s import grafana
 from elves.k8s.faults import Caps, cluster_problems
 from elves.k8s.kube import Kube
+from elves.k8s.names import Owner
 from elves.k8s.platform import KubernetesPlatform
 from elves.k8s.report import extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
@@ -93,7 +95,7 @@ class Driver:
             before = LoadTestStatus.model_validate(body.get("status") or {})
             if before.final:
                 return
-            platform = KubernetesPlatform(self.settings, self.kube, body)
+            platform = KubernetesPlatform(self.settings, self.kube, Owner.of(body))
             test, problems = parse(body, Caps(self.settings.max_replicas, self.settings.max_memory_bytes))
             if test is None or problems:
                 result_status, events = self._refuse(f"{namespace}/{name}", before, platform, problems)
@@ -147,7 +149,7 @@ class Driver:
         deleted = []
         for run in status.runs:
             try:
-                platform.stop_load(run.test_id)
+                platform.stop_load(RunKey(run.index, run.test_id))
                 deleted.append(run.test_id)
             except ApiException as exc:  # the verdict stands; the TestRun goes with the LoadTest
                 log.warning("TestRun of %s not deleted: %s", run.test_id, exc)
@@ -227,7 +229,7 @@ class Driver:
             if body is None:
                 return
             after = before = LoadTestStatus.model_validate(body.get("status") or {})
-            platform = KubernetesPlatform(self.settings, self.kube, body)
+            platform = KubernetesPlatform(self.settings, self.kube, Owner.of(body))
             if not before.final:
                 test, _ = parse(body)
                 ctx = self._context(test) if test is not None else _Owner(key)

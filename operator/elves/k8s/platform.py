@@ -20,10 +20,9 @@ from typing import Any, Callable
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
-from elves.engine.k6 import script_env
-from elves.engine.models import (FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, Runner,
-                                 ScaleFault, System)
-from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
+from elves.engine import k6
+from elves.engine.models import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault, System
+from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
 from elves.engine.runner import utc
 from elves.engine.status import ContainerWatch, SystemSnapshot
 from elves.k8s import archive, faults, manifests, names, workloads
@@ -48,9 +47,8 @@ EMPTY_DATABASE_COMMAND = [
                 '-d "$POSTGRES_DB" -c "$1"', "empty", EMPTY_DATABASE_SQL]
 JWT_SECRET_KEY = "jwt-secret"
 SERVICE_KEY_KEY = "service-key"
-CONFIGMAP_SCRIPT_PREFIX = "configmap:"
 # Linux refuses to start a process with one environment string longer than 128 KiB
-# (MAX_ARG_STRLEN); ELVES_TOKENS carries a token per user.
+# (MAX_ARG_STRLEN); the tokens' variable carries a token per user.
 MAX_ENV_VALUE_BYTES = 120 * 1024
 
 
@@ -61,12 +59,12 @@ class LoadError(RuntimeError):
 class KubernetesPlatform:
     name = "kubernetes"
 
-    def __init__(self, settings: OperatorSettings, kube: Kube, loadtest: dict[str, Any],
+    def __init__(self, settings: OperatorSettings, kube: Kube, owner: names.Owner,
                  clock: Callable[[], float] = time.time):
         self.settings = settings
         self.kube = kube
-        self.loadtest = loadtest  # the LoadTest as read from the API (metadata with uid)
-        self.namespace = loadtest["metadata"]["namespace"]
+        self.owner = owner  # the LoadTest: it owns the runs' objects and holds the lock
+        self.namespace = owner.namespace
         self.system = settings.system_namespace
         self.clock = clock
         self.lock = SystemLock(kube, self.system)
@@ -78,7 +76,7 @@ class KubernetesPlatform:
     # ---- one test at a time -----------------------------------------------------------
 
     def acquire(self, owner: str) -> Readiness:
-        return self.lock.acquire(owner, self.loadtest["metadata"]["uid"])
+        return self.lock.acquire(owner, self.owner.uid)
 
     def release(self, owner: str) -> None:
         self.lock.release(owner)
@@ -181,10 +179,13 @@ class KubernetesPlatform:
 
     # ---- the load -------------------------------------------------------------------------
 
+    def _targets(self) -> k6.Targets:
+        return k6.Targets(self.settings.prometheus_url, self.settings.gateway_url, self.settings.registry_url)
+
     def _script(self, run: LoadRun) -> tuple[str, str]:
         """(ConfigMap, key) holding what the runners execute; the archive's ConfigMap is made here."""
-        if run.script.startswith(CONFIGMAP_SCRIPT_PREFIX):
-            name, _, key = run.script[len(CONFIGMAP_SCRIPT_PREFIX):].partition("/")
+        if isinstance(run.script, ScriptConfigMap):
+            name, key = run.script.name, run.script.file
             configmap = self.kube.configmap(self.namespace, name)
             if configmap is None:
                 raise LoadError(f"spec.load.script.configMap: ConfigMap {name} not found in namespace {self.namespace}")
@@ -193,47 +194,44 @@ class KubernetesPlatform:
                 raise LoadError(f"spec.load.script.configMap.file: ConfigMap {name} has no key {key} "
                                 f"(it has: {', '.join(sorted(keys)) or 'nothing'})")
             return name, key
-        index = names.run_index(run.test_id)
         try:
-            packed = archive.pack(self.settings.k6_binary, Path(run.script), script_env(run))
+            packed = archive.pack(self.settings.k6_binary, Path(run.script.path), k6.archived_env(run, self._targets()))
         except archive.ArchiveError as exc:
             raise LoadError(str(exc)) from None
-        self.kube.apply_configmap(manifests.script_configmap(self.loadtest, index, packed))
-        return names.script_configmap_name(self.loadtest["metadata"]["name"], index), names.SCRIPT_KEY
+        self.kube.apply_configmap(manifests.script_configmap(self.owner, run.index, packed))
+        return names.script_configmap_name(self.owner.name, run.index), names.SCRIPT_KEY
 
     def start_load(self, run: LoadRun) -> None:
-        tokens = ",".join(run.tokens)  # ELVES_TOKENS
-        if len(tokens) > MAX_ENV_VALUE_BYTES:
-            users = tokens.count(",") + 1
-            raise LoadError(f"spec.load.users: {users} users make {len(tokens)} bytes of ELVES_TOKENS, more than a "
-                            f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // len(tokens)}")
+        targets = self._targets()
+        for variable, value in k6.runner_variables(run, targets):
+            size = len(value.encode())
+            if variable.per_user and size > MAX_ENV_VALUE_BYTES:
+                users = len(run.tokens)
+                raise LoadError(f"spec.load.users: {users} users make {size} bytes of {variable.name}, more than a "
+                                f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // size}")
         script = self._script(run)
-        secret = manifests.runner_secret(self.loadtest, run)
+        secret = manifests.runner_secret(self.owner, run, targets)
         self.kube.apply_secret(secret)
-        env = manifests.runner_pod_env(run, self.settings.prometheus_url, self.settings.gateway_url,
-                                       self.settings.registry_url, secret["metadata"]["name"])
-        runner = (self.loadtest.get("spec") or {}).get("runner")
-        body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env,
-                                 Runner.model_validate(runner) if runner is not None else None)
+        env = manifests.runner_pod_env(run, targets, secret["metadata"]["name"])
+        body = manifests.testrun(self.owner, run, script, self.settings.k6_image, env)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}
             owners = {o.get("uid") for o in existing.get("metadata", {}).get("ownerReferences") or []}
-            if self.loadtest["metadata"]["uid"] not in owners:
+            if self.owner.uid not in owners:
                 raise LoadError(f"TestRun {self.namespace}/{body['metadata']['name']} already exists and belongs to "
                                 f"something else; delete it and create the LoadTest again")
         log.info("TestRun %s/%s created for %s", self.namespace, body["metadata"]["name"], run.test_id)
 
-    def load_status(self, test_id: str) -> LoadStatus:
-        name = names.testrun_name(self.loadtest["metadata"]["name"], names.run_index(test_id))
+    def load_status(self, run: RunKey) -> LoadStatus:
+        name = names.testrun_name(self.owner.name, run.index)
         testrun = self.kube.testrun(self.namespace, name)
         pods = self.kube.pods(self.namespace, f"{names.K6_LABEL_TESTRUN}={name}") if testrun is not None else []
         return load_status(testrun, pods, self.clock(), self.settings.unschedulable_grace_seconds,
                            f"{self.namespace}/{name}")
 
-    def stop_load(self, test_id: str) -> None:
+    def stop_load(self, run: RunKey) -> None:
         """Delete the run's TestRun; k6-operator's Jobs and pods go with it."""
-        name = names.testrun_name(self.loadtest["metadata"]["name"], names.run_index(test_id))
-        self.kube.delete_testrun(self.namespace, name)
+        self.kube.delete_testrun(self.namespace, names.testrun_name(self.owner.name, run.index))
 
     # ---- faults and the ledger ----------------------------------------------------------
 

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from elves.engine.analysis import RunWindow, k6_results
-from elves.engine.k6 import runner_env
+from elves.engine.k6 import Targets, runner_env
 from elves.engine.models import parse_loadtest
 from elves.engine.plan import plan_runs
 from elves.engine.platform import LoadRun
@@ -69,13 +69,13 @@ def run_k6(prometheus_url: str, target: str, workdir, load: dict):
                            "spec": {"load": {"script": {"path": "script.js"}, **load}}})
     (run,) = plan_runs(test, workdir)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "TARGET": target, "NOBODY": f"http://127.0.0.1:{free_port()}",
-           **runner_env(LoadRun(test_id=run.test_id, script=run.script, scenarios=run.scenarios),
-                        prometheus_url, target, target),
+           **runner_env(LoadRun(index=run.index, test_id=run.test_id, script=run.script, scenarios=run.scenarios),
+                        Targets(prometheus_url, target, target)),
            "K6_PROMETHEUS_RW_PUSH_INTERVAL": "1s"}
     start = time.time()
     completed = subprocess.run(
         [str(K6_BINARY), "run", "--quiet", "--no-color", "-o", "experimental-prometheus-rw",
-         "--summary-export", str(workdir / "summary.json"), run.script],
+         "--summary-export", str(workdir / "summary.json"), str(run.script)],
         cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
     end = time.time()
     assert completed.returncode == 0, completed.stderr[-2000:]

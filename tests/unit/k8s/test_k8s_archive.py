@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from elves.engine.k6 import Targets, archived_env
+from elves.engine.platform import LoadRun, ScriptFile
 from elves.k8s import archive
 
 
@@ -25,15 +27,18 @@ needs_k6 = pytest.mark.skipif(not K6.exists() and os.environ.get("CI") != "true"
 
 @needs_k6
 def test_a_built_in_scenario_is_packed_with_its_lib_and_this_runs_scenarios():
-    scenarios = json.dumps({"getData": {"executor": "constant-arrival-rate", "exec": "getData", "rate": 1,
-                                        "timeUnit": "1s", "duration": "5s", "preAllocatedVUs": 1}})
+    scenarios = {"getData": {"executor": "constant-arrival-rate", "exec": "getData", "rate": 1,
+                             "timeUnit": "1s", "duration": "5s", "preAllocatedVUs": 1}}
+    run = LoadRun(index=0, test_id="ns/t/0", script=ScriptFile("system-mix.js"), scenarios=scenarios,
+                  tokens=["secret"], admin_token="root", service_key="key")
     packed = archive.pack(str(K6), REPO / "loadtests" / "scenarios" / "system-mix.js",
-                          {"ELVES_K6_SCENARIOS": scenarios, "ELVES_TEST_ID": "ns/t/0", "ELVES_TOKENS": "secret"})
+                          archived_env(run, Targets("http://p", "http://g", "http://r")))
     with tarfile.open(fileobj=io.BytesIO(packed)) as tar:
         members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
     assert any(name.endswith("/lib/gateway.js") for name in members)
     metadata = json.loads(members["metadata.json"])
-    assert metadata["env"] == {"ELVES_K6_SCENARIOS": scenarios, "ELVES_TEST_ID": "ns/t/0"}  # no tokens
+    # The scenarios and the test id, no credential.
+    assert metadata["env"] == {"ELVES_K6_SCENARIOS": json.dumps(scenarios, sort_keys=True), "ELVES_TEST_ID": "ns/t/0"}
     assert list(metadata["options"]["scenarios"]) == ["getData"]
 
 
