@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import fake_gateway
 import jwt
 import pytest
 from polling import wait_for
@@ -27,7 +28,7 @@ from elves.engine.status import FINAL_PHASES
 from . import control_plane as cp
 from .conftest import require
 from .test_operator_kit import (
-    JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members, fake_gateway,
+    JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members,
     kubectl_get_loadtests, operator, run_runner, run_runners, start_prometheus,
 )
 
