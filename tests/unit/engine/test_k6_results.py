@@ -20,7 +20,8 @@ from elves.engine.models import parse_loadtest
 from elves.engine.plan import plan_runs
 from elves.engine.platform import LoadRun
 from elves.engine.prometheus import Prometheus
-from engine_testkit import K6_BINARY, free_port, require
+from engine_testkit import K6_BINARY, free_port
+from prerequisites import require
 
 SCRIPT = """
 import http from 'k6/http';
@@ -84,7 +85,7 @@ def run_k6(prometheus_url: str, target: str, workdir, load: dict):
 
 @pytest.fixture(scope="module")
 def k6_run(prometheus_server, target, tmp_path_factory):
-    require("k6", K6_BINARY.exists(), "tools/install-k6.sh")
+    require(K6_BINARY.exists(), f"{K6_BINARY} is missing (run tools/install-k6.sh)")
     run, summary, start, end = run_k6(prometheus_server.url, target, tmp_path_factory.mktemp("k6"),
                                       {"rate": "20/s", "duration": "6s", "mix": {"getData": 3, "getHistory": 1, "getUser": 1}})
     return run, summary, RunWindow(run.test_id, start, end, end)
@@ -124,7 +125,7 @@ def test_percentiles_from_native_histograms_agree_with_k6(k6_run, prometheus_ser
 def test_a_rerun_of_a_loadtest_counts_only_its_own_requests(prometheus_server, target, tmp_path):
     # A LoadTest that runs again keeps its test id. The rerun made fewer requests than the run
     # just before it, whose last samples are a moment older than the rerun's start.
-    require("k6", K6_BINARY.exists(), "tools/install-k6.sh")
+    require(K6_BINARY.exists(), f"{K6_BINARY} is missing (run tools/install-k6.sh)")
     run_k6(prometheus_server.url, target, tmp_path / "first", {"rate": "20/s", "duration": "3s", "mix": {"getData": 1}})
     run_start = time.time()
     rerun, summary, start, end = run_k6(prometheus_server.url, target, tmp_path / "rerun",
