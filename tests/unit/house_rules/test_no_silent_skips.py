@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[3]
 TESTS = REPO / "tests"
 HELPER = Path(prerequisites.__file__).resolve()
 SKIPS = re.compile(r"pytest\.skip\(|\bskipif\b|importorskip|mark\.skip\b|xfail|unittest\.skip")
-READS_CI = re.compile(r"""environ\b.{0,8}["']CI["']""")
+READS_CI = re.compile(r"""(environ|getenv)\b.{0,8}["']CI["']""")
 
 
 def lines_matching(pattern: re.Pattern) -> list[str]:
