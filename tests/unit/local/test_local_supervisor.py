@@ -14,6 +14,7 @@ from pathlib import Path
 import polling
 import pytest
 import requests
+from prerequisites import require
 
 from elves.local import cpus
 from elves.local.kernel_nat import KernelNat, chain_name
@@ -98,8 +99,8 @@ def cpus_allowed(pid):
                 if line.startswith("Cpus_allowed_list:"))
 
 
-@pytest.mark.skipif(LOAD_CPU is None, reason="one CPU: nothing to split")
 def test_k6_gets_a_cpu_of_its_own_and_the_system_the_others(supervisor, tmp_path):
+    require(LOAD_CPU is not None, "a second CPU: with one, the stack has none to give k6")
     from elves.engine.platform import LoadRun, ScriptFile
     from elves.local.platform import LocalPlatform
     from elves.settings import Settings
