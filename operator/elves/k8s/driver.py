@@ -95,6 +95,8 @@ class Driver:
         self.clock = clock or SystemClock()
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        # After a blip, when to try again (the phase machine's backoff; kopf's timer comes every tick).
+        self._retry_at: dict[str, float] = {}
 
     def _lock(self, key: str) -> threading.Lock:
         with self._guard:
@@ -108,7 +110,10 @@ class Driver:
 
     def tick(self, namespace: str, name: str, emit: Emit) -> None:
         """Advance one LoadTest as far as it goes without waiting."""
-        with self._lock(f"{namespace}/{name}"):
+        key = f"{namespace}/{name}"
+        if self.clock.now() < self._retry_at.get(key, 0.0):
+            return
+        with self._lock(key):
             body = self.kube.loadtest(namespace, name)
             if body is None or body["metadata"].get("deletionTimestamp"):
                 return
@@ -120,10 +125,14 @@ class Driver:
             # Every rule that authorises the test, before the phase machine may change anything.
             test, problems = parse(body, self.settings.policy())
             if test is None or problems:
-                result_status, events = self._refuse(f"{namespace}/{name}", before, platform, problems)
+                result_status, events = self._refuse(key, before, platform, problems)
             else:
                 result = step(self._context(test), before, platform, self.clock)
                 result_status, events = result.status, result.events
+                if result.status.progress.retrying:
+                    self._retry_at[key] = self.clock.now() + result.delay
+                else:
+                    self._retry_at.pop(key, None)
             after = result_status
             seal_if_restored(after, platform)
             if self.settings.grafana_url and after.started_at is not None:
@@ -133,7 +142,7 @@ class Driver:
                 self._report(body, test, after, emit)
                 self._tidy(platform, after, emit)
             self._save(body, after)
-            self._announce(f"{namespace}/{name}", before, after, events, emit)
+            self._announce(key, before, after, events, emit)
 
     def _refuse(self, owner: str, status: LoadTestStatus, platform: KubernetesPlatform,
                 problems: list[str]) -> tuple[LoadTestStatus, list[Event]]:
@@ -283,3 +292,4 @@ class Driver:
             self._save_quietly(body, after)
         with self._guard:
             self._locks.pop(key, None)
+            self._retry_at.pop(key, None)
