@@ -57,19 +57,17 @@ def runner_problems(runner: Runner, rules: RunnerRules) -> list[str]:
     for index, secret in enumerate(runner.env_from_secrets or []):
         if secret not in rules.env_secrets:
             problems.append(f"spec.runner.envFromSecrets[{index}]: Secret {secret} is not one the runners may take "
-                            f"their environment from ({_allowed(rules.env_secrets)}; the chart's "
-                            "operator.runner.envFromSecrets)")
+                            f"their environment from ({_allowed('envFromSecrets', rules.env_secrets)})")
     for label, value in (runner.node_selector or {}).items():
         if value not in rules.node_selector.get(label, ()):
-            allowed = ", ".join(f"{k}: {'|'.join(v)}" for k, v in sorted(rules.node_selector.items()))
+            allowed = [f"{k}={'|'.join(v)}" for k, v in sorted(rules.node_selector.items())]
             problems.append(f"spec.runner.nodeSelector.{label}: {label}={value} is not a node label the runners may "
-                            f"ask for ({allowed or 'none is allowed'}; the chart's operator.runner.nodeSelector)")
+                            f"ask for ({_allowed('nodeSelector', allowed)})")
     allowed_tolerations = [_toleration(t) for t in rules.tolerations]
     for index, toleration in enumerate(runner.tolerations or []):
         if _toleration(toleration) not in allowed_tolerations:
             problems.append(f"spec.runner.tolerations[{index}]: {_toleration(toleration)} is not a toleration the "
-                            f"runners may carry ({_allowed([str(t) for t in allowed_tolerations])}; the chart's "
-                            "operator.runner.tolerations)")
+                            f"runners may carry ({_allowed('tolerations', [str(t) for t in allowed_tolerations])})")
     if runner.affinity and not rules.affinity:
         problems.append("spec.runner.affinity: this cluster does not let LoadTests choose their runners' nodes by "
                         "affinity (the chart's operator.runner.affinity is false)")
@@ -83,5 +81,6 @@ def _toleration(toleration: Mapping[str, Any]) -> dict[str, str]:
     return {k: str(toleration[k]) for k in TOLERATION_FIELDS if toleration.get(k) not in (None, "")}
 
 
-def _allowed(names: list[str] | tuple[str, ...]) -> str:
-    return "allowed: " + ", ".join(names) if names else "none is allowed"
+def _allowed(value: str, names: list[str] | tuple[str, ...]) -> str:
+    """What the chart's value allows, in words (no semicolon: refusals are joined with them)."""
+    return f"the chart's operator.runner.{value} allows {', '.join(names) if names else 'none'}"
