@@ -349,14 +349,16 @@ def archive_members(archive: bytes) -> dict[str, bytes]:
 
 
 @contextmanager
-def operator(monkeypatch: Any, caplog: Any, namespace: str, env: dict[str, str]) -> Iterator[Any]:
-    """The operator under kopf's KopfRunner, serving one namespace, with these settings.
-    kopf logs a handler that raised and carries on: any ERROR it logged fails the test."""
+def operator(monkeypatch: Any, caplog: Any, namespace: str | None, env: dict[str, str]) -> Iterator[Any]:
+    """The operator under kopf's KopfRunner, serving one namespace (None: all, as the chart runs
+    it by default), with these settings. kopf logs a handler that raised and carries on: any
+    ERROR it logged fails the test."""
     from kopf.testing import KopfRunner
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    args = ["run", "--standalone", "--namespace", namespace, "--module", "elves.k8s.handlers"]
+    serves = ["--namespace", namespace] if namespace else ["--all-namespaces"]
+    args = ["run", "--standalone", *serves, "--module", "elves.k8s.handlers"]
     with KopfRunner(args, timeout=60) as runner:
         yield runner
     errors = [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]

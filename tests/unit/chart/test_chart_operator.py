@@ -8,6 +8,8 @@ cluster-wide).
 
 from __future__ import annotations
 
+import json
+
 from chart_testkit import NAMESPACE, SERVICES, ci_values, env_of, named, of_kind, render, rules_of
 
 
@@ -20,6 +22,26 @@ def test_operator_caps_follow_values(helm):
     objects = render(helm, None, "operator.limits.maxReplicas=5", "operator.limits.maxMemory=2Gi")
     env = env_of(named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
     assert (env["ELVES_MAX_REPLICAS"]["value"], env["ELVES_MAX_MEMORY"]["value"]) == ("5", "2Gi")
+
+
+def test_operator_runs_loadtests_only_where_it_may_write_and_runners_only_as_values_allow(helm):
+    def env(*values):
+        return {k: v["value"] for k, v in env_of(named(render(helm, None, *values), "Deployment", "elves-operator")[
+            "spec"]["template"]["spec"]["containers"][0]).items() if "value" in v}
+    default = env()
+    assert default["ELVES_LOADTEST_NAMESPACES"] == NAMESPACE
+    assert (default["ELVES_RUNNER_ENV_SECRETS"], default["ELVES_RUNNER_NODE_SELECTOR"],
+            default["ELVES_RUNNER_TOLERATIONS"], default["ELVES_RUNNER_AFFINITY"]) == ("", "{}", "[]", "false")
+    assert env("operator.loadTestNamespaces={default,team-a}")["ELVES_LOADTEST_NAMESPACES"] == \
+        f"default,team-a,{NAMESPACE}"
+    assert env(*SCOPED_OPERATOR)["ELVES_LOADTEST_NAMESPACES"] == "elves,load-tests"
+    runner = env("operator.runner.envFromSecrets={k6-hosts,k6-tokens}", "operator.runner.nodeSelector.pool={load}",
+                 "operator.runner.tolerations[0].key=load", "operator.runner.tolerations[0].operator=Exists",
+                 "operator.runner.affinity=true")
+    assert runner["ELVES_RUNNER_ENV_SECRETS"] == "k6-hosts,k6-tokens"
+    assert json.loads(runner["ELVES_RUNNER_NODE_SELECTOR"]) == {"pool": ["load"]}
+    assert json.loads(runner["ELVES_RUNNER_TOLERATIONS"]) == [{"key": "load", "operator": "Exists"}]
+    assert runner["ELVES_RUNNER_AFFINITY"] == "true"
 
 
 def test_operator_runs_kopf_on_the_handlers_module(helm):
@@ -98,8 +120,9 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
     assert allowed("Role", "", "secrets", "get", NAMESPACE, "elves")
     assert allowed("Role", "coordination.k8s.io", "leases", "update", NAMESPACE, "elves-loadtest-lock")
     writes = named(objects, "ClusterRole", "elves-elves-operator-run-objects")
+    # Pruning old reports: list and delete ConfigMaps, bound only where the writes are.
     assert [(rule["resources"], rule["verbs"]) for rule in writes["rules"]] == \
-        [(["configmaps", "secrets"], ["create", "update"])]
+        [(["configmaps", "secrets"], ["create", "update"]), (["configmaps"], ["list", "delete"])]
     bindings = [o for o in of_kind(objects, "RoleBinding") if o["roleRef"]["name"] == writes["metadata"]["name"]]
     assert [b["metadata"]["namespace"] for b in bindings] == [NAMESPACE]
 
