@@ -1,0 +1,58 @@
+"""The phase machine's entry points: step() and abort()."""
+
+from __future__ import annotations
+
+import copy
+
+from elves.engine.platform import Platform
+from elves.engine.prometheus import PrometheusError
+from elves.engine.runner.analyze import AnalyzePhases
+from elves.engine.runner.context import Clock, Context, Event, HarnessError, StepResult
+from elves.engine.runner.drain import DrainPhases
+from elves.engine.runner.load import LoadPhases
+from elves.engine.runner.outcome import fail, set_outcome_conditions
+from elves.engine.runner.prepare import PreparePhases
+from elves.engine.status import LoadTestStatus
+
+
+class _Step(PreparePhases, LoadPhases, DrainPhases, AnalyzePhases):
+    """One call of step(): every phase's steps on the status being changed."""
+
+
+def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock) -> StepResult:
+    """Advance the test as far as it can go without waiting; never blocks, never raises."""
+    status = copy.deepcopy(status)
+    if status.final:
+        return StepResult(status, 0.0)
+    now = clock.now()
+    # Each step reads the spec afresh (a Pending test may be edited; a running one may not).
+    status.observed_generation = getattr(ctx.test.metadata, "generation", status.observed_generation)
+    current = _Step(ctx, status, platform, now)
+    try:
+        delay = 0.0
+        # Run the quick transitions of this call back to back; stop at the first wait.
+        for _ in range(20):
+            delay = current.advance()
+            if delay > 0 or status.final:
+                break
+    except HarnessError as exc:
+        fail(ctx, status, platform, now, exc.reason, exc.message, current.events)
+    except PrometheusError as exc:
+        fail(ctx, status, platform, now, "PrometheusUnreachable", str(exc), current.events)
+    except ValueError as exc:  # a plan the spec model let through (e.g. a fault after the staged load)
+        fail(ctx, status, platform, now, "InvalidSpec", str(exc), current.events)
+    except Exception as exc:  # noqa: BLE001 - a platform failure must end the test, not crash the caller
+        fail(ctx, status, platform, now, "PlatformError", f"{type(exc).__name__}: {exc}", current.events)
+    if not status.final:
+        set_outcome_conditions(status, now)
+    return StepResult(status, 0.0 if status.final else delay, current.events)
+
+
+def abort(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock,
+          reason: str = "the test was interrupted") -> StepResult:
+    """Stop now (Ctrl-C, resource deleted): end in Error and restore the system."""
+    status = copy.deepcopy(status)
+    events: list[Event] = []
+    if not status.final:
+        fail(ctx, status, platform, clock.now(), "Aborted", reason, events)
+    return StepResult(status, 0.0, events)
