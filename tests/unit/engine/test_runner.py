@@ -414,3 +414,17 @@ def test_the_load_waits_until_prometheus_has_seen_the_replicas_ready():
         == ["gateway"]
     assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "ingestor": 0}, {"gateway": 1})) == []
     assert replicas_not_yet_seen_ready(_Replicas({}, {})) == []
+
+
+def test_every_step_but_done_has_a_function_and_the_status_keeps_its_words():
+    from elves.engine.runner.machine import STEPS
+    from elves.engine.status import Step
+
+    assert set(STEPS) == set(Step) - {Step.DONE}
+    # A status an earlier operator wrote (plain strings) reads back and is written back the same.
+    status = LoadTestStatus.model_validate({"progress": {"step": "wait-reset"}})
+    assert status.progress.step is Step.WAIT_RESET
+    assert status.model_dump(mode="json", by_alias=True)["progress"]["step"] == "wait-reset"
+    with pytest.raises(ValueError, match="progress.step"):
+        LoadTestStatus.model_validate({"progress": {"step": "wait-resett"}})
+

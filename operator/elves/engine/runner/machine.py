@@ -4,19 +4,31 @@ from __future__ import annotations
 
 import copy
 
+from collections.abc import Callable
+
 from elves.engine.platform import Platform
 from elves.engine.prometheus import PrometheusError
-from elves.engine.runner.analyze import AnalyzePhases
+from elves.engine.runner import analyze, drain, load, prepare
 from elves.engine.runner.context import Clock, Context, Event, HarnessError, StepResult
-from elves.engine.runner.drain import DrainPhases
-from elves.engine.runner.load import LoadPhases
 from elves.engine.runner.outcome import fail, set_outcome_conditions
-from elves.engine.runner.prepare import PreparePhases
-from elves.engine.status import LoadTestStatus
+from elves.engine.runner.tick import Tick
+from elves.engine.status import LoadTestStatus, Step
 
-
-class _Step(PreparePhases, LoadPhases, DrainPhases, AnalyzePhases):
-    """One call of step(): every phase's steps on the status being changed."""
+# What each step does: a function of the call's Tick that returns how long to wait before
+# the next call (0: go on at once). A final status has no step to take (Step.DONE).
+STEPS: dict[Step, Callable[[Tick], float]] = {
+    Step.START: prepare.start,
+    Step.ACQUIRE: prepare.acquire,
+    Step.WAIT_RESET: prepare.wait_reset,
+    Step.APPLY: prepare.apply,
+    Step.WAIT_READY: prepare.wait_ready,
+    Step.PROMETHEUS: prepare.prometheus,
+    Step.BASELINE: prepare.baseline,
+    Step.START_LOAD: load.start_load,
+    Step.LOAD: load.load,
+    Step.DRAIN: drain.drain,
+    Step.ANALYZE: analyze.analyze,
+}
 
 
 def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock) -> StepResult:
@@ -27,12 +39,12 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
     now = clock.now()
     # Each step reads the spec afresh (a Pending test may be edited; a running one may not).
     status.observed_generation = getattr(ctx.test.metadata, "generation", status.observed_generation)
-    current = _Step(ctx, status, platform, now)
+    current = Tick(ctx, status, platform, now)
     try:
         delay = 0.0
         # Run the quick transitions of this call back to back; stop at the first wait.
         for _ in range(20):
-            delay = current.advance()
+            delay = STEPS[status.progress.step](current)
             if delay > 0 or status.final:
                 break
     except HarnessError as exc:

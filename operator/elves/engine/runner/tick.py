@@ -6,19 +6,17 @@ from elves.engine.plan import RunPlan
 from elves.engine.platform import Platform
 from elves.engine.runner.context import Context, Event, HarnessError, epoch, utc
 from elves.engine.runner.outcome import set_condition
-from elves.engine.status import LoadTestStatus, RunStatus
+from elves.engine.status import LoadTestStatus, RunStatus, Step
 from elves.engine.units import format_duration
 
 
-class StepBase:
+class Tick:
     """One call of step(): the status being changed and helpers that need the context."""
 
     def __init__(self, ctx: Context, status: LoadTestStatus, platform: Platform, now: float):
         self.ctx, self.status, self.platform, self.now = ctx, status, platform, now
         self.events: list[Event] = []
         self.plans = ctx.plans()
-
-    # --- helpers ---------------------------------------------------------------------
 
     @property
     def run(self) -> RunStatus:
@@ -28,7 +26,7 @@ class StepBase:
     def plan(self) -> RunPlan:
         return self.plans[self.status.current_run]
 
-    def goto(self, phase: str | None, step: str) -> None:
+    def goto(self, phase: str | None, step: Step) -> None:
         if phase is not None and phase != self.status.phase:
             self.status.phase = phase  # type: ignore[assignment]
             self.run.phase = phase  # type: ignore[assignment]
@@ -49,9 +47,3 @@ class StepBase:
         if self.now > epoch(progress.deadline):
             raise HarnessError(error_reason, f"gave up after {format_duration(timeout)}: {reason}")
         return interval if interval is not None else self.ctx.intervals.waiting
-
-    # --- phases ----------------------------------------------------------------------
-
-    def advance(self) -> float:
-        handler = getattr(self, "_" + self.status.progress.step.replace("-", "_"))
-        return handler()
