@@ -7,7 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from elves.engine.models import SpecError, load_file
+from elves.engine.models.errors import SpecError
+from elves.engine.models.loadtest import load_file
 
 
 def register(subcommands) -> None:

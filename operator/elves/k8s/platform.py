@@ -21,8 +21,9 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
 from elves.engine.k6 import script_env
-from elves.engine.models import (FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, Runner,
-                                 ScaleFault, System)
+from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
+from elves.engine.models.spec import Runner
+from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
 from elves.engine.runner import utc
 from elves.engine.status import ContainerWatch, SystemSnapshot

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elves.engine.k6 import FINISHED_CODES, describe_exit
-from elves.engine.models import (
-    FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault, ScaleFault, System,
+from elves.engine.models.faults import (
+    FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault, ScaleFault,
 )
+from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
 from elves.engine.status import ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, SystemSnapshot
 from elves.local import cpus, k6

@@ -17,7 +17,9 @@ from typing import Any
 
 from elves.constants import WORK_QUEUES
 from elves.engine.compare import CompareError, summary_status
-from elves.engine.models import Load, LoadTest, SpecError, parse_loadtest
+from elves.engine.models.errors import SpecError
+from elves.engine.models.load import Load
+from elves.engine.models.loadtest import LoadTest, parse_loadtest
 from elves.engine.plan import expand_sweep, peak_rate
 from elves.engine.report.html import CSS, _markers, observed_text, sweep_html
 from elves.engine.report.html import _table as table

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from elves.engine.models import spec_problems
+from elves.engine.models.loadtest import spec_problems
 from elves.engine.units import DURATION_PATTERN
 
 FindingKind = Literal["steady", "overload", "bottleneck", "fault_tolerance", "served", "memory", "objectives"]

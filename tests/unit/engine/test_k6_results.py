@@ -16,7 +16,7 @@ import pytest
 
 from elves.engine.analysis import RunWindow, k6_results
 from elves.engine.k6 import runner_env
-from elves.engine.models import parse_loadtest
+from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.plan import plan_runs
 from elves.engine.platform import LoadRun
 from elves.engine.prometheus import Prometheus

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from elves.cli import main as elves_main
-from elves.engine.models import parse_loadtest
+from elves.engine.models.loadtest import parse_loadtest
 from elves.local.ports import free_offset
 from elves.results.page import page_blocks, write_page
 from elves.results.study import StudyError, load_study

@@ -18,7 +18,9 @@ from urllib.parse import parse_qs, urlparse
 import jwt
 import pytest
 
-from elves.engine.models import FaultAction, ScaleFault, System, parse_loadtest
+from elves.engine.models.faults import FaultAction, ScaleFault
+from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
 from elves.engine.runner import Context, Event, Timeouts, abort, set_condition, set_outcome_conditions, step
 from elves.engine.status import ContainerWatch, DeploymentSnapshot, LoadTestStatus, SystemSnapshot

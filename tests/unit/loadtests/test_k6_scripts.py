@@ -142,7 +142,7 @@ def test_inspect_takes_the_engines_scenarios_for_every_exec(k6, name):
 def test_the_engines_table_matches_the_scripts(k6):
     scenarios_module = pytest.importorskip("elves.engine.scenarios")
     plan = pytest.importorskip("elves.engine.plan")
-    models = pytest.importorskip("elves.engine.models")
+    models = pytest.importorskip("elves.engine.models.load")
     for name, builtin in scenarios_module.BUILTIN_SCENARIOS.items():
         assert set(builtin.execs) == set(EXECS[name]), name
         assert set(builtin.default_mix) == DEFAULT_MIX[name], name

@@ -184,7 +184,8 @@ def test_bad_input_is_a_400_naming_the_field(supervisor, path, body, field):
 
 
 def test_local_platform_applies_system_faults_and_restores(supervisor):
-    from elves.engine.models import Fault, System
+    from elves.engine.models.faults import Fault
+    from elves.engine.models.system import System
     from elves.engine.status import ContainerResources, DeploymentSnapshot, EnvVar
     from elves.local.platform import LocalPlatform
     from elves.settings import Settings

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
-from elves.engine.models import LoadTest
+from elves.engine.models.loadtest import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
