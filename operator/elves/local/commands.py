@@ -9,7 +9,7 @@ import time
 
 from elves.engine.tokens import TOKEN_TTL_SECONDS
 from elves.local.layout import Layout, MissingSecret
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 STATUS_POLL_SECONDS = 2.0
 STARTUP_GRACE_SECONDS = 10.0

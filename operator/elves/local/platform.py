@@ -29,7 +29,7 @@ from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUn
 from elves.local.layout import Layout
 from elves.local.ports import Ports
 from elves.local.processes import is_alive, start_time_of
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 log = logging.getLogger(__name__)
 

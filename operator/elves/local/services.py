@@ -20,7 +20,7 @@ from elves.local.jvm import java_tool_options
 from elves.local.layout import Layout
 from elves.local.ports import HOST, Ports
 from elves.local.replicas import DeploymentSpec, Replica
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -69,7 +69,7 @@ def local_cpu_split() -> dict[str, str] | None:
     from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
     from elves.local.layout import Layout
     from elves.local.ports import Ports
-    from elves.settings import Settings
+    from elves.local.settings import Settings
 
     settings = Settings.from_env()
     try:
@@ -125,7 +125,7 @@ def wait_until_settled(out=sys.stdout, timeout: float = SETTLE_TIMEOUT_SECONDS) 
     from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
     from elves.local.layout import Layout
     from elves.local.ports import Ports
-    from elves.settings import Settings
+    from elves.local.settings import Settings
 
     settings = Settings.from_env()
     client = SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir))

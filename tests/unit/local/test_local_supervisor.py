@@ -102,7 +102,7 @@ def cpus_allowed(pid):
 def test_k6_gets_a_cpu_of_its_own_and_the_system_the_others(supervisor, tmp_path):
     from elves.engine.platform import LoadRun
     from elves.local.platform import LocalPlatform
-    from elves.settings import Settings
+    from elves.local.settings import Settings
 
     system = cpus.cpu_list(AVAILABLE - {LOAD_CPU})
     assert state()["cpus"] == {"system": system, "load": str(LOAD_CPU)}
@@ -188,7 +188,7 @@ def test_local_platform_applies_system_faults_and_restores(supervisor):
     from elves.engine.models.system import System
     from elves.engine.status import ContainerResources, DeploymentSnapshot, EnvVar
     from elves.local.platform import LocalPlatform
-    from elves.settings import Settings
+    from elves.local.settings import Settings
 
     _, state_dir = supervisor
     platform = LocalPlatform(Settings.from_env({**os.environ, "ELVES_STATE_DIR": str(state_dir),
