@@ -1,4 +1,4 @@
-"""The suite's cases as `loadtests/results/study.yaml` lists them: which LoadTest runs each
+"""The suite's cases as `loadtests/study/study.yaml` lists them: which LoadTest runs each
 case, how the suite shortens it for a 2-core machine, what the study saw, and how to judge
 whether the study's finding holds for Elves.
 """
