@@ -49,8 +49,8 @@ STUDY_EXAMPLES = (
     "registry-1000", "registry-4000", "registry-16000",
     "warmup-plateau", "spike", "endurance", "breakpoint", "journeys", "quickstart",
     "timeouts-retries", "gate-p99-100ms", "grid-workers-clients", "users-ramp",
-    "kill-matrix", "rolling-restart",  # issue 11: nothing lost whatever dies
-    "read-path-breakpoint", "overload", "history-at-scale",  # issue 10: the read path, overload, history
+    "kill-matrix", "rolling-restart",  # nothing lost whatever dies
+    "read-path-breakpoint", "overload", "history-at-scale",  # the read path, overload, history
 )
 K6_TIMEOUT = 120  # seconds any one k6 command may take before the test gives up on it
 
