@@ -33,9 +33,9 @@ results-page: venv ## rebuild docs/results.md and .html from the committed docs/
 test-unit: venv deps k6 helm crds services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
 	$(PYTEST) tests/unit
 
+# The stack tier 2 starts is stopped afterwards, the tests passed or not; one that ran before stays.
 test-local: venv ## tier 2: the real local stack (RabbitMQ, PostgreSQL, Prometheus, k6, the services)
-	./deployments.sh --local
-	$(PYTEST) tests/local
+	tools/with-local-stack.sh $(PYTEST) tests/local
 
 test-apiserver: venv deps k6 helm kubernetes crds ## tier 3: etcd + kube-apiserver: CRD, chart dry-run, operator
 	$(PYTEST) tests/apiserver

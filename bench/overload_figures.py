@@ -1,4 +1,4 @@
-"""Graceful overload's figures (a system past its capacity refuses what it cannot serve, fast) from a finished run's report and the local
+"""Graceful overload's figures from a finished run's report and the local
 Prometheus: the p99 of what was accepted (2xx) and of what was refused (429 or 503) during the
 overload, where the time went (k6's connecting and waiting parts), and how long p99 took to be
 back under 50 ms after the load dropped.

@@ -21,8 +21,9 @@ readonly PACKAGES=(
 )
 readonly POLICY_RC=/usr/sbin/policy-rc.d
 
-log() { echo "install-local-deps: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+readonly SCRIPT_NAME=install-local-deps
+# shellcheck source=lib/log.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/log.sh"
 
 as_root() {
   if [[ ${EUID} -eq 0 ]]; then

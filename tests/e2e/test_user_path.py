@@ -1,11 +1,11 @@
-"""The user's path on a real cluster, as a newcomer walks it: a plain `helm install` on a bare
+"""The user's path on a real cluster: a plain `helm install` on a bare
 cluster, then the monitoring and k6-operator it asks for, `kubectl apply` of a LoadTest, the verdict through
 k6-operator runner pods, what Prometheus saw, and `./cleanup.sh` leaving nothing behind.
 
 Runs in file order: install (module fixture), the NetworkPolicies enforced (kube-router's
 firewall, tools/e2e/cluster.sh), quickstart, fault case, two runners, a real out-of-memory
-crash, a custom script from a ConfigMap, the rolling restart and the kill matrix (nothing
-lost whatever dies; the published examples shortened), cleanup.
+crash, a custom script from a ConfigMap, the rolling restart and the kill matrix (the
+published examples shortened), cleanup.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ EXAMPLES = REPO / "loadtests" / "examples"
 FAULTS_LOADTEST = E2E_LOADTESTS / "faults.yaml"
 INSTALL_TIMEOUT_S = 1200
 LOADTEST_TIMEOUT_S = 900
-# The issue-11 examples' loads, shortened (their faults scaled with them) to fit the CI budget.
+# The kill-matrix and rolling-restart examples' loads, shortened (their faults scaled with them) to fit the CI budget.
 KILL_MATRIX_LOAD = "120s"
 # A rollout here takes a JVM start (40-90 s on the 2 busy cores) before the old pod goes, so
 # the three restarts are packed at the start of the load for every handover to happen under it.
@@ -89,7 +89,7 @@ def helm(cluster: Cluster, *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Cluster:
-    """A plain `helm install` on a bare cluster (what a first install meets): no prometheus-operator, no
+    """A plain `helm install` on a bare cluster: no prometheus-operator, no
     k6-operator. NOTES.txt must name both and how to add them; then the add-ons a real
     cluster would have are installed and the release upgraded, as NOTES.txt says."""
     cluster.load_images(*IMAGES)

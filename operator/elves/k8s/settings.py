@@ -7,14 +7,18 @@ stops the operator at start-up with the variable named, never later in a handler
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from elves.constants import SYSTEM_NAMESPACE
 from elves.envvars import count, read
 from elves.engine.runner import Timeouts
 from elves.engine.units import parse_duration, parse_memory
+from elves.k8s.faults import Caps
+from elves.k8s.policy import Policy, RunnerRules
 
 # The k6 image of the runner pods: k6 at tools/versions.env's K6_VERSION (a unit test
 # keeps them in step), so runners behave like the k6 the local mode and the tests use.
@@ -51,6 +55,46 @@ def _url(text: str) -> str:
     if url and not url.startswith(("http://", "https://")):
         raise ValueError(f"{url!r} is not an http:// or https:// URL")
     return url
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """A comma-separated list ("" = none)."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _json(text: str, kind: type, example: str) -> Any:
+    if not text:
+        return kind()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{text!r} is not JSON ({exc}); e.g. {example}") from None
+    if not isinstance(value, kind):
+        raise ValueError(f"{text!r} is not a JSON {kind.__name__}; e.g. {example}")
+    return value
+
+
+def _node_selector(text: str) -> dict[str, tuple[str, ...]]:
+    example = '{"pool": ["load"]}'
+    value = _json(text, dict, example)
+    if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in value.values()):
+        raise ValueError(f"each label maps to a list of the values allowed; e.g. {example}")
+    return {label: tuple(values) for label, values in value.items()}
+
+
+def _tolerations(text: str) -> tuple[dict[str, Any], ...]:
+    example = '[{"key": "load", "operator": "Exists", "effect": "NoSchedule"}]'
+    value = _json(text, list, example)
+    if not all(isinstance(t, dict) for t in value):
+        raise ValueError(f"a list of tolerations as in a pod spec; e.g. {example}")
+    return tuple(value)
+
+
+def _flag(text: str) -> bool:
+    text = text.lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{text!r} is not true or false")
+    return text == "true"
 
 
 def tick_seconds_from_env(env: dict[str, str] | None = None) -> float:
@@ -99,6 +143,12 @@ class OperatorSettings:
     # (spec.system, its sweeps and its faults); the chart's operator.limits.
     max_replicas: int = 10
     max_memory_bytes: int = 4 * 1024**3
+    # Namespaces whose LoadTests may run (the chart's watchNamespaces, or loadTestNamespaces and
+    # its own); () = any, for an operator run outside the chart. Checked before anything changes.
+    loadtest_namespaces: tuple[str, ...] = ()
+    # What spec.runner may ask for (the chart's operator.runner): Secrets for envFromSecrets,
+    # node labels and values, tolerations, affinity. Nothing unless the chart allows it.
+    runner_rules: RunnerRules = field(default_factory=RunnerRules)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "OperatorSettings":
@@ -125,7 +175,17 @@ class OperatorSettings:
             http_timeout_seconds=read(env, "ELVES_HTTP_TIMEOUT", "10s", _seconds),
             max_replicas=int(read(env, "ELVES_MAX_REPLICAS", "10", _more_than_zero(int))),
             max_memory_bytes=int(read(env, "ELVES_MAX_MEMORY", "4Gi", _more_than_zero(parse_memory))),
+            loadtest_namespaces=read(env, "ELVES_LOADTEST_NAMESPACES", "", _names),
+            runner_rules=RunnerRules(env_secrets=read(env, "ELVES_RUNNER_ENV_SECRETS", "", _names),
+                                     node_selector=read(env, "ELVES_RUNNER_NODE_SELECTOR", "", _node_selector),
+                                     tolerations=read(env, "ELVES_RUNNER_TOLERATIONS", "", _tolerations),
+                                     affinity=read(env, "ELVES_RUNNER_AFFINITY", "false", _flag)),
         )
+
+    def policy(self) -> Policy:
+        """What a LoadTest may ask of this cluster, checked before it changes anything."""
+        return Policy(namespaces=self.loadtest_namespaces, caps=Caps(self.max_replicas, self.max_memory_bytes),
+                      runner=self.runner_rules)
 
     def timeouts(self) -> Timeouts:
         """The phase machine's deadlines, with the cluster's longer waits."""

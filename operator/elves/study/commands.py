@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from elves.engine.compare import DEFAULT_THRESHOLDS
+from elves.engine.compare import DEFAULTS_HELP, RULES_HELP
 
 DEFAULT_STUDY = "loadtests/study/study.yaml"
 DEFAULT_RESULTS = "docs/results"
@@ -15,13 +15,17 @@ DEFAULT_RESULTS = "docs/results"
 def register(subcommands) -> None:
     """Add this part's subcommands; each sets `handler` to a function(args) -> exit code."""
     compare = subcommands.add_parser(
-        "compare", help="compare two runs' summary.json (exit 1 when a threshold is crossed)",
-        description="Compare BASELINE (the earlier run) with NEW: every shared figure and its change; "
-                    "exit 1 when a --fail-on threshold is crossed, 2 when a file is unusable.")
+        "compare", help="compare two runs' summary.json: exit 0 only when the new run is as good as its baseline",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compare BASELINE (the earlier run) with NEW: every figure, its change and the rules that watch it.\n"
+                    "Exit 0 when NEW is as good as BASELINE by every rule; 1 when a figure crossed a rule or is\n"
+                    "missing from NEW (the baseline has it, NEW lacks it or has NaN); 2 when nothing can be compared\n"
+                    "(no run with results, another LoadTest shape, a rule that watches no figure) or a file is unusable.",
+        epilog=RULES_HELP + "\n" + DEFAULTS_HELP)
     compare.add_argument("baseline", metavar="BASELINE", help="summary.json or a report directory (the earlier run)")
     compare.add_argument("new", metavar="NEW", help="summary.json or a report directory (the later run)")
-    compare.add_argument("--fail-on", metavar="LIST", default=None,
-                         help=f"thresholds, e.g. p99:+10%%,errors:+0.5pp,lost:0 (default: {DEFAULT_THRESHOLDS})")
+    compare.add_argument("--fail-on", metavar="RULES", default=None,
+                         help="comma-separated rules on top of the defaults below, e.g. p99:+25%%,restarts:off")
     compare.add_argument("--html", metavar="FILE", help="also write the comparison as an HTML section to FILE")
     compare.set_defaults(handler=_compare)
 
@@ -57,7 +61,7 @@ def _compare(args: argparse.Namespace) -> int:
     print("\n".join(text_lines(comparison)))
     if args.html:
         Path(args.html).write_text(html_section(comparison) + "\n", encoding="utf-8")
-    return 0 if comparison.passed else 1
+    return comparison.outcome
 
 
 def _suite(args: argparse.Namespace) -> int:

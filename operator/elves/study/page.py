@@ -21,8 +21,8 @@ from elves.engine.models.errors import SpecError
 from elves.engine.models.load import Load
 from elves.engine.models.loadtest import LoadTest, parse_loadtest
 from elves.engine.plan import expand_sweep, peak_rate
-from elves.engine.report.html import CSS, _markers, observed_text, sweep_html
-from elves.engine.report.html import _table as table
+from elves.engine.format import html_table, observed_text, percent_text, value_text
+from elves.engine.report.html import CSS, run_markers, sweep_html
 from elves.engine.report.svg import chart
 from elves.engine.status import LoadTestStatus, RunResults, RunStatus
 from elves.engine.summary import deepest, work_queues
@@ -71,10 +71,6 @@ def read_case(directory: Path, case: Case) -> CaseResult:
 
 
 # --- figures -------------------------------------------------------------------------
-
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.2f} %"
-
 
 def run_load(test: LoadTest | None, run: RunStatus | None = None) -> Load | None:
     """The load a run was planned with (a sweep of load.rate or load.users changes it per run)."""
@@ -150,7 +146,7 @@ def sees_text(result: CaseResult) -> str:
         requests, logs = lost(r)
         prefix = f"{point_text(run)}: " if run.point else ""
         clauses.append(f"{prefix}{format_rate(r.rate)} ({asked_text(result.test, run)} asked), p99 "
-                       f"{format_seconds(r.total.p99)}, {percent(r.total.error_rate)} failed, deepest queue "
+                       f"{format_seconds(r.total.p99)}, {percent_text(r.total.error_rate)} failed, deepest queue "
                        f"{queue_text(r)}, restarts {restarts_text(r)}, lost {requests}/{logs} (requests/logs), "
                        f"drain {drain_text(r)}")
     return "; ".join(clauses)
@@ -179,14 +175,14 @@ def _steady(result: CaseResult) -> str:
     if _lost_total(r) != 0:
         problems.append(f"lost {_lost_total(r)}")
     if (r.total.error_rate or 0) >= ERRORS_OK:
-        problems.append(f"{percent(r.total.error_rate)} failed")
+        problems.append(f"{percent_text(r.total.error_rate)} failed")
     limit = result.case.finding.queue_below
     if top is not None and limit is not None and top[1] >= limit:
         problems.append(f"{top[0].removeprefix('elves.')} piled up to {top[1]:g}")
     if problems:
         return "No: " + ", ".join(problems) + "."
     queue = f"the deepest queue {top[0].removeprefix('elves.')} {top[1]:g}" if top else "no queue measured"
-    return f"Yes: no restart, nothing lost, {percent(r.total.error_rate)} failed, {queue}, p99 {format_seconds(r.total.p99)}."
+    return f"Yes: no restart, nothing lost, {percent_text(r.total.error_rate)} failed, {queue}, p99 {format_seconds(r.total.p99)}."
 
 
 def _overload(result: CaseResult) -> str:
@@ -222,8 +218,8 @@ def _fault_tolerance(result: CaseResult) -> str:
     worst = max(reads.items(), key=lambda item: item[1]) if reads else None
     data_ok = data is not None and (data.error_rate or 0) < ERRORS_OK
     kept = _lost_total(r) == 0 and r.drain_completed
-    reads_text = f"{worst[0]} failed {percent(worst[1])} over the run" if worst else "no read failed"
-    text = (f"getData failed {percent(data.error_rate if data else None)} while {reads_text}; queues peaked at "
+    reads_text = f"{worst[0]} failed {percent_text(worst[1])} over the run" if worst else "no read failed"
+    text = (f"getData failed {percent_text(data.error_rate if data else None)} while {reads_text}; queues peaked at "
             f"{queue_text(r)} and drained in {drain_text(r)}; lost {_lost_total(r)}.")
     if data_ok and kept and worst:
         return "Yes: " + text
@@ -237,12 +233,12 @@ def _served(result: CaseResult) -> str:
     asked = (asked_rate(result.test) or 0) * mix.get(endpoint, 0) / (sum(mix.values()) or 1)
     got = r.endpoints[endpoint].rate if endpoint in r.endpoints else 0.0
     p99 = format_seconds(r.total.p99)
-    text = f"{endpoint} at {format_rate(got)} of {format_rate(asked)} asked, p99 {p99}, {percent(r.total.error_rate)} failed"
+    text = f"{endpoint} at {format_rate(got)} of {format_rate(asked)} asked, p99 {p99}, {percent_text(r.total.error_rate)} failed"
     if r.throughput_stability is not None:
         text += f", last minute's throughput {r.throughput_stability:.2f} x the first's"
     registry = r.deployments.get("registry")
     if registry is not None and registry.heap_max_bytes is not None:
-        text += f", registry heap up to {registry.heap_max_bytes / 2**20:.0f} MiB, GC {format_seconds(registry.gc_seconds)}"
+        text += f", registry heap up to {value_text(registry.heap_max_bytes, 'bytes')}, GC {format_seconds(registry.gc_seconds)}"
     if asked and got >= finding.share * asked and (r.total.error_rate or 0) < ERRORS_OK:
         return f"Yes: {text}."
     return f"No: {text}."
@@ -336,7 +332,7 @@ def detail_blocks(result: CaseResult) -> list[Block]:
         requests, logs = lost(r)
         rows.append([point_text(r_run) or str(r_run.index), asked_text(result.test, r_run), format_rate(r.rate),
                      format_seconds(r.total.p50), format_seconds(r.total.p95), format_seconds(r.total.p99),
-                     percent(r.total.error_rate), queue_text(r), restarts_text(r), str(requests), str(logs),
+                     percent_text(r.total.error_rate), queue_text(r), restarts_text(r), str(requests), str(logs),
                      drain_text(r), "-" if r.throughput_stability is None else f"{r.throughput_stability:.2f}"])
     blocks.append(("table", headers, rows))
     endpoint_rows = []
@@ -344,7 +340,7 @@ def detail_blocks(result: CaseResult) -> list[Block]:
         assert r_run.results is not None
         for name, e in r_run.results.endpoints.items():
             endpoint_rows.append([point_text(r_run) or str(r_run.index), name, str(e.requests), format_rate(e.rate),
-                                  percent(e.error_rate), str(e.timeouts), str(e.retries), format_seconds(e.p50),
+                                  percent_text(e.error_rate), str(e.timeouts), str(e.retries), format_seconds(e.p50),
                                   format_seconds(e.p95),
                                   format_seconds(e.p99)])
     blocks.append(("table", ["run", "endpoint", "requests", "rate", "failed", "timed out", "retries", "p50", "p95",
@@ -352,7 +348,7 @@ def detail_blocks(result: CaseResult) -> list[Block]:
     blocks.append(("table", ["run", "deployment", "restarts", "OOM kills", "heap max (one replica)", "GC pauses",
                              "CPU (cores, mean)"], [
         [point_text(r_run) or str(r_run.index), name, str(d.restarts), str(d.oom_kills),
-         "-" if d.heap_max_bytes is None else f"{d.heap_max_bytes / 2**20:.0f} MiB", format_seconds(d.gc_seconds),
+         value_text(d.heap_max_bytes, "bytes"), format_seconds(d.gc_seconds),
          "-" if d.cpu_cores is None else f"{d.cpu_cores:.2f}"]
         for r_run in result.runs if r_run.results for name, d in r_run.results.deployments.items()]))
     blocks.append(("p", "Replicas ready over time: " + " | ".join(
@@ -374,9 +370,9 @@ def plots(result: CaseResult) -> str:
         points = [p[0] for lines in series.values() for line in lines for p in line["points"]]
         x_range = (min(points, default=0.0), max(points, default=1.0))
         label = f" ({point_text(run)})" if run.point else ""
-        parts.append(chart(f"Queue depth{label}", series.get("queue_depth", []), x_range, _markers(run)))
+        parts.append(chart(f"Queue depth{label}", series.get("queue_depth", []), x_range, run_markers(run)))
         parts.append(chart(f"Replicas ready (dashed: desired){label}", series.get("replicas", []), x_range,
-                           _markers(run), dashed=lambda name: name.endswith("desired"), steps=True))
+                           run_markers(run), dashed=lambda name: name.endswith("desired"), steps=True))
     return "".join(parts)
 
 
@@ -452,7 +448,7 @@ def html(blocks: list[Block]) -> str:
         elif block[0] == "p":
             parts.append(f"<p>{_inline(block[1])}</p>")
         elif block[0] == "table" and block[2]:
-            parts.append(table(block[1], [[_inline(c) for c in row] for row in block[2]]))
+            parts.append(html_table(block[1], [[_inline(c) for c in row] for row in block[2]]))
         elif block[0] == "html":
             parts.append(block[1])
     parts.append("</body></html>")

@@ -11,11 +11,9 @@ equal instead, and names what each side sets that the other must not."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-import pytest
-import yaml
+from chart_testkit import of_kind, render
 
 from elves.constants import DEPLOYMENTS
 from elves.local import services
@@ -24,7 +22,6 @@ from elves.local.ports import Ports
 from elves.local.replicas import DeploymentSpec, Replica
 from elves.local.settings import Settings
 
-REPO = Path(__file__).resolve().parents[3]
 # What only a pod needs: Spring's graceful shutdown sized to the pod's grace period, and
 # Tomcat ending busy keep-alive connections while kube-proxy still sends to a leaving pod
 # (locally the application's defaults and the supervisor's drain do this).
@@ -34,15 +31,10 @@ CHART_ONLY = {"SERVER_SHUTDOWN", "SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE", 
 LOCAL_ONLY = {"HOSTNAME", "SERVER_ADDRESS", "MANAGEMENT_SERVER_ADDRESS", "PATH", "LANG", "LC_ALL", "TZ", "JAVA_HOME"}
 
 
-def chart_env_names() -> dict[str, set[str]]:
-    found = subprocess.run([str(REPO / "tools" / "which-helm.sh")], capture_output=True, text=True, timeout=30)
-    if found.returncode != 0:
-        pytest.skip("helm not found (tools/which-helm.sh): run tools/install-helm.sh")
-    rendered = subprocess.run([found.stdout.strip(), "template", "elves", str(REPO / "charts" / "elves"),
-                               "--namespace", "elves"], capture_output=True, text=True, timeout=120, check=True)
+def chart_env_names(helm: str) -> dict[str, set[str]]:
     names = {}
-    for obj in yaml.safe_load_all(rendered.stdout):
-        if obj and obj["kind"] == "Deployment" and obj["metadata"]["name"] in DEPLOYMENTS:
+    for obj in of_kind(render(helm), "Deployment"):
+        if obj["metadata"]["name"] in DEPLOYMENTS:
             (container,) = [c for c in obj["spec"]["template"]["spec"]["containers"]
                             if c["name"] == obj["metadata"]["name"]]
             names[obj["metadata"]["name"]] = {e["name"] for e in container.get("env", [])}
@@ -57,8 +49,8 @@ def local_env_names(tmp_path: Path) -> dict[str, set[str]]:
             for name in DEPLOYMENTS}
 
 
-def test_each_service_gets_the_same_variables_from_the_chart_and_the_local_stack(tmp_path):
-    chart, local = chart_env_names(), local_env_names(tmp_path)
+def test_each_service_gets_the_same_variables_from_the_chart_and_the_local_stack(helm, tmp_path):
+    chart, local = chart_env_names(helm), local_env_names(tmp_path)
     assert set(chart) == set(DEPLOYMENTS)
     for name in DEPLOYMENTS:
         assert chart[name] - CHART_ONLY == local[name] - LOCAL_ONLY, name

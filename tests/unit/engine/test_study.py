@@ -76,7 +76,7 @@ def test_every_case_gets_the_study_beside_elves_and_an_answer(results, tmp_path)
             " nothing lost.") in rows["memory"]
     assert "Not run: the last suite did not reach it" in rows["waiting"]
     assert "Not reproduced: gone." in rows["old"]
-    # The figures the issue asks for, per run: asked and achieved, latency, failures, queues,
+    # The figures a reader compares with the study's, per run: asked and achieved, latency, failures, queues,
     # restarts, replicas over time, lost, drain; and the machine's state.
     assert "| 180/min | 183/min | 30ms | 90ms | 120ms | 1.64 % | ingestor.data.in 302 |" in text
     assert "Replicas ready over time: 0: gateway 2; ingestor 1, 0 at 30s, 1 at 55s" in text

@@ -76,13 +76,13 @@ def _thresholds(text: str | None) -> str | None:
 
 
 class Baseline(SpecModel):
-    """An earlier run to compare this one with; each threshold becomes a check of the verdict."""
+    """An earlier run to compare this one with; each rule of `elves compare` becomes a check of the verdict."""
 
     report: str = Field(min_length=1, description="The earlier run's summary.json or report directory,"
                         " relative to the LoadTest file (local mode).")
     fail_on: Annotated[str | None, AfterValidator(_thresholds)] = Field(
-        None, description="Thresholds as `elves compare --fail-on` takes them, e.g. p99:+10%,errors:+0.5pp;"
-                          " default p99:+10%,errors:+0.5pp,lost:0.")
+        None, description="Rules as `elves compare --fail-on` takes them, on top of its default rules"
+                          " (`elves compare --help`), e.g. p99:+25%,restarts:off.")
 
 
 class LoadTestSpec(SpecModel):

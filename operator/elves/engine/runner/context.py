@@ -41,6 +41,10 @@ class Timeouts:
     load_grace: float = 180.0
 
 
+# What a step returns to have its status saved before the next one (a point to resume from).
+SAVE_POINT = 0.01
+
+
 @dataclass(frozen=True)
 class Intervals:
     """How soon to call step() again (seconds)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from elves.engine.platform import LoadRun
+from elves.engine import blips
+from elves.engine.platform import LoadRun, RunKey
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc, warning
 from elves.engine.runner.tick import Tick
 from elves.engine.status import FaultEvent, Step
@@ -19,9 +20,9 @@ def start_load(tick: Tick) -> float:
         + tick.ctx.timeouts.load_grace
     tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, math.ceil(lifetime))
     tick.platform.start_load(LoadRun(
-        test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
-        service_key=tick.platform.service_key(), parallelism=plan.parallelism,
-        duration_seconds=plan.duration_seconds))
+        index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens,
+        admin_token=admin, service_key=tick.platform.service_key(), runner=tick.ctx.test.spec.runner,
+        parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
     tick.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
     tick.goto("Running", Step.LOAD)
     return tick.ctx.intervals.running
@@ -29,7 +30,7 @@ def start_load(tick: Tick) -> float:
 
 def load(tick: Tick) -> float:
     run, plan = tick.run, tick.plan
-    load = tick.platform.load_status(plan.test_id)
+    load = tick.platform.load_status(RunKey(plan.index, plan.test_id))
     if load.state == "error":
         raise HarnessError("LoadError", f"k6 failed for {plan.test_id}: {load.reason}")
     if load.state == "starting":
@@ -72,6 +73,8 @@ def _fire_due_faults(tick: Tick) -> None:
             continue
         try:
             applied = tick.platform.apply_fault(fault.action, tick.now)
+        except blips.TransientError:
+            raise  # tried again on the next step
         except Exception as exc:  # noqa: BLE001 - any platform failure ends the test with its words
             raise HarnessError("FaultFailed", f"fault {fault.describe()} at {fault.at:g}s failed: {exc}") from None
         event = FaultEvent(index=fault.index, at=fault.at, fired_at=utc(tick.now), action=fault.describe(),
@@ -90,6 +93,8 @@ def observe_faults(tick: Tick) -> list[str]:
             continue
         try:
             message = tick.platform.observe_fault(event.watch, tick.now)
+        except blips.TransientError:
+            raise
         except Exception as exc:  # noqa: BLE001 - as when applying it
             raise HarnessError("FaultFailed", f"fault {event.action} at {event.at:g}s failed: {exc}") from None
         if message is None:

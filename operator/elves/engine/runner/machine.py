@@ -6,10 +6,11 @@ import copy
 
 from collections.abc import Callable
 
+from elves.engine import blips
 from elves.engine.platform import Platform
 from elves.engine.prometheus import PrometheusError
 from elves.engine.runner import analyze, drain, load, prepare
-from elves.engine.runner.context import Clock, Context, Event, HarnessError, StepResult
+from elves.engine.runner.context import Clock, Context, Event, HarnessError, StepResult, progress
 from elves.engine.runner.outcome import fail, set_outcome_conditions
 from elves.engine.runner.tick import Tick
 from elves.engine.status import LoadTestStatus, Step
@@ -19,6 +20,7 @@ from elves.engine.status import LoadTestStatus, Step
 STEPS: dict[Step, Callable[[Tick], float]] = {
     Step.START: prepare.start,
     Step.ACQUIRE: prepare.acquire,
+    Step.PREPARE: prepare.prepare,
     Step.WAIT_RESET: prepare.wait_reset,
     Step.APPLY: prepare.apply,
     Step.WAIT_READY: prepare.wait_ready,
@@ -47,6 +49,10 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
             delay = STEPS[status.progress.step](current)
             if delay > 0 or status.final:
                 break
+    except blips.TransientError as exc:  # the step is tried again, until the failure lasts too long
+        delay = blips.ride_out(status, exc, now)  # type: ignore[assignment]
+        if delay is None:
+            fail(ctx, status, platform, now, exc.harness_reason, blips.gave_up(status, now), current.events)
     except HarnessError as exc:
         fail(ctx, status, platform, now, exc.reason, exc.message, current.events)
     except PrometheusError as exc:
@@ -55,6 +61,9 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
         fail(ctx, status, platform, now, "InvalidSpec", str(exc), current.events)
     except Exception as exc:  # noqa: BLE001 - a platform failure must end the test, not crash the caller
         fail(ctx, status, platform, now, "PlatformError", f"{type(exc).__name__}: {exc}", current.events)
+    else:
+        if (passed := blips.recovered(status, now)) is not None:
+            current.events.append(progress(passed))
     if not status.final:
         set_outcome_conditions(status, now)
     return StepResult(status, 0.0 if status.final else delay, current.events)

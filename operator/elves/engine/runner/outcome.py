@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from elves.engine.platform import Platform
+from elves.engine.platform import Platform, RunKey
 from elves.engine.runner.context import Context, Event, progress, utc, warning
 from elves.engine.status import Condition, LoadTestStatus
 from elves.engine.summary import summarize
@@ -48,7 +48,7 @@ def cleanup(ctx: Context, status: LoadTestStatus, platform: Platform, events: li
     if status.runs and status.phase in ("Running",):
         run = status.runs[status.current_run]
         try:
-            platform.stop_load(run.test_id)
+            platform.stop_load(RunKey(run.index, run.test_id))
             events.append(progress(f"stopped k6 for {run.test_id}"))
         except Exception as exc:  # noqa: BLE001
             events.append(warning("CleanupFailed", f"could not stop k6: {exc}"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from elves.engine import promql
 from elves.engine.prometheus import Prometheus, PrometheusError
-from elves.engine.runner.context import progress, utc
+from elves.engine.runner.context import SAVE_POINT, progress, utc
 from elves.engine.runner.outcome import set_condition
 from elves.engine.runner.tick import Tick
 from elves.engine.status import RunStatus, Step
@@ -37,7 +37,15 @@ def acquire(tick: Tick) -> float:
     if not readiness.ready:
         return tick.wait(readiness.reason or "another test holds the system", tick.ctx.timeouts.lock, "SystemBusy")
     tick.events.append(progress(f"took the system for {tick.ctx.owner}"))
-    tick.status.snapshot = tick.platform.snapshot_system()
+    if tick.status.snapshot is None:  # a step retried after a blip keeps the first one
+        tick.status.snapshot = tick.platform.snapshot_system()
+    # Stop here so the caller saves the snapshot before anything is changed: a driver that
+    # dies after the change then finds the system as it was, not the changed one.
+    tick.goto(None, Step.PREPARE)
+    return SAVE_POINT
+
+
+def prepare(tick: Tick) -> float:
     prepare_run(tick)
     return 0.0
 
