@@ -97,7 +97,7 @@ class Context:
         return plan_runs(self.test, self.source_dir)
 
     def prometheus(self, platform: Platform) -> Prometheus:
-        return Prometheus(self.prometheus_url or platform.prometheus_url())
+        return Prometheus(self.prometheus_url or platform.prometheus_url(), system_namespace=platform.system_namespace)
 
     def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
         return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)
@@ -134,8 +134,8 @@ def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
     """Deployments whose ready replicas Prometheus still counts below the desired ones (none
     when it has no such series at all: nothing to wait for)."""
     try:
-        desired = prom.by_label(promql.replicas_desired(), "deployment")
-        ready = prom.by_label(promql.replicas_ready(), "deployment")
+        desired = prom.by_label(promql.replicas_desired(namespace=prom.system_namespace), "deployment")
+        ready = prom.by_label(promql.replicas_ready(namespace=prom.system_namespace), "deployment")
     except PrometheusError:
         return []
     return sorted(d for d, want in desired.items() if want is not None and (ready.get(d) or 0) < want)
@@ -432,13 +432,13 @@ class _Step:
     def _drain_blockers(self, prom: Prometheus, window: RunWindow) -> list[str]:
         """What still keeps the system from having drained (empty when it has)."""
         blockers, test_id = [], window.test_id
-        scraped = prom.value(promql.queue_depth_scraped_at())
+        scraped = prom.value(promql.queue_depth_scraped_at(namespace=prom.system_namespace))
         if scraped is None:
             blockers.append("no queue depth samples in Prometheus (is RabbitMQ scraped?)")
         elif scraped <= window.load_end:
             blockers.append("waiting for a queue depth sample taken after the load")
         else:
-            depths = {q: v for q, v in prom.by_label(promql.queue_depth(promql.WORK_QUEUES), "queue").items() if v}
+            depths = {q: v for q, v in prom.by_label(promql.queue_depth(promql.WORK_QUEUES, namespace=prom.system_namespace), "queue").items() if v}
             blockers += [f"{queue} holds {value:g}" for queue, value in sorted(depths.items())]
         try:
             raw = ledger_since(self.ctx.ledger(self.platform, test_id), self.run.ledger_baseline)

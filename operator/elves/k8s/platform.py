@@ -67,7 +67,7 @@ class KubernetesPlatform:
         self.kube = kube
         self.loadtest = loadtest  # the LoadTest as read from the API (metadata with uid)
         self.namespace = loadtest["metadata"]["namespace"]
-        self.system = settings.system_namespace
+        self.system = self.system_namespace = settings.system_namespace
         self.clock = clock
         self.lock = SystemLock(kube, self.system)
         self._secrets: dict[str, str] = {}

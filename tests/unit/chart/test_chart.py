@@ -73,10 +73,10 @@ def _api_version_args(api_versions: tuple[str, ...]) -> list[str]:
 
 @functools.cache
 def render(helm: str, values_file: Path | None = None, *sets: str,
-           api_versions: tuple[str, ...] = CLUSTER_API_VERSIONS) -> tuple[dict, ...]:
-    """`helm template` of the chart (hooks included) as a tuple of objects, on a cluster that
-    serves `api_versions` besides the built-in ones (() = a bare cluster)."""
-    args = ["template", "elves", str(CHART), "--namespace", NAMESPACE, *_api_version_args(api_versions)]
+           api_versions: tuple[str, ...] = CLUSTER_API_VERSIONS, namespace: str = NAMESPACE) -> tuple[dict, ...]:
+    """`helm template` of the chart (hooks included) into `namespace` as a tuple of objects, on a
+    cluster that serves `api_versions` besides the built-in ones (() = a bare cluster)."""
+    args = ["template", "elves", str(CHART), "--namespace", namespace, *_api_version_args(api_versions)]
     if values_file is not None:
         args += ["--values", str(values_file)]
     for item in sets:
@@ -788,16 +788,25 @@ def test_alerts_use_the_engines_queries(helm):
     from elves.constants import DEAD_LETTER_QUEUES, DEPLOYMENTS, WORK_QUEUES
 
     containers = DEPLOYMENTS + ("rabbitmq", "postgres")
-    consumers = promql.selector("rabbitmq_detailed_queue_consumers", queue="~" + promql.regex_of(WORK_QUEUES))
+    ns = {"namespace": "team-a"}  # the release's namespace
     expected = {
-        "ElvesQueuePileUp": f"{promql.queue_depth(WORK_QUEUES)} > 1000",
+        "ElvesQueuePileUp": f"{promql.queue_depth(WORK_QUEUES, **ns)} > 1000",
         "ElvesQueueWithoutConsumers":
-            f"(sum by (queue) ({consumers}) == 0) and on (queue) ({promql.queue_depth(WORK_QUEUES)} > 0)",
-        "ElvesMessagesDeadLettered": f"{promql.queue_depth(DEAD_LETTER_QUEUES)} > 0",
-        "ElvesContainerCrashLooping": f"{promql.restarts('15m', containers)} >= 3",
-        "ElvesContainerOOMKilled": f"{promql.oom_kills('10m', containers)} > 0",
+            f"({promql.queue_consumers(**ns)} == 0) and on (queue) ({promql.queue_depth(WORK_QUEUES, **ns)} > 0)",
+        "ElvesMessagesDeadLettered": f"{promql.queue_depth(DEAD_LETTER_QUEUES, **ns)} > 0",
+        "ElvesContainerCrashLooping": f"{promql.restarts('15m', containers, **ns)} >= 3",
+        "ElvesContainerOOMKilled": f"{promql.oom_kills('10m', containers, **ns)} > 0",
     }
-    assert _alert_exprs(render(helm)) == expected
+    assert _alert_exprs(render(helm, namespace="team-a")) == expected
+
+
+def test_alerts_watch_only_the_release_namespace(helm):
+    # Another team's crash-looping `gateway` on a shared cluster is not ours to alert on.
+    for namespace in ("elves", "team-b"):
+        for name, expr in _alert_exprs(render(helm, namespace=namespace)).items():
+            selectors = re.findall(r"\{[^{}]*\}", expr)
+            assert selectors and all(f'namespace="{namespace}"' in s for s in selectors), (name, expr)
+            assert "RELEASE_NAMESPACE" not in expr, (name, expr)
 
 
 def test_alert_thresholds_follow_values(helm):
@@ -845,30 +854,41 @@ def test_pileup_dashboard_shows_per_queue_rates_their_difference_and_consumers()
     promql = _engine_promql()
     dashboard = json.loads((CHART / "dashboards" / "queue-pileup.json").read_text())
     panels = {p["title"]: [t["expr"] for t in p.get("targets", [])] for p in dashboard["panels"]}
-    scoped = 'namespace=~"$namespace"'
+    ns = {"namespace": "$namespace"}  # the engine's query, in the dashboard's namespace
     wanted = {
-        "Messages per queue (ready + unacked)": promql.queue_depth(),
-        "Published per queue (broker)": promql.queue_publish_rate("$__rate_interval"),
-        "Delivered and acknowledged per queue (broker)": promql.queue_deliver_rate("$__rate_interval"),
-        "Pile-up rate per queue (published - acknowledged)": promql.queue_pileup_rate("$__rate_interval"),
+        "Messages per queue (ready + unacked)": promql.queue_depth(**ns),
+        "Published per queue (broker)": promql.queue_publish_rate("$__rate_interval", **ns),
+        "Delivered and acknowledged per queue (broker)": promql.queue_deliver_rate("$__rate_interval", **ns),
+        "Pile-up rate per queue (published - acknowledged)": promql.queue_pileup_rate("$__rate_interval", **ns),
+        "Consumers per queue": promql.queue_consumers(**ns),
     }
     for title, expr in wanted.items():
-        # The engine's query, limited to the dashboard's namespace.
-        assert panels[title][0].replace(scoped + ",", "") == expr, title
-    assert promql.queue_ack_rate("$__rate_interval") == panels["Delivered and acknowledged per queue (broker)"][1] \
-        .replace(scoped + ",", "")
-    assert any("rabbitmq_detailed_queue_consumers" in e for e in panels["Consumers per queue"])
-    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
-    assert variables["namespace"]["includeAll"] and variables["namespace"]["allValue"] == ".*"
-    # Every series selector of every panel and annotation is limited to the namespace.
-    expressions = [e for exprs in panels.values() for e in exprs]
-    expressions += [a["expr"] for a in dashboard["annotations"]["list"] if "expr" in a]
-    for expr in expressions:
-        selectors = re.findall(r"\{[^{}]*\}", expr)
-        assert selectors and all(scoped in s for s in selectors), expr
-        outside_selectors = re.sub(r"\{[^{}]*\}", "{}", expr)
-        assert not re.search(r"\b(rabbitmq|elves|kube)_\w+(?![\w{])", outside_selectors), \
-            f"a metric without a selector: {expr}"
+        assert panels[title][0] == expr, title
+    assert panels["Delivered and acknowledged per queue (broker)"][1] == promql.queue_ack_rate("$__rate_interval", **ns)
+
+
+def test_every_system_panel_of_every_dashboard_selects_one_namespace():
+    # On a shared cluster, "All" namespaces would add another team's gateway to ours: the
+    # variable is single-valued and every selector of the system's series (all but k6's,
+    # which a test id tells apart) is limited to it, in panels and annotations alike.
+    for path in DASHBOARDS:
+        dashboard = json.loads(path.read_text())
+        variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+        assert not variables["namespace"]["includeAll"] and not variables["namespace"]["multi"], path.name
+        expressions = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+        expressions += [a["expr"] for a in dashboard["annotations"]["list"] if "expr" in a]
+        expressions += [v["query"]["query"] for v in variables.values() if v["name"] != "namespace" and "query" in v
+                        and isinstance(v["query"], dict)]
+        system = 0
+        for expr in expressions:
+            for metric, matchers in re.findall(r"([A-Za-z_:][\w:]*)?\{([^{}]*)\}", expr):
+                if not metric.startswith("k6_"):
+                    system += 1
+                    assert 'namespace="$namespace"' in matchers, f"{path.name}: {expr}"
+            outside_selectors = re.sub(r"\{[^{}]*\}", "{}", expr)
+            assert not re.search(r"\b(rabbitmq|elves|kube|jvm|process|http|spring|hikaricp)_\w+(?![\w{])",
+                                 outside_selectors), f"{path.name}: a metric without a selector: {expr}"
+        assert system, path.name
 
 
 def test_broker_scrape_has_the_families_of_the_rate_panels(helm):
