@@ -5,15 +5,19 @@ publishes its results on an AMQP connection of its own, apart from the one it co
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
+import json
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
-import pytest
 import requests
-from sut_helpers import Gateway, unique, wait_jobs_finished
+from prerequisites import require
+from sut_helpers import Gateway, ledger, unique, wait_jobs_finished, wait_ledger
 
-from elves.constants import DEPLOYMENTS
+from elves.constants import DEPLOYMENTS, TEST_ID_HEADER
+from elves.local.ports import HOST
 from elves.engine.ledger import SERVICE_KEY_HEADER
 
 HTTP_TIMEOUT_SECONDS = 10
@@ -67,6 +71,103 @@ def test_the_registry_answers_only_callers_with_the_service_key(local_stack):
     assert without.json()["field"] == wrong.json()["field"] == SERVICE_KEY_HEADER, (without.text, wrong.text)
 
 
+# The key (and the gateway's token, and its admin rule) hold however a path is spelt: these
+# spellings of an API path are not /api/ to a raw-path test, but the router may match them
+# (decoded, `;` parameters removed) or the web server normalise them (`.`, `..`, `//`).
+SPELLINGS = {
+    "encoded letters": "/%61pi/v1/{}",
+    "all letters encoded": "/%61%70%69/v1/{}",
+    "a ; parameter": "/api;/v1/{}",
+    "a ; parameter with a value": "/api/v1;x=y/{}",
+    "a .. segment": "/x/../api/v1/{}",
+    "a . segment": "/./api/v1/{}",
+    "a double slash": "//api/v1/{}",
+    "an encoded slash": "/api%2Fv1/{}",
+    "an encoded slash, lower case": "/api%2fv1/{}",
+}
+REFUSED = {400, 401, 404}
+
+
+def _raw(base: str, method: str, path: str, headers: dict[str, str], body: bytes | None = None) -> tuple[int, bytes]:
+    """One call with `path` sent as it is (requests and urllib3 decode %61 and drop dot segments)."""
+    address = urlsplit(base)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=HTTP_TIMEOUT_SECONDS)
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        answer = connection.getresponse()
+        return answer.status, answer.read()
+    finally:
+        connection.close()
+
+
+def _registry_replica(stack) -> dict:
+    stack.wait_ready()
+    return next(pod for pod in stack.pods("registry") if pod["pid"] and pod["phase"] == "running")
+
+
+def _registry_bases(stack) -> list[str]:
+    """The registry behind the local proxy, and one replica straight."""
+    return [stack.url("registry"), f"http://{HOST}:{_registry_replica(stack)['httpPort']}"]
+
+
+def test_no_spelling_of_a_path_reaches_the_registry_without_the_key(local_stack):
+    forger, test_id = unique("sut-forger"), unique("test-forged")
+    forged = json.dumps({"userId": forger, "endpoint": "getData"}).encode()
+    probes = [("GET", "users", None), ("GET", f"ledger?testId={test_id}", None),
+              ("GET", f"logs?user={forger}&all=true", None), ("POST", "logs", forged)]
+    wrong = []
+    for base in _registry_bases(local_stack):
+        for what, spelling in SPELLINGS.items():
+            for method, rest, body in probes:
+                path = spelling.format(rest)
+                status, text = _raw(base, method, path, {"Content-Type": "application/json", TEST_ID_HEADER: test_id},
+                                    body)
+                if status not in REFUSED:
+                    wrong.append(f"{method} {base}{path} ({what}) -> {status}: {text[:120]!r}")
+    assert wrong == [], wrong
+
+    # Nothing was written: the forged log is in neither the user's history nor the test's ledger.
+    keyed = {SERVICE_KEY_HEADER: local_stack.service_key()}
+    history = requests.get(f"{local_stack.url('registry')}/api/v1/logs", params={"user": forger, "all": "true"},
+                           headers=keyed, timeout=HTTP_TIMEOUT_SECONDS)
+    assert history.status_code == 200 and history.json()["items"] == [], history.text
+    assert ledger(local_stack, test_id)["logs"] == 0
+
+
+def test_the_registry_port_is_closed_without_the_key_whatever_the_path_but_management_stays_open(local_stack):
+    base = local_stack.url("registry")
+    for path in ("/", "/openapi.yaml", "/error", "/actuator/health", "/no-such-path", "/api"):
+        status, text = _raw(base, "GET", path, {})
+        assert status == 401, f"{path} -> {status}: {text[:200]!r}"
+        assert json.loads(text)["field"] == SERVICE_KEY_HEADER, text
+    health = requests.get(f"http://{HOST}:{_registry_replica(local_stack)['managementPort']}/actuator/health/readiness",
+                          timeout=HTTP_TIMEOUT_SECONDS)
+    assert health.status_code == 200, health.text
+
+
+def test_no_spelling_of_a_path_reaches_the_gateway_without_a_token_or_getallusers_without_admin(local_stack):
+    user, test_id = unique("sut-spelling"), unique("test-spelling")
+    plain = {"Authorization": f"Bearer {local_stack.token(user)}", TEST_ID_HEADER: test_id}
+    wrong = []
+    for what, spelling in SPELLINGS.items():
+        for headers, rest in (({TEST_ID_HEADER: test_id}, "history"), ({TEST_ID_HEADER: test_id}, "users/me"),
+                              ({TEST_ID_HEADER: test_id}, "users"), (plain, "users")):
+            path = spelling.format(rest)
+            status, text = _raw(local_stack.url("gateway"), "GET", path, headers)
+            allowed = REFUSED if "Authorization" not in headers else REFUSED | {403}
+            if status not in allowed:
+                wrong.append(f"GET {path} ({what}, {'a user' if 'Authorization' in headers else 'no'} token) "
+                             f"-> {status}: {text[:120]!r}")
+    assert wrong == [], wrong
+
+    # No handler ran: a handler logs every 2xx under the test id. One allowed call after the
+    # probes, under the same test id, is the only log once it has arrived.
+    gateway = Gateway(local_stack, user, test_id)
+    assert gateway.history().status_code == 200
+    seen = wait_ledger(local_stack, test_id, lambda entry: entry["logs"] >= 1, 60, "the allowed call's log")
+    assert seen["logsByEndpoint"] == {"getHistory": 1}, seen
+
+
 def test_every_replica_listens_on_loopback_only(local_stack):
     for replica in _replicas(local_stack):
         listening = {(address, port) for state, address, port, _ in _sockets(replica["pid"]) if state == TCP_LISTEN}
@@ -76,8 +177,9 @@ def test_every_replica_listens_on_loopback_only(local_stack):
         assert not outside, f"{replica['pod']} listens beyond loopback: {outside}"
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="started by an unprivileged user, the replicas are that user")
 def test_started_as_root_the_replicas_run_as_an_unprivileged_user(local_stack):
+    # Started by an unprivileged user, the replicas are that user: nothing to prove.
+    require(os.geteuid() == 0, "root: the tier runs the stack as root to prove its replicas drop to another user")
     for replica in _replicas(local_stack):
         status = Path(f"/proc/{replica['pid']}/status").read_text()
         ids = {line.split(":")[0]: line.split()[1:] for line in status.splitlines()
