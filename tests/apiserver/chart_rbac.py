@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from prerequisites import require
 
 from . import control_plane as cp
-from .conftest import require
 
 CHART = cp.REPO / "charts" / "elves"
 RELEASE = "elves"
@@ -24,7 +24,7 @@ RBAC_KINDS = {"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRo
 def render_operator(release_namespace: str, values: dict[str, Any], workdir: Path) -> list[dict[str, Any]]:
     """The chart's operator.yaml for `values`, as objects."""
     helm = cp.helm_binary()
-    require([] if helm else ["no helm (tools/which-helm.sh): run tools/install-helm.sh"])
+    require(helm, "no helm (tools/which-helm.sh): run tools/install-helm.sh")
     values_file = workdir / "operator-values.yaml"
     values_file.write_text(yaml.safe_dump(values))
     result = subprocess.run([helm, "template", RELEASE, str(CHART), "--namespace", release_namespace,

@@ -27,7 +27,7 @@ from elves.local.layout import Layout
 from elves.local.platform import LocalPlatform
 from elves.local.ports import Ports
 from elves.engine.tokens import make_token
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY_TIMEOUT_SECONDS = float(os.environ.get("ELVES_DEPLOY_TIMEOUT", 1800))

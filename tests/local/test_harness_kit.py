@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from prerequisites import require
 
-from elves.results.suite import scale_document
+from elves.study.suite import scale_document
 
 REPO = Path(__file__).resolve().parents[2]
 ELVES = REPO / ".venv" / "bin" / "elves"

@@ -24,7 +24,7 @@ from engine_testkit import K6_BINARY, free_port
 from prerequisites import require
 
 from elves.engine.k6 import Targets, runner_env
-from elves.engine.models import parse_loadtest
+from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import LoadRun
 from elves.local.k6 import command

@@ -12,7 +12,7 @@ import operator
 from collections.abc import Callable
 
 from elves.engine import promql
-from elves.engine.models import LATENCY_METRICS, MEAN_LATENCY, Objective
+from elves.engine.models.objectives import Objective, LATENCY_METRICS, MEAN_LATENCY
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError, PrometheusUnavailable
 from elves.engine.summary import deepest, failures_text, work_queues

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 from kubernetes.client.exceptions import ApiException
 
-from elves.engine.models import LoadTest, SpecError, parse_loadtest
+from elves.engine.models.errors import SpecError
+from elves.engine.models.loadtest import LoadTest, parse_loadtest
 from elves.engine.platform import RunKey
 from elves.engine.runner import Clock, Context, Event, SystemClock, abort, fail, step, utc
 from elves.engine.status import LoadTestStatus

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from elves.engine.models import LoadTestSpec, Runner
+from elves.engine.models.spec import LoadTestSpec, Runner
 from elves.k8s.faults import Caps, cluster_problems
 
 TOLERATION_FIELDS = ("key", "operator", "value", "effect")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elves.constants import SYSTEM_NAMESPACE
+from elves.envvars import count, read
 from elves.engine.runner import Timeouts
 from elves.engine.units import parse_duration, parse_memory
 from elves.k8s.faults import Caps
@@ -26,86 +27,79 @@ DEFAULT_PROMETHEUS_URL = "http://kube-prometheus-stack-prometheus.monitoring.svc
 DEFAULT_TICK_SECONDS = 1.0
 
 
-def _seconds(env: dict[str, str], name: str, default: str) -> float:
-    text = env.get(name) or default
+def _seconds(text: str) -> float:
+    """A duration longer than 0s, in seconds."""
     try:
         seconds = parse_duration(text)
     except ValueError as exc:
-        raise ValueError(f"{name}: {text!r} is not a duration (e.g. 90s, 5m, 2h): {exc}") from None
+        raise ValueError(f"{text!r} is not a duration (e.g. 90s, 5m, 2h): {exc}") from None
     if seconds <= 0:
-        raise ValueError(f"{name}: {text!r} must be longer than 0s")
+        raise ValueError(f"{text!r} must be longer than 0s")
     return seconds
 
 
-def _count(env: dict[str, str], name: str, default: int) -> int:
-    text = env.get(name) or str(default)
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"{name}: {text!r} is not a whole number of at least 1")
-    return int(text)
+def _more_than_zero(parse: Callable[[str], float]) -> Callable[[str], float]:
+    def parse_limit(text: str) -> float:
+        try:
+            value = parse(text)
+        except ValueError as exc:
+            raise ValueError(f"{text!r}: {exc}") from None
+        if value <= 0:
+            raise ValueError(f"{text!r} must be more than 0")
+        return value
+    return parse_limit
 
 
-def _limit(env: dict[str, str], name: str, default: str, parse: Callable[[str], float]) -> float:
-    text = env.get(name) or default
-    try:
-        value = parse(text)
-    except ValueError as exc:
-        raise ValueError(f"{name}: {text!r}: {exc}") from None
-    if value <= 0:
-        raise ValueError(f"{name}: {text!r} must be more than 0")
-    return value
-
-
-def _url(env: dict[str, str], name: str, default: str) -> str:
-    url = (env.get(name) or default).rstrip("/")
+def _url(text: str) -> str:
+    url = text.rstrip("/")
     if url and not url.startswith(("http://", "https://")):
-        raise ValueError(f"{name}: {url!r} is not an http:// or https:// URL")
+        raise ValueError(f"{url!r} is not an http:// or https:// URL")
     return url
 
 
-def _names(env: dict[str, str], name: str) -> tuple[str, ...]:
+def _names(text: str) -> tuple[str, ...]:
     """A comma-separated list ("" = none)."""
-    return tuple(part.strip() for part in (env.get(name) or "").split(",") if part.strip())
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
-def _json(env: dict[str, str], name: str, kind: type, example: str) -> Any:
-    text = env.get(name) or ""
+def _json(text: str, kind: type, example: str) -> Any:
     if not text:
         return kind()
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise ValueError(f"{name}: {text!r} is not JSON ({exc}); e.g. {example}") from None
+        raise ValueError(f"{text!r} is not JSON ({exc}); e.g. {example}") from None
     if not isinstance(value, kind):
-        raise ValueError(f"{name}: {text!r} is not a JSON {kind.__name__}; e.g. {example}")
+        raise ValueError(f"{text!r} is not a JSON {kind.__name__}; e.g. {example}")
     return value
 
 
-def _node_selector(env: dict[str, str]) -> dict[str, tuple[str, ...]]:
-    name, example = "ELVES_RUNNER_NODE_SELECTOR", '{"pool": ["load"]}'
-    value = _json(env, name, dict, example)
+def _node_selector(text: str) -> dict[str, tuple[str, ...]]:
+    example = '{"pool": ["load"]}'
+    value = _json(text, dict, example)
     if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in value.values()):
-        raise ValueError(f"{name}: each label maps to a list of the values allowed; e.g. {example}")
+        raise ValueError(f"each label maps to a list of the values allowed; e.g. {example}")
     return {label: tuple(values) for label, values in value.items()}
 
 
-def _tolerations(env: dict[str, str]) -> tuple[dict[str, Any], ...]:
-    name, example = "ELVES_RUNNER_TOLERATIONS", '[{"key": "load", "operator": "Exists", "effect": "NoSchedule"}]'
-    value = _json(env, name, list, example)
+def _tolerations(text: str) -> tuple[dict[str, Any], ...]:
+    example = '[{"key": "load", "operator": "Exists", "effect": "NoSchedule"}]'
+    value = _json(text, list, example)
     if not all(isinstance(t, dict) for t in value):
-        raise ValueError(f"{name}: a list of tolerations as in a pod spec; e.g. {example}")
+        raise ValueError(f"a list of tolerations as in a pod spec; e.g. {example}")
     return tuple(value)
 
 
-def _flag(env: dict[str, str], name: str) -> bool:
-    text = (env.get(name) or "false").lower()
+def _flag(text: str) -> bool:
+    text = text.lower()
     if text not in ("true", "false"):
-        raise ValueError(f"{name}: {text!r} is not true or false")
+        raise ValueError(f"{text!r} is not true or false")
     return text == "true"
 
 
 def tick_seconds_from_env(env: dict[str, str] | None = None) -> float:
     """How often the timer advances each LoadTest; kopf needs it when the handlers are registered."""
-    return _seconds(dict(os.environ if env is None else env), "ELVES_TICK_SECONDS", f"{DEFAULT_TICK_SECONDS}s")
+    return read(os.environ if env is None else env, "ELVES_TICK_SECONDS", f"{DEFAULT_TICK_SECONDS}s", _seconds)
 
 
 @dataclass(frozen=True)
@@ -163,28 +157,29 @@ class OperatorSettings:
         return cls(
             system_namespace=namespace,
             secret_name=env.get("ELVES_SECRET_NAME") or "elves",
-            gateway_url=_url(env, "ELVES_GATEWAY_URL", f"http://gateway.{namespace}.svc:8080"),
-            registry_url=_url(env, "ELVES_REGISTRY_URL", f"http://registry.{namespace}.svc:8081"),
-            prometheus_url=_url(env, "ELVES_PROMETHEUS_URL", DEFAULT_PROMETHEUS_URL),
-            grafana_url=_url(env, "ELVES_GRAFANA_URL", ""),
+            gateway_url=read(env, "ELVES_GATEWAY_URL", f"http://gateway.{namespace}.svc:8080", _url),
+            registry_url=read(env, "ELVES_REGISTRY_URL", f"http://registry.{namespace}.svc:8081", _url),
+            prometheus_url=read(env, "ELVES_PROMETHEUS_URL", DEFAULT_PROMETHEUS_URL, _url),
+            grafana_url=read(env, "ELVES_GRAFANA_URL", "", _url),
             grafana_token=env.get("ELVES_GRAFANA_TOKEN", ""),
             grafana_user=env.get("ELVES_GRAFANA_USER", ""),
             grafana_password=env.get("ELVES_GRAFANA_PASSWORD", ""),
-            reports_kept=_count(env, "ELVES_REPORTS_KEPT", 10),
+            reports_kept=read(env, "ELVES_REPORTS_KEPT", "10", count),
             k6_image=env.get("ELVES_K6_IMAGE") or DEFAULT_K6_IMAGE,
             k6_binary=env.get("ELVES_K6") or "k6",
             tick_seconds=tick_seconds_from_env(env),
-            lock_timeout_seconds=_seconds(env, "ELVES_LOCK_TIMEOUT", "2h"),
-            system_ready_timeout_seconds=_seconds(env, "ELVES_SYSTEM_READY_TIMEOUT", "10m"),
-            load_start_timeout_seconds=_seconds(env, "ELVES_LOAD_START_TIMEOUT", "10m"),
-            unschedulable_grace_seconds=_seconds(env, "ELVES_UNSCHEDULABLE_GRACE", "2m"),
-            http_timeout_seconds=_seconds(env, "ELVES_HTTP_TIMEOUT", "10s"),
-            max_replicas=int(_limit(env, "ELVES_MAX_REPLICAS", "10", int)),
-            max_memory_bytes=int(_limit(env, "ELVES_MAX_MEMORY", "4Gi", parse_memory)),
-            loadtest_namespaces=_names(env, "ELVES_LOADTEST_NAMESPACES"),
-            runner_rules=RunnerRules(env_secrets=_names(env, "ELVES_RUNNER_ENV_SECRETS"),
-                                     node_selector=_node_selector(env), tolerations=_tolerations(env),
-                                     affinity=_flag(env, "ELVES_RUNNER_AFFINITY")),
+            lock_timeout_seconds=read(env, "ELVES_LOCK_TIMEOUT", "2h", _seconds),
+            system_ready_timeout_seconds=read(env, "ELVES_SYSTEM_READY_TIMEOUT", "10m", _seconds),
+            load_start_timeout_seconds=read(env, "ELVES_LOAD_START_TIMEOUT", "10m", _seconds),
+            unschedulable_grace_seconds=read(env, "ELVES_UNSCHEDULABLE_GRACE", "2m", _seconds),
+            http_timeout_seconds=read(env, "ELVES_HTTP_TIMEOUT", "10s", _seconds),
+            max_replicas=int(read(env, "ELVES_MAX_REPLICAS", "10", _more_than_zero(int))),
+            max_memory_bytes=int(read(env, "ELVES_MAX_MEMORY", "4Gi", _more_than_zero(parse_memory))),
+            loadtest_namespaces=read(env, "ELVES_LOADTEST_NAMESPACES", "", _names),
+            runner_rules=RunnerRules(env_secrets=read(env, "ELVES_RUNNER_ENV_SECRETS", "", _names),
+                                     node_selector=read(env, "ELVES_RUNNER_NODE_SELECTOR", "", _node_selector),
+                                     tolerations=read(env, "ELVES_RUNNER_TOLERATIONS", "", _tolerations),
+                                     affinity=read(env, "ELVES_RUNNER_AFFINITY", "false", _flag)),
         )
 
     def policy(self) -> Policy:

@@ -8,7 +8,7 @@ import pytest
 from elves.engine.analysis import (
     AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since, longest_unready,
 )
-from elves.engine.models import Objective
+from elves.engine.models.objectives import Objective
 from elves.engine.prometheus import Prometheus
 from elves.engine.status import ReplicaPoint
 

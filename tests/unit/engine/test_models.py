@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from elves.engine.models import SpecError, load_file, parse_loadtest
+from elves.engine.models.errors import SpecError
+from elves.engine.models.loadtest import load_file, parse_loadtest
 from elves.engine.units import Duration
 
 REPO = Path(__file__).resolve().parents[3]

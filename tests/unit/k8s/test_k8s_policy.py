@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.models import parse_loadtest
+from elves.engine.models.loadtest import parse_loadtest
 from elves.k8s.driver import parse
 from elves.k8s.faults import Caps
 from elves.k8s.policy import Policy, RunnerRules, refusals

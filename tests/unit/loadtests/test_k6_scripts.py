@@ -27,7 +27,7 @@ from polling import wait_for
 from prerequisites import missing
 
 from elves.engine import plan
-from elves.engine.models import Load
+from elves.engine.models.load import Load
 from elves.engine.scenarios import BUILTIN_SCENARIOS, FACTS_PATH
 
 REPO = Path(__file__).resolve().parents[3]

@@ -1,4 +1,4 @@
-"""elves.engine.redrive: the rabbitmqctl calls of a DLQ re-drive and how their answers are read.
+"""elves.rabbitmq.redrive: the rabbitmqctl calls of a DLQ re-drive and how their answers are read.
 RabbitMQ itself is in tier 2 (tests/local/test_sut_redrive.py); here a scripted rabbitmqctl
 shows the decisions: what is started, when it is done, and what an operator is told."""
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from elves.engine import redrive
-from elves.engine.redrive import RedriveError
+from elves.rabbitmq import redrive
+from elves.rabbitmq.redrive import RedriveError
 
 QUEUE = "elves.registry.applog.in"
 DLQ = QUEUE + ".dlq"

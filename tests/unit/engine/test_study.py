@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from elves.cli import main as elves_main
-from elves.engine.models import parse_loadtest
+from elves.engine.models.loadtest import parse_loadtest
 from elves.local.ports import free_offset
-from elves.results.page import page_blocks, write_page
-from elves.results.study import StudyError, load_study
-from elves.results.suite import scale_document
+from elves.study.page import page_blocks, write_page
+from elves.study.cases import StudyError, load_study
+from elves.study.suite import scale_document
 from engine_testkit import RUN
 from results_testkit import known_run, write_summary
 REPO = Path(__file__).resolve().parents[3]
@@ -144,7 +144,7 @@ def test_the_suite_records_a_case_it_could_not_run_and_the_page_says_so(tmp_path
 
 
 def test_the_committed_study_file_names_every_case_of_the_study_and_existing_files():
-    path = REPO / "loadtests/results/study.yaml"
+    path = REPO / "loadtests/study/study.yaml"
     cases = load_study(path)
     ids = {c.id for c in cases}
     assert {"case-1a", "case-1b", "case-1c", "case-2a", "case-2b", "case-3", "registry-1000", "registry-4000",

@@ -1,7 +1,8 @@
-"""Typed settings, read once from ELVES_* environment variables.
+"""The local mode's settings, read once from ELVES_* environment variables.
 
 Every knob has a default that works on a developer machine; the local stack, the CLI
-and the tests read them from here and nowhere else.
+and the tests read them from here and nowhere else (the operator's are elves.k8s.settings).
+Standard library only, as elves.shell_env needs.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from elves import envvars
 from elves.constants import DEPLOYMENTS
 
-# operator/elves/settings.py -> the repository root (the package is installed editable).
-_DEFAULT_REPO = Path(__file__).resolve().parents[2]
+# operator/elves/local/settings.py -> the repository root (the package is installed editable).
+_DEFAULT_REPO = Path(__file__).resolve().parents[3]
 
 
 def _replicas(text: str) -> dict[str, int]:
@@ -22,45 +24,25 @@ def _replicas(text: str) -> dict[str, int]:
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, count = item.partition("=")
         if not sep or name not in DEPLOYMENTS or not count.isdigit():
-            raise ValueError(
-                f"ELVES_LOCAL_REPLICAS: {item!r} is not <deployment>=<count> "
-                f"with a deployment among {', '.join(DEPLOYMENTS)}"
-            )
+            raise ValueError(f"{item!r} is not <deployment>=<count> with a deployment among {', '.join(DEPLOYMENTS)}")
         replicas[name] = int(count)
     return replicas
 
 
-def _int(env: dict[str, str], name: str, default: int) -> int:
-    text = env.get(name, "")
-    if not text:
-        return default
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{name}: {text!r} is not an integer") from None
-
-
-def _niceness(env: dict[str, str], name: str, default: int) -> int:
-    value = _int(env, name, default)
+def _niceness(text: str) -> int:
+    value = envvars.integer(text)
     if not 0 <= value <= 19:
-        raise ValueError(f"{name}: {value} is not a nice value from 0 to 19")
+        raise ValueError(f"{value} is not a nice value from 0 to 19")
     return value
 
 
-def _choice(env: dict[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
-    text = env.get(name, "") or default
-    if text not in choices:
-        raise ValueError(f"{name}: {text!r} is not one of {', '.join(choices)}")
-    return text
-
-
-def _cpu_set(env: dict[str, str], name: str) -> frozenset[int]:
+def _cpu_set(text: str) -> frozenset[int]:
     """Parse a CPU list as taskset takes it ("0", "0-1", "0,2-3"); empty = none."""
     cpus: set[int] = set()
-    for item in filter(None, (part.strip() for part in env.get(name, "").split(","))):
+    for item in filter(None, (part.strip() for part in text.split(","))):
         first, sep, last = item.partition("-")
         if not first.isdigit() or (sep and not last.isdigit()) or (sep and int(last) < int(first)):
-            raise ValueError(f"{name}: {item!r} is not a CPU number or range such as 0 or 0-1")
+            raise ValueError(f"{item!r} is not a CPU number or range such as 0 or 0-1")
         cpus.update(range(int(first), int(last if sep else first) + 1))
     return frozenset(cpus)
 
@@ -114,13 +96,13 @@ class Settings:
             repo_dir=repo,
             state_dir=Path(env.get("ELVES_STATE_DIR") or repo / ".elves"),
             cache_dir=cache,
-            port_offset=_int(env, "ELVES_LOCAL_PORT_OFFSET", 0),
-            local_replicas=_replicas(env.get("ELVES_LOCAL_REPLICAS", "")),
+            port_offset=envvars.read(env, "ELVES_LOCAL_PORT_OFFSET", "0", envvars.integer),
+            local_replicas=envvars.read(env, "ELVES_LOCAL_REPLICAS", "", _replicas),
             service_command=env.get("ELVES_LOCAL_SERVICE_COMMAND", ""),
             service_user=env.get("ELVES_LOCAL_SERVICE_USER", ""),
-            local_balancing=_choice(env, "ELVES_LOCAL_BALANCING", "kernel", ("kernel", "haproxy")),
-            ingestor_niceness=_niceness(env, "ELVES_LOCAL_INGESTOR_NICENESS", 10),
-            load_cpus=_cpu_set(env, "ELVES_LOCAL_LOAD_CPUS"),
+            local_balancing=envvars.read(env, "ELVES_LOCAL_BALANCING", "kernel", envvars.one_of("kernel", "haproxy")),
+            ingestor_niceness=envvars.read(env, "ELVES_LOCAL_INGESTOR_NICENESS", "10", _niceness),
+            load_cpus=envvars.read(env, "ELVES_LOCAL_LOAD_CPUS", "", _cpu_set),
             local_infra=cls.local_infra if infra is None else tuple(filter(None, infra.split(","))),
             k6_binary=Path(env.get("ELVES_K6") or cache / "bin" / "k6"),
         )

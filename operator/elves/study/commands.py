@@ -1,4 +1,4 @@
-"""The results' subcommands: `elves compare`, `elves suite`, `elves results-page`."""
+"""The study's subcommands: `elves compare`, `elves suite`, `elves results-page`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from elves.engine.compare import DEFAULTS_HELP, RULES_HELP
 
-DEFAULT_STUDY = "loadtests/results/study.yaml"
+DEFAULT_STUDY = "loadtests/study/study.yaml"
 DEFAULT_RESULTS = "docs/results"
 
 
@@ -65,15 +65,15 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from elves.results.suite import run_suite
+    from elves.study.suite import run_suite
 
     only = [s.strip() for s in args.only.split(",")] if args.only else None
     return run_suite(Path(args.directory), Path(args.results), Path(args.reports), Path(args.page), only)
 
 
 def _page(args: argparse.Namespace) -> int:
-    from elves.results.page import write_page
-    from elves.results.study import StudyError
+    from elves.study.page import write_page
+    from elves.study.cases import StudyError
 
     try:
         paths = write_page(Path(args.directory), Path(args.study), Path(args.page))

@@ -23,7 +23,7 @@ import yaml
 from elves.engine.drive import run_file
 from elves.engine.report import SERIES, SUMMARY
 from elves.engine.units import k6_duration, parse_duration
-from elves.results.study import Case, Finding, Study, StudyError, case_file, load_study
+from elves.study.cases import Case, Finding, Study, StudyError, case_file, load_study
 
 STUDY_FILE = "study.yaml"
 RUN_FILE, MACHINE_FILE = "run.json", "machine.json"
@@ -69,7 +69,7 @@ def local_cpu_split() -> dict[str, str] | None:
     from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
     from elves.local.layout import Layout
     from elves.local.ports import Ports
-    from elves.settings import Settings
+    from elves.local.settings import Settings
 
     settings = Settings.from_env()
     try:
@@ -125,7 +125,7 @@ def wait_until_settled(out=sys.stdout, timeout: float = SETTLE_TIMEOUT_SECONDS) 
     from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
     from elves.local.layout import Layout
     from elves.local.ports import Ports
-    from elves.settings import Settings
+    from elves.local.settings import Settings
 
     settings = Settings.from_env()
     client = SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir))
@@ -199,7 +199,7 @@ def _stop_on_signals() -> list[str]:
 def run_suite(directory: Path, results: Path, reports: Path, page: Path, only: list[str] | None = None,
               out=sys.stdout) -> int:
     """Exit 0 when every case ran (passed or failed: a benchmark reports, it does not gate), 2 otherwise."""
-    from elves.results.page import write_page
+    from elves.study.page import write_page
 
     try:
         study_path, cases = suite_cases(directory)

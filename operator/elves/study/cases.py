@@ -1,4 +1,4 @@
-"""The suite's cases as `loadtests/results/study.yaml` lists them: which LoadTest runs each
+"""The suite's cases as `loadtests/study/study.yaml` lists them: which LoadTest runs each
 case, how the suite shortens it for a 2-core machine, what the study saw, and how to judge
 whether the study's finding holds for Elves.
 """
@@ -11,7 +11,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from elves.engine.models import spec_problems
+from elves.engine.models.loadtest import spec_problems
 from elves.engine.units import DURATION_PATTERN
 
 FindingKind = Literal["steady", "overload", "bottleneck", "fault_tolerance", "served", "memory", "objectives"]
