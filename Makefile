@@ -47,13 +47,9 @@ test-e2e: venv deps k6 helm kubernetes services ## tier 4: a throwaway single-no
 # --- prerequisites ------------------------------------------------------------
 
 venv: $(VENV)/.installed
-# Every package (transitive and build dependencies included) from the hashed lock, then the
-# elves package itself with no dependencies and no build isolation, so pip fetches nothing
-# unhashed (tests/unit/tools/test_python_lock.py keeps the lock in step with pyproject.toml).
-$(VENV)/.installed: operator/pyproject.toml operator/requirements-test.txt
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check --require-hashes -r operator/requirements-test.txt
-	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e operator
+# From the hashed lock (tests/unit/tools/test_python_lock.py keeps it in step with pyproject.toml).
+$(VENV)/.installed: operator/pyproject.toml operator/requirements-test.txt tools/make-venv.sh
+	tools/make-venv.sh $(VENV)
 	touch $@
 
 # pip-tools is a tool of this target only (a throwaway venv), never a dependency of the project.
