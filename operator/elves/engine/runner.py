@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from elves.engine import promql
+from elves.engine import blips, promql
 from elves.engine.analysis import (
     AnalysisError, RunWindow, analyze, leave_out_warmup, ledger_complete, ledger_result, ledger_since,
 )
@@ -29,7 +29,7 @@ from elves.engine.compare import CompareError, baseline_checks, load_summary
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
-from elves.engine.platform import LoadRun, Platform
+from elves.engine.platform import LoadRun, Platform, RunKey
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.status import Check, Condition, FaultEvent, LoadTestStatus, RunResults, RunStatus, Verdict
@@ -62,6 +62,10 @@ class Timeouts:
     # Beyond the planned duration: k6's gracefulStop (30 s), and setup() when the platform
     # cannot tell it apart from the load (see LoadState).
     load_grace: float = 180.0
+
+
+# What a step returns to have its status saved before the next one (a point to resume from).
+SAVE_POINT = 0.01
 
 
 @dataclass(frozen=True)
@@ -253,7 +257,14 @@ class _Step:
         if not readiness.ready:
             return self.wait(readiness.reason or "another test holds the system", self.ctx.timeouts.lock, "SystemBusy")
         self.events.append(progress(f"took the system for {self.ctx.owner}"))
-        self.status.snapshot = self.platform.snapshot_system()
+        if self.status.snapshot is None:  # a step retried after a blip keeps the first one
+            self.status.snapshot = self.platform.snapshot_system()
+        # Stop here so the caller saves the snapshot before anything is changed: a driver that
+        # dies after the change then finds the system as it was, not the changed one.
+        self.goto(None, "prepare")
+        return SAVE_POINT
+
+    def _prepare(self) -> float:
         self._prepare_run()
         return 0.0
 
@@ -318,16 +329,16 @@ class _Step:
             + self.ctx.timeouts.load_grace
         tokens, admin = load_tokens(self.platform.jwt_secret(), plan.users, math.ceil(lifetime))
         self.platform.start_load(LoadRun(
-            test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens, admin_token=admin,
-            service_key=self.platform.service_key(), parallelism=plan.parallelism,
-            duration_seconds=plan.duration_seconds))
+            index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens,
+            admin_token=admin, service_key=self.platform.service_key(), runner=self.ctx.test.spec.runner,
+            parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
         self.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
         self.goto("Running", "load")
         return self.ctx.intervals.running
 
     def _load(self) -> float:
         run, plan = self.run, self.plan
-        load = self.platform.load_status(plan.test_id)
+        load = self.platform.load_status(RunKey(plan.index, plan.test_id))
         if load.state == "error":
             raise HarnessError("LoadError", f"k6 failed for {plan.test_id}: {load.reason}")
         if load.state == "starting":
@@ -369,6 +380,8 @@ class _Step:
                 continue
             try:
                 applied = self.platform.apply_fault(fault.action, self.now)
+            except blips.TransientError:
+                raise  # tried again on the next step
             except Exception as exc:  # noqa: BLE001 - any platform failure ends the test with its words
                 raise HarnessError("FaultFailed", f"fault {fault.describe()} at {fault.at:g}s failed: {exc}") from None
             event = FaultEvent(index=fault.index, at=fault.at, fired_at=utc(self.now), action=fault.describe(),
@@ -386,6 +399,8 @@ class _Step:
                 continue
             try:
                 message = self.platform.observe_fault(event.watch, self.now)
+            except blips.TransientError:
+                raise
             except Exception as exc:  # noqa: BLE001 - as when applying it
                 raise HarnessError("FaultFailed", f"fault {event.action} at {event.at:g}s failed: {exc}") from None
             if message is None:
@@ -551,7 +566,7 @@ def cleanup(ctx: Context, status: LoadTestStatus, platform: Platform, events: li
     if status.runs and status.phase in ("Running",):
         run = status.runs[status.current_run]
         try:
-            platform.stop_load(run.test_id)
+            platform.stop_load(RunKey(run.index, run.test_id))
             events.append(progress(f"stopped k6 for {run.test_id}"))
         except Exception as exc:  # noqa: BLE001
             events.append(warning("CleanupFailed", f"could not stop k6: {exc}"))
@@ -605,6 +620,10 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
             delay = current.advance()
             if delay > 0 or status.final:
                 break
+    except blips.TransientError as exc:  # the step is tried again, until the failure lasts too long
+        delay = blips.ride_out(status, exc, now)  # type: ignore[assignment]
+        if delay is None:
+            fail(ctx, status, platform, now, exc.harness_reason, blips.gave_up(status, now), current.events)
     except HarnessError as exc:
         fail(ctx, status, platform, now, exc.reason, exc.message, current.events)
     except PrometheusError as exc:
@@ -613,6 +632,9 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
         fail(ctx, status, platform, now, "InvalidSpec", str(exc), current.events)
     except Exception as exc:  # noqa: BLE001 - a platform failure must end the test, not crash the caller
         fail(ctx, status, platform, now, "PlatformError", f"{type(exc).__name__}: {exc}", current.events)
+    else:
+        if (passed := blips.recovered(status, now)) is not None:
+            current.events.append(progress(passed))
     if not status.final:
         set_outcome_conditions(status, now)
     return StepResult(status, 0.0 if status.final else delay, current.events)

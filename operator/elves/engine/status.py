@@ -204,6 +204,9 @@ class Progress(StatusModel):
     waiting_for: str = ""
     since: datetime | None = None
     deadline: datetime | None = None
+    retrying: str = Field("", description="A failure that may pass by itself (an API server or Prometheus "
+                                           "blip): the step is tried again until it has lasted too long.")
+    retrying_since: datetime | None = None
 
 
 class Summary(StatusModel):

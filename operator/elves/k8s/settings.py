@@ -7,13 +7,17 @@ stops the operator at start-up with the variable named, never later in a handler
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from elves.constants import SYSTEM_NAMESPACE
 from elves.engine.runner import Timeouts
 from elves.engine.units import parse_duration, parse_memory
+from elves.k8s.faults import Caps
+from elves.k8s.policy import Policy, RunnerRules
 
 # The k6 image of the runner pods: k6 at tools/versions.env's K6_VERSION (a unit test
 # keeps them in step), so runners behave like the k6 the local mode and the tests use.
@@ -56,6 +60,47 @@ def _url(env: dict[str, str], name: str, default: str) -> str:
     if url and not url.startswith(("http://", "https://")):
         raise ValueError(f"{name}: {url!r} is not an http:// or https:// URL")
     return url
+
+
+def _names(env: dict[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated list ("" = none)."""
+    return tuple(part.strip() for part in (env.get(name) or "").split(",") if part.strip())
+
+
+def _json(env: dict[str, str], name: str, kind: type, example: str) -> Any:
+    text = env.get(name) or ""
+    if not text:
+        return kind()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {text!r} is not JSON ({exc}); e.g. {example}") from None
+    if not isinstance(value, kind):
+        raise ValueError(f"{name}: {text!r} is not a JSON {kind.__name__}; e.g. {example}")
+    return value
+
+
+def _node_selector(env: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    name, example = "ELVES_RUNNER_NODE_SELECTOR", '{"pool": ["load"]}'
+    value = _json(env, name, dict, example)
+    if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in value.values()):
+        raise ValueError(f"{name}: each label maps to a list of the values allowed; e.g. {example}")
+    return {label: tuple(values) for label, values in value.items()}
+
+
+def _tolerations(env: dict[str, str]) -> tuple[dict[str, Any], ...]:
+    name, example = "ELVES_RUNNER_TOLERATIONS", '[{"key": "load", "operator": "Exists", "effect": "NoSchedule"}]'
+    value = _json(env, name, list, example)
+    if not all(isinstance(t, dict) for t in value):
+        raise ValueError(f"{name}: a list of tolerations as in a pod spec; e.g. {example}")
+    return tuple(value)
+
+
+def _flag(env: dict[str, str], name: str) -> bool:
+    text = (env.get(name) or "false").lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{name}: {text!r} is not true or false")
+    return text == "true"
 
 
 def tick_seconds_from_env(env: dict[str, str] | None = None) -> float:
@@ -104,6 +149,12 @@ class OperatorSettings:
     # (spec.system, its sweeps and its faults); the chart's operator.limits.
     max_replicas: int = 10
     max_memory_bytes: int = 4 * 1024**3
+    # Namespaces whose LoadTests may run (the chart's watchNamespaces, or loadTestNamespaces and
+    # its own); () = any, for an operator run outside the chart. Checked before anything changes.
+    loadtest_namespaces: tuple[str, ...] = ()
+    # What spec.runner may ask for (the chart's operator.runner): Secrets for envFromSecrets,
+    # node labels and values, tolerations, affinity. Nothing unless the chart allows it.
+    runner_rules: RunnerRules = field(default_factory=RunnerRules)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "OperatorSettings":
@@ -130,7 +181,16 @@ class OperatorSettings:
             http_timeout_seconds=_seconds(env, "ELVES_HTTP_TIMEOUT", "10s"),
             max_replicas=int(_limit(env, "ELVES_MAX_REPLICAS", "10", int)),
             max_memory_bytes=int(_limit(env, "ELVES_MAX_MEMORY", "4Gi", parse_memory)),
+            loadtest_namespaces=_names(env, "ELVES_LOADTEST_NAMESPACES"),
+            runner_rules=RunnerRules(env_secrets=_names(env, "ELVES_RUNNER_ENV_SECRETS"),
+                                     node_selector=_node_selector(env), tolerations=_tolerations(env),
+                                     affinity=_flag(env, "ELVES_RUNNER_AFFINITY")),
         )
+
+    def policy(self) -> Policy:
+        """What a LoadTest may ask of this cluster, checked before it changes anything."""
+        return Policy(namespaces=self.loadtest_namespaces, caps=Caps(self.max_replicas, self.max_memory_bytes),
+                      runner=self.runner_rules)
 
     def timeouts(self) -> Timeouts:
         """The phase machine's deadlines, with the cluster's longer waits."""

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prerequisites import require
 
 from . import control_plane as cp
-from .conftest import require
 
 CLUSTER = cp.REPO / "tools" / "cluster"
 NAMESPACE = "elves"
@@ -58,7 +58,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cp.ControlPlane]
         missing.append(f"{controller_manager} is not built (run tools/build-kubernetes.sh)")
     if cp.helm_binary() is None:
         missing.append("helm is not built (run tools/install-helm.sh)")
-    require(missing)
+    require(not missing, "; ".join(missing))
     workdir = tmp_path_factory.mktemp("cluster-scripts")
     plane = cp.start(workdir, tie_to_parent=True)
     # Only what deleting a namespace and uninstalling a release need: no pods are made.

@@ -5,9 +5,10 @@ It answers the paths of DESIGN.md the way the real services do (202 with an id, 
 that turns DONE after a moment, a PNG, history pages, 401 without a bearer token, 404 for
 unknown ids), and counts what it was sent, by endpoint and test id, at GET /_fake/counts.
 It is no model of the system's performance: it exists to check the scripts and the series
-k6 writes, nothing more.
+k6 writes, nothing more. A fixture of the tests (the k6 scripts' and the operator's), and a
+way to try a script by hand.
 
-    python3 loadtests/dev/fake_gateway.py --port 18999
+    python3 tests/support/fake_gateway.py --port 18999
     ELVES_BASE_URL=http://127.0.0.1:18999 ELVES_REGISTRY_URL=http://127.0.0.1:18999 \
       ELVES_TOKENS=a,b k6 run loadtests/scenarios/system-mix.js
 """
