@@ -17,14 +17,18 @@ def rabbitmq(stack) -> infra.RabbitMQ:
     return infra.RabbitMQ("rabbitmq", Layout(stack.settings.state_dir), stack.ports)
 
 
+def ctl_json(stack, *args: str) -> list[dict]:
+    code, output = asyncio.run(rabbitmq(stack).ctl(*args, "--formatter", "json"))
+    assert code == 0, f"rabbitmqctl {' '.join(args)} failed: {output}"
+    return json.loads(output[output.index("["):])
+
+
 def queue_policies(stack) -> dict[str, tuple[str, dict]]:
-    """queue -> (the policy RabbitMQ applies to it, its effective definition), for the system's queues."""
-    code, output = asyncio.run(rabbitmq(stack).ctl("list_queues", "--formatter", "json",
-                                                   "name", "policy", "effective_policy_definition"))
-    assert code == 0, f"rabbitmqctl list_queues failed: {output}"
-    rows = json.loads(output[output.index("["):])
-    return {row["name"]: (row["policy"], row["effective_policy_definition"] or {})
-            for row in rows if row["name"] in SYSTEM_QUEUES}
+    """queue -> (the policy RabbitMQ applies to it, that policy's definition), for the system's queues."""
+    definitions = {p["name"]: json.loads(p["definition"]) if isinstance(p["definition"], str) else p["definition"]
+                   for p in ctl_json(stack, "list_policies")}
+    return {row["name"]: (row["policy"] or "", definitions.get(row["policy"], {}))
+            for row in ctl_json(stack, "list_queues", "name", "policy") if row["name"] in SYSTEM_QUEUES}
 
 
 def bounded(stack) -> dict[str, tuple[str, dict]] | None:
