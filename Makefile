@@ -12,7 +12,7 @@ MVN := mvn -q -B -f services/pom.xml
 export ELVES_CACHE ?= $(HOME)/.cache/elves
 
 .PHONY: help demo test results results-page test-unit test-local test-apiserver test-e2e \
-        venv deps k6 helm kubernetes crds services services-test
+        venv lock deps k6 helm kubernetes crds services services-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -47,10 +47,20 @@ test-e2e: venv deps k6 helm kubernetes services ## tier 4: a throwaway single-no
 # --- prerequisites ------------------------------------------------------------
 
 venv: $(VENV)/.installed
-$(VENV)/.installed: operator/pyproject.toml
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check -e 'operator[test]'
+# From the hashed lock (tests/unit/tools/test_python_lock.py keeps it in step with pyproject.toml).
+$(VENV)/.installed: operator/pyproject.toml operator/requirements-test.txt tools/make-venv.sh
+	tools/make-venv.sh $(VENV)
 	touch $@
+
+# pip-tools is a tool of this target only (a throwaway venv), never a dependency of the project.
+# Kept pins stay; a new or changed pin in pyproject.toml is resolved, hashed and written.
+PIP_COMPILE = $(ELVES_CACHE)/pip-tools/bin/pip-compile -q --generate-hashes --allow-unsafe --all-build-deps \
+  --strip-extras --no-emit-index-url --no-emit-find-links
+lock: ## regenerate the hashed Python locks operator/requirements*.txt from operator/pyproject.toml (needs PyPI)
+	python3 -m venv $(ELVES_CACHE)/pip-tools
+	$(ELVES_CACHE)/pip-tools/bin/pip install -q --disable-pip-version-check pip-tools
+	cd operator && $(PIP_COMPILE) --output-file=requirements.txt pyproject.toml
+	cd operator && $(PIP_COMPILE) --extra=test --constraint=requirements.txt --output-file=requirements-test.txt pyproject.toml
 
 deps: ## Debian packages for the local stack and the API-server tier (etcd)
 	tools/install-local-deps.sh

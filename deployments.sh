@@ -55,8 +55,7 @@ ensure_venv() {
     return
   fi
   log "creating the virtualenv ${VENV}"
-  python3 -m venv "${VENV}"
-  "${VENV}/bin/pip" install -q --disable-pip-version-check -e "${REPO_DIR}/operator[test]"
+  "${REPO_DIR}/tools/make-venv.sh" "${VENV}"
 }
 
 jars_up_to_date() {

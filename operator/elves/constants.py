@@ -53,6 +53,17 @@ DEAD_LETTER_QUEUES = tuple(q + DEAD_LETTER_SUFFIX for q in WORK_QUEUES)
 # The registry's copy of every data request the broker dead-letters, so that it can mark the
 # request FAILED even when the ingestor died on every delivery.
 QUEUE_REGISTRY_DEAD_REQUESTS = "elves.registry.deadrequests.in"
+# The bound of every dead-letter queue, a RabbitMQ policy (set locally once the broker is up, on
+# the chart by the broker's postStart hook): a policy applies to queues that exist already,
+# where a changed queue argument would be refused. Past the bound the DLQ refuses new dead
+# letters (reject-publish) rather than dropping its oldest (drop-head): the work queues
+# dead-letter at least once, so a refused dead letter stays in its work queue, counted against
+# that queue's own bound, and nothing dead-lettered is lost; the services' dead-lettered
+# counter and the registry's FAILED rows count it either way.
+DEAD_LETTER_POLICY = "elves-dead-letter-bound"
+DEAD_LETTER_POLICY_PATTERN = r"^elves\..+\.dlq$"
+DEAD_LETTER_POLICY_DEFINITION = {"max-length": 100_000, "max-length-bytes": 100 * 1024 * 1024,
+                                 "overflow": "reject-publish"}
 # Every queue the services declare: what a reset between tests empties.
 SYSTEM_QUEUES = WORK_QUEUES + DEAD_LETTER_QUEUES + (QUEUE_REGISTRY_DEAD_REQUESTS,)
 # What Prometheus asks of RabbitMQ's /metrics/detailed (the chart's ServiceMonitor and the

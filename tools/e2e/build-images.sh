@@ -3,11 +3,17 @@
 #   Debian root filesystem (mmdebstrap, cached) -> OCI image (umoci) -> docker-archive
 #   (skopeo) -> optionally `ctr images import` into a running containerd.
 #
-#   tools/e2e/build-images.sh [--import CONTAINERD_SOCKET] [--list] [image...]
+#   tools/e2e/build-images.sh [--import CONTAINERD_SOCKET] [--list] [--relock] [image...]
 #
 # With no image names, every image is built. --list prints "name tag" for each image.
 # Recipes are in images/<recipe>/image.conf, Debian bases in images/bases/<base>.conf;
 # tests/e2e/README.md lists the images and their tags.
+#
+# The bases come from the Debian mirror, which keeps only each package's latest version
+# (no snapshot archive is reachable here to pin a date). So each base's packages and
+# versions are locked in images/bases/<base>.lock, written by the first build of the base
+# (commit it), and a later build whose root filesystem differs fails naming what changed;
+# --relock accepts the new versions and rewrites the lock.
 #
 # Caches under ${ELVES_CACHE:-$HOME/.cache/elves}/images:
 #   rootfs/<base>-<key>.tar     a base root filesystem (key: its package list)
@@ -30,6 +36,8 @@ ELVES_VERSION=${ELVES_VERSION:-$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/ope
 export ELVES_VERSION
 CACHE=$ELVES_CACHE/images
 LAYOUT=$CACHE/oci
+# --relock: accept the Debian versions a base now has (see the header).
+RELOCK=0
 
 # image name -> recipe directory under images/
 declare -A RECIPE_OF=(
@@ -107,7 +115,32 @@ base_rootfs() {
       log "base $base: $(du -h "$tarball" | cut -f1) in $((SECONDS - started)) s"
     )
   fi
+  # A cached root filesystem too: the lock may be newer than the cache.
+  check_lock "$base" "$tarball"
   echo "$tarball"
+}
+
+# "package version" of every package installed in a root filesystem tarball, sorted.
+installed_packages() {
+  tar -xOf "$1" ./var/lib/dpkg/status |
+    awk '$1=="Package:"{p=$2} $1=="Version:"{v=$2} /^$/{if(p!="")print p, v; p=""} END{if(p!="")print p, v}' |
+    LC_ALL=C sort
+}
+
+# Checks a base's root filesystem against images/bases/<base>.lock: writes the lock when
+# there is none (or with --relock), fails naming every package that differs otherwise.
+check_lock() {
+  local base=$1 tarball=$2 lock=$REPO/images/bases/$1.lock now
+  now=$(installed_packages "$tarball")
+  if [[ ! -f $lock || $RELOCK == 1 ]]; then
+    { echo "# Packages of the $base base (tools/e2e/build-images.sh writes this; --relock rewrites it)."; echo "$now"; } >"$lock"
+    log "base $base: wrote $lock ($(wc -l <<<"$now") packages): commit it"
+    return
+  fi
+  local changes
+  changes=$(diff <(grep -v '^#' "$lock") <(echo "$now") | sed -n 's/^</  locked:/p; s/^>/  now:   /p') || true
+  [[ -z $changes ]] ||
+    die "base $base differs from $lock (the Debian mirror moved on):"$'\n'"$changes"$'\n'"rebuild with --relock to accept these versions, and commit the lock"
 }
 
 # Fails unless each "package version-prefix" pair is installed in the tarball: the tags
@@ -254,7 +287,8 @@ main() {
     case $1 in
       --import) socket=${2:?--import needs containerd socket path}; shift 2 ;;
       --list) list=1; shift ;;
-      -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; return 0 ;;
+      --relock) RELOCK=1; shift ;;
+      -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; return 0 ;;
       -*) die "unknown option $1" ;;
       *) names+=("$1"); shift ;;
     esac

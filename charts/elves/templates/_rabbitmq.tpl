@@ -22,3 +22,10 @@ rabbitmq.conf: |
   {{- . | nindent 2 }}
   {{- end }}
 {{- end }}
+
+{{/* elves.rabbitmq.deadLetterPolicy: the postStart script: waits (with deadlines) for the server's Erlang cookie, so the CLI never writes one of its own, and for the node to boot; then sets the policy bounding every `<queue>.dlq` (elves.constants.DEAD_LETTER_POLICY). */}}
+{{- define "elves.rabbitmq.deadLetterPolicy" -}}
+{{- $bound := .Values.rabbitmq.deadLetterBound -}}
+{{- $definition := dict "max-length" (int64 $bound.maxLength) "max-length-bytes" (include "elves.bytes" $bound.maxBytes | int64) "overflow" "reject-publish" -}}
+i=0; until [ -s "$HOME/.erlang.cookie" ]; do [ $i -lt 300 ] || exit 1; i=$((i+1)); sleep 1; done; rabbitmqctl await_startup --timeout 300 && rabbitmqctl set_policy --apply-to queues elves-dead-letter-bound '^elves\..+\.dlq$' '{{ toJson $definition }}'
+{{- end }}

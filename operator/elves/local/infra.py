@@ -9,6 +9,7 @@ only; nothing touches the system-wide services of the Debian packages.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import pwd
@@ -18,7 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from elves.constants import EMPTY_DATABASE_SQL, SYSTEM_QUEUES
+from elves.constants import (DEAD_LETTER_POLICY, DEAD_LETTER_POLICY_DEFINITION, DEAD_LETTER_POLICY_PATTERN,
+                             EMPTY_DATABASE_SQL, SYSTEM_QUEUES)
 from elves.local import http
 from elves.local.layout import Layout
 from elves.local.ports import HOST, Ports
@@ -154,6 +156,16 @@ disk_free_limit.absolute = 100MB
     async def ready(self) -> bool:
         return (await http.port_open(HOST, self.ports.amqp)
                 and await http.probe(HOST, self.ports.rabbitmq_prometheus, "/metrics", 3.0) == 200)
+
+    async def after_ready(self) -> None:
+        await self.bound_dead_letter_queues()
+
+    async def bound_dead_letter_queues(self) -> None:
+        """The DLQs' bound (elves.constants), on every start: set_policy is idempotent."""
+        code, output = await self.ctl("set_policy", "--apply-to", "queues", DEAD_LETTER_POLICY,
+                                      DEAD_LETTER_POLICY_PATTERN, json.dumps(DEAD_LETTER_POLICY_DEFINITION))
+        if code != 0:
+            raise InfraError(f"rabbitmqctl set_policy {DEAD_LETTER_POLICY} failed: {output.strip()}")
 
     async def ctl(self, *args: str, timeout: float = COMMAND_TIMEOUT_SECONDS) -> tuple[int, str]:
         return await run_command([str(RABBITMQ_BIN / "rabbitmqctl"), "-n", RABBITMQ_NODE, *args],

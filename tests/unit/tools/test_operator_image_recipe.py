@@ -44,6 +44,7 @@ def test_image_conf_restates_nothing_the_dockerfile_says():
     conf = (RECIPE / "image.conf").read_text()
     assert not re.search(r"^\s*(ENV|IMAGE_USER|WORKDIR|CMD|ENTRYPOINT)=", conf, re.M)
     assert "loadtests/" not in conf.split("add_files()")[1]
-    # Both builds take the pinned dependencies from pyproject.toml the same way.
-    assert "dependencies.py" in (REPO / "operator" / "Dockerfile").read_text()
-    assert "!images/operator/dependencies.py" in (REPO / ".dockerignore").read_text().splitlines()
+    # Both builds install the dependencies from the one hashed lock, checked against it.
+    assert "--require-hashes --requirement" in (REPO / "operator" / "Dockerfile").read_text()
+    assert "--require-hashes --requirement \"$REPO/operator/requirements.txt\"" in conf
+    assert "!operator/requirements.txt" in (REPO / ".dockerignore").read_text().splitlines()
