@@ -14,7 +14,6 @@ the end, whatever the end.
 from __future__ import annotations
 
 import copy
-import math
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -25,6 +24,7 @@ from elves.engine import promql
 from elves.engine.analysis import (
     AnalysisError, RunWindow, analyze, leave_out_warmup, ledger_complete, ledger_result, ledger_since,
 )
+from elves.engine.credentials import DEFAULT_MAX_SECONDS, lifetime_problem, make_run_credential, run_lifetime
 from elves.engine.compare import CompareError, baseline_checks, load_summary
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models import LoadTest
@@ -62,6 +62,7 @@ class Timeouts:
     # Beyond the planned duration: k6's gracefulStop (30 s), and setup() when the platform
     # cannot tell it apart from the load (see LoadState).
     load_grace: float = 180.0
+    run_credential_max: float = DEFAULT_MAX_SECONDS  # the longest a run's credentials may live (engine.credentials)
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,8 @@ class _Step:
         self.status.started_at = utc(self.now)
         self.status.runs = [RunStatus(index=p.index, test_id=p.test_id, point=p.point.values) for p in self.plans]
         self.status.current_run = 0
+        if (too_long := lifetime_problem(self.plans, self.ctx.timeouts)) is not None:
+            raise HarnessError("RunTooLong", too_long)  # before the system is taken or changed
         self.status.observed_generation = getattr(self.ctx.test.metadata, "generation", None)
         set_condition(self.status, "Running", "True", "Pending", "waiting for the system", self.now)
         self.goto("Pending", "acquire")
@@ -313,13 +316,12 @@ class _Step:
 
     def _start_load(self) -> float:
         plan = self.plan
-        # The run's tokens expire with the run: its load, the wait for k6 to start and the grace.
-        lifetime = plan.duration_seconds + self.ctx.timeouts.load_start + self.ctx.timeouts.load_setup \
-            + self.ctx.timeouts.load_grace
-        tokens, admin = load_tokens(self.platform.jwt_secret(), plan.users, math.ceil(lifetime))
+        lifetime = run_lifetime(plan.duration_seconds, self.ctx.timeouts)  # the run's credentials expire with it
+        tokens, admin = load_tokens(self.platform.jwt_secret(), plan.users, lifetime)
         self.platform.start_load(LoadRun(
             index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens,
-            admin_token=admin, service_key=self.platform.service_key(), runner=self.ctx.test.spec.runner,
+            admin_token=admin, run_credential=make_run_credential(self.platform.service_key(), plan.test_id, lifetime),
+            runner=self.ctx.test.spec.runner,
             parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
         self.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
         self.goto("Running", "load")

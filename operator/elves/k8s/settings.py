@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from elves.constants import SYSTEM_NAMESPACE
+from elves.engine.credentials import DEFAULT_MAX_SECONDS, RUN_CREDENTIAL_MAX_ENV
 from elves.engine.runner import Timeouts
 from elves.engine.units import parse_duration, parse_memory
 
@@ -104,6 +105,9 @@ class OperatorSettings:
     # (spec.system, its sweeps and its faults); the chart's operator.limits.
     max_replicas: int = 10
     max_memory_bytes: int = 4 * 1024**3
+    # The longest a run's credentials (its tokens, its registry run credential) may live; a
+    # LoadTest whose run needs longer ends in Error before anything changes (operator.limits).
+    run_credential_max_seconds: float = float(DEFAULT_MAX_SECONDS)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "OperatorSettings":
@@ -130,9 +134,10 @@ class OperatorSettings:
             http_timeout_seconds=_seconds(env, "ELVES_HTTP_TIMEOUT", "10s"),
             max_replicas=int(_limit(env, "ELVES_MAX_REPLICAS", "10", int)),
             max_memory_bytes=int(_limit(env, "ELVES_MAX_MEMORY", "4Gi", parse_memory)),
+            run_credential_max_seconds=_seconds(env, RUN_CREDENTIAL_MAX_ENV, f"{DEFAULT_MAX_SECONDS}s"),
         )
 
     def timeouts(self) -> Timeouts:
         """The phase machine's deadlines, with the cluster's longer waits."""
         return Timeouts(lock=self.lock_timeout_seconds, system_ready=self.system_ready_timeout_seconds,
-                        load_start=self.load_start_timeout_seconds)
+                        load_start=self.load_start_timeout_seconds, run_credential_max=self.run_credential_max_seconds)
