@@ -11,6 +11,7 @@ import java.util.Set;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
+import dev.elves.web.InvalidInputException;
 import dev.elves.web.TestIds;
 
 import tools.jackson.core.JacksonException;
@@ -80,7 +81,13 @@ record RunCredential(String testId, Set<String> scopes, Instant expiresAt) {
 		if (!now.isBefore(expiresAt)) {
 			throw new Refused("run credential: expired at " + expiresAt);
 		}
-		String testId = TestIds.check(claims.path("sub").asString(""));
+		String testId;
+		try {
+			testId = TestIds.check(claims.path("sub").asString(""));
+		}
+		catch (InvalidInputException ex) {
+			throw new Refused("run credential: its test id (sub) is not one: " + ex.getMessage());
+		}
 		if (testId == null) {
 			throw new Refused("run credential: no test id (sub)");
 		}

@@ -24,6 +24,7 @@ import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilde
 
 import tools.jackson.databind.json.JsonMapper;
 
+import static org.hamcrest.Matchers.containsString;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyString;
 import static org.mockito.ArgumentMatchers.eq;
@@ -105,7 +106,7 @@ class RunCredentialTest {
 		this.mvc.perform(addAppLog(credential(TEST, ALL, 600), "loadtests/other/0"))
 			.andExpect(status().isForbidden())
 			.andExpect(jsonPath("$.field").value("X-Elves-Test-Id"))
-			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.containsString("loadtests/other/0")));
+			.andExpect(jsonPath("$.error").value(containsString("loadtests/other/0")));
 		this.mvc.perform(addAppLog(credential(TEST, ALL, 600), null))
 			.andExpect(status().isForbidden())
 			.andExpect(jsonPath("$.field").value("X-Elves-Test-Id"));
@@ -117,7 +118,7 @@ class RunCredentialTest {
 		this.mvc.perform(addAppLog(credential(TEST, ALL, -1), TEST))
 			.andExpect(status().isUnauthorized())
 			.andExpect(jsonPath("$.field").value("X-Elves-Run-Credential"))
-			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.containsString("expired")));
+			.andExpect(jsonPath("$.error").value(containsString("expired")));
 		verifyNoInteractions(this.store);
 	}
 
@@ -151,7 +152,7 @@ class RunCredentialTest {
 		String logsOnly = credential(TEST, "logs:write", 600);
 		this.mvc.perform(get("/api/v1/users").header("X-Elves-Run-Credential", logsOnly))
 			.andExpect(status().isForbidden())
-			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.containsString("users:read")));
+			.andExpect(jsonPath("$.error").value(containsString("users:read")));
 		// No scope opens the requests and plots: they are the gateway's, not a runner's.
 		String all = credential(TEST, ALL, 600);
 		this.mvc.perform(get("/api/v1/requests/" + UUID.randomUUID()).header("X-Elves-Run-Credential", all))
