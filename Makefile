@@ -25,7 +25,7 @@ test: test-unit test-local test-apiserver test-e2e ## every test tier (what CI r
 
 results: venv ## run the study's cases on the local stack (an hour or more) and write docs/results.md
 	./deployments.sh --local
-	$(VENV)/bin/elves suite loadtests/results --results docs/results --page docs/results.md
+	$(VENV)/bin/elves suite loadtests/study --results docs/results --page docs/results.md
 
 results-page: venv ## rebuild docs/results.md and .html from the committed docs/results/*/summary.json
 	$(VENV)/bin/elves results-page docs/results --page docs/results.md

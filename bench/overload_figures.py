@@ -21,7 +21,7 @@ from elves.engine import promql
 from elves.engine.prometheus import Prometheus
 from elves.engine.units import parse_duration, parse_rate
 from elves.local.ports import Ports
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 RECOVERED_P99_SECONDS = 0.05  # "p99 back under 50 ms"
 RECOVERY_WINDOW = "10s"  # p99 over the last 10 s at each step: k6 pushes every 5 s, a rate needs two

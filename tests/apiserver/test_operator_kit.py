@@ -5,8 +5,8 @@ The tier has a real kube-apiserver but no kubelet and no controllers, so:
 - the system's Deployments exist as objects whose status the test makes look ready;
 - the test plays k6-operator: it moves a TestRun's `status.stage` as k6-operator does and,
   where a test needs results, runs the TestRun's runner for real: the k6 archive from its
-  ConfigMap, with its arguments and its runner environment, against loadtests/dev's fake
-  gateway, writing to a real Prometheus by remote write;
+  ConfigMap, with its arguments and its runner environment, against the tests' fake
+  gateway (tests/support/fake_gateway.py), writing to a real Prometheus by remote write;
 - the registry's ledger and RabbitMQ's queue-depth series come from a small HTTP server
   in the test (the real ones need the Java services): the ledger counts what the fake
   gateway answered, the queues are empty. Prometheus scrapes it every second; another keeps the Grafana annotations it is sent.
@@ -15,7 +15,6 @@ The tier has a real kube-apiserver but no kubelet and no controllers, so:
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import logging
 import os
@@ -47,17 +46,6 @@ K6_BINARY = cp.cache_dir() / "bin" / "k6"
 JWT_SECRET = "0123456789abcdef" * 4  # 64 hex characters, as the chart generates
 SERVICE_KEY = "service-key-of-the-kit"  # the registry stand-in answers only calls carrying it
 SCRAPE_INTERVAL = "1s"
-
-
-def _load(name: str, path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-fake_gateway = _load("fake_gateway", REPO / "loadtests" / "dev" / "fake_gateway.py")
-
 
 
 # --------------------------------------------------------------------------- stand-ins
@@ -361,14 +349,16 @@ def archive_members(archive: bytes) -> dict[str, bytes]:
 
 
 @contextmanager
-def operator(monkeypatch: Any, caplog: Any, namespace: str, env: dict[str, str]) -> Iterator[Any]:
-    """The operator under kopf's KopfRunner, serving one namespace, with these settings.
-    kopf logs a handler that raised and carries on: any ERROR it logged fails the test."""
+def operator(monkeypatch: Any, caplog: Any, namespace: str | None, env: dict[str, str]) -> Iterator[Any]:
+    """The operator under kopf's KopfRunner, serving one namespace (None: all, as the chart runs
+    it by default), with these settings. kopf logs a handler that raised and carries on: any
+    ERROR it logged fails the test."""
     from kopf.testing import KopfRunner
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    args = ["run", "--standalone", "--namespace", namespace, "--module", "elves.k8s.handlers"]
+    serves = ["--namespace", namespace] if namespace else ["--all-namespaces"]
+    args = ["run", "--standalone", *serves, "--module", "elves.k8s.handlers"]
     with KopfRunner(args, timeout=60) as runner:
         yield runner
     errors = [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]

@@ -18,17 +18,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import fake_gateway
 import jwt
 import pytest
+from prerequisites import require
 from polling import wait_for
 
 from elves.engine.credentials import signing_key
 from elves.engine.status import FINAL_PHASES
 
 from . import control_plane as cp
-from .conftest import require
 from .test_operator_kit import (
-    JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members, fake_gateway,
+    JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members,
     kubectl_get_loadtests, operator, run_runner, run_runners, start_prometheus,
 )
 
@@ -38,8 +39,8 @@ STAGES_BEFORE_START = ("initialization", "initialized", "created")
 
 @pytest.fixture(scope="module")
 def cluster(control_plane: cp.ControlPlane, kubeconfig: Path) -> Cluster:
-    require([] if K6_BINARY.exists() else [f"{K6_BINARY} is missing (run tools/install-k6.sh)"])
-    require([] if shutil.which("prometheus") else ["prometheus is not installed (apt-get install prometheus)"])
+    require(K6_BINARY.exists(), f"{K6_BINARY} is missing (run tools/install-k6.sh)")
+    require(shutil.which("prometheus"), "prometheus is missing (tools/install-local-deps.sh)")
     control_plane.install_crds(CRD_FILE)
     return Cluster(kubeconfig)
 
@@ -425,7 +426,8 @@ def test_a_custom_script_from_a_configmap_runs_as_it_is(cluster, env, monkeypatc
     spec = {"load": {"script": {"configMap": {"name": "my-k6", "file": "smoke.js"}}, "rate": "60/min",
                      "duration": "5m"},
             "runner": {"envFromSecrets": ["my-k6-secrets"]}}
-    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
+    # The chart's operator.runner.envFromSecrets lets the runners take their environment from it.
+    with operator(monkeypatch, caplog, ns, {**env["settings"], "ELVES_RUNNER_ENV_SECRETS": "my-k6-secrets"}) as runner:
         cluster.create_loadtest(ns, name, spec)
         testrun = wait_for(lambda: cluster.testrun(ns, "elves-custom-0"), "the LoadTest's TestRun")
         # The user's ConfigMap and key, as they are: no archive of a built-in scenario is made.

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from elves.results.suite import scale_document
+from elves.study.suite import scale_document
 from kube import REPO, Cluster, CommandFailed, run
 from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
@@ -136,7 +136,7 @@ def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
 
 def shortened_example(name: str, duration: str, directory: Path) -> tuple[dict, Path]:
     """A published example with its load shortened to `duration` by the suite's own scaling
-    (elves.results.suite.scale_document: every fault time scaled by the same factor), so the
+    (elves.study.suite.scale_document: every fault time scaled by the same factor), so the
     test and the example run the same LoadTest; the document and the file to apply."""
     document = scale_document(yaml.safe_load((EXAMPLES / name).read_text()), duration)
     manifest = directory / name

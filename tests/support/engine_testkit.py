@@ -12,21 +12,11 @@ import socket
 import subprocess
 from pathlib import Path
 
-import pytest
 from polling import wait_for
+from prerequisites import require
 
 PROMETHEUS_BINARY = os.environ.get("ELVES_PROMETHEUS_BINARY", "/usr/bin/prometheus")
 K6_BINARY = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves")) / "bin" / "k6"
-
-
-def require(what: str, present: bool, fix: str) -> None:
-    """Skip when a prerequisite is missing; under CI=true, fail instead."""
-    if present:
-        return
-    message = f"{what} is missing ({fix})"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and a prerequisite is missing: {message}", pytrace=False)
-    pytest.skip(message)
 
 
 def free_port() -> int:
@@ -40,8 +30,8 @@ class PrometheusServer:
     native histograms as the local stack runs it; stopped by its PID."""
 
     def __init__(self, workdir: Path, data_dir: Path | None = None):
-        require("prometheus", Path(PROMETHEUS_BINARY).exists() or shutil.which("prometheus") is not None,
-                "apt-get install prometheus, or tools/install-local-deps.sh")
+        require(Path(PROMETHEUS_BINARY).exists() or shutil.which("prometheus") is not None,
+                "prometheus is missing (tools/install-local-deps.sh)")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = workdir / "prometheus.yml"
@@ -77,7 +67,7 @@ class PrometheusServer:
 def backfill(workdir: Path, samples: list[tuple[str, float, float]]) -> Path:
     """A TSDB data directory holding `samples` (series text, value, epoch seconds), via promtool."""
     promtool = shutil.which("promtool")
-    require("promtool", promtool is not None, "apt-get install prometheus")
+    require(promtool is not None, "promtool is missing (tools/install-local-deps.sh installs Debian's prometheus)")
     names = sorted({series.split("{")[0] for series, _, _ in samples})
     by_name = {name: [s for s in samples if s[0].split("{")[0] == name] for name in names}
     lines = []

@@ -9,7 +9,7 @@ rate windows. Queries the engine never asks (JVM, GC, listener, pool) are writte
     .venv/bin/python charts/elves/dashboards/build.py          # rewrite the generated files
     .venv/bin/python charts/elves/dashboards/build.py --check  # exit 1 when they are stale
 
-tests/unit/chart/test_chart.py runs the check, so a stale dashboard or alert fails the unit tier.
+tests/unit/chart/test_chart_dashboards.py runs the check, so a stale dashboard or alert fails the unit tier.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from elves.engine.models import SpecError, load_file
+from elves.engine.models.errors import SpecError
+from elves.engine.models.loadtest import load_file
 
 
 def register(subcommands) -> None:

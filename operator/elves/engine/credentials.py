@@ -21,16 +21,18 @@ import hashlib
 import hmac
 import math
 import time
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import jwt
 
 from elves.engine.tokens import ISSUER
 from elves.engine.units import parse_duration
+from elves.envvars import read
 
 if TYPE_CHECKING:
     from elves.engine.plan import RunPlan
-    from elves.engine.runner import Timeouts
+    from elves.engine.runner.context import Timeouts
 
 DERIVATION = b"elves run credential"
 AUDIENCE = "elves-registry"
@@ -80,13 +82,14 @@ def lifetime_problem(plans: Iterable[RunPlan], timeouts: Timeouts) -> str | None
     return None
 
 
-def max_seconds_from_env(env: dict[str, str]) -> float:
-    """The cap `elves run` applies: ELVES_RUN_CREDENTIAL_MAX (a duration like 2h), else the default."""
-    text = env.get(RUN_CREDENTIAL_MAX_ENV) or f"{DEFAULT_MAX_SECONDS}s"
-    try:
-        seconds = parse_duration(text)
-    except ValueError as exc:
-        raise ValueError(f"{RUN_CREDENTIAL_MAX_ENV}: {text!r} is not a duration (e.g. 90m, 2h): {exc}") from None
+def _positive_duration(text: str) -> float:
+    seconds = parse_duration(text)
     if seconds <= 0:
-        raise ValueError(f"{RUN_CREDENTIAL_MAX_ENV}: {text!r} must be longer than 0s")
+        raise ValueError(f"{text!r} must be longer than 0s")
     return seconds
+
+
+def max_seconds_from_env(env: Mapping[str, str]) -> float:
+    """The cap, from ELVES_RUN_CREDENTIAL_MAX (a duration like 2h) or the default; both the
+    operator (the chart's operator.limits.runCredentialMax) and `elves run` read it here."""
+    return read(env, RUN_CREDENTIAL_MAX_ENV, f"{DEFAULT_MAX_SECONDS}s", _positive_duration)

@@ -18,7 +18,8 @@ from typing import Callable, TextIO
 
 from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
 from elves.engine.credentials import max_seconds_from_env
-from elves.engine.models import SpecError, load_file
+from elves.engine.models.errors import SpecError
+from elves.engine.models.loadtest import load_file
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import HTML, write_report

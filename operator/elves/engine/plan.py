@@ -20,7 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from elves.constants import LOCAL_TEST_NAMESPACE
-from elves.engine.models import FaultAction, Load, LoadTest, LoadTestSpec, System, set_path
+from elves.engine.models.faults import FaultAction
+from elves.engine.models.load import Load
+from elves.engine.models.loadtest import LoadTest
+from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.system import System, set_path
 from elves.engine.platform import RunScript, ScriptConfigMap, ScriptFile
 from elves.engine.scenarios import BUILTIN_SCENARIOS, CUSTOM_ITERATION_SECONDS, FLAT_RATE_EXECUTOR, time_unit, vus_for
 from elves.engine.units import k6_duration

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from elves.engine.models import FaultAction, Runner, System
+from elves.engine.models.faults import FaultAction
+from elves.engine.models.spec import Runner
+from elves.engine.models.system import System
 from elves.engine.status import ContainerWatch, SystemSnapshot
 
 

@@ -12,9 +12,9 @@ import operator
 from collections.abc import Callable
 
 from elves.engine import promql
-from elves.engine.models import LATENCY_METRICS, MEAN_LATENCY, Objective
+from elves.engine.models.objectives import Objective, LATENCY_METRICS, MEAN_LATENCY
 from elves.engine.plan import Segment, numeric, rate_at
-from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.prometheus import Prometheus, PrometheusError, PrometheusUnavailable
 from elves.engine.summary import deepest, failures_text, work_queues
 from elves.engine.status import Breakpoint, Check, RunResults, RunStatus, SweepRow, Verdict
 from elves.engine.units import Duration
@@ -95,6 +95,8 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
 def observe_promql(objective: Objective, prom: Prometheus, at: float) -> tuple[float | None, str]:
     try:
         samples = prom.query(objective.promql or "", at)
+    except PrometheusUnavailable:
+        raise  # a blip: evaluated again on the next step
     except PrometheusError as exc:
         raise VerdictError(f"objective {objective.promql!r} could not be evaluated: {exc}") from None
     if not samples:
@@ -172,6 +174,8 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
             continue
         try:
             series = prom.query_range(expr, load_start + warmup_seconds, load_end, BREAKPOINT_STEP_SECONDS)
+        except PrometheusUnavailable:
+            raise
         except PrometheusError as exc:
             raise VerdictError(f"breakpoint search for {objective.name} failed: {exc}") from None
         for s in series:

@@ -13,7 +13,7 @@ import base64
 from typing import Any
 
 from elves.engine.k6 import Targets, runner_variables, secret_env
-from elves.engine.models import Runner
+from elves.engine.models.spec import Runner
 from elves.engine.platform import LoadRun
 from elves.engine.status import LoadTestStatus
 from elves.k8s import names

@@ -21,7 +21,8 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
 from elves.engine import k6
-from elves.engine.models import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault, System
+from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
+from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
 from elves.engine.runner import utc
 from elves.engine.status import ContainerWatch, SystemSnapshot
@@ -45,6 +46,8 @@ PURGE_QUEUES_COMMAND = [
 EMPTY_DATABASE_COMMAND = [
     "sh", "-c", 'PGPASSWORD="$POSTGRES_PASSWORD" psql -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U "$POSTGRES_USER" '
                 '-d "$POSTGRES_DB" -c "$1"', "empty", EMPTY_DATABASE_SQL]
+# The states a snapshot's seal vouches for: taken before the test, restored after it.
+SEAL_TAKEN, SEAL_RESTORED = "taken", "restored"
 JWT_SECRET_KEY = "jwt-secret"
 SERVICE_KEY_KEY = "service-key"
 # Linux refuses to start a process with one environment string longer than 128 KiB
@@ -90,23 +93,44 @@ class KubernetesPlatform:
                             f"there (ELVES_SYSTEM_NAMESPACE)?")
         return deployment
 
-    def _seal(self, snapshot: SystemSnapshot) -> str:
+    def _seal(self, snapshot: SystemSnapshot, state: str) -> str:
         """An HMAC of the snapshot under a key LoadTest authors cannot read (the system's Secret):
         status.snapshot is writable by whoever may write the LoadTest's status, and restoring
-        what they wrote would patch the services' env and resources with it."""
+        what they wrote would patch the services' env and resources with it. It covers this
+        LoadTest's uid (an old LoadTest's snapshot, replayed into a new one of the same name,
+        does not hold) and the snapshot's state: SEAL_TAKEN until it is restored, then
+        SEAL_RESTORED, so whether the system was put back is read from the seal, which only
+        the operator can make, not from status.restored, which anyone who may write the
+        status can set."""
         key = hashlib.sha256(b"elves snapshot seal\0" + self.jwt_secret().encode()).digest()
-        return hmac.new(key, snapshot.sealed_content(), hashlib.sha256).hexdigest()
+        bound = b"\0".join((self.owner.uid.encode(), state.encode(), snapshot.sealed_content()))
+        return hmac.new(key, bound, hashlib.sha256).hexdigest()
+
+    def seal_state(self, snapshot: SystemSnapshot) -> str | None:
+        """SEAL_TAKEN, SEAL_RESTORED, or None for a snapshot the operator did not seal for this LoadTest."""
+        for state in (SEAL_TAKEN, SEAL_RESTORED):
+            if snapshot.seal is not None and hmac.compare_digest(snapshot.seal, self._seal(snapshot, state)):
+                return state
+        return None
+
+    def seal_restored(self, snapshot: SystemSnapshot) -> None:
+        """Mark a snapshot that has been put back (see _seal)."""
+        if self.seal_state(snapshot) == SEAL_TAKEN:
+            snapshot.seal = self._seal(snapshot, SEAL_RESTORED)
 
     def snapshot_system(self) -> SystemSnapshot:
         snapshot = SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name))
                                                for name in DEPLOYMENTS})
-        snapshot.seal = self._seal(snapshot)
+        snapshot.seal = self._seal(snapshot, SEAL_TAKEN)
         return snapshot
 
     def restore_system(self, snapshot: SystemSnapshot) -> None:
-        if snapshot.seal is None or not hmac.compare_digest(snapshot.seal, self._seal(snapshot)):
-            raise LoadError("status.snapshot is not what the operator recorded (changed since, or unsealed): "
-                            "not restoring it; put the Deployments back by hand")
+        state = self.seal_state(snapshot)
+        if state == SEAL_RESTORED:
+            return  # put back already; another test may have changed the system since
+        if state is None:
+            raise LoadError("status.snapshot is not what the operator recorded for this LoadTest (changed since, "
+                            "unsealed, or another LoadTest's): not restoring it; put the Deployments back by hand")
         for name, wanted in snapshot.deployments.items():
             deployment = self._deployment(name)
             ops = workloads.restore_ops(deployment, wanted)

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from elves.engine.models import LoadTest
+from elves.engine.models.loadtest import LoadTest
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import SUMMARY, write_report
 from elves.engine.status import LoadTestStatus

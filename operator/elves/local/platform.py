@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elves.engine.k6 import FINISHED_CODES, describe_exit
-from elves.engine.models import (
-    FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault, ScaleFault, System,
+from elves.engine.models.faults import (
+    FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault, ScaleFault,
 )
+from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptFile
 from elves.engine.status import ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, SystemSnapshot
 from elves.local import cpus, k6
@@ -28,7 +29,7 @@ from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUn
 from elves.local.layout import Layout
 from elves.local.ports import Ports
 from elves.local.processes import is_alive, start_time_of
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 log = logging.getLogger(__name__)
 

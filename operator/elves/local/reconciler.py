@@ -22,7 +22,7 @@ from elves.local.operations import Operations
 from elves.local.ports import HOST, Ports
 from elves.local.processes import Child
 from elves.local.replicas import READINESS_TIMEOUT_SECONDS, DeploymentSpec, Replica, Restart, Start, Stop, plan
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 log = logging.getLogger(__name__)
 

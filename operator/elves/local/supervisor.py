@@ -33,7 +33,7 @@ from elves.local.prometheus_config import render_targets
 from elves.local.proxy import Balancer
 from elves.local.reconciler import Reconciler
 from elves.local.replicas import Replica
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from elves.engine.models import LoadTest, parse_loadtest
+from elves.engine.models.loadtest import LoadTest, parse_loadtest
 from elves.engine.prometheus import Prometheus
 from engine_testkit import RUN, PrometheusServer, backfill
 

@@ -8,7 +8,7 @@ import pytest
 from elves.engine.analysis import (
     AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since, longest_unready,
 )
-from elves.engine.models import Objective
+from elves.engine.models.objectives import Objective
 from elves.engine.status import ReplicaPoint
 
 from elves.engine.verdict import evaluate

@@ -154,7 +154,7 @@ def test_a_breakpoint_ramp_warms_up_first_by_default(make_loadtest):
 
 
 def test_a_flat_rate_has_no_warmup_and_a_warmup_needs_a_profile(make_loadtest):
-    from elves.engine.models import SpecError
+    from elves.engine.models.errors import SpecError
 
     assert make_loadtest(load={"scenario": "system-mix", "rate": "60/s", "duration": "1m"}).spec.load.warmup_seconds == 0
     with pytest.raises((SpecError, ValueError), match="warmup needs a profile"):

@@ -19,7 +19,9 @@ import jwt
 import pytest
 
 from elves.engine.credentials import signing_key
-from elves.engine.models import FaultAction, ScaleFault, System, parse_loadtest
+from elves.engine.models.faults import FaultAction, ScaleFault
+from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey
 from elves.engine.runner import Context, Event, Timeouts, abort, set_condition, set_outcome_conditions, step
 from elves.engine.status import ContainerWatch, DeploymentSnapshot, LoadTestStatus, SystemSnapshot
@@ -433,3 +435,17 @@ def test_the_load_waits_until_prometheus_has_seen_the_replicas_ready():
         == ["gateway"]
     assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "ingestor": 0}, {"gateway": 1})) == []
     assert replicas_not_yet_seen_ready(_Replicas({}, {})) == []
+
+
+def test_every_step_but_done_has_a_function_and_the_status_keeps_its_words():
+    from elves.engine.runner.machine import STEPS
+    from elves.engine.status import Step
+
+    assert set(STEPS) == set(Step) - {Step.DONE}
+    # A status an earlier operator wrote (plain strings) reads back and is written back the same.
+    status = LoadTestStatus.model_validate({"progress": {"step": "wait-reset"}})
+    assert status.progress.step is Step.WAIT_RESET
+    assert status.model_dump(mode="json", by_alias=True)["progress"]["step"] == "wait-reset"
+    with pytest.raises(ValueError, match="progress.step"):
+        LoadTestStatus.model_validate({"progress": {"step": "wait-resett"}})
+

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from elves.engine.models import Objective
+from elves.engine.models.objectives import Objective
 from elves.engine.status import (
     Check, DeploymentResult, EndpointResult, Ledger, QueueResult, RunResults, RunStatus, Verdict, Window,
 )

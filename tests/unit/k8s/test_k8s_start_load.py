@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from elves.engine.models import Runner
+from elves.engine.models.spec import Runner
 from elves.engine.platform import LoadRun, RunKey, ScriptConfigMap
 from elves.k8s import names
 from elves.k8s.platform import MAX_ENV_VALUE_BYTES, KubernetesPlatform, LoadError

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from elves.engine.models import Fault, parse_loadtest
+from elves.engine.models.faults import Fault
+from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.status import ContainerWatch, EnvVar, SystemSnapshot
 from elves.engine.units import Cpu, Memory
 from elves.k8s import workloads

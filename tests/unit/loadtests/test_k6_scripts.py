@@ -1,18 +1,16 @@
 """The k6 side: every built-in scenario loads in k6, takes the engine's scenarios, packs
 into an archive, fails fast on a dead target, and writes the series the engine queries.
 
-Needs the k6 binary built by tools/install-k6.sh (skipped without it, failed under CI=true);
-the Prometheus test also needs Debian's /usr/bin/prometheus.
+Needs the k6 binary built by tools/install-k6.sh (skipped without it, failed under CI=true:
+tests/support/prerequisites.py); the Prometheus test also needs Debian's prometheus.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tarfile
 import time
@@ -21,12 +19,15 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import fake_gateway as fake_gateway_module
 import pytest
 import yaml
+from engine_testkit import PrometheusServer, free_port
 from polling import wait_for
+from prerequisites import missing
 
 from elves.engine import plan
-from elves.engine.models import Load
+from elves.engine.models.load import Load
 from elves.engine.scenarios import BUILTIN_SCENARIOS, FACTS_PATH
 
 REPO = Path(__file__).resolve().parents[3]
@@ -48,20 +49,13 @@ STUDY_EXAMPLES = (
 K6_TIMEOUT = 120  # seconds any one k6 command may take before the test gives up on it
 
 
-def _missing(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} (CI=true: a missing prerequisite fails the tier)")
-    pytest.skip(what)
-
-
 @pytest.fixture(scope="session")
 def k6() -> str:
     cache = Path(os.environ.get("ELVES_CACHE") or Path.home() / ".cache" / "elves")
     for candidate in (os.environ.get("ELVES_K6"), str(cache / "bin" / "k6"), shutil.which("k6")):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    _missing("k6 is not built: run tools/install-k6.sh")
-    raise AssertionError("unreachable")
+    missing("k6 is not built: run tools/install-k6.sh")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -98,12 +92,6 @@ def engine_like_scenarios(execs: tuple[str, ...], test_id: str) -> dict:
             base.update(executor="constant-arrival-rate", rate=60, duration="30s")
         scenarios[name] = base
     return scenarios
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --- the scripts in k6 --------------------------------------------------------------
@@ -217,10 +205,7 @@ def test_setup_fails_fast_when_the_gateway_is_down(k6):
 
 @pytest.fixture()
 def fake_gateway():
-    spec = importlib.util.spec_from_file_location("fake_gateway", LOADTESTS / "dev" / "fake_gateway.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    server, state = module.serve(0)
+    server, state = fake_gateway_module.serve(0)
     yield f"http://127.0.0.1:{server.server_address[1]}", state
     server.shutdown()
     server.server_close()
@@ -256,38 +241,11 @@ def test_example_is_a_loadtest_with_a_header(path):
 
 # --- the series k6 writes (the names the engine's PromQL relies on) -----------------
 
-PROMETHEUS = "/usr/bin/prometheus"
-
-
 @pytest.fixture()
 def prometheus(tmp_path):
-    if not os.access(PROMETHEUS, os.X_OK):
-        _missing(f"{PROMETHEUS} is missing: apt-get install prometheus")
-    port = free_port()
-    (tmp_path / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\n")
-    log = open(tmp_path / "prometheus.log", "w")  # noqa: SIM115 (closed below)
-    process = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'data'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver",
-         "--enable-feature=native-histograms"],
-        stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        def ready() -> bool:  # the TSDB opens in a moment
-            assert process.poll() is None, (tmp_path / "prometheus.log").read_text()[-2000:]
-            with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as r:
-                return r.status == 200
-
-        wait_for(ready, "Prometheus to be ready", 30, ignore=(OSError,))
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
+    server = PrometheusServer(tmp_path)
+    yield server.url
+    server.stop()
 
 
 def promql(base: str, query: str) -> list[dict]:
