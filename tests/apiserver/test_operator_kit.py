@@ -10,6 +10,9 @@ The tier has a real kube-apiserver but no kubelet and no controllers, so:
 - the registry's ledger and RabbitMQ's queue-depth series come from a small HTTP server
   in the test (the real ones need the Java services): the ledger counts what the fake
   gateway answered, the queues are empty. Prometheus scrapes it every second; another keeps the Grafana annotations it is sent.
+- the same server plays another team's system on the cluster, in namespace DECOY_NAMESPACE:
+  a `gateway` Deployment of 5 replicas none of them ready, its container OOM-killed again and
+  again, a work queue of the same name 500 deep. The operator must see none of it.
 """
 
 from __future__ import annotations
@@ -46,16 +49,20 @@ K6_BINARY = cp.cache_dir() / "bin" / "k6"
 JWT_SECRET = "0123456789abcdef" * 4  # 64 hex characters, as the chart generates
 SERVICE_KEY = "service-key-of-the-kit"  # the registry stand-in answers only calls carrying it
 SCRAPE_INTERVAL = "1s"
+DECOY_NAMESPACE = "decoy-team"
 
 
 # --------------------------------------------------------------------------- stand-ins
 
 
 class SystemStandIn:
-    """The registry's ledger and RabbitMQ's queue depth, on a loopback port."""
+    """The registry's ledger and RabbitMQ's queue depth, on a loopback port; with the series
+    of another team's system (DECOY_NAMESPACE) beside ours."""
 
     def __init__(self, gateway: Any):
         self.gateway = gateway  # the fake gateway's state: what it answered, per test id
+        self.namespaces: set[str] = set()  # the systems' namespaces whose (empty) queues it serves
+        self.scrapes = 0
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -86,11 +93,28 @@ class SystemStandIn:
         threading.Thread(target=self.server.serve_forever, name="system-stand-in", daemon=True).start()
 
     def metrics(self) -> str:
+        """As the cluster's Prometheus labels them: `namespace` = where the broker (or the
+        object kube-state-metrics describes) lives."""
+        self.scrapes += 1
         lines = ["# TYPE rabbitmq_detailed_queue_messages_ready gauge",
                  "# TYPE rabbitmq_detailed_queue_messages_unacked gauge"]
-        for queue in WORK_QUEUES:
-            lines.append(f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{queue}"}} 0')
-            lines.append(f'rabbitmq_detailed_queue_messages_unacked{{vhost="/",queue="{queue}"}} 0')
+        for namespace in sorted(self.namespaces):
+            for queue in WORK_QUEUES:
+                lines.append(f'rabbitmq_detailed_queue_messages_ready{{namespace="{namespace}",vhost="/",queue="{queue}"}} 0')
+                lines.append(f'rabbitmq_detailed_queue_messages_unacked{{namespace="{namespace}",vhost="/",queue="{queue}"}} 0')
+        decoy = f'namespace="{DECOY_NAMESPACE}"'
+        pod = f'{decoy},pod="gateway-6b7c-decoy",container="gateway"'
+        lines += [
+            f'rabbitmq_detailed_queue_messages_ready{{{decoy},vhost="/",queue="{WORK_QUEUES[0]}"}} 500',
+            "# TYPE kube_deployment_spec_replicas gauge",
+            f'kube_deployment_spec_replicas{{{decoy},deployment="gateway"}} 5',
+            "# TYPE kube_deployment_status_replicas_ready gauge",
+            f'kube_deployment_status_replicas_ready{{{decoy},deployment="gateway"}} 0',
+            "# TYPE kube_pod_container_status_restarts_total counter",
+            f"kube_pod_container_status_restarts_total{{{pod}}} {self.scrapes // 2}",  # crash-looping
+            "# TYPE kube_pod_container_status_last_terminated_reason gauge",
+            f'kube_pod_container_status_last_terminated_reason{{{pod},reason="OOMKilled"}} 1',
+        ]
         return "\n".join(lines) + "\n"
 
     def ledger(self, test_id: str) -> dict[str, Any]:

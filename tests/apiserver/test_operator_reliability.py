@@ -46,6 +46,7 @@ def chart(request: pytest.FixtureRequest, cluster: Cluster, control_plane: cp.Co
     short = request.node.name.removeprefix("test_")[:24].rstrip("_").replace("_", "-")
     system, allowed, other = (cluster.system(f"rel-{short}"), cluster.namespace(f"ok-{short}"),
                               cluster.namespace(f"no-{short}"))
+    stand_in.namespaces.add(system)  # its (empty) queues, labelled with its namespace
     values = {"operator": {"loadTestNamespaces": [allowed], **getattr(request, "param", {})}}
     operator_kubeconfig, chart_env = install_operator_rbac(control_plane, system, values, tmp_path)
     settings = {**{k: v for k, v in chart_env.items() if k.startswith(("ELVES_LOADTEST", "ELVES_RUNNER", "ELVES_MAX"))},

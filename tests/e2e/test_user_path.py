@@ -47,6 +47,7 @@ KILL_MATRIX_LOAD = "120s"
 ROLLING_RESTART_LOAD = "150s"
 ROLLING_RESTART_AT = ("10s", "25s", "40s")
 HANDOVER = timedelta(seconds=30)  # from a new pod ready to the old one gone: preStop 20 s + shutdown
+DECOY_NAMESPACE = "decoy-team"  # another team's namespace on the shared cluster
 
 
 def endpoints(cluster: Cluster, namespace: str, service: str) -> tuple[list[str], dict[str, int]]:
@@ -255,10 +256,53 @@ def test_network_policies_close_the_registry_and_the_brokers_to_other_pods(insta
         installed.kubectl("delete", "namespace", PROBE_NAMESPACE, "--ignore-not-found", "--wait=false")
 
 
-def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster) -> None:
+@pytest.fixture(scope="module")
+def decoy_gateway(installed: Cluster):
+    """Another team's Deployment called `gateway` in a namespace of its own, crash-looping: its
+    container exits with code 3 (what the JVM's ExitOnOutOfMemoryError exits with) 10 s after
+    each start, so kube-state-metrics counts restarts (and OOM kills) and unready replicas."""
+    installed.kubectl("create", "namespace", DECOY_NAMESPACE)
+    installed.apply(json.dumps({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "gateway", "namespace": DECOY_NAMESPACE},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "gateway"}}, "template": {
+            "metadata": {"labels": {"app": "gateway"}},
+            "spec": {
+                "automountServiceAccountToken": False,
+                "terminationGracePeriodSeconds": 0,
+                "securityContext": {"runAsNonRoot": True, "runAsUser": 10001,
+                                    "seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [{
+                    "name": "gateway", "image": installed.image("operator"), "imagePullPolicy": "Never",
+                    "command": ["python3", "-c", "import time; time.sleep(10); raise SystemExit(3)"],
+                    "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
+                    "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                        "capabilities": {"drop": ["ALL"]}},
+                }],
+            },
+        }},
+    }))
+    yield DECOY_NAMESPACE
+    installed.kubectl("delete", "namespace", DECOY_NAMESPACE, "--ignore-not-found", "--wait=false")
+
+
+def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster, decoy_gateway: str) -> None:
+    query = f'max(kube_pod_container_status_restarts_total{{namespace="{decoy_gateway}", container="gateway"}})'
+
+    def decoy_restarts() -> float:
+        found = promql(installed, query)
+        return float(found[0]["value"][1]) if found else 0.0
+
+    before = wait_for(lambda: decoy_restarts() >= 1 and decoy_restarts(),
+                      "kube-state-metrics to count the decoy gateway's first restart", 120, interval=5)
     lt = run_loadtest(installed, REPO / "loadtests" / "examples" / "quickstart.yaml", "quickstart")
     status = lt["status"]
     assert status["phase"] == "Succeeded", json.dumps(status, indent=1)[:4000]
+    # Another team's crash-looping gateway restarted during the run; ours did not, and the
+    # verdict, the restarts and the OOM kills are ours alone.
+    assert decoy_restarts() > before, "the decoy did not restart during the run: it proves nothing"
+    gateway = only_run(lt)["deployments"]["gateway"]
+    assert (gateway["restarts"], gateway["oomKills"]) == (0, 0), gateway
     # k6-operator ran it in a runner pod; with the verdict written, the TestRun and its pods
     # were deleted (results read), which the LoadTest's events say.
     assert runner_pods(installed, "elves-quickstart-0") == 1

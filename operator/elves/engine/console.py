@@ -34,10 +34,11 @@ def read_live(prom: Prometheus, test_id: str) -> Live:
         live.rate = prom.value(promql.k6_request_rate(test_id, by=None))
         live.p95 = prom.value(promql.k6_latency_quantile(0.95, test_id))
         live.errors = prom.value(promql.k6_error_rate(test_id))
-        top = prom.query(promql.deepest_queue(promql.WORK_QUEUES))
+        top = prom.query(promql.deepest_queue(promql.WORK_QUEUES, namespace=prom.system_namespace))
         if top and top[0].value is not None:
             live.deepest = (top[0].labels.get("queue", "?"), top[0].value)
-        live.replicas = {k: v for k, v in prom.by_label(promql.replicas_ready(), "deployment").items() if v is not None}
+        ready = prom.by_label(promql.replicas_ready(namespace=prom.system_namespace), "deployment")
+        live.replicas = {k: v for k, v in ready.items() if v is not None}
     except PrometheusError:
         pass
     return live

@@ -106,7 +106,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
     ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url, timeouts=timeouts,
                   driver=f"elves run, pid {os.getpid()}")
     prom = ctx.prometheus(platform)
-    live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS)
+    live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS, system_namespace=prom.system_namespace)
     clock = SystemClock()
     progress = Progress(out)
     status = LoadTestStatus()

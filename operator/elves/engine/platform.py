@@ -104,6 +104,9 @@ class Platform(Protocol):
     """Where the system under test and the load generator run."""
 
     name: str  # "local" or "kubernetes"
+    # The namespace the system runs in, as the `namespace` label of its series in Prometheus
+    # (kube-state-metrics, its services, its RabbitMQ): the engine's system queries select it.
+    system_namespace: str
 
     def prometheus_url(self) -> str: ...
 

@@ -49,13 +49,19 @@ def _number(text: str) -> float | None:
 
 
 class Prometheus:
-    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_SECONDS):
+    """The Prometheus that watches one system. `system_namespace` is the namespace that
+    system's own series carry (the platform's Platform.system_namespace): the engine asks
+    its queries of the system's queues, deployments and JVMs for that namespace only. A
+    client without one can still ask k6's series, which a test id tells apart."""
+
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_SECONDS, system_namespace: str = ""):
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.system_namespace = system_namespace
         self._session = requests.Session()
 
     def __repr__(self) -> str:
-        return f"Prometheus({self.url})"
+        return f"Prometheus({self.url}, system namespace {self.system_namespace or '(none)'})"
 
     def ready(self) -> tuple[bool, str]:
         """Whether Prometheus answers /-/ready; the reason in words when not."""

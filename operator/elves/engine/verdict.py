@@ -125,8 +125,9 @@ def evaluate(objectives: list[Objective], results: RunResults, prom: Prometheus 
 
 # --- breakpoint ---------------------------------------------------------------------
 
-def timeline_query(objective: Objective, test_id: str) -> str | None:
-    """PromQL that follows an objective's metric over time; None when it only exists at the end."""
+def timeline_query(objective: Objective, test_id: str, namespace: str) -> str | None:
+    """PromQL that follows an objective's metric over time (the system's series in `namespace`);
+    None when it only exists at the end."""
     metric = objective.metric
     if objective.promql is not None:
         return objective.promql
@@ -139,7 +140,8 @@ def timeline_query(objective: Objective, test_id: str) -> str | None:
         return promql.k6_error_rate(test_id, endpoint=objective.endpoint)
     if metric == "queue_depth_max":
         # Without a queue named: the work queues, as in observe().
-        return promql.queue_depth_deepest([objective.queue] if objective.queue else promql.WORK_QUEUES)
+        return promql.queue_depth_deepest([objective.queue] if objective.queue else promql.WORK_QUEUES,
+                                          namespace=namespace)
     if metric == "dropped_iterations":
         return promql.k6_dropped_iterations_so_far(test_id)
     return None
@@ -169,7 +171,7 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
     the warm-up, when there is one: a cold JVM is not the system's limit)."""
     first: tuple[float, str] | None = None
     for objective in objectives:
-        expr = timeline_query(objective, test_id)
+        expr = timeline_query(objective, test_id, prom.system_namespace)
         if expr is None:
             continue
         try:

@@ -159,7 +159,7 @@ class Driver:
     def _report(self, body: dict[str, Any], test: LoadTest, status: LoadTestStatus, emit: Emit) -> None:
         meta = body["metadata"]
         try:
-            status.report.path = store_report(self.kube, body, test, status, self.settings.prometheus_url)
+            status.report.path = store_report(self.kube, body, test, status, self.settings.prometheus_url, self.settings.system_namespace)
         except Exception as exc:  # noqa: BLE001 - the verdict stands without its page
             log.warning("report of %s/%s not kept: %s", meta["namespace"], meta["name"], exc)
             emit("Warning", "ReportFailed", f"the HTML report could not be kept: {exc}")

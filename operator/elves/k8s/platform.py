@@ -68,7 +68,7 @@ class KubernetesPlatform:
         self.kube = kube
         self.owner = owner  # the LoadTest: it owns the runs' objects and holds the lock
         self.namespace = owner.namespace
-        self.system = settings.system_namespace
+        self.system = self.system_namespace = settings.system_namespace
         self.clock = clock
         self.lock = SystemLock(kube, self.system)
         self._secrets: dict[str, str] = {}

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from elves.constants import SYSTEM_NAMESPACE
 from elves.engine.k6 import FINISHED_CODES, describe_exit
 from elves.engine.models.faults import (
     FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault, ScaleFault,
@@ -53,6 +54,8 @@ class _Load:
 
 class LocalPlatform:
     name = "local"
+    # The supervisor's kube-state series and the local Prometheus's targets carry it.
+    system_namespace = SYSTEM_NAMESPACE
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.from_env()

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from elves.engine.models.loadtest import spec_problems
 from elves.engine.units import DURATION_PATTERN
 
-FindingKind = Literal["steady", "overload", "bottleneck", "fault_tolerance", "served", "memory", "objectives"]
+FindingKind = Literal["steady", "overload", "bottleneck", "fault_tolerance", "served", "memory", "breakpoint", "scaling",
+                      "objectives"]
 
 
 class StudyError(ValueError):
@@ -32,7 +33,8 @@ class SuiteRun(StudyModel):
 
 class Study(StudyModel):
     load: str = Field(description="The load the study applied, in its words.")
-    saw: str = Field(description="What the study observed.")
+    saw: str = Field(description="What the study observed, only as the notes on it give it.")
+    section: str = Field(description="The section of the notes on the study the quote comes from.")
 
 
 class Finding(StudyModel):
@@ -43,6 +45,8 @@ class Finding(StudyModel):
     expect: list[str] = Field(default_factory=list)  # bottleneck: queues where the study saw the pile-up
     endpoint: str | None = None  # served: the endpoint whose asked rate must be achieved
     share: float = 0.95  # served: the share of the asked rate that counts as served
+    workers: str | None = None  # scaling: the swept field that sets the workers
+    clients: str | None = None  # scaling: the swept field that sets the clients
 
 
 class Case(StudyModel):

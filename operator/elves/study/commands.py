@@ -39,6 +39,9 @@ def register(subcommands) -> None:
                        help=f"where summaries and the machine go (default: {DEFAULT_RESULTS})")
     suite.add_argument("--reports", metavar="DIR", default="reports/suite", help="where full reports go")
     suite.add_argument("--page", metavar="FILE", default="docs/results.md", help="the results page (default: docs/results.md)")
+    suite.add_argument("--quiet-wait", metavar="DURATION", default="10m",
+                       help="how long a case waits for a quiet machine before it runs anyway, marked busy"
+                            " (default: 10m; 0s: measure, do not wait)")
     suite.set_defaults(handler=_suite)
 
     page = subcommands.add_parser(
@@ -65,10 +68,17 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _suite(args: argparse.Namespace) -> int:
+    from elves.engine.units import parse_duration
     from elves.study.suite import run_suite
 
     only = [s.strip() for s in args.only.split(",")] if args.only else None
-    return run_suite(Path(args.directory), Path(args.results), Path(args.reports), Path(args.page), only)
+    try:
+        quiet_wait = parse_duration(args.quiet_wait)
+    except ValueError as exc:
+        print(f"elves suite: --quiet-wait: {exc}", file=sys.stderr)
+        return 2
+    return run_suite(Path(args.directory), Path(args.results), Path(args.reports), Path(args.page), only,
+                     quiet_wait=quiet_wait)
 
 
 def _page(args: argparse.Namespace) -> int:

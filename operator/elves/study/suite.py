@@ -24,6 +24,8 @@ from elves.engine.drive import run_file
 from elves.engine.report import SERIES, SUMMARY
 from elves.engine.units import k6_duration, parse_duration
 from elves.study.cases import Case, Finding, Study, StudyError, case_file, load_study
+from elves.study.quiet import (QUIET_WAIT_SECONDS, SAMPLE_SECONDS, Sampler, Watch, machine_record, stack_pids,
+                               wait_until_quiet)
 
 STUDY_FILE = "study.yaml"
 RUN_FILE, MACHINE_FILE = "run.json", "machine.json"
@@ -54,18 +56,37 @@ def scale_document(document: dict[str, Any], duration: str) -> dict[str, Any]:
     return result
 
 
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
 def commit() -> str:
     """The code's commit (of the current directory's checkout), or "" outside one."""
+    return _git("rev-parse", "--short", "HEAD") or ""
+
+
+def dirty() -> bool | None:
+    """Whether the checkout has changes the commit does not hold (None outside one)."""
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return None if status is None else bool(status)
+
+
+def repo_relative(path: Path) -> str:
+    """`path` relative to the checkout's top (or the current directory), so run.json names no machine's layout."""
+    top = _git("rev-parse", "--show-toplevel")
+    base = Path(top) if top else Path.cwd()
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
+        return str(path.resolve().relative_to(base.resolve()))
+    except ValueError:
+        return str(path)
 
 
-def local_cpu_split() -> dict[str, str] | None:
-    """The local stack's split of the cores between k6 and the system (ELVES_LOCAL_LOAD_CPUS):
-    {"system": "1", "load": "0"}, or None when it has none or no stack answers."""
+def _stack_state() -> dict[str, Any] | None:
+    """The local supervisor's state, or None when no stack answers."""
     from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
     from elves.local.layout import Layout
     from elves.local.ports import Ports
@@ -73,31 +94,46 @@ def local_cpu_split() -> dict[str, str] | None:
 
     settings = Settings.from_env()
     try:
-        return SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir)).state().get("cpus")
+        return SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir)).state()
     except (SupervisorUnreachable, SupervisorRefused):
         return None
 
 
+def local_cpu_split() -> dict[str, str] | None:
+    """The local stack's split of the cores between k6 and the system (ELVES_LOCAL_LOAD_CPUS):
+    {"system": "1", "load": "0"}, or None when it has none or no stack answers."""
+    return (_stack_state() or {}).get("cpus")
+
+
+def local_stack_pids() -> set[int]:
+    """The local stack's processes (none when no stack answers: then everything else is "outside")."""
+    state = _stack_state()
+    return stack_pids(state) if state else set()
+
+
+def _first(path: str, prefix: str) -> str:
+    """The value of the first line of `path` starting with `prefix` ("key: value" or key=value), or ""."""
+    try:
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if line.startswith(prefix):
+                return line.split(":", 1)[-1].split("=", 1)[-1].strip().strip('"')
+    except OSError:
+        pass
+    return ""
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on, and how busy it was when the suite began."""
-    def first(path: str, prefix: str) -> str:
-        try:
-            for line in Path(path).read_text(encoding="utf-8").splitlines():
-                if line.startswith(prefix):
-                    return line.split(":", 1)[-1].split("=", 1)[-1].strip().strip('"')
-        except OSError:
-            pass
-        return ""
-
-    memory_kib = first("/proc/meminfo", "MemTotal").split()[0] if first("/proc/meminfo", "MemTotal") else "0"
+    memory_kib = _first("/proc/meminfo", "MemTotal").split()[0] if _first("/proc/meminfo", "MemTotal") else "0"
     return {
-        "cpu": first("/proc/cpuinfo", "model name"),
+        "cpu": _first("/proc/cpuinfo", "model name"),
         "cores": os.cpu_count(),
         "memoryGiB": round(int(memory_kib) / 1024 / 1024, 1),
-        "os": first("/etc/os-release", "PRETTY_NAME"),
+        "os": _first("/etc/os-release", "PRETTY_NAME"),
         "kernel": platform.release(),
         "python": platform.python_version(),
         "commit": commit(),
+        "dirty": dirty(),
         "loadAverage": list(os.getloadavg()),
         "cpuSplit": local_cpu_split(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -113,7 +149,7 @@ def suite_cases(directory: Path) -> tuple[Path, list[Case]]:
     if not files:
         raise StudyError(f"{directory}: neither {STUDY_FILE} nor LoadTest files (*.yaml)")
     return study, [Case(id=f.stem, group="shapes", title=f.stem, file=f.name, question="Did the objectives hold?",
-                        study=Study(load="-", saw="-"), finding=Finding(kind="objectives")) for f in files]
+                        study=Study(load="-", saw="-", section="-"), finding=Finding(kind="objectives")) for f in files]
 
 
 SETTLE_TIMEOUT_SECONDS = 600.0
@@ -122,18 +158,10 @@ SETTLE_TIMEOUT_SECONDS = 600.0
 def wait_until_settled(out=sys.stdout, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
     """Wait (bounded) until the local stack runs no operation and is ready: a case stopped in
     the middle leaves a reset running, and the next case's own reset would be refused (409)."""
-    from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
-    from elves.local.layout import Layout
-    from elves.local.ports import Ports
-    from elves.local.settings import Settings
-
-    settings = Settings.from_env()
-    client = SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            state = client.state()
-        except (SupervisorUnreachable, SupervisorRefused):
+        state = _stack_state()
+        if state is None:
             return  # elves run says so, in its own words (a stack not there, or not this state's)
         busy = [op["id"] for op in state.get("operations", []) if op.get("state") == "running"]
         if not busy and state.get("ready"):
@@ -142,7 +170,8 @@ def wait_until_settled(out=sys.stdout, timeout: float = SETTLE_TIMEOUT_SECONDS) 
         time.sleep(5)  # a CLI's poll of a stack that settles in seconds to minutes, with the deadline above
 
 
-def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys.stdout) -> int:
+def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys.stdout,
+             quiet_wait: float = QUIET_WAIT_SECONDS) -> int:
     """Run one case; copy its summary (and plotted series) to results/<id>/ with run.json."""
     source = case_file(study_path, case)
     assert source is not None
@@ -155,26 +184,37 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
         path.write_text(yaml.safe_dump_all([scale_document(d, case.suite.duration) for d in documents],
                                            sort_keys=False), encoding="utf-8")
     wait_until_settled(out)
+    cores = os.cpu_count() or 1
+    sampler = Sampler(stack=local_stack_pids)
+    quiet = wait_until_quiet(sampler, cores, out, timeout=quiet_wait, interval=SAMPLE_SECONDS if quiet_wait > 0 else 1.0)
     before = set(reports_dir.iterdir())
     load_before, started = os.getloadavg(), time.time()
     print(f"== {case.id}: elves run {path}", file=out, flush=True)
     from elves.local.platform import LocalPlatform  # the suite runs in local mode, as `elves run` does
 
-    code = run_file(str(path), LocalPlatform, reports_dir=reports_dir, out=out)
+    with Watch(sampler) as watch:
+        code = run_file(str(path), LocalPlatform, reports_dir=reports_dir, out=out)
     record = {
-        "case": case.id, "file": case.file, "ran": str(path), "suiteDuration": case.suite.duration, "commit": commit(),
+        "case": case.id, "file": case.file, "ran": repo_relative(path), "suiteDuration": case.suite.duration,
+        "commit": commit(), "dirty": dirty(),
         "exitCode": code, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "wallSeconds": round(time.time() - started, 1),
-        "cores": os.cpu_count(), "loadAverageBefore": list(load_before), "loadAverageAfter": list(os.getloadavg()),
+        "cpu": _first("/proc/cpuinfo", "model name"), "cores": cores, "loadAverageBefore": list(load_before), "loadAverageAfter": list(os.getloadavg()),
+        "machine": machine_record(quiet, watch.summary()),
     }
     made = sorted((p for p in set(reports_dir.iterdir()) - before if p.is_dir()), key=lambda p: p.stat().st_mtime)
     target = results / case.id
     target.mkdir(parents=True, exist_ok=True)
     if made and (made[-1] / SUMMARY).exists():
-        record["report"] = str(made[-1])
+        record["report"] = repo_relative(made[-1])
         for name in (SUMMARY, SERIES):
             if (made[-1] / name).exists():
                 shutil.copyfile(made[-1] / name, target / name)
+        summary = json.loads((target / SUMMARY).read_text(encoding="utf-8"))
+        report = (summary.get("status") or {}).get("report") or {}
+        if report.get("path"):  # the committed copy names no machine's layout either
+            report["path"] = repo_relative(Path(report["path"]))
+            (target / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     else:
         record["report"] = None  # a harness error before any report: run.json says so
     (target / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
@@ -197,7 +237,7 @@ def _stop_on_signals() -> list[str]:
 
 
 def run_suite(directory: Path, results: Path, reports: Path, page: Path, only: list[str] | None = None,
-              out=sys.stdout) -> int:
+              out=sys.stdout, quiet_wait: float = QUIET_WAIT_SECONDS) -> int:
     """Exit 0 when every case ran (passed or failed: a benchmark reports, it does not gate), 2 otherwise."""
     from elves.study.page import write_page
 
@@ -219,7 +259,7 @@ def run_suite(directory: Path, results: Path, reports: Path, page: Path, only: l
         for case in cases:
             if case.file is None or (only and case.id not in only):
                 continue
-            if run_case(study_path, case, results, reports, out) == 2:
+            if run_case(study_path, case, results, reports, out, quiet_wait) == 2:
                 harness_errors.append(case.id)
             if study_path.exists():
                 write_page(results, study_path, page)

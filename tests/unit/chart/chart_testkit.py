@@ -43,10 +43,10 @@ def api_version_args(api_versions: tuple[str, ...]) -> list[str]:
 
 @functools.cache
 def render(helm: str, values_file: Path | None = None, *sets: str,
-           api_versions: tuple[str, ...] = CLUSTER_API_VERSIONS) -> tuple[dict, ...]:
-    """`helm template` of the chart (hooks included) as a tuple of objects, on a cluster that
-    serves `api_versions` besides the built-in ones (() = a bare cluster)."""
-    args = ["template", "elves", str(CHART), "--namespace", NAMESPACE, *api_version_args(api_versions)]
+           api_versions: tuple[str, ...] = CLUSTER_API_VERSIONS, namespace: str = NAMESPACE) -> tuple[dict, ...]:
+    """`helm template` of the chart (hooks included) into `namespace` as a tuple of objects, on a
+    cluster that serves `api_versions` besides the built-in ones (() = a bare cluster)."""
+    args = ["template", "elves", str(CHART), "--namespace", namespace, *api_version_args(api_versions)]
     if values_file is not None:
         args += ["--values", str(values_file)]
     for item in sets:

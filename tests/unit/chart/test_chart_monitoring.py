@@ -8,6 +8,7 @@ does not use (or one promtool rejects).
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -65,16 +66,25 @@ def test_alerts_use_the_engines_queries(helm):
     from elves.constants import DEAD_LETTER_QUEUES, DEPLOYMENTS, WORK_QUEUES
 
     containers = DEPLOYMENTS + ("rabbitmq", "postgres")
-    consumers = promql.selector("rabbitmq_detailed_queue_consumers", queue="~" + promql.regex_of(WORK_QUEUES))
+    ns = {"namespace": "team-a"}  # the release's namespace
     expected = {
-        "ElvesQueuePileUp": f"{promql.queue_depth(WORK_QUEUES)} > 1000",
+        "ElvesQueuePileUp": f"{promql.queue_depth(WORK_QUEUES, **ns)} > 1000",
         "ElvesQueueWithoutConsumers":
-            f"(sum by (queue) ({consumers}) == 0) and on (queue) ({promql.queue_depth(WORK_QUEUES)} > 0)",
-        "ElvesMessagesDeadLettered": f"{promql.queue_depth(DEAD_LETTER_QUEUES)} > 0",
-        "ElvesContainerCrashLooping": f"{promql.restarts('15m', containers)} >= 3",
-        "ElvesContainerOOMKilled": f"{promql.oom_kills('10m', containers)} > 0",
+            f"({promql.queue_consumers(**ns)} == 0) and on (queue) ({promql.queue_depth(WORK_QUEUES, **ns)} > 0)",
+        "ElvesMessagesDeadLettered": f"{promql.queue_depth(DEAD_LETTER_QUEUES, **ns)} > 0",
+        "ElvesContainerCrashLooping": f"{promql.restarts('15m', containers, **ns)} >= 3",
+        "ElvesContainerOOMKilled": f"{promql.oom_kills('10m', containers, **ns)} > 0",
     }
-    assert _alert_exprs(render(helm)) == expected
+    assert _alert_exprs(render(helm, namespace="team-a")) == expected
+
+
+def test_alerts_watch_only_the_release_namespace(helm):
+    # Another team's crash-looping `gateway` on a shared cluster is not ours to alert on.
+    for namespace in ("elves", "team-b"):
+        for name, expr in _alert_exprs(render(helm, namespace=namespace)).items():
+            selectors = re.findall(r"\{[^{}]*\}", expr)
+            assert selectors and all(f'namespace="{namespace}"' in s for s in selectors), (name, expr)
+            assert "RELEASE_NAMESPACE" not in expr, (name, expr)
 
 
 def test_alert_thresholds_follow_values(helm):

@@ -80,6 +80,7 @@ class FakePlatform:
 
     prometheus: str
     name: str = "fake"
+    system_namespace: str = "elves"
     lock_holder: str | None = None
     ready: Readiness = Readiness(True)
     load_states: list[str] = field(default_factory=lambda: ["running"])  # popped per load_status call
@@ -419,6 +420,8 @@ def test_a_test_with_a_verdict_is_completed_and_ready_or_failed_by_it(phase, pas
 
 class _Replicas:
     """A Prometheus stand-in that answers the two replica queries."""
+
+    system_namespace = "elves"
 
     def __init__(self, desired, ready):
         self.answers = {"desired": desired, "ready": ready}

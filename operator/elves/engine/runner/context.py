@@ -80,7 +80,7 @@ class Context:
         return plan_runs(self.test, self.source_dir)
 
     def prometheus(self, platform: Platform) -> Prometheus:
-        return Prometheus(self.prometheus_url or platform.prometheus_url())
+        return Prometheus(self.prometheus_url or platform.prometheus_url(), system_namespace=platform.system_namespace)
 
     def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
         return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)

@@ -50,13 +50,14 @@ def run_window(tick: Tick, end: float) -> RunWindow:
 def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str]:
     """What still keeps the system from having drained (empty when it has)."""
     blockers, test_id = [], window.test_id
-    scraped = prom.value(promql.queue_depth_scraped_at())
+    scraped = prom.value(promql.queue_depth_scraped_at(namespace=prom.system_namespace))
     if scraped is None:
         blockers.append("no queue depth samples in Prometheus (is RabbitMQ scraped?)")
     elif scraped <= window.load_end:
         blockers.append("waiting for a queue depth sample taken after the load")
     else:
-        depths = {q: v for q, v in prom.by_label(promql.queue_depth(promql.WORK_QUEUES), "queue").items() if v}
+        depths = prom.by_label(promql.queue_depth(promql.WORK_QUEUES, namespace=prom.system_namespace), "queue")
+        depths = {q: v for q, v in depths.items() if v}
         blockers += [f"{queue} holds {value:g}" for queue, value in sorted(depths.items())]
     try:
         raw = ledger_since(tick.ctx.ledger(tick.platform, test_id), tick.run.ledger_baseline)

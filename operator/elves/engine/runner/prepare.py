@@ -16,8 +16,8 @@ def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
     """Deployments whose ready replicas Prometheus still counts below the desired ones (none
     when it has no such series at all: nothing to wait for)."""
     try:
-        desired = prom.by_label(promql.replicas_desired(), "deployment")
-        ready = prom.by_label(promql.replicas_ready(), "deployment")
+        desired = prom.by_label(promql.replicas_desired(namespace=prom.system_namespace), "deployment")
+        ready = prom.by_label(promql.replicas_ready(namespace=prom.system_namespace), "deployment")
     except PrometheusError:
         return []
     return sorted(d for d, want in desired.items() if want is not None and (ready.get(d) or 0) < want)
