@@ -1,7 +1,8 @@
 // Settings every Elves script reads from the environment (`k6 run -e KEY=value` or the
 // process environment), each with a default that works against the local mode.
-// The engine sets ELVES_BASE_URL, ELVES_TOKENS, ELVES_ADMIN_TOKEN, ELVES_TEST_ID and
-// ELVES_K6_SCENARIOS (docs/architecture.md); the rest are knobs for people.
+// The engine sets ELVES_BASE_URL, ELVES_TOKENS, ELVES_ADMIN_TOKEN, ELVES_TEST_ID,
+// ELVES_RUN_CREDENTIAL and ELVES_K6_SCENARIOS (docs/architecture.md); the rest are knobs
+// for people.
 import encoding from 'k6/encoding';
 import { FACTS } from './scenario-facts.js';
 
@@ -59,7 +60,9 @@ const tokens = list('ELVES_TOKENS', '');
 export const config = Object.freeze({
   baseUrl: trimSlash(env('ELVES_BASE_URL', 'http://127.0.0.1:8080')),
   registryUrl: trimSlash(env('ELVES_REGISTRY_URL', 'http://127.0.0.1:8081')),
-  // The registry's service credential, for the scenarios that call it directly.
+  // The registry's credential, for the scenarios that call it directly: under the engine, the
+  // run credential it signs for this test id and run; by hand, the service key will do.
+  runCredential: env('ELVES_RUN_CREDENTIAL', ''),
   serviceKey: env('ELVES_SERVICE_KEY', ''),
   // One bearer token per synthetic user. Without any, requests go out unauthenticated
   // and setup() says so when the gateway answers 401.

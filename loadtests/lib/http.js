@@ -8,8 +8,17 @@ import { Counter } from 'k6/metrics';
 import { config } from './config.js';
 
 export const TEST_ID_HEADER = 'X-Elves-Test-Id';
-// The registry's service credential (ELVES_SERVICE_KEY); the gateway needs none.
+// The registry's credentials (the gateway needs none): a run credential (ELVES_RUN_CREDENTIAL,
+// what the engine gives its runners) or, for runs by hand, the service key (ELVES_SERVICE_KEY).
+export const RUN_CREDENTIAL_HEADER = 'X-Elves-Run-Credential';
 export const SERVICE_KEY_HEADER = 'X-Elves-Service-Key';
+
+// The header that lets a call into the registry: the run credential when there is one.
+export function registryHeaders() {
+  if (config.runCredential) return { [RUN_CREDENTIAL_HEADER]: config.runCredential };
+  if (config.serviceKey) return { [SERVICE_KEY_HEADER]: config.serviceKey };
+  return {};
+}
 
 // Attempts beyond the first, per endpoint: how often the client had to insist.
 const retries = new Counter('elves_retries');
@@ -55,14 +64,14 @@ export function userAt(index) {
 //   name      the path template (k6 tag `name`), e.g. /api/v1/status/{id}
 //   expected  statuses that are not failures, default 2xx; e.g. [200, 404]
 //   attempts  tries in all for retryable failures, default 1
-//   serviceKey  sent as X-Elves-Service-Key (the registry's calls)
+//   headers   more headers (the registry's calls: registryHeaders())
 export function call(req) {
   const method = req.method || 'GET';
   const headers = { Accept: req.binary ? 'image/png' : 'application/json' };
   const token = req.token === undefined ? currentUser().token : req.token;
   if (token) headers.Authorization = `Bearer ${token}`;
   if (config.testId) headers[TEST_ID_HEADER] = config.testId;
-  if (req.serviceKey) headers[SERVICE_KEY_HEADER] = req.serviceKey;
+  Object.assign(headers, req.headers || {});
   let body = null;
   if (req.body !== undefined) {
     headers['Content-Type'] = 'application/json';

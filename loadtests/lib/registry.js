@@ -1,14 +1,14 @@
 // The registry's internal API (DESIGN.md), straight, as the original registry benchmark
 // did: addAppLog, getAppLog, getUser, getAllUsers. Users are addressed by id (the `sub`
 // of their token); the bearer token still goes along for a registry that checks it, and every
-// call carries the service key (ELVES_SERVICE_KEY) the registry requires.
+// call carries the registry's credential (registryHeaders: the run credential under the engine).
 import { config } from './config.js';
-import { call as plainCall, currentUser } from './http.js';
+import { call as plainCall, currentUser, registryHeaders } from './http.js';
 
 const API = `${config.registryUrl}/api/v1`;
 
 function call(req) {
-  return plainCall({ ...req, serviceKey: config.serviceKey });
+  return plainCall({ ...req, headers: registryHeaders() });
 }
 
 // POST /api/v1/logs: one activity log, as the gateway would have sent through the queue.

@@ -4,7 +4,7 @@
 import http from 'k6/http';
 import exec from 'k6/execution';
 import { config } from './config.js';
-import { SERVICE_KEY_HEADER, TEST_ID_HEADER } from './http.js';
+import { TEST_ID_HEADER } from './http.js';
 
 function abort(message) {
   console.error(message);
@@ -17,11 +17,11 @@ function abort(message) {
 // A target that is down refuses the connection at once; the timeout only bounds a target
 // that hangs, and is long because a just-started JVM on a busy machine (the results suite
 // on 2 shared cores) took over 5 s to answer its first request.
-// `serviceKey`, when given, goes along as the registry's service credential.
-export function requireTarget(what, endpoint, url, token, envName, serviceKey = '') {
-  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+// `extraHeaders` go along too (the registry's credential: registryHeaders()).
+export function requireTarget(what, endpoint, url, token, envName, extraHeaders = {}) {
+  const headers = { ...extraHeaders };
+  if (token) headers.Authorization = `Bearer ${token}`;
   if (config.testId) headers[TEST_ID_HEADER] = config.testId;
-  if (serviceKey) headers[SERVICE_KEY_HEADER] = serviceKey;
   const res = http.get(url, {
     headers,
     timeout: '30s',
@@ -33,7 +33,8 @@ export function requireTarget(what, endpoint, url, token, envName, serviceKey = 
   } else if (res.status === 401 || res.status === 403) {
     abort(`${what} at ${url} answered ${res.status} to the probe: ${token ? 'the token was refused' : 'no token given'};`
       + ' set ELVES_TOKENS (and ELVES_ADMIN_TOKEN) to tokens it accepts, e.g. from `elves token --user NAME`'
-      + (what === 'the registry' ? ', and ELVES_SERVICE_KEY to its service key' : ''));
+      + (what === 'the registry' ? ', and ELVES_RUN_CREDENTIAL (or ELVES_SERVICE_KEY) to a credential it accepts'
+        + `: it said ${res.body}` : ''));
   } else if (res.status >= 500) {
     abort(`${what} at ${url} answered ${res.status} to the probe: it is up but not healthy`);
   } else if (res.status < 200 || res.status > 299) {

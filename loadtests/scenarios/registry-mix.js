@@ -4,14 +4,14 @@
 import { config } from '../lib/config.js';
 import { builtinScenario, elvesOptions } from '../lib/options.js';
 import { requireTarget } from '../lib/target.js';
-import { userAt } from '../lib/http.js';
+import { registryHeaders, userAt } from '../lib/http.js';
 import * as registry from '../lib/registry.js';
 
 export const options = elvesOptions(builtinScenario('registry-mix'));
 
 export function setup() {
   requireTarget('the registry', 'getAllUsers', `${config.registryUrl}/api/v1/users`, config.adminToken || userAt(0).token,
-    'ELVES_REGISTRY_URL', config.serviceKey);
+    'ELVES_REGISTRY_URL', registryHeaders());
   // One log per user first, so that getUser finds every user from the first second.
   for (let i = 0; i < Math.max(1, config.tokens.length); i += 1) {
     registry.addAppLog(userAt(i));

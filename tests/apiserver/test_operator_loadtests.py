@@ -25,6 +25,7 @@ from prerequisites import require
 from polling import wait_for
 
 from elves.constants import WORK_QUEUES
+from elves.engine.credentials import signing_key
 from elves.engine.status import FINAL_PHASES
 
 from . import control_plane as cp
@@ -135,7 +136,7 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
         # The credentials only by reference to the run's Secret, owned by the LoadTest.
         secret_refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in testrun["spec"]["runner"]["env"]
                        if "valueFrom" in e}
-        assert set(secret_refs) == {"ELVES_TOKENS", "ELVES_ADMIN_TOKEN", "ELVES_SERVICE_KEY"}
+        assert set(secret_refs) == {"ELVES_TOKENS", "ELVES_ADMIN_TOKEN", "ELVES_RUN_CREDENTIAL"}
         secret = cluster.secret(ns, "elves-quick-0-runner")
         assert secret["metadata"]["ownerReferences"][0]["uid"] == created["metadata"]["uid"]
         values = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
@@ -144,7 +145,13 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
             ["loadtest-user-0000", "loadtest-user-0001"]
         assert jwt.decode(values["ELVES_ADMIN_TOKEN"], JWT_SECRET, algorithms=["HS256"],
                           audience="elves-gateway")["admin"] is True
-        assert values["ELVES_SERVICE_KEY"] == SERVICE_KEY
+        # The registry's run credential, for this test id and this run only; the service key
+        # stays in the release's namespace, in no value of the LoadTest namespace's Secret.
+        credential = jwt.decode(values["ELVES_RUN_CREDENTIAL"], signing_key(SERVICE_KEY), algorithms=["HS256"],
+                                audience="elves-registry", issuer="elves")
+        assert credential["sub"] == test_id and "ledger:read" in credential["scope"].split()
+        assert credential["exp"] - credential["iat"] <= 7200, "capped by operator.limits.runCredentialMax"
+        assert not any(SERVICE_KEY in value for value in values.values())
 
         # The script: a k6 archive with the lib/ imports and this run's scenarios packed in.
         configmap = cluster.configmap(ns, "elves-quick-0-script")

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
+from elves.engine.credentials import max_seconds_from_env
 from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import load_file
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import HTML, write_report
-from elves.engine.runner import Context, SystemClock, abort, step
+from elves.engine.runner import Context, SystemClock, Timeouts, abort, step
 from elves.engine.status import LoadTestStatus
 
 EXIT_PASSED, EXIT_FAILED, EXIT_HARNESS_ERROR = 0, 1, 2
@@ -96,12 +97,13 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
         return EXIT_HARNESS_ERROR
     test = tests[0]
     try:
+        timeouts = Timeouts(run_credential_max=max_seconds_from_env(dict(os.environ)))
         platform = make_platform()
     except Exception as exc:  # noqa: BLE001 - any failure to set up the platform is a harness error
         print(f"elves run: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
 
-    ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url,
+    ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url, timeouts=timeouts,
                   driver=f"elves run, pid {os.getpid()}")
     prom = ctx.prometheus(platform)
     live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS, system_namespace=prom.system_namespace)

@@ -83,7 +83,8 @@ RUNNER_VARIABLES: tuple[RunnerVariable, ...] = (
     RunnerVariable("ELVES_TEST_ID", lambda run, to: run.test_id, archived=True),
     RunnerVariable("ELVES_TOKENS", lambda run, to: ",".join(run.tokens), secret=True, per_user=True),
     RunnerVariable("ELVES_ADMIN_TOKEN", lambda run, to: run.admin_token, secret=True),
-    RunnerVariable("ELVES_SERVICE_KEY", lambda run, to: run.service_key, secret=True),
+    # The registry's run credential: this test id, this run's length; never the service key.
+    RunnerVariable("ELVES_RUN_CREDENTIAL", lambda run, to: run.run_credential, secret=True),
 )
 
 

@@ -70,7 +70,7 @@ class LoadRun:
     scenarios: dict[str, Any]  # the k6 `scenarios` option, computed by the planner
     tokens: list[str] = field(default_factory=list)  # one bearer token per synthetic user
     admin_token: str = ""
-    service_key: str = ""  # the registry's service credential (scripts that call it directly)
+    run_credential: str = ""  # the registry's credential for this test id and run (elves.engine.credentials)
     runner: Runner | None = None  # spec.runner: the runner pods' settings on a cluster
     parallelism: int = 1  # number of k6 runners
     duration_seconds: float = 0.0  # the planned length of the load, for deadlines
@@ -135,7 +135,8 @@ class Platform(Protocol):
         """The key the gateway checks tokens with (elves.engine.tokens makes them)."""
 
     def service_key(self) -> str:
-        """The registry's service credential (the ledger read and k6's registry calls send it)."""
+        """The registry's service credential: the harness's ledger read sends it, and runners' run
+        credentials are derived from it (elves.engine.credentials); it never reaches a runner."""
 
     def start_load(self, run: LoadRun) -> None: ...
 

@@ -44,8 +44,8 @@ def runner_pod_env(run: LoadRun, targets: Targets, secret: str) -> list[dict[str
 
 
 def runner_secret(owner: names.Owner, run: LoadRun, targets: Targets) -> dict[str, Any]:
-    """The run's credentials (its tokens, the registry's service key), owned by the LoadTest
-    (deleted with it); the tokens expire with the run (elves.engine.runner signs them for its length)."""
+    """The run's credentials (its tokens, its registry run credential), owned by the LoadTest
+    (deleted with it); all expire with the run (elves.engine.credentials signs them for its length)."""
     return {
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
         "metadata": {"name": names.runner_secret_name(owner.name, run.index), "namespace": owner.namespace,

@@ -52,7 +52,7 @@ def script_configmap_name(loadtest: str, run: int) -> str:
 
 
 def runner_secret_name(loadtest: str, run: int) -> str:
-    """The Secret of one run's tokens and service key (the runners read them by secretKeyRef)."""
+    """The Secret of one run's tokens and run credential (the runners read them by secretKeyRef)."""
     return f"{testrun_name(loadtest, run)}-runner"
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elves.constants import SYSTEM_NAMESPACE
+from elves.engine.credentials import DEFAULT_MAX_SECONDS, max_seconds_from_env
 from elves.envvars import count, read
 from elves.engine.runner import Timeouts
 from elves.engine.units import parse_duration, parse_memory
@@ -143,6 +144,9 @@ class OperatorSettings:
     # (spec.system, its sweeps and its faults); the chart's operator.limits.
     max_replicas: int = 10
     max_memory_bytes: int = 4 * 1024**3
+    # The longest a run's credentials (its tokens, its registry run credential) may live; a
+    # LoadTest whose run needs longer ends in Error before anything changes (operator.limits).
+    run_credential_max_seconds: float = float(DEFAULT_MAX_SECONDS)
     # Namespaces whose LoadTests may run (the chart's watchNamespaces, or loadTestNamespaces and
     # its own); () = any, for an operator run outside the chart. Checked before anything changes.
     loadtest_namespaces: tuple[str, ...] = ()
@@ -180,6 +184,7 @@ class OperatorSettings:
                                      node_selector=read(env, "ELVES_RUNNER_NODE_SELECTOR", "", _node_selector),
                                      tolerations=read(env, "ELVES_RUNNER_TOLERATIONS", "", _tolerations),
                                      affinity=read(env, "ELVES_RUNNER_AFFINITY", "false", _flag)),
+            run_credential_max_seconds=max_seconds_from_env(env),
         )
 
     def policy(self) -> Policy:
@@ -190,4 +195,4 @@ class OperatorSettings:
     def timeouts(self) -> Timeouts:
         """The phase machine's deadlines, with the cluster's longer waits."""
         return Timeouts(lock=self.lock_timeout_seconds, system_ready=self.system_ready_timeout_seconds,
-                        load_start=self.load_start_timeout_seconds)
+                        load_start=self.load_start_timeout_seconds, run_credential_max=self.run_credential_max_seconds)

@@ -19,9 +19,13 @@ SCOPED_OPERATOR = ("operator.watchNamespaces={elves,load-tests}", "operator.peer
 
 
 def test_operator_caps_follow_values(helm):
-    objects = render(helm, None, "operator.limits.maxReplicas=5", "operator.limits.maxMemory=2Gi")
+    objects = render(helm, None, "operator.limits.maxReplicas=5", "operator.limits.maxMemory=2Gi",
+                     "operator.limits.runCredentialMax=90m")
     env = env_of(named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
     assert (env["ELVES_MAX_REPLICAS"]["value"], env["ELVES_MAX_MEMORY"]["value"]) == ("5", "2Gi")
+    assert env["ELVES_RUN_CREDENTIAL_MAX"]["value"] == "90m"
+    default = env_of(named(render(helm), "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
+    assert default["ELVES_RUN_CREDENTIAL_MAX"]["value"] == "2h"
 
 
 def test_operator_runs_loadtests_only_where_it_may_write_and_runners_only_as_values_allow(helm):

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlparse
 import jwt
 import pytest
 
+from elves.engine.credentials import signing_key
 from elves.engine.models.faults import FaultAction, ScaleFault
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.system import System
@@ -256,8 +257,24 @@ def test_the_load_run_carries_the_plan(make_loadtest, platform, clock):
     # The run's tokens expire with the run (its minute of load plus the start, setup and grace
     # waits), not a day later.
     assert all(c["exp"] - c["iat"] <= 60 + 3600 for c in claims + [admin])
-    assert run.service_key == "service-key-of-the-fake"
+    # The registry's run credential, not its service key: this test id, the same lifetime.
+    assert "service-key-of-the-fake" not in run.run_credential
+    credential = jwt.decode(run.run_credential, signing_key("service-key-of-the-fake"), algorithms=["HS256"],
+                            audience="elves-registry", issuer="elves")
+    assert credential["sub"] == "local/unit/0" and credential["exp"] - credential["iat"] == admin["exp"] - admin["iat"]
     assert set(run.scenarios) == {"getData", "getStatus", "getHistory", "getAllHistory"}
+
+
+def test_a_run_longer_than_its_credentials_may_live_is_refused_before_anything_changes(make_loadtest, platform,
+                                                                                      clock):
+    # A 1 h load needs credentials for 1 h plus the start, setup and grace waits: over a 1 h cap.
+    test = make_loadtest(reset=True, load={"scenario": "registry-mix", "rate": "60/min", "duration": "1h"})
+    status, _ = drive(Context(test, timeouts=Timeouts(run_credential_max=3600)), platform, clock)
+    condition = harness_error(status)
+    assert status.phase == "Error" and condition.reason == "RunTooLong"
+    assert "spec.load.duration" in condition.message and "runCredentialMax" in condition.message
+    # The error path's release of a lock never taken is all: nothing taken, reset or changed.
+    assert [call for call, _ in platform.calls] == ["release"]
 
 
 def test_faults_fire_on_time_in_order_then_drain_and_analysis_run(make_loadtest, platform, clock):

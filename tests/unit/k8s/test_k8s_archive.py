@@ -28,7 +28,7 @@ def test_a_built_in_scenario_is_packed_with_its_lib_and_this_runs_scenarios(k6):
     scenarios = {"getData": {"executor": "constant-arrival-rate", "exec": "getData", "rate": 1,
                              "timeUnit": "1s", "duration": "5s", "preAllocatedVUs": 1}}
     run = LoadRun(index=0, test_id="ns/t/0", script=ScriptFile("system-mix.js"), scenarios=scenarios,
-                  tokens=["secret"], admin_token="root", service_key="key")
+                  tokens=["secret"], admin_token="root", run_credential="credential")
     packed = archive.pack(k6, REPO / "loadtests" / "scenarios" / "system-mix.js",
                           archived_env(run, Targets("http://p", "http://g", "http://r")))
     with tarfile.open(fileobj=io.BytesIO(packed)) as tar:

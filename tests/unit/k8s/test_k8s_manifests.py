@@ -25,7 +25,7 @@ DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 def a_run(**changes) -> LoadRun:
     fields = dict(index=2, test_id="team-a/case-3/2", script=ScriptFile("/scenarios/system-mix.js"),
                   scenarios={"getData": {"exec": "getData"}}, parallelism=3, duration_seconds=60,
-                  tokens=["t1", "t2"], admin_token="admin", service_key="the-service-key")
+                  tokens=["t1", "t2"], admin_token="admin", run_credential="the-run-credential")
     fields.update(changes)
     return LoadRun(**fields)
 
@@ -94,7 +94,7 @@ def test_credentials_reach_the_runners_only_through_the_runs_secret():
     assert secret["metadata"]["name"] == "elves-case-3-2-runner" and secret["type"] == "Opaque"
     assert secret["metadata"]["ownerReferences"][0]["uid"] == "1234-abcd", "deleted with the LoadTest"
     decoded = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
-    assert decoded == {"ELVES_TOKENS": "t1,t2", "ELVES_ADMIN_TOKEN": "admin", "ELVES_SERVICE_KEY": "the-service-key"}
+    assert decoded == {"ELVES_TOKENS": "t1,t2", "ELVES_ADMIN_TOKEN": "admin", "ELVES_RUN_CREDENTIAL": "the-run-credential"}
     env = manifests.runner_pod_env(run, TARGETS, secret["metadata"]["name"])
     testrun = manifests.testrun(OWNER, run, ("cm", "archive.tar"), "k6", env)
     refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in testrun["spec"]["runner"]["env"] if "valueFrom" in e}

@@ -24,12 +24,13 @@ def test_settings_are_read_from_their_variables():
     settings = OperatorSettings.from_env({
         "ELVES_SECRET_NAME": "bench-secret", "ELVES_PROMETHEUS_URL": "http://prom:9090/",
         "ELVES_GRAFANA_URL": "https://grafana.example", "ELVES_K6_IMAGE": "my/k6:1", "ELVES_TICK_SECONDS": "500ms",
-        "ELVES_LOCK_TIMEOUT": "30m", "ELVES_LOAD_START_TIMEOUT": "2m"})
+        "ELVES_LOCK_TIMEOUT": "30m", "ELVES_LOAD_START_TIMEOUT": "2m", "ELVES_RUN_CREDENTIAL_MAX": "90m"})
     assert (settings.secret_name, settings.prometheus_url, settings.grafana_url, settings.k6_image) == \
         ("bench-secret", "http://prom:9090", "https://grafana.example", "my/k6:1")
     assert settings.tick_seconds == 0.5
     timeouts = settings.timeouts()
-    assert (timeouts.lock, timeouts.load_start) == (1800.0, 120.0)
+    assert (timeouts.lock, timeouts.load_start, timeouts.run_credential_max) == (1800.0, 120.0, 5400.0)
+    assert OperatorSettings.from_env({}).timeouts().run_credential_max == 7200.0
 
 
 @pytest.mark.parametrize("variable, value, message", [

@@ -42,7 +42,7 @@ class LoadKube:
 def a_run(**changes: Any) -> LoadRun:
     fields: dict[str, Any] = dict(index=4, test_id="team-a/case-3/4", script=ScriptConfigMap("scripts", "my.tar"),
                                   scenarios={"getData": {"exec": "getData"}}, tokens=["t1"], admin_token="a",
-                                  service_key="k", runner=Runner.model_validate({"nodeSelector": {"pool": "load"}}))
+                                  run_credential="c", runner=Runner.model_validate({"nodeSelector": {"pool": "load"}}))
     fields.update(changes)
     return LoadRun(**fields)
 

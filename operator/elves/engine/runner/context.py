@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from elves.engine.credentials import DEFAULT_MAX_SECONDS
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.plan import RunPlan, plan_runs
@@ -39,6 +40,7 @@ class Timeouts:
     # Beyond the planned duration: k6's gracefulStop (30 s), and setup() when the platform
     # cannot tell it apart from the load (see LoadState).
     load_grace: float = 180.0
+    run_credential_max: float = DEFAULT_MAX_SECONDS  # the longest a run's credentials may live (engine.credentials)
 
 
 # What a step returns to have its status saved before the next one (a point to resume from).

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 from elves.engine import blips
+from elves.engine.credentials import make_run_credential, run_lifetime
 from elves.engine.platform import LoadRun, RunKey
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc, warning
 from elves.engine.runner.tick import Tick
@@ -15,13 +14,12 @@ from elves.engine.units import format_duration
 
 def start_load(tick: Tick) -> float:
     plan = tick.plan
-    # The run's tokens expire with the run: its load, the wait for k6 to start and the grace.
-    lifetime = plan.duration_seconds + tick.ctx.timeouts.load_start + tick.ctx.timeouts.load_setup \
-        + tick.ctx.timeouts.load_grace
-    tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, math.ceil(lifetime))
+    lifetime = run_lifetime(plan.duration_seconds, tick.ctx.timeouts)  # the run's credentials expire with it
+    tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime)
     tick.platform.start_load(LoadRun(
         index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens,
-        admin_token=admin, service_key=tick.platform.service_key(), runner=tick.ctx.test.spec.runner,
+        admin_token=admin, run_credential=make_run_credential(tick.platform.service_key(), plan.test_id, lifetime),
+        runner=tick.ctx.test.spec.runner,
         parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
     tick.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
     tick.goto("Running", Step.LOAD)

@@ -4,8 +4,9 @@ ledger's baseline."""
 from __future__ import annotations
 
 from elves.engine import promql
+from elves.engine.credentials import lifetime_problem
 from elves.engine.prometheus import Prometheus, PrometheusError
-from elves.engine.runner.context import SAVE_POINT, progress, utc
+from elves.engine.runner.context import SAVE_POINT, HarnessError, progress, utc
 from elves.engine.runner.outcome import set_condition
 from elves.engine.runner.tick import Tick
 from elves.engine.status import RunStatus, Step
@@ -26,6 +27,8 @@ def start(tick: Tick) -> float:
     tick.status.started_at = utc(tick.now)
     tick.status.runs = [RunStatus(index=p.index, test_id=p.test_id, point=p.point.values) for p in tick.plans]
     tick.status.current_run = 0
+    if (too_long := lifetime_problem(tick.plans, tick.ctx.timeouts)) is not None:
+        raise HarnessError("RunTooLong", too_long)  # before the system is taken or changed
     tick.status.observed_generation = getattr(tick.ctx.test.metadata, "generation", None)
     set_condition(tick.status, "Running", "True", "Pending", "waiting for the system", tick.now)
     tick.goto("Pending", Step.ACQUIRE)

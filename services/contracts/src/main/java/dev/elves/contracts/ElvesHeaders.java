@@ -15,6 +15,12 @@ public final class ElvesHeaders {
 	 */
 	public static final String SERVICE_KEY = "X-Elves-Service-Key";
 
+	/**
+	 * What a k6 runner sends to the registry instead of the service key: a credential for its
+	 * own test id and the length of its run, signed by the harness.
+	 */
+	public static final String RUN_CREDENTIAL = "X-Elves-Run-Credential";
+
 	private ElvesHeaders() {
 	}
 

@@ -3,6 +3,7 @@ package dev.elves.registry.ledger;
 import java.util.Map;
 import java.util.TreeMap;
 
+import dev.elves.registry.web.RunScope;
 import dev.elves.registry.web.StoredText;
 import dev.elves.web.InvalidInputException;
 
@@ -32,6 +33,7 @@ class LedgerController {
 		this.jdbc = jdbc;
 	}
 
+	@RunScope(value = RunScope.LEDGER_READ, testId = RunScope.TestIdIn.PARAMETER)
 	@GetMapping("/api/v1/ledger")
 	@Transactional(readOnly = true)
 	public Ledger ledger(@RequestParam String testId) {

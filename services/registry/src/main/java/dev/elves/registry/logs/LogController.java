@@ -8,6 +8,7 @@ import java.util.UUID;
 import dev.elves.contracts.ElvesHeaders;
 import dev.elves.contracts.MetricNames;
 import dev.elves.registry.web.Page;
+import dev.elves.registry.web.RunScope;
 import dev.elves.registry.web.StoredText;
 import dev.elves.web.InvalidInputException;
 import dev.elves.web.Paging;
@@ -58,6 +59,7 @@ class LogController {
 	record AppLog(UUID id, String userId, String endpoint, UUID requestId) {
 	}
 
+	@RunScope(value = RunScope.LOGS_WRITE, testId = RunScope.TestIdIn.HEADER)
 	@PostMapping(path = "/api/v1/logs", consumes = MediaType.APPLICATION_JSON_VALUE)
 	ResponseEntity<Map<String, Object>> addAppLog(@RequestBody AppLog body,
 			@RequestHeader(name = ElvesHeaders.TEST_ID, required = false) String testId) {
@@ -73,6 +75,7 @@ class LogController {
 	}
 
 	/** The latest {@code limit} of a user's activities, or with {@code all=true} all of them, paged. */
+	@RunScope(RunScope.LOGS_READ)
 	@GetMapping(path = "/api/v1/logs", produces = MediaType.APPLICATION_JSON_VALUE)
 	Object getAppLog(@RequestParam String user, @RequestParam(defaultValue = "" + DEFAULT_LIMIT) int limit,
 			@RequestParam(defaultValue = "false") boolean all, @RequestParam(defaultValue = "0") int page,

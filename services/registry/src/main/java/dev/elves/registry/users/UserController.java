@@ -3,6 +3,7 @@ package dev.elves.registry.users;
 import java.time.Instant;
 
 import dev.elves.registry.web.Page;
+import dev.elves.registry.web.RunScope;
 import dev.elves.registry.web.StoredText;
 import dev.elves.web.NotFoundException;
 import dev.elves.web.Paging;
@@ -30,6 +31,7 @@ class UserController {
 		this.jdbc = jdbc;
 	}
 
+	@RunScope(RunScope.USERS_READ)
 	@GetMapping("/api/v1/users/{id}")
 	User getUser(@PathVariable String id) {
 		return this.jdbc.query("SELECT id, first_seen FROM users WHERE id = ?", USER, StoredText.check("id", id))
@@ -38,6 +40,7 @@ class UserController {
 			.orElseThrow(() -> new NotFoundException("id", "no user " + id + " (none of their activities is stored)"));
 	}
 
+	@RunScope(RunScope.USERS_READ)
 	@GetMapping("/api/v1/users")
 	Page<User> getAllUsers(@RequestParam(defaultValue = "0") int page, @RequestParam(defaultValue = "100") int size) {
 		Paging paging = new Paging(page, size);

@@ -1,5 +1,7 @@
 package dev.elves.registry.web;
 
+import java.time.Clock;
+
 import dev.elves.web.BodyLimitFilter;
 import dev.elves.web.EncodedSlashesReachTheApplication;
 import dev.elves.web.ShutdownDrainConfiguration;
@@ -9,20 +11,30 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 import tools.jackson.databind.json.JsonMapper;
 
-/** The API's guards, first in the chain after the shutdown drain: the service key, then the body size. */
+/**
+ * The API's guards, first in the chain after the shutdown drain: the service key (or a runner's run
+ * credential), then the body size; after routing, what a run credential may call.
+ */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(ApiProperties.class)
 @Import({ ShutdownDrainConfiguration.class, EncodedSlashesReachTheApplication.class })
 class ApiWebConfiguration implements WebMvcConfigurer {
 
+	private final JsonMapper mapper;
+
+	ApiWebConfiguration(JsonMapper mapper) {
+		this.mapper = mapper;
+	}
+
 	@Bean
 	FilterRegistrationBean<ServiceKeyFilter> serviceKeyFilter(ApiProperties properties, JsonMapper mapper) {
 		FilterRegistrationBean<ServiceKeyFilter> registration = new FilterRegistrationBean<>(
-				new ServiceKeyFilter(properties.serviceKey(), mapper));
+				new ServiceKeyFilter(properties.serviceKey(), mapper, Clock.systemUTC()));
 		registration.setOrder(ShutdownDrainConfiguration.NEXT);
 		return registration;
 	}
@@ -33,6 +45,11 @@ class ApiWebConfiguration implements WebMvcConfigurer {
 				new BodyLimitFilter(properties.maxBody().toBytes(), mapper));
 		registration.setOrder(ShutdownDrainConfiguration.NEXT + 1);
 		return registration;
+	}
+
+	@Override
+	public void addInterceptors(InterceptorRegistry registry) {
+		registry.addInterceptor(new RunScopeInterceptor(this.mapper));
 	}
 
 }

@@ -55,7 +55,7 @@ class ServiceKeyWhateverThePathTest {
 
 	@BeforeEach
 	void start() {
-		FilterRegistrationBean<ServiceKeyFilter> filter = new ApiWebConfiguration()
+		FilterRegistrationBean<ServiceKeyFilter> filter = new ApiWebConfiguration(JsonMapper.builder().build())
 			.serviceKeyFilter(new ApiProperties(KEY, DataSize.ofKilobytes(16)), JsonMapper.builder().build());
 		assertThat(filter.getUrlPatterns()).as("registered for every path").isEmpty();
 		HttpServlet dispatcher = new HttpServlet() {
