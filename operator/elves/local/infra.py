@@ -9,6 +9,9 @@ only; nothing touches the system-wide services of the Debian packages.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import json
 import logging
 import os
 import pwd
@@ -18,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from elves import data_plane
 from elves.constants import EMPTY_DATABASE_SQL, SYSTEM_QUEUES
 from elves.local import http
 from elves.local.layout import Layout
@@ -33,7 +37,11 @@ PROMETHEUS = Path("/usr/bin/prometheus")
 RABBITMQ_NODE = "elves@localhost"
 # The queue metrics the verdict reads; the dynamic shovels that re-drive a DLQ (elves.engine.redrive).
 PLUGINS = ("rabbitmq_prometheus", "rabbitmq_shovel")
-DATABASE = USER = "elves"
+DATABASE = data_plane.DATABASE
+# The single user and role of an older layout, an administrator and the database's owner:
+# removed once the per-service users and roles are in place (elves.data_plane).
+RETIRED_USERS = ("elves", "guest")
+RETIRED_ROLES = ("elves",)
 READY_POLL_SECONDS = 0.5
 COMMAND_TIMEOUT_SECONDS = 60.0
 
@@ -50,6 +58,15 @@ def _base_env() -> dict[str, str]:
 def _require(path: Path, package: str) -> None:
     if not path.exists():
         raise InfraError(f"{path} not found: install {package} with tools/install-local-deps.sh")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file readable by its owner only, from its first byte on."""
+    partial = path.with_suffix(".tmp")
+    partial.unlink(missing_ok=True)
+    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+        out.write(text)
+    partial.replace(path)
 
 
 @dataclass
@@ -96,6 +113,10 @@ class RabbitMQ(Component):
     def config_file(self) -> Path:
         return self.layout.rabbitmq / "rabbitmq.conf"
 
+    @property
+    def definitions_file(self) -> Path:
+        return self.layout.rabbitmq / "definitions.json"
+
     def env(self) -> dict[str, str]:
         rabbit = self.layout.rabbitmq
         return {
@@ -125,19 +146,13 @@ class RabbitMQ(Component):
         # Our own (empty) files, so the system-wide ones under /etc/rabbitmq are not read.
         (self.layout.rabbitmq / "advanced.config").write_text("[].\n")
         (self.layout.rabbitmq / "rabbitmq-env.conf").write_text("")
-        password = self.layout.secret("rabbitmq-password")
-        # default_user applies when the node starts with an empty database: our user
-        # replaces guest, and the password comes from the generated secret.
+        # Boot imports the users and their permissions (data_plane.BROKER_USERS); with
+        # definitions to load, RabbitMQ creates no default user either.
+        write_private(self.definitions_file, json.dumps(definitions(self.layout), indent=1))
         config = f"""\
 listeners.tcp.1 = {HOST}:{self.ports.amqp}
 loopback_users = none
-default_vhost = /
-default_user = {USER}
-default_pass = {password}
-default_user_tags.administrator = true
-default_permissions.configure = .*
-default_permissions.read = .*
-default_permissions.write = .*
+load_definitions = {self.definitions_file}
 prometheus.tcp.ip = {HOST}
 prometheus.tcp.port = {self.ports.rabbitmq_prometheus}
 log.console = false
@@ -158,6 +173,18 @@ disk_free_limit.absolute = 100MB
     async def ctl(self, *args: str, timeout: float = COMMAND_TIMEOUT_SECONDS) -> tuple[int, str]:
         return await run_command([str(RABBITMQ_BIN / "rabbitmqctl"), "-n", RABBITMQ_NODE, *args],
                                  timeout, env=self.env())
+
+    async def after_ready(self) -> None:
+        code, output = await self.ctl("list_users", "-q", "--no-table-headers")
+        if code != 0:
+            raise InfraError(f"rabbitmqctl list_users failed: {output.strip()}")
+        existing = {line.split()[0] for line in output.splitlines() if line.strip()}
+        for user in RETIRED_USERS:
+            if user in existing:
+                code, output = await self.ctl("delete_user", user)
+                if code != 0:
+                    raise InfraError(f"rabbitmqctl delete_user {user} failed: {output.strip()}")
+                log.info("rabbitmq: removed the user %s of an older layout", user)
 
     async def purge_queues(self) -> list[str]:
         """Empty the system's queues (those that exist); returns the ones purged."""
@@ -206,7 +233,8 @@ class Postgres(Component):
 
     def prepare(self) -> None:
         _require(POSTGRES_BIN / "postgres", "postgresql-15")
-        self.layout.secret("postgres-password")  # fail early when it is missing
+        for role in data_plane.DATABASE_ROLES:
+            self.layout.secret(role.secret())  # fail early when one is missing
         if self.os_user:
             self._check_reachable(self.layout.root)
         for path in (self.layout.postgres, self.socket_dir):
@@ -255,20 +283,22 @@ class Postgres(Component):
         return code == 0
 
     async def after_ready(self) -> None:
-        password = self.layout.secret("postgres-password").replace("'", "''")
-        sql = f"""
-SELECT 'CREATE ROLE {USER} LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{USER}')\\gexec
-ALTER ROLE {USER} WITH LOGIN PASSWORD '{password}';
-SELECT 'CREATE DATABASE {DATABASE} OWNER {USER}'
-  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{DATABASE}')\\gexec
-"""
-        code, output = await self.psql(sql)
-        if code != 0:
-            raise InfraError(f"creating the {USER} role and database failed: {output.strip()}")
+        passwords = {role.name: self.layout.secret(role.secret()) for role in data_plane.DATABASE_ROLES}
+        steps = [("creating the roles and the database", data_plane.roles_sql(passwords), "postgres")]
+        steps += [(f"retiring role {role}", data_plane.retire_sql(role, drop=False), DATABASE) for role in RETIRED_ROLES]
+        steps += [(f"retiring role {role}", data_plane.retire_sql(role, drop=True), "postgres") for role in RETIRED_ROLES]
+        for what, sql, database in steps:
+            code, output = await self.psql(sql, database)
+            if code != 0:
+                raise InfraError(f"{what} failed: {output.strip()}")
 
     async def truncate_tables(self) -> None:
-        """Empty every table of the system's database but the migration history."""
-        code, output = await self.psql(EMPTY_DATABASE_SQL, DATABASE)
+        """Empty every table of the system's database but the migration history, as the
+        reset role (TRUNCATE on those tables, nothing else)."""
+        env = {**_base_env(), "PGPASSWORD": self.layout.secret(data_plane.RESET.secret())}
+        code, output = await run_command(
+            [str(POSTGRES_BIN / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", HOST, "-p", str(self.ports.postgres),
+             "-U", data_plane.RESET.name, "-d", DATABASE], COMMAND_TIMEOUT_SECONDS, env=env, stdin=EMPTY_DATABASE_SQL)
         if code != 0:
             raise InfraError(f"emptying the database failed: {output.strip()}")
 
@@ -301,6 +331,25 @@ class Prometheus(Component):
 
     async def ready(self) -> bool:
         return await http.probe(HOST, self.ports.prometheus, "/-/ready", 2.0) == 200
+
+
+def password_hash(password: str, salt: bytes | None = None) -> str:
+    """RabbitMQ's rabbit_password_hashing_sha256: base64(salt + sha256(salt + password))."""
+    salt = os.urandom(4) if salt is None else salt
+    return base64.b64encode(salt + hashlib.sha256(salt + password.encode()).digest()).decode()
+
+
+def definitions(layout: Layout) -> dict:
+    """RabbitMQ's definitions: the system's vhost, a user per service without tags, each
+    with its permissions (data_plane.BROKER_USERS)."""
+    users = data_plane.BROKER_USERS.values()
+    return {
+        "vhosts": [{"name": data_plane.VHOST}],
+        "users": [{"name": user.name, "password_hash": password_hash(layout.secret(user.secret())),
+                   "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": []} for user in users],
+        "permissions": [{"user": user.name, "vhost": data_plane.VHOST, "configure": user.configure,
+                         "write": user.write, "read": user.read} for user in users],
+    }
 
 
 COMPONENTS = {"epmd": Epmd, "rabbitmq": RabbitMQ, "postgres": Postgres, "prometheus": Prometheus}
