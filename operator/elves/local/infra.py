@@ -14,7 +14,6 @@ import hashlib
 import json
 import logging
 import os
-import pwd
 import shutil
 import signal
 import time
@@ -25,6 +24,7 @@ from elves import data_plane
 from elves.constants import EMPTY_DATABASE_SQL, SYSTEM_QUEUES
 from elves.local import http
 from elves.local.layout import Layout
+from elves.local.os_users import check_reachable, let_pass, own, own_tree, unprivileged
 from elves.local.ports import HOST, Ports
 from elves.local.processes import Child, run_command
 from elves.local.prometheus_config import render_config
@@ -76,6 +76,22 @@ class Component:
     ports: Ports
     start_timeout: float = 120.0  # from start to ready
     stop_grace: float = 30.0
+    # The OS user it runs as under a root supervisor (its Debian package's; elves.local.os_users).
+    system_user = ""
+
+    @property
+    def os_user(self) -> str | None:
+        return unprivileged(self.system_user) if self.system_user else None
+
+    def own(self, *directories: Path) -> None:
+        """Directories of its own, under the state directory, which it must be able to reach."""
+        for base in (self.layout.root, self.layout.run, self.layout.logs):
+            base.mkdir(parents=True, exist_ok=True)
+        if self.os_user:
+            check_reachable(self.layout.root, self.os_user, self.name)
+            let_pass(self.layout.root, self.layout.run, self.layout.logs)
+        for directory in directories:
+            own(directory, self.os_user)
 
     def prepare(self) -> None:
         """Write configuration files; called before every start."""
@@ -94,17 +110,21 @@ class Component:
 
 
 class Epmd(Component):
+    system_user = "rabbitmq"
+
     def child(self) -> Child:
         _require(Path("/usr/bin/epmd"), "erlang-base (with rabbitmq-server)")
         env = {**_base_env(), "ERL_EPMD_ADDRESS": HOST}
         return Child("epmd", ["/usr/bin/epmd", "-port", str(self.ports.epmd)], env,
-                     self.layout.logs / "epmd.log")
+                     self.layout.logs / "epmd.log", user=self.os_user)
 
     async def ready(self) -> bool:
         return await http.port_open(HOST, self.ports.epmd)
 
 
 class RabbitMQ(Component):
+    system_user = "rabbitmq"
+
     @property
     def home(self) -> Path:
         return self.layout.rabbitmq / "home"  # holds the Erlang cookie of our node
@@ -112,6 +132,10 @@ class RabbitMQ(Component):
     @property
     def config_file(self) -> Path:
         return self.layout.rabbitmq / "rabbitmq.conf"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.layout.logs / "rabbitmq"
 
     @property
     def definitions_file(self) -> Path:
@@ -128,19 +152,21 @@ class RabbitMQ(Component):
             "RABBITMQ_DIST_PORT": str(self.ports.erlang_distribution),
             "ERL_EPMD_PORT": str(self.ports.epmd),
             "RABBITMQ_MNESIA_BASE": str(rabbit / "mnesia"),
-            "RABBITMQ_LOG_BASE": str(self.layout.logs / "rabbitmq"),
+            "RABBITMQ_LOG_BASE": str(self.log_dir),
             "RABBITMQ_CONFIG_FILE": str(self.config_file),
             "RABBITMQ_ADVANCED_CONFIG_FILE": str(rabbit / "advanced.config"),
             "RABBITMQ_CONF_ENV_FILE": str(rabbit / "rabbitmq-env.conf"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.layout.enabled_plugins),
-            "RABBITMQ_PID_FILE": str(self.layout.run / "rabbitmq.pid"),
-            "ERL_CRASH_DUMP": str(self.layout.logs / "rabbitmq-erl_crash.dump"),
+            "RABBITMQ_PID_FILE": str(rabbit / "rabbitmq.pid"),
+            "ERL_CRASH_DUMP": str(self.log_dir / "erl_crash.dump"),
             "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
         }
 
     def prepare(self) -> None:
         _require(RABBITMQ_BIN / "rabbitmq-server", "rabbitmq-server")
-        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.own(self.layout.rabbitmq, self.home, self.log_dir)
+        # What an earlier run as another user (root) left: the node's database, its cookie.
+        own_tree(self.layout.rabbitmq, self.os_user)
         # What `rabbitmq-plugins --offline enable` writes, for our node only.
         self.layout.enabled_plugins.write_text(f"[{','.join(PLUGINS)}].\n")
         # Our own (empty) files, so the system-wide ones under /etc/rabbitmq are not read.
@@ -159,12 +185,12 @@ log.console = false
 log.file.level = info
 disk_free_limit.absolute = 100MB
 """
-        self.config_file.write_text(config)
-        self.config_file.chmod(0o600)
+        write_private(self.config_file, config)
+        own_tree(self.layout.rabbitmq, self.os_user)
 
     def child(self) -> Child:
         return Child("rabbitmq", [str(RABBITMQ_BIN / "rabbitmq-server")], self.env(),
-                     self.layout.logs / "rabbitmq.out")
+                     self.layout.logs / "rabbitmq.out", user=self.os_user)
 
     async def ready(self) -> bool:
         return (await http.port_open(HOST, self.ports.amqp)
@@ -172,7 +198,7 @@ disk_free_limit.absolute = 100MB
 
     async def ctl(self, *args: str, timeout: float = COMMAND_TIMEOUT_SECONDS) -> tuple[int, str]:
         return await run_command([str(RABBITMQ_BIN / "rabbitmqctl"), "-n", RABBITMQ_NODE, *args],
-                                 timeout, env=self.env())
+                                 timeout, env=self.env(), user=self.os_user)
 
     async def after_ready(self) -> None:
         code, output = await self.ctl("list_users", "-q", "--no-table-headers")
@@ -203,6 +229,8 @@ disk_free_limit.absolute = 100MB
 
 
 class Postgres(Component):
+    system_user = "postgres"  # initdb and postgres refuse to run as root anyway
+
     @property
     def data_dir(self) -> Path:
         return self.layout.postgres / "data"
@@ -211,37 +239,11 @@ class Postgres(Component):
     def socket_dir(self) -> Path:
         return self.layout.run / "postgres"
 
-    @property
-    def os_user(self) -> str | None:
-        # initdb and postgres refuse to run as root; as root we run them as `postgres`.
-        return "postgres" if os.geteuid() == 0 else None
-
-    def _own(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if self.os_user:
-            entry = pwd.getpwnam(self.os_user)
-            shutil.chown(path, entry.pw_uid, entry.pw_gid)
-
-    def _check_reachable(self, directory: Path) -> None:
-        """PostgreSQL runs as another user: every directory above its data must let it pass."""
-        for parent in directory.resolve().parents:
-            if not parent.stat().st_mode & 0o001:
-                raise InfraError(
-                    f"PostgreSQL runs as user {self.os_user} and cannot pass {parent} "
-                    f"(mode {parent.stat().st_mode & 0o777:o}): put the state directory "
-                    "(ELVES_STATE_DIR) under directories others may enter")
-
     def prepare(self) -> None:
         _require(POSTGRES_BIN / "postgres", "postgresql-15")
         for role in data_plane.DATABASE_ROLES:
             self.layout.secret(role.secret())  # fail early when one is missing
-        if self.os_user:
-            self._check_reachable(self.layout.root)
-        for path in (self.layout.postgres, self.socket_dir):
-            self._own(path)
-        # The postgres user must be able to reach its directories under ours.
-        for parent in (self.layout.root, self.layout.run):
-            parent.chmod(parent.stat().st_mode | 0o111)
+        self.own(self.layout.postgres, self.socket_dir)
 
     async def initialise(self) -> None:
         if (self.data_dir / "PG_VERSION").exists():
@@ -304,12 +306,16 @@ class Postgres(Component):
 
 
 class Prometheus(Component):
+    system_user = "prometheus"
+
     @property
     def targets_file(self) -> Path:
         return self.layout.prometheus / "targets" / "services.json"
 
     def prepare(self) -> None:
         _require(PROMETHEUS, "prometheus")
+        self.own(self.layout.prometheus)
+        own_tree(self.layout.prometheus, self.os_user)
         self.targets_file.parent.mkdir(parents=True, exist_ok=True)
         if not self.targets_file.exists():
             self.targets_file.write_text("[]\n")
@@ -327,7 +333,7 @@ class Prometheus(Component):
             "--web.enable-lifecycle",
             "--enable-feature=native-histograms",
         ]
-        return Child("prometheus", argv, _base_env(), self.layout.logs / "prometheus.log")
+        return Child("prometheus", argv, _base_env(), self.layout.logs / "prometheus.log", user=self.os_user)
 
     async def ready(self) -> bool:
         return await http.probe(HOST, self.ports.prometheus, "/-/ready", 2.0) == 200
