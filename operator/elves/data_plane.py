@@ -5,14 +5,16 @@ One home for these facts: the local mode creates the users and roles from here
 (elves.local.infra); the chart's RabbitMQ definitions and PostgreSQL init script say the
 same, which a tier-1 test checks against this module.
 
-RabbitMQ. Every service declares the whole topology when it connects, so that the start-up
-order does not matter (dev.elves.contracts.messaging.MessagingConfiguration): each may
-configure the system's exchanges and queues and nothing else (no other exchange, no other
-queue). Binding a queue takes write on the queue and read on the exchange; publishing takes
-write on the exchange; consuming takes read on the queue. So each may read only the queues
-it consumes, and only the publishers may write to the exchange. No user has a tag: none may
-use the management API (the plugin is off anyway). The re-drive's shovel and the reset's
-purges go through rabbitmqctl (the node's Erlang cookie), not through a user.
+RabbitMQ. Every service declares the exchanges, and the queues it consumes with their
+dead-letter queues and bindings (ELVES_RABBITMQ_DECLARE, see
+dev.elves.contracts.messaging.TopologyProperties); RabbitMQ's rules then ask: configure on
+what it declares; for a queue with a dead-letter exchange, read on the queue and write on
+that exchange; for a binding, write on the queue and read on the exchange; to publish, write
+on the exchange; to consume, read on the queue. So each may configure, bind and read only
+its own queues, the publishers may write to the exchange, and the gateway reads nothing. No
+user has a tag: none may use the management API (the plugin is off anyway). The re-drive's
+shovel and the reset's purges go through rabbitmqctl (the node's Erlang cookie), not through
+a user.
 
 PostgreSQL. The migration role owns the database and its tables (Flyway, run by the
 registry at start-up with this role's credentials); after each migration it grants the
@@ -25,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from elves.constants import (DEAD_LETTER_EXCHANGE, EXCHANGE, GATEWAY, INGESTOR, QUEUE_INGESTOR_DATA,
+from elves.constants import (DEAD_LETTER_EXCHANGE, DEAD_LETTER_SUFFIX, EXCHANGE, GATEWAY, INGESTOR, QUEUE_INGESTOR_DATA,
                              QUEUE_REGISTRY_APPLOG, QUEUE_REGISTRY_DEAD_REQUESTS, QUEUE_REGISTRY_INGESTOR, REGISTRY,
                              SYSTEM_QUEUES)
 
@@ -56,17 +58,33 @@ class BrokerUser:
 
 
 EXCHANGES = (EXCHANGE, DEAD_LETTER_EXCHANGE)
-TOPOLOGY = exactly(*EXCHANGES, *SYSTEM_QUEUES)
-# Each service consumes these queues (read), and publishes to the exchange or not (write).
+# The queues each service consumes (and declares, with their dead-letter queues), and whether
+# it publishes to the exchange.
 CONSUMES = {GATEWAY: (), REGISTRY: (QUEUE_REGISTRY_APPLOG, QUEUE_REGISTRY_INGESTOR, QUEUE_REGISTRY_DEAD_REQUESTS),
             INGESTOR: (QUEUE_INGESTOR_DATA,)}
 PUBLISHES = {GATEWAY: (EXCHANGE,), REGISTRY: (), INGESTOR: (EXCHANGE,)}
 
-BROKER_USERS = {
-    service: BrokerUser(f"elves-{service}", configure=TOPOLOGY, write=exactly(*PUBLISHES[service], *SYSTEM_QUEUES),
-                        read=exactly(*EXCHANGES, *CONSUMES[service]))
-    for service in (GATEWAY, REGISTRY, INGESTOR)
-}
+
+def declared_queues(service: str) -> tuple[str, ...]:
+    """The queues the service declares: those it consumes and their dead-letter queues."""
+    return tuple(q for q in SYSTEM_QUEUES if q.removesuffix(DEAD_LETTER_SUFFIX) in CONSUMES[service])
+
+
+def declare_setting(service: str) -> str:
+    """ELVES_RABBITMQ_DECLARE of the service: the queues it consumes (empty: the exchanges only)."""
+    return ",".join(CONSUMES[service])
+
+
+def _service_user(service: str) -> BrokerUser:
+    own = declared_queues(service)
+    # A queue with a dead-letter exchange is declared with write on that exchange.
+    dead_letters = (DEAD_LETTER_EXCHANGE,) if own else ()
+    return BrokerUser(f"elves-{service}", configure=exactly(*EXCHANGES, *own),
+                      write=exactly(*PUBLISHES[service], *dead_letters, *own),
+                      read=exactly(*EXCHANGES, *CONSUMES[service]) if own else exactly())
+
+
+BROKER_USERS = {service: _service_user(service) for service in (GATEWAY, REGISTRY, INGESTOR)}
 # The harness publishes and inspects like a client of the queues, and declares nothing.
 BROKER_USERS[HARNESS] = BrokerUser(f"elves-{HARNESS}", configure="^$", write=exactly(EXCHANGE, *SYSTEM_QUEUES),
                                    read=exactly(*EXCHANGES, *SYSTEM_QUEUES))

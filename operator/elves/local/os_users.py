@@ -68,10 +68,20 @@ def let_pass(*directories: Path) -> None:
         directory.chmod(directory.stat().st_mode | 0o111)
 
 
+def _may_pass(directory: Path, entry: pwd.struct_passwd) -> bool:
+    info = directory.stat()
+    if info.st_uid == entry.pw_uid:
+        return bool(info.st_mode & 0o100)
+    if info.st_gid in os.getgrouplist(entry.pw_name, entry.pw_gid):
+        return bool(info.st_mode & 0o010)
+    return bool(info.st_mode & 0o001)
+
+
 def check_reachable(directory: Path, user: str, what: str) -> None:
     """A process running as `user` must be able to pass every directory above `directory`."""
+    entry = pwd.getpwnam(user)
     for parent in directory.resolve().parents:
-        if not parent.stat().st_mode & 0o001:
+        if not _may_pass(parent, entry):
             raise MissingUser(
                 f"{what} runs as user {user} and cannot pass {parent} (mode {parent.stat().st_mode & 0o777:o}): "
                 "put the state directory (ELVES_STATE_DIR) under directories others may enter")

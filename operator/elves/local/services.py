@@ -116,6 +116,7 @@ def environment(settings: Settings, layout: Layout, ports: Ports,
         "SPRING_RABBITMQ_PORT": str(ports.amqp),
         "SPRING_RABBITMQ_USERNAME": broker_user.name,
         "SPRING_RABBITMQ_PASSWORD": layout.secret(broker_user.secret()),
+        "ELVES_RABBITMQ_DECLARE": data_plane.declare_setting(spec.name),
         "JAVA_TOOL_OPTIONS": java_tool_options(spec.memory_bytes),
     })
     if spec.name in (GATEWAY, REGISTRY):
