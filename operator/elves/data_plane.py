@@ -119,7 +119,7 @@ def roles_sql(passwords: dict[str, str]) -> str:
         lines += [
             f"SELECT 'CREATE ROLE {role.name}' WHERE NOT EXISTS "
             f"(SELECT FROM pg_roles WHERE rolname = '{role.name}')\\gexec",
-            f"ALTER ROLE {role.name} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION "
+            f"ALTER ROLE {role.name} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE INHERIT NOREPLICATION "
             f"NOBYPASSRLS PASSWORD {_literal(passwords[role.name])};",
             f"COMMENT ON ROLE {role.name} IS {_literal(role.purpose)};",
         ]
