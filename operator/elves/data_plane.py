@@ -142,3 +142,22 @@ def retire_sql(role: str, drop: bool) -> str:
         statements.append(f"DROP ROLE {role}")
     return "".join(f"SELECT '{statement}' WHERE EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}')\\gexec\n"
                    for statement in statements)
+
+
+def chart_facts() -> dict:
+    """What the chart needs of this module (charts/elves/files/data-plane.json, which a tier-1
+    test keeps equal to this): the services' broker users and database roles."""
+    services = (GATEWAY, REGISTRY, INGESTOR)
+    return {
+        "rabbitmq": {service: {"user": BROKER_USERS[service].name, "configure": BROKER_USERS[service].configure,
+                               "write": BROKER_USERS[service].write, "read": BROKER_USERS[service].read,
+                               "declare": declare_setting(service)} for service in services},
+        "postgresql": {"database": DATABASE, "migrator": MIGRATOR.name, "registry": REGISTRY_ROLE.name,
+                       "reset": RESET.name},
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(chart_facts(), indent=2))
