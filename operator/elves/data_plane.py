@@ -85,8 +85,12 @@ def _service_user(service: str) -> BrokerUser:
 
 
 BROKER_USERS = {service: _service_user(service) for service in (GATEWAY, REGISTRY, INGESTOR)}
-# The harness publishes and inspects like a client of the queues, and declares nothing.
-BROKER_USERS[HARNESS] = BrokerUser(f"elves-{HARNESS}", configure="^$", write=exactly(EXCHANGE, *SYSTEM_QUEUES),
+# The harness publishes and inspects like a client of the queues, and declares nothing; the
+# tests also put messages straight into a queue (a dead letter into a DLQ) through the default
+# exchange, which RabbitMQ's permissions call amq.default.
+DEFAULT_EXCHANGE = "amq.default"
+BROKER_USERS[HARNESS] = BrokerUser(f"elves-{HARNESS}", configure="^$",
+                                   write=exactly(EXCHANGE, DEFAULT_EXCHANGE, *SYSTEM_QUEUES),
                                    read=exactly(*EXCHANGES, *SYSTEM_QUEUES))
 
 
