@@ -165,8 +165,6 @@ class RabbitMQ(Component):
     def prepare(self) -> None:
         _require(RABBITMQ_BIN / "rabbitmq-server", "rabbitmq-server")
         self.own(self.layout.rabbitmq, self.home, self.log_dir)
-        # What an earlier run as another user (root) left: the node's database, its cookie.
-        own_tree(self.layout.rabbitmq, self.os_user)
         # What `rabbitmq-plugins --offline enable` writes, for our node only.
         self.layout.enabled_plugins.write_text(f"[{','.join(PLUGINS)}].\n")
         # Our own (empty) files, so the system-wide ones under /etc/rabbitmq are not read.
@@ -186,6 +184,7 @@ log.file.level = info
 disk_free_limit.absolute = 100MB
 """
         write_private(self.config_file, config)
+        # Its files, and what an earlier run as another user (root) left: its database, its cookie.
         own_tree(self.layout.rabbitmq, self.os_user)
 
     def child(self) -> Child:
