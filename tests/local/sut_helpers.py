@@ -235,8 +235,9 @@ class Broker:
 
 @contextlib.contextmanager
 def private_vhost_and_database(stack: Any, name: str) -> Iterator[tuple[str, str]]:
-    """An empty vhost and database called `name`, removed after: the harness's broker user
-    may do anything in the vhost, the migration role owns the database.
+    """An empty vhost and database called `name`, removed after: the services' broker users
+    have their own permissions there and the harness's all of them; the migration role owns
+    the database.
 
     Removed, not only left empty: the engine sums queue depths over vhosts, so a leftover
     queue would count in a LoadTest's figures."""
@@ -252,7 +253,11 @@ def private_vhost_and_database(stack: Any, name: str) -> Iterator[tuple[str, str
 
     async def provision() -> None:
         await remove()
-        for args in (("add_vhost", name), ("set_permissions", "-p", name, BROKER_USERS[HARNESS].name, ".*", ".*", ".*")):
+        # The services' users with their own permissions, as in the system's vhost; the harness's
+        # (the services' integration tests) with all of them.
+        grants = [(user.name, user.configure, user.write, user.read) for key, user in BROKER_USERS.items()
+                  if key != HARNESS] + [(BROKER_USERS[HARNESS].name, ".*", ".*", ".*")]
+        for args in (("add_vhost", name), *(("set_permissions", "-p", name, *grant) for grant in grants)):
             code, output = await rabbitmq.ctl(*args)
             assert code == 0, f"rabbitmqctl {' '.join(args)} failed: {output}"
         code, output = await postgres.psql(f"CREATE DATABASE {database} OWNER {MIGRATOR.name};\n")
