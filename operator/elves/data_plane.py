@@ -140,12 +140,16 @@ def roles_sql(passwords: dict[str, str]) -> str:
 def retire_sql(role: str, drop: bool) -> str:
     """psql input (as a superuser) that hands what an older layout's role owns in the
     database it runs on to the migration role, and with `drop` (last, on database postgres)
-    drops the role. Nothing when the role does not exist."""
-    statements = [f"REASSIGN OWNED BY {role} TO {MIGRATOR.name}", f"DROP OWNED BY {role}"]
+    drops the role; one still owning objects elsewhere (a leftover test database) is kept,
+    with a notice. Nothing when the role does not exist."""
+    sql = "".join(f"SELECT '{statement} {role}{suffix}' WHERE EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}')"
+                  "\\gexec\n"
+                  for statement, suffix in (("REASSIGN OWNED BY", f" TO {MIGRATOR.name}"), ("DROP OWNED BY", "")))
     if drop:
-        statements.append(f"DROP ROLE {role}")
-    return "".join(f"SELECT '{statement}' WHERE EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}')\\gexec\n"
-                   for statement in statements)
+        sql += (f"DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') THEN DROP ROLE {role}; END IF;\n"
+                f"EXCEPTION WHEN dependent_objects_still_exist THEN RAISE NOTICE 'role {role} kept: %', SQLERRM;\n"
+                "END $$;\n")
+    return sql
 
 
 def chart_facts() -> dict:

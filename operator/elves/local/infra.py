@@ -286,8 +286,10 @@ class Postgres(Component):
     async def after_ready(self) -> None:
         passwords = {role.name: self.layout.secret(role.secret()) for role in data_plane.DATABASE_ROLES}
         steps = [("creating the roles and the database", data_plane.roles_sql(passwords), "postgres")]
-        steps += [(f"retiring role {role}", data_plane.retire_sql(role, drop=False), DATABASE) for role in RETIRED_ROLES]
-        steps += [(f"retiring role {role}", data_plane.retire_sql(role, drop=True), "postgres") for role in RETIRED_ROLES]
+        # An older layout's role hands its tables over in the database, then goes.
+        for role in RETIRED_ROLES:
+            steps += [(f"retiring role {role}", data_plane.retire_sql(role, drop=False), DATABASE),
+                      (f"retiring role {role}", data_plane.retire_sql(role, drop=True), "postgres")]
         for what, sql, database in steps:
             code, output = await self.psql(sql, database)
             if code != 0:
@@ -297,9 +299,9 @@ class Postgres(Component):
         """Empty every table of the system's database but the migration history, as the
         reset role (TRUNCATE on those tables, nothing else)."""
         env = {**_base_env(), "PGPASSWORD": self.layout.secret(data_plane.RESET.secret())}
-        code, output = await run_command(
-            [str(POSTGRES_BIN / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", HOST, "-p", str(self.ports.postgres),
-             "-U", data_plane.RESET.name, "-d", DATABASE], COMMAND_TIMEOUT_SECONDS, env=env, stdin=EMPTY_DATABASE_SQL)
+        argv = [str(POSTGRES_BIN / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", HOST,
+                "-p", str(self.ports.postgres), "-U", data_plane.RESET.name, "-d", DATABASE]
+        code, output = await run_command(argv, COMMAND_TIMEOUT_SECONDS, env=env, stdin=EMPTY_DATABASE_SQL)
         if code != 0:
             raise InfraError(f"emptying the database failed: {output.strip()}")
 
