@@ -25,7 +25,7 @@ test: test-unit test-local test-apiserver test-e2e ## every test tier (what CI r
 
 results: venv ## run the study's cases on the local stack (an hour or more) and write docs/results.md
 	./deployments.sh --local
-	$(VENV)/bin/elves suite loadtests/results --results docs/results --page docs/results.md
+	$(VENV)/bin/elves suite loadtests/study --results docs/results --page docs/results.md
 
 results-page: venv ## rebuild docs/results.md and .html from the committed docs/results/*/summary.json
 	$(VENV)/bin/elves results-page docs/results --page docs/results.md
@@ -33,9 +33,9 @@ results-page: venv ## rebuild docs/results.md and .html from the committed docs/
 test-unit: venv deps k6 helm crds services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
 	$(PYTEST) tests/unit
 
+# The stack tier 2 starts is stopped afterwards, the tests passed or not; one that ran before stays.
 test-local: venv ## tier 2: the real local stack (RabbitMQ, PostgreSQL, Prometheus, k6, the services)
-	./deployments.sh --local
-	$(PYTEST) tests/local
+	tools/with-local-stack.sh $(PYTEST) tests/local
 
 test-apiserver: venv deps k6 helm kubernetes crds ## tier 3: etcd + kube-apiserver: CRD, chart dry-run, operator
 	$(PYTEST) tests/apiserver

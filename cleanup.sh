@@ -22,8 +22,9 @@ readonly REPO_DIR
 readonly STOP_TIMEOUT="${ELVES_STOP_TIMEOUT:-120}"
 readonly ELVES="${REPO_DIR}/.venv/bin/elves"
 
-log() { echo "cleanup: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+readonly SCRIPT_NAME=cleanup
+# shellcheck source=tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 
 usage() {
   sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
@@ -32,17 +33,11 @@ usage() {
 # shellcheck source=tools/facts.sh
 source "${REPO_DIR}/tools/facts.sh"
 
-# The supervisor's command line, to be sure the PID in the file is still ours.
-is_supervisor() {
-  local pid="$1"
-  tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -q 'local supervise'
-}
-
 stop_supervisor() {
-  local pid deadline
-  pid="$(cat "${LOCAL_SUPERVISOR_PID_FILE}" 2>/dev/null)" || { log "no supervisor pid file"; return; }
-  if [[ -z ${pid} ]] || ! kill -0 "${pid}" 2>/dev/null || ! is_supervisor "${pid}"; then
-    log "the supervisor (pid ${pid:-?}) is not running"
+  local recorded pid deadline
+  recorded="$(cat "${LOCAL_SUPERVISOR_PID_FILE}" 2>/dev/null)" || { log "no supervisor pid file"; return; }
+  if ! pid="$(local_supervisor_pid)"; then
+    log "the supervisor (pid ${recorded:-?}) is not running"
     return
   fi
   # What it runs now, to check afterwards that each of these processes has ended.

@@ -34,8 +34,9 @@ readonly VENV="${REPO_DIR}/.venv"
 readonly ELVES="${VENV}/bin/elves"
 BUILT_SERVICES=0  # set when this run rebuilt the jars
 
-log() { echo "deployments: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+readonly SCRIPT_NAME=deployments
+# shellcheck source=tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 
 usage() {
   sed -n '2,/^set -E/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
@@ -90,15 +91,9 @@ build_k6() {
   fi
 }
 
-supervisor_pid() {
-  local pid
-  pid="$(cat "${LOCAL_SUPERVISOR_PID_FILE}" 2>/dev/null)" || return 1
-  [[ -n ${pid} ]] && kill -0 "${pid}" 2>/dev/null && echo "${pid}"
-}
-
 start_supervisor() {
   local pid
-  if pid="$(supervisor_pid)"; then
+  if pid="$(local_supervisor_pid)"; then
     log "the local stack is already running (supervisor pid ${pid})"
     if [[ ${BUILT_SERVICES} == 1 ]]; then
       # Replicas run a copy of the jar they started with; roll them onto the new build.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# History at scale (issue 10, goal 4): getHistory and the paged getAllHistory in one run, with
+# History at scale: getHistory and the paged getAllHistory in one run, with
 # ROWS activity-log rows in the table. Seeds the rows over the LoadTest's load users through the
 # local stack's psql (bench/history_rows.py), runs loadtests/examples/history-at-scale.yaml
 # through `elves run` (the user's path: HAProxy, gateway, registry), prints each endpoint's
@@ -21,7 +21,9 @@ WORK="$(mktemp -d)"
 readonly WORK
 trap 'rm -rf "${WORK}"' EXIT
 
-die() { echo "bench-history-at-scale: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=bench-history-at-scale
+# shellcheck source=../tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 rows() { "${PYTHON}" "${REPO_DIR}/bench/history_rows.py" "$@"; }
 
 cleanup() {

@@ -19,7 +19,7 @@ from elves.engine.tokens import load_user
 from elves.local import infra
 from elves.local.layout import Layout
 from elves.local.ports import Ports
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 SEED_TEST_ID = "bench-history-seed"
 # One INSERT per batch keeps every psql call well inside its 60 s deadline on 2 cores.

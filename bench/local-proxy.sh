@@ -36,7 +36,9 @@ WORK="$(mktemp -d)"
 readonly WORK
 trap 'rm -rf "${WORK}"' EXIT
 
-die() { echo "bench-local-proxy: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=bench-local-proxy
+# shellcheck source=../tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 
 cpu() { "${REPO_DIR}/.venv/bin/python" "${REPO_DIR}/bench/proc_cpu.py"; }
 

@@ -1,4 +1,4 @@
-"""Graceful overload's figures (issue 10, goal 3) from a finished run's report and the local
+"""Graceful overload's figures from a finished run's report and the local
 Prometheus: the p99 of what was accepted (2xx) and of what was refused (429 or 503) during the
 overload, where the time went (k6's connecting and waiting parts), and how long p99 took to be
 back under 50 ms after the load dropped.
@@ -21,7 +21,7 @@ from elves.engine import promql
 from elves.engine.prometheus import Prometheus
 from elves.engine.units import parse_duration, parse_rate
 from elves.local.ports import Ports
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 RECOVERED_P99_SECONDS = 0.05  # "p99 back under 50 ms"
 RECOVERY_WINDOW = "10s"  # p99 over the last 10 s at each step: k6 pushes every 5 s, a rate needs two

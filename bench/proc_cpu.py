@@ -25,7 +25,7 @@ from pathlib import Path
 from elves.local.client import SupervisorClient
 from elves.local.layout import Layout
 from elves.local.ports import Ports
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

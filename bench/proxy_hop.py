@@ -104,7 +104,7 @@ def admin(socket_path: Path, command: str) -> str:
 def haproxy(work: Path, ports: Ports, mode: str, port: int) -> subprocess.Popen:
     name = "gateway"  # its replica slot 0 is the stand-in
     config = render_config(ports, {name: port}, work / f"{mode}.sock")
-    if mode == "http":  # the configuration before issue 10's per-connection balancing
+    if mode == "http":  # the per-request balancing the local Service had before it balanced connections
         config = config.replace("    mode tcp\n", "    mode http\n    timeout http-keep-alive 5m\n", 1)
     (work / f"{mode}.cfg").write_text(config)
     process = subprocess.Popen([str(HAPROXY), "-db", "-f", str(work / f"{mode}.cfg")],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The read path through the user's path (`elves run`, the local Service, k6 on the same cores):
 # runs a LoadTest (default loadtests/examples/read-path-breakpoint.yaml; overload.yaml for
-# goal 3) and prints its verdict lines, the breakpoint, and CPU per request of every process
+# graceful overload) and prints its verdict lines, the breakpoint, and CPU per request of every process
 # (gateway, registry, PostgreSQL, RabbitMQ, ingestor and the proxy from /proc, bench/proc_cpu.py;
 # k6 and the engine from the harness's CPU line) over the whole run; for a load that drops
 # (overload.yaml), the p99 of accepted and of refused requests during the overload and how
@@ -28,7 +28,9 @@ WORK="$(mktemp -d)"
 readonly WORK
 trap 'rm -rf "${WORK}"' EXIT
 
-die() { echo "bench-read-path: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=bench-read-path
+# shellcheck source=../tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 
 cpu() { "${REPO_DIR}/.venv/bin/python" "${REPO_DIR}/bench/proc_cpu.py"; }
 

@@ -6,7 +6,8 @@
 # compiler threads, PostgreSQL's, p50 / p99 and failures, and each call's CPU next to the
 # cheapest one's (one row of users): how much of a call is rows (the driver, the mapping, the
 # JSON) and how much is the call itself (Tomcat, Spring MVC, the filters, the metrics).
-# Issue 10 asks for the registry's CPU per request halved; this says where it goes.
+# The registry's CPU per request is the read path's largest cost after the gateway's; this says
+# where it goes.
 #
 # Needs the local stack running (./deployments.sh --local) and k6 (tools/install-k6.sh). It
 # seeds one user (ELVES_BENCH_USER) with 150 activity logs and one request.
@@ -39,7 +40,9 @@ WORK="$(mktemp -d)"
 readonly WORK
 trap 'rm -rf "${WORK}"' EXIT
 
-die() { echo "bench-registry-reads: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=bench-registry-reads
+# shellcheck source=../tools/lib/log.sh
+source "${REPO_DIR}/tools/lib/log.sh"
 
 cpu() { "${PYTHON}" "${REPO_DIR}/bench/proc_cpu.py"; }
 

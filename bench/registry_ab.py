@@ -44,7 +44,7 @@ from proc_cpu import tree_seconds  # noqa: E402 - a process's CPU seconds from /
 from elves.local.client import SupervisorClient
 from elves.local.layout import Layout
 from elves.local.ports import Ports
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 K6 = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache/elves")) / "bin/k6"

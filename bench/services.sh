@@ -51,7 +51,9 @@ WORK="$(mktemp -d)"
 readonly WORK
 trap 'rm -rf "$WORK"' EXIT
 
-die() { echo "bench: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=bench
+# shellcheck source=../tools/lib/log.sh
+source "${ROOT}/tools/lib/log.sh"
 
 token() {
   if [[ -n "${ELVES_BENCH_TOKEN:-}" ]]; then echo "$ELVES_BENCH_TOKEN"; return; fi

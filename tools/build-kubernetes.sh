@@ -23,7 +23,9 @@ prefix=$cache/kubernetes/$KUBERNETES_VERSION
 bin=$prefix/bin
 components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 
-die() { echo "build-kubernetes: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=build-kubernetes
+# shellcheck source=lib/log.sh
+source "$here/lib/log.sh"
 
 # True when every component is installed and reports exactly the pinned version.
 already_built() {

@@ -18,7 +18,9 @@ source "$here/versions.env"
 
 cache=${ELVES_CACHE:-$HOME/.cache/elves}
 
-die() { echo "fetch-crds: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=fetch-crds
+# shellcheck source=lib/log.sh
+source "$here/lib/log.sh"
 
 # Directory of module@version in the Go module cache, downloading it when needed.
 module_dir() {

@@ -17,10 +17,9 @@ readonly REPO_ROOT
 BUILD_DIR=""
 trap 'if [[ -n "${BUILD_DIR}" ]]; then rm -rf "${BUILD_DIR}"; fi' EXIT
 
-die() {
-  echo "install-helm: $*" >&2
-  exit 1
-}
+readonly SCRIPT_NAME=install-helm
+# shellcheck source=lib/log.sh
+source "${REPO_ROOT}/tools/lib/log.sh"
 
 # The Kubernetes minor version helm's own client-go is built for ("1.34"): `helm template`
 # and `helm lint` assume it as the cluster version. helm's Makefile sets it at link time;

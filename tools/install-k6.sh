@@ -14,10 +14,9 @@ set -Eeuo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly SCRIPT_DIR
 
-die() {
-  echo "install-k6: $*" >&2
-  exit 1
-}
+readonly SCRIPT_NAME=install-k6
+# shellcheck source=lib/log.sh
+source "${SCRIPT_DIR}/lib/log.sh"
 
 # "k6 v1.8.1 (commit/..., go1.26, linux/amd64)" -> true when the first line names our version.
 has_version() {

@@ -26,8 +26,9 @@ readonly POLICY_RC=/usr/sbin/policy-rc.d
 # elves.local.os_users.SERVICE_USERS (a tier-1 test compares the two).
 readonly SERVICE_USERS=(elves-gateway elves-registry elves-ingestor)
 
-log() { echo "install-local-deps: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+readonly SCRIPT_NAME=install-local-deps
+# shellcheck source=lib/log.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/log.sh"
 
 as_root() {
   if [[ ${EUID} -eq 0 ]]; then

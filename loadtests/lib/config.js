@@ -3,6 +3,7 @@
 // The engine sets ELVES_BASE_URL, ELVES_TOKENS, ELVES_ADMIN_TOKEN, ELVES_TEST_ID and
 // ELVES_K6_SCENARIOS (docs/architecture.md); the rest are knobs for people.
 import encoding from 'k6/encoding';
+import { FACTS } from './scenario-facts.js';
 
 function env(name, fallback) {
   const value = __ENV[name];
@@ -70,7 +71,8 @@ export const config = Object.freeze({
   timeout: env('ELVES_TIMEOUT', '10s'),
   // How long one data request may take from 202 to DONE/FAILED before it counts as late.
   plotDeadlineSeconds: parseSeconds('ELVES_PLOT_DEADLINE', env('ELVES_PLOT_DEADLINE', '60s')),
-  pollIntervalSeconds: parseSeconds('ELVES_POLL_INTERVAL', env('ELVES_POLL_INTERVAL', '1s')),
+  // The engine sizes the ingestor scenario's VUs from the default (scenario-facts.js).
+  pollIntervalSeconds: parseSeconds('ELVES_POLL_INTERVAL', env('ELVES_POLL_INTERVAL', `${FACTS.pollIntervalSeconds}s`)),
   // Pause between the steps of a journey (a person reading the page).
   thinkSeconds: parseSeconds('ELVES_THINK_TIME', env('ELVES_THINK_TIME', '1s')),
   // Radars the synthetic data requests name; must be radars the gateway accepts.

@@ -1,6 +1,7 @@
 // The k6 options of every Elves script: the engine's scenarios (JSON in ELVES_K6_SCENARIOS)
 // or, standalone, a small open-model run of the script's default mix.
 import { config } from './config.js';
+import { FACTS } from './scenario-facts.js';
 
 // Tags that become Prometheus labels. `url` is left out on purpose: request ids in paths
 // would make one series per request. Requests carry `name` (the path template) instead.
@@ -9,26 +10,58 @@ export const SYSTEM_TAGS = Object.freeze([
   'status', 'method', 'name', 'group', 'check', 'error_code', 'scenario', 'expected_response',
 ]);
 
-// One constant-arrival-rate scenario per exec, sharing `ratePerMinute` by weight: the same
-// shape the engine produces, so a standalone `k6 run` exercises what a LoadTest would.
-// VUs: enough for the iterations in flight (rate x iteration time, plus room for a
-// 2 s stall), so that k6 never drops an iteration for want of a VU.
+// A built-in scenario's facts (elves.engine.scenarios, generated into scenario-facts.js):
+// {execs, defaultMix, iterationSeconds: exec -> seconds}.
+export function builtinScenario(name) {
+  const scenario = FACTS.scenarios[name];
+  if (scenario === undefined) {
+    throw new Error(`${name} is not a built-in scenario; they are: ${Object.keys(FACTS.scenarios).join(', ')}`);
+  }
+  return scenario;
+}
+
+// Python's round(): half to even, so a rate lands where the engine puts it.
+function roundHalfEven(x) {
+  const floor = Math.floor(x);
+  const rest = x - floor;
+  if (rest !== 0.5) return Math.round(x);
+  return floor % 2 === 0 ? floor : floor + 1;
+}
+
+// The engine's VU sizing (elves.engine.scenarios: time_unit, vus_for) from the same facts.
+function timeUnit(perSecond) {
+  const { timeUnits, minRatePerUnit } = FACTS.vuSizing;
+  return timeUnits.find(([, seconds]) => perSecond * seconds >= minRatePerUnit) || timeUnits[timeUnits.length - 1];
+}
+
+function vusFor(perSecond, iterationSeconds) {
+  const sizing = FACTS.vuSizing;
+  const inFlight = perSecond * (iterationSeconds + sizing.stallAllowanceSeconds);
+  const pre = Math.max(sizing.minPreAllocatedVUs, Math.ceil(inFlight * sizing.headroom));
+  return [pre, Math.max(pre * sizing.maxVUsFactor, pre + sizing.maxVUsAbove)];
+}
+
+// One scenario per exec of the mix, sharing `ratePerMinute` by weight: what the engine plans
+// for a flat open-model rate (elves.engine.plan.k6_scenarios), so a standalone `k6 run`
+// exercises what a LoadTest would.
 export function defaultScenarios(mix, ratePerMinute, duration, iterationSeconds) {
-  const total = Object.values(mix).reduce((a, b) => a + b, 0);
+  const weights = Object.entries(mix).filter(([, weight]) => weight > 0);
+  const total = weights.reduce((sum, [, weight]) => sum + weight, 0);
+  const perSecond = ratePerMinute / 60;
   const scenarios = {};
-  for (const [exec, weight] of Object.entries(mix)) {
-    if (weight <= 0) continue;
-    // Per hour keeps small shares (0.33 of 60/min) from rounding to nothing.
-    const perHour = Math.max(1, Math.round((ratePerMinute * 60 * weight) / total));
-    const preAllocatedVUs = Math.max(2, Math.ceil((perHour / 3600) * (iterationSeconds + 2) * 1.5));
+  for (const [exec, weight] of weights) {
+    const share = weight / total;
+    const [unit, unitSeconds] = timeUnit(perSecond * share);
+    const seconds = exec in iterationSeconds ? iterationSeconds[exec] : FACTS.customIterationSeconds;
+    const [preAllocatedVUs, maxVUs] = vusFor(perSecond * share, seconds);
     scenarios[exec] = {
-      executor: 'constant-arrival-rate',
+      executor: FACTS.vuSizing.flatRateExecutor,
       exec,
-      rate: perHour,
-      timeUnit: '1h',
+      rate: roundHalfEven(perSecond * share * unitSeconds),
+      timeUnit: unit,
       duration,
       preAllocatedVUs,
-      maxVUs: Math.max(20, preAllocatedVUs * 4),
+      maxVUs,
     };
   }
   return scenarios;
@@ -60,13 +93,14 @@ function thresholdsWanted() {
   return config.thresholds === 'true';
 }
 
-// script: {defaultMix: exec name -> weight for a standalone run, exported: every exec
-// function the script exports (to name a wrong exec in ELVES_K6_SCENARIOS before k6 does,
-// vaguely), iterationSeconds: how long one iteration takes on a healthy system}.
+// script: a builtinScenario(name), or the same shape: {defaultMix: exec name -> weight for a
+// standalone run, execs: every exec function the script exports (to name a wrong exec in
+// ELVES_K6_SCENARIOS before k6 does, vaguely), iterationSeconds: exec name -> how long one
+// iteration takes on a healthy system}.
 export function elvesOptions(script) {
-  const { defaultMix, exported, iterationSeconds = 0.5 } = script;
+  const { defaultMix, execs, iterationSeconds = {} } = script;
   const scenarios = config.scenariosJson !== ''
-    ? parseScenarios(config.scenariosJson, exported)
+    ? parseScenarios(config.scenariosJson, execs)
     : defaultScenarios(defaultMix, config.defaultRatePerMinute, config.defaultDuration, iterationSeconds);
   planned = Object.values(scenarios).map((s) => s.exec || 'default');
   const options = {

@@ -1,24 +1,19 @@
 // journeys: whole visits instead of single calls, after the page-visit study: weighted user
-// profiles (forecaster 47.6 %, browser 47.6 %, lost user 4.8 %; the engine's mix sets the
-// weights and the rate counts journeys), each a sequence of calls with a think time
+// profiles (forecaster, browser, lost user; the engine's mix sets the weights, by default the
+// study's, and the rate counts journeys), each a sequence of calls with a think time
 // between them, per-request timeouts (API 4 s, the plot 32 s) and up to 3 attempts on
 // failures that are safe to retry (see lib/http.js).
 import { sleep } from 'k6';
 import { config } from '../lib/config.js';
-import { elvesOptions } from '../lib/options.js';
+import { builtinScenario, elvesOptions } from '../lib/options.js';
 import { jsonOf } from '../lib/http.js';
 import { randomUuid } from '../lib/data.js';
 import * as gw from '../lib/gateway.js';
 
-const EXECS = ['forecaster', 'browser', 'lostUser'];
 const API_CALL = { timeout: '4s', attempts: 3 };
 const PLOT_PAGE = { timeout: '32s', attempts: 3 };
 
-export const options = elvesOptions({
-  defaultMix: { forecaster: 0.476, browser: 0.476, lostUser: 0.048 },
-  exported: EXECS,
-  iterationSeconds: 15, // several calls with think time between them
-});
+export const options = elvesOptions(builtinScenario('journeys'));
 
 export function setup() {
   gw.gatewaySetup(new Set(), 0); // journeys make their own requests: no seed pool

@@ -1,17 +1,13 @@
-// registry-mix: the study's registry benchmark, addAppLog : getAppLog : getUser : getAllUsers
-// = 10 : 5 : 2 : 1, straight at the registry (ELVES_REGISTRY_URL), bypassing the gateway.
+// registry-mix: the study's registry benchmark (addAppLog, getAppLog, getUser, getAllUsers;
+// its default mix is in elves.engine.scenarios), straight at the registry
+// (ELVES_REGISTRY_URL), bypassing the gateway.
 import { config } from '../lib/config.js';
-import { elvesOptions } from '../lib/options.js';
+import { builtinScenario, elvesOptions } from '../lib/options.js';
 import { requireTarget } from '../lib/target.js';
 import { userAt } from '../lib/http.js';
 import * as registry from '../lib/registry.js';
 
-const EXECS = ['addAppLog', 'getAppLog', 'getUser', 'getAllUsers'];
-
-export const options = elvesOptions({
-  defaultMix: { addAppLog: 10, getAppLog: 5, getUser: 2, getAllUsers: 1 },
-  exported: EXECS,
-});
+export const options = elvesOptions(builtinScenario('registry-mix'));
 
 export function setup() {
   requireTarget('the registry', 'getAllUsers', `${config.registryUrl}/api/v1/users`, config.adminToken || userAt(0).token,

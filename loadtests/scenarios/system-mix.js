@@ -3,17 +3,12 @@
 // scenarios call at their own arrival rate (ELVES_K6_SCENARIOS).
 // getStatus and getImage read requests seeded in setup(): k6 VUs share no memory, so an
 // exec cannot read the id another one just posted.
-import { elvesOptions, plannedExecs } from '../lib/options.js';
+import { builtinScenario, elvesOptions, plannedExecs } from '../lib/options.js';
 import * as gw from '../lib/gateway.js';
 
 export { getStatusOfSeed as getStatus, getImageOfSeed as getImage } from '../lib/gateway.js';
 
-const EXECS = ['getData', 'getStatus', 'getHistory', 'getAllHistory', 'getUser', 'getAllUsers', 'getImage'];
-
-export const options = elvesOptions({
-  defaultMix: { getData: 1, getStatus: 1, getHistory: 1, getAllHistory: 0.33 },
-  exported: EXECS,
-});
+export const options = elvesOptions(builtinScenario('system-mix'));
 
 export function setup() {
   return gw.gatewaySetup(plannedExecs(), 10);

@@ -12,13 +12,13 @@ def build_parser() -> argparse.ArgumentParser:
     from elves.engine import commands as engine_commands
     from elves.k8s import commands as k8s_commands
     from elves.local import commands as local_commands
-    from elves.results import commands as results_commands
+    from elves.study import commands as study_commands
 
     parser = argparse.ArgumentParser(prog="elves", description=__doc__)
     subcommands = parser.add_subparsers(dest="command", required=True)
     engine_commands.register(subcommands)
     local_commands.register(subcommands)
-    results_commands.register(subcommands)
+    study_commands.register(subcommands)
     k8s_commands.register(subcommands)
     return parser
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from elves.constants import DEPLOYMENTS
 from elves.local.layout import Layout
 from elves.local.ports import Ports
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 def facts(settings: Settings) -> dict[str, str | Sequence[str]]:
     layout, ports = Layout(settings.state_dir.absolute()), Ports(settings.port_offset)

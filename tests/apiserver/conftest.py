@@ -6,30 +6,21 @@ the tier with the reason and the command that fixes it, or fails it under CI=tru
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from prerequisites import require
 
 from . import control_plane as cp
-
-
-def require(missing: list[str]) -> None:
-    """Skips (or, under CI=true, fails) when anything is missing."""
-    if not missing:
-        return
-    reason = "; ".join(missing)
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and a prerequisite is missing: {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
 def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cp.ControlPlane]:
     """A running control plane with the prometheus-operator and k6-operator CRDs."""
-    require(cp.missing_prerequisites())
+    missing = cp.missing_prerequisites()
+    require(not missing, "; ".join(missing))
     workdir = tmp_path_factory.mktemp("control-plane")
     began = time.monotonic()
     plane = cp.start(workdir, tie_to_parent=True)

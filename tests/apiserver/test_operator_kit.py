@@ -5,17 +5,19 @@ The tier has a real kube-apiserver but no kubelet and no controllers, so:
 - the system's Deployments exist as objects whose status the test makes look ready;
 - the test plays k6-operator: it moves a TestRun's `status.stage` as k6-operator does and,
   where a test needs results, runs the TestRun's runner for real: the k6 archive from its
-  ConfigMap, with its arguments and its runner environment, against loadtests/dev's fake
-  gateway, writing to a real Prometheus by remote write;
+  ConfigMap, with its arguments and its runner environment, against the tests' fake
+  gateway (tests/support/fake_gateway.py), writing to a real Prometheus by remote write;
 - the registry's ledger and RabbitMQ's queue-depth series come from a small HTTP server
   in the test (the real ones need the Java services): the ledger counts what the fake
   gateway answered, the queues are empty. Prometheus scrapes it every second; another keeps the Grafana annotations it is sent.
+- the same server plays another team's system on the cluster, in namespace DECOY_NAMESPACE:
+  a `gateway` Deployment of 5 replicas none of them ready, its container OOM-killed again and
+  again, a work queue of the same name 500 deep. The operator must see none of it.
 """
 
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import logging
 import os
@@ -47,27 +49,20 @@ K6_BINARY = cp.cache_dir() / "bin" / "k6"
 JWT_SECRET = "0123456789abcdef" * 4  # 64 hex characters, as the chart generates
 SERVICE_KEY = "service-key-of-the-kit"  # the registry stand-in answers only calls carrying it
 SCRAPE_INTERVAL = "1s"
-
-
-def _load(name: str, path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-fake_gateway = _load("fake_gateway", REPO / "loadtests" / "dev" / "fake_gateway.py")
-
+DECOY_NAMESPACE = "decoy-team"
 
 
 # --------------------------------------------------------------------------- stand-ins
 
 
 class SystemStandIn:
-    """The registry's ledger and RabbitMQ's queue depth, on a loopback port."""
+    """The registry's ledger and RabbitMQ's queue depth, on a loopback port; with the series
+    of another team's system (DECOY_NAMESPACE) beside ours."""
 
     def __init__(self, gateway: Any):
         self.gateway = gateway  # the fake gateway's state: what it answered, per test id
+        self.namespaces: set[str] = set()  # the systems' namespaces whose (empty) queues it serves
+        self.scrapes = 0
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -98,11 +93,28 @@ class SystemStandIn:
         threading.Thread(target=self.server.serve_forever, name="system-stand-in", daemon=True).start()
 
     def metrics(self) -> str:
+        """As the cluster's Prometheus labels them: `namespace` = where the broker (or the
+        object kube-state-metrics describes) lives."""
+        self.scrapes += 1
         lines = ["# TYPE rabbitmq_detailed_queue_messages_ready gauge",
                  "# TYPE rabbitmq_detailed_queue_messages_unacked gauge"]
-        for queue in WORK_QUEUES:
-            lines.append(f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{queue}"}} 0')
-            lines.append(f'rabbitmq_detailed_queue_messages_unacked{{vhost="/",queue="{queue}"}} 0')
+        for namespace in sorted(self.namespaces):
+            for queue in WORK_QUEUES:
+                lines.append(f'rabbitmq_detailed_queue_messages_ready{{namespace="{namespace}",vhost="/",queue="{queue}"}} 0')
+                lines.append(f'rabbitmq_detailed_queue_messages_unacked{{namespace="{namespace}",vhost="/",queue="{queue}"}} 0')
+        decoy = f'namespace="{DECOY_NAMESPACE}"'
+        pod = f'{decoy},pod="gateway-6b7c-decoy",container="gateway"'
+        lines += [
+            f'rabbitmq_detailed_queue_messages_ready{{{decoy},vhost="/",queue="{WORK_QUEUES[0]}"}} 500',
+            "# TYPE kube_deployment_spec_replicas gauge",
+            f'kube_deployment_spec_replicas{{{decoy},deployment="gateway"}} 5',
+            "# TYPE kube_deployment_status_replicas_ready gauge",
+            f'kube_deployment_status_replicas_ready{{{decoy},deployment="gateway"}} 0',
+            "# TYPE kube_pod_container_status_restarts_total counter",
+            f"kube_pod_container_status_restarts_total{{{pod}}} {self.scrapes // 2}",  # crash-looping
+            "# TYPE kube_pod_container_status_last_terminated_reason gauge",
+            f'kube_pod_container_status_last_terminated_reason{{{pod},reason="OOMKilled"}} 1',
+        ]
         return "\n".join(lines) + "\n"
 
     def ledger(self, test_id: str) -> dict[str, Any]:
@@ -361,14 +373,16 @@ def archive_members(archive: bytes) -> dict[str, bytes]:
 
 
 @contextmanager
-def operator(monkeypatch: Any, caplog: Any, namespace: str, env: dict[str, str]) -> Iterator[Any]:
-    """The operator under kopf's KopfRunner, serving one namespace, with these settings.
-    kopf logs a handler that raised and carries on: any ERROR it logged fails the test."""
+def operator(monkeypatch: Any, caplog: Any, namespace: str | None, env: dict[str, str]) -> Iterator[Any]:
+    """The operator under kopf's KopfRunner, serving one namespace (None: all, as the chart runs
+    it by default), with these settings. kopf logs a handler that raised and carries on: any
+    ERROR it logged fails the test."""
     from kopf.testing import KopfRunner
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    args = ["run", "--standalone", "--namespace", namespace, "--module", "elves.k8s.handlers"]
+    serves = ["--namespace", namespace] if namespace else ["--all-namespaces"]
+    args = ["run", "--standalone", *serves, "--module", "elves.k8s.handlers"]
     with KopfRunner(args, timeout=60) as runner:
         yield runner
     errors = [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]

@@ -18,16 +18,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import fake_gateway
 import jwt
 import pytest
+from prerequisites import require
 from polling import wait_for
 
+from elves.constants import WORK_QUEUES
 from elves.engine.status import FINAL_PHASES
 
 from . import control_plane as cp
-from .conftest import require
 from .test_operator_kit import (
-    JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members, fake_gateway,
+    DECOY_NAMESPACE, JWT_SECRET, K6_BINARY, SERVICE_KEY, AnnotationSink, Cluster, SystemStandIn, archive_members,
     kubectl_get_loadtests, operator, run_runner, run_runners, start_prometheus,
 )
 
@@ -37,8 +39,8 @@ STAGES_BEFORE_START = ("initialization", "initialized", "created")
 
 @pytest.fixture(scope="module")
 def cluster(control_plane: cp.ControlPlane, kubeconfig: Path) -> Cluster:
-    require([] if K6_BINARY.exists() else [f"{K6_BINARY} is missing (run tools/install-k6.sh)"])
-    require([] if shutil.which("prometheus") else ["prometheus is not installed (apt-get install prometheus)"])
+    require(K6_BINARY.exists(), f"{K6_BINARY} is missing (run tools/install-k6.sh)")
+    require(shutil.which("prometheus"), "prometheus is missing (tools/install-local-deps.sh)")
     control_plane.install_crds(CRD_FILE)
     return Cluster(kubeconfig)
 
@@ -65,12 +67,21 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory, stand_in: SystemStandIn
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def decoy(cluster: Cluster) -> str:
+    """Another team's system on the cluster: the chart's Deployments (a `gateway` too) in a
+    namespace of its own, whose series the stand-in serves (SystemStandIn)."""
+    return cluster.system(DECOY_NAMESPACE)
+
+
 @pytest.fixture
 def env(request: pytest.FixtureRequest, cluster: Cluster, kubeconfig: Path, gateway: Any,
-        stand_in: SystemStandIn, prometheus: Any) -> dict[str, Any]:
-    """A LoadTest namespace, a system namespace with the chart's objects, the operator's settings."""
+        stand_in: SystemStandIn, prometheus: Any, decoy: str) -> dict[str, Any]:
+    """A LoadTest namespace, a system namespace with the chart's objects (and its queues in
+    the stand-in's series), the operator's settings."""
     short = request.node.name.removeprefix("test_").replace("_", "-")[:40].rstrip("-")
     namespace, system = cluster.namespace(f"lt-{short}"), cluster.system(f"sys-{short}")
+    stand_in.namespaces.add(system)
     settings = {
         "KUBECONFIG": str(kubeconfig), "ELVES_SYSTEM_NAMESPACE": system, "ELVES_SECRET_NAME": "elves",
         "ELVES_GATEWAY_URL": gateway[0], "ELVES_REGISTRY_URL": stand_in.url, "ELVES_PROMETHEUS_URL": prometheus.url,
@@ -163,6 +174,10 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
         results = status["results"]
         assert results["requests"] == answered > 0
         assert results["ledger"]["lostRequests"] == 0 and results["ledger"]["requestsAccepted"] > 0
+        # Another team's crash-looping, never-ready gateway and its full queue (DECOY_NAMESPACE)
+        # changed nothing: no restart, no OOM kill, the queue drained, the run passed.
+        assert (results["deployments"]["gateway"]["restarts"], results["deployments"]["gateway"]["oomKills"]) == (0, 0)
+        assert results["queues"][WORK_QUEUES[0]]["max"] == 0
         row, = kubectl_get_loadtests(control_plane, ns)
         assert row["PHASE"] == "Succeeded" and row["VERDICT"].startswith("Passed ")
         assert row["LOST"] == "0" and row["RESTARTS"] == "0"
@@ -418,7 +433,8 @@ def test_a_custom_script_from_a_configmap_runs_as_it_is(cluster, env, monkeypatc
     spec = {"load": {"script": {"configMap": {"name": "my-k6", "file": "smoke.js"}}, "rate": "60/min",
                      "duration": "5m"},
             "runner": {"envFromSecrets": ["my-k6-secrets"]}}
-    with operator(monkeypatch, caplog, ns, env["settings"]) as runner:
+    # The chart's operator.runner.envFromSecrets lets the runners take their environment from it.
+    with operator(monkeypatch, caplog, ns, {**env["settings"], "ELVES_RUNNER_ENV_SECRETS": "my-k6-secrets"}) as runner:
         cluster.create_loadtest(ns, name, spec)
         testrun = wait_for(lambda: cluster.testrun(ns, "elves-custom-0"), "the LoadTest's TestRun")
         # The user's ConfigMap and key, as they are: no archive of a built-in scenario is made.

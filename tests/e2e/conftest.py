@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from prerequisites import require
 
 from kube import Cluster, cluster_sh, missing_prerequisites
 
@@ -18,17 +19,10 @@ UP_TIMEOUT_S = 1800  # a cold machine builds CoreDNS and the pause image before 
 DOWN_TIMEOUT_S = 300
 
 
-def _skip_or_fail(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"end-to-end prerequisites missing under CI=true: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
 def cluster() -> Cluster:
     missing = missing_prerequisites()
-    if missing:
-        _skip_or_fail("the single-node cluster needs: " + "; ".join(missing))
+    require(not missing, "the single-node cluster needs: " + "; ".join(missing))
     cluster_sh("up", timeout=UP_TIMEOUT_S)
     try:
         env = dict(

@@ -1,11 +1,11 @@
-"""The user's path on a real cluster (issues 5 and 12): a plain `helm install` on a bare
+"""The user's path on a real cluster: a plain `helm install` on a bare
 cluster, then the monitoring and k6-operator it asks for, `kubectl apply` of a LoadTest, the verdict through
 k6-operator runner pods, what Prometheus saw, and `./cleanup.sh` leaving nothing behind.
 
 Runs in file order: install (module fixture), the NetworkPolicies enforced (kube-router's
 firewall, tools/e2e/cluster.sh), quickstart, fault case, two runners, a real out-of-memory
-crash, a custom script from a ConfigMap, the rolling restart and the kill matrix (issue 11,
-the published examples shortened), cleanup.
+crash, a custom script from a ConfigMap, the rolling restart and the kill matrix (the
+published examples shortened), cleanup.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from elves.results.suite import scale_document
+from elves.study.suite import scale_document
 from kube import REPO, Cluster, CommandFailed, run
 from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
@@ -40,13 +40,14 @@ EXAMPLES = REPO / "loadtests" / "examples"
 FAULTS_LOADTEST = E2E_LOADTESTS / "faults.yaml"
 INSTALL_TIMEOUT_S = 1200
 LOADTEST_TIMEOUT_S = 900
-# The issue-11 examples' loads, shortened (their faults scaled with them) to fit the CI budget.
+# The kill-matrix and rolling-restart examples' loads, shortened (their faults scaled with them) to fit the CI budget.
 KILL_MATRIX_LOAD = "120s"
 # A rollout here takes a JVM start (40-90 s on the 2 busy cores) before the old pod goes, so
 # the three restarts are packed at the start of the load for every handover to happen under it.
 ROLLING_RESTART_LOAD = "150s"
 ROLLING_RESTART_AT = ("10s", "25s", "40s")
 HANDOVER = timedelta(seconds=30)  # from a new pod ready to the old one gone: preStop 20 s + shutdown
+DECOY_NAMESPACE = "decoy-team"  # another team's namespace on the shared cluster
 
 
 def endpoints(cluster: Cluster, namespace: str, service: str) -> tuple[list[str], dict[str, int]]:
@@ -89,7 +90,7 @@ def helm(cluster: Cluster, *args: str) -> str:
 
 @pytest.fixture(scope="module")
 def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Cluster:
-    """A plain `helm install` on a bare cluster (issue 12): no prometheus-operator, no
+    """A plain `helm install` on a bare cluster: no prometheus-operator, no
     k6-operator. NOTES.txt must name both and how to add them; then the add-ons a real
     cluster would have are installed and the release upgraded, as NOTES.txt says."""
     cluster.load_images(*IMAGES)
@@ -136,7 +137,7 @@ def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
 
 def shortened_example(name: str, duration: str, directory: Path) -> tuple[dict, Path]:
     """A published example with its load shortened to `duration` by the suite's own scaling
-    (elves.results.suite.scale_document: every fault time scaled by the same factor), so the
+    (elves.study.suite.scale_document: every fault time scaled by the same factor), so the
     test and the example run the same LoadTest; the document and the file to apply."""
     document = scale_document(yaml.safe_load((EXAMPLES / name).read_text()), duration)
     manifest = directory / name
@@ -255,10 +256,53 @@ def test_network_policies_close_the_registry_and_the_brokers_to_other_pods(insta
         installed.kubectl("delete", "namespace", PROBE_NAMESPACE, "--ignore-not-found", "--wait=false")
 
 
-def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster) -> None:
+@pytest.fixture(scope="module")
+def decoy_gateway(installed: Cluster):
+    """Another team's Deployment called `gateway` in a namespace of its own, crash-looping: its
+    container exits with code 3 (what the JVM's ExitOnOutOfMemoryError exits with) 10 s after
+    each start, so kube-state-metrics counts restarts (and OOM kills) and unready replicas."""
+    installed.kubectl("create", "namespace", DECOY_NAMESPACE)
+    installed.apply(json.dumps({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "gateway", "namespace": DECOY_NAMESPACE},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "gateway"}}, "template": {
+            "metadata": {"labels": {"app": "gateway"}},
+            "spec": {
+                "automountServiceAccountToken": False,
+                "terminationGracePeriodSeconds": 0,
+                "securityContext": {"runAsNonRoot": True, "runAsUser": 10001,
+                                    "seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [{
+                    "name": "gateway", "image": installed.image("operator"), "imagePullPolicy": "Never",
+                    "command": ["python3", "-c", "import time; time.sleep(10); raise SystemExit(3)"],
+                    "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
+                    "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                        "capabilities": {"drop": ["ALL"]}},
+                }],
+            },
+        }},
+    }))
+    yield DECOY_NAMESPACE
+    installed.kubectl("delete", "namespace", DECOY_NAMESPACE, "--ignore-not-found", "--wait=false")
+
+
+def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster, decoy_gateway: str) -> None:
+    query = f'max(kube_pod_container_status_restarts_total{{namespace="{decoy_gateway}", container="gateway"}})'
+
+    def decoy_restarts() -> float:
+        found = promql(installed, query)
+        return float(found[0]["value"][1]) if found else 0.0
+
+    before = wait_for(lambda: decoy_restarts() >= 1 and decoy_restarts(),
+                      "kube-state-metrics to count the decoy gateway's first restart", 120, interval=5)
     lt = run_loadtest(installed, REPO / "loadtests" / "examples" / "quickstart.yaml", "quickstart")
     status = lt["status"]
     assert status["phase"] == "Succeeded", json.dumps(status, indent=1)[:4000]
+    # Another team's crash-looping gateway restarted during the run; ours did not, and the
+    # verdict, the restarts and the OOM kills are ours alone.
+    assert decoy_restarts() > before, "the decoy did not restart during the run: it proves nothing"
+    gateway = only_run(lt)["deployments"]["gateway"]
+    assert (gateway["restarts"], gateway["oomKills"]) == (0, 0), gateway
     # k6-operator ran it in a runner pod; with the verdict written, the TestRun and its pods
     # were deleted (results read), which the LoadTest's events say.
     assert runner_pods(installed, "elves-quickstart-0") == 1

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import polling
 import pytest
 import requests
+from prerequisites import require
 
 from elves.engine.ledger import LedgerUnavailable
 from elves.local.client import SupervisorClient
@@ -26,7 +27,7 @@ from elves.local.layout import Layout
 from elves.local.platform import LocalPlatform
 from elves.local.ports import Ports
 from elves.engine.tokens import make_token
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY_TIMEOUT_SECONDS = float(os.environ.get("ELVES_DEPLOY_TIMEOUT", 1800))
@@ -45,14 +46,6 @@ def missing_prerequisite() -> str:
     if not (REPO / "services" / "pom.xml").exists():
         return "services/pom.xml is not in this checkout"
     return ""
-
-
-def require(reason: str) -> None:
-    if not reason:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"prerequisite missing under CI=true: {reason}")
-    pytest.skip(reason)
 
 
 def wait_for(condition: Callable[[], T], what: str, timeout: float = 30.0) -> T:
@@ -123,7 +116,8 @@ def local_stack() -> LocalStack:
     stack = LocalStack(settings, ports, SupervisorClient(ports, Layout(settings.state_dir)))
     if _running_and_ready(stack):
         return stack
-    require(missing_prerequisite())
+    reason = missing_prerequisite()
+    require(not reason, reason)
     try:
         deployed = subprocess.run([str(REPO / "deployments.sh"), "--local"], cwd=REPO, text=True,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -4,7 +4,6 @@ what it wrote, look at the report in headless Chromium. No tests here."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import struct
 import subprocess
@@ -13,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
+from prerequisites import require
 
-from elves.results.suite import scale_document
+from elves.study.suite import scale_document
 
 REPO = Path(__file__).resolve().parents[2]
 ELVES = REPO / ".venv" / "bin" / "elves"
@@ -88,12 +87,7 @@ def run_elves(tmp_path: Path, document: dict[str, Any] | Path) -> ElvesRun:
 
 
 def require_chromium() -> None:
-    if CHROMIUM.exists():
-        return
-    message = "Chromium is missing (apt-get install chromium) for the report screenshot"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"prerequisite missing under CI=true: {message}")
-    pytest.skip(message)
+    require(CHROMIUM.exists(), f"{CHROMIUM} is missing for the report screenshot (tools/install-local-deps.sh)")
 
 
 def screenshot(html: Path, png: Path, profile: Path, height: int = 3000) -> str:

@@ -1,10 +1,11 @@
-"""Short versions of three of the study's cases against the real local stack, asserting the
-shape the study saw (issue 13): case 3 (a queue rises while its consumer is at 0 replicas and
-drains after; HTTP reads fail while the registry is down and getData does not), case 2a (a
-replica sweep gives a speed-up column) and the memory case (the ingestor really runs out of
-memory, oom_kills counts it, nothing is lost). Each runs the example file itself, shortened
-with the suite's own scaling (elves.results.suite.scale_document), so the test and the
-published results run the same LoadTest (the memory case with its own load: see its test)."""
+"""Short versions of three of the study's cases against the real local stack, asserting the shape
+the study saw, so the published results cannot drift from what the stack does: case 3 (a queue
+rises while its consumer is at 0 replicas and drains after; HTTP reads fail while the registry
+is down and getData does not), case 2a (a replica sweep gives a speed-up column) and the memory
+case (the ingestor really runs out of memory, oom_kills counts it, nothing is lost). Each runs
+the example file itself, shortened with the suite's own scaling
+(elves.study.suite.scale_document), so the test and the published results run the same LoadTest
+(the memory case with its own load: see its test)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from elves.constants import TEST_ID_HEADER
+from elves.engine.ledger import SERVICE_KEY_HEADER
 from elves.local.layout import Layout
 from elves.engine.tokens import make_token
 from sut_helpers import DATA_BODY, HTTP_TIMEOUT_SECONDS, Gateway, unique, wait_jobs_finished
@@ -187,3 +188,18 @@ def test_odd_paths_and_parameters_are_neither_5xx_nor_401(local_stack):
     wrong = [(code, what) for code, what in answers if code >= 500 or code == 401]
     assert wrong == [], f"{len(wrong)} of {len(answers)} answers 5xx or 401, e.g. {wrong[:4]}"
     assert {code for code, _ in answers} <= {200, 400, 404}, {code for code, _ in answers}
+
+
+def test_a_page_past_the_first_10000_rows_is_400_naming_page_in_the_gateway_and_the_registry(local_stack):
+    gateway = Gateway(local_stack, unique("sut-deep-page"), None)
+    assert gateway.history(all="true", page=19, size=500).status_code == 200
+    deep = gateway.history(all="true", page=20, size=500)
+    assert deep.status_code == 400 and deep.json()["field"] == "page", deep.text
+    assert "first 10000 rows" in deep.json()["error"], deep.text
+
+    keyed = {SERVICE_KEY_HEADER: local_stack.service_key()}
+    for path, params in (("/api/v1/users", {"page": 2_000_000_000, "size": 500}),
+                         ("/api/v1/logs", {"user": "sut-deep-page", "all": "true", "page": 10_000, "size": 1})):
+        answer = requests.get(local_stack.url("registry") + path, params=params, headers=keyed,
+                              timeout=HTTP_TIMEOUT_SECONDS)
+        assert answer.status_code == 400 and answer.json()["field"] == "page", (path, answer.text)

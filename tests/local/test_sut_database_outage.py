@@ -4,7 +4,7 @@ returning them to the queue, and afterwards every request is DONE with its one l
 lost, nothing FAILED, nothing dead-lettered, no delivery attempt spent on the wait.
 
 The outage lasts ELVES_TEST_DB_OUTAGE_SECONDS (45 by default: longer than the registry's old
-30-second retry, short enough for CI). The issue's 7-minute outage is the same test by hand:
+30-second retry, short enough for CI). A 7-minute outage is the same test by hand:
 ELVES_TEST_DB_OUTAGE_SECONDS=420 .venv/bin/python -m pytest tests/local/test_sut_database_outage.py
 Run so on 2026-11-25 (2-core machine shared with a cluster test, load average 6-16): PostgreSQL
 down 421 s, all 429 getData answered 202, all 429 DONE within 6 s of the database's return,

@@ -1,4 +1,4 @@
-"""Issue 11's kill matrix and rolling restart against the real local stack, run from the
+"""The kill matrix and the rolling restart against the real local stack, run from the
 example files themselves (shortened with the suite's scaling, faults where the examples put
 them): every part of the system dies under load and nothing is lost or persisted twice;
 each service restarted on purpose under load costs not one failed request.

@@ -9,20 +9,23 @@ user touches only its own queues, and no broker user may reach a management API.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import ipaddress
 import json
 import os
 import pwd
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pika
 import pytest
 import requests
 from pika.exceptions import ChannelClosedByBroker
-from sut_helpers import Gateway, unique, wait_jobs_finished
+from prerequisites import require
+from sut_helpers import Gateway, ledger, unique, wait_jobs_finished, wait_ledger
 
-from elves.constants import DEPLOYMENTS, EXCHANGE, GATEWAY, INGESTOR, QUEUE_INGESTOR_DATA, REGISTRY
+from elves.constants import DEPLOYMENTS, EXCHANGE, GATEWAY, INGESTOR, QUEUE_INGESTOR_DATA, REGISTRY, TEST_ID_HEADER
 from elves.data_plane import BROKER_USERS, DATABASE, REGISTRY_ROLE, RESET
 from elves.engine.ledger import SERVICE_KEY_HEADER
 from elves.local import infra
@@ -81,6 +84,103 @@ def test_the_registry_answers_only_callers_with_the_service_key(local_stack):
     assert without.json()["field"] == wrong.json()["field"] == SERVICE_KEY_HEADER, (without.text, wrong.text)
 
 
+# The key (and the gateway's token, and its admin rule) hold however a path is spelt: these
+# spellings of an API path are not /api/ to a raw-path test, but the router may match them
+# (decoded, `;` parameters removed) or the web server normalise them (`.`, `..`, `//`).
+SPELLINGS = {
+    "encoded letters": "/%61pi/v1/{}",
+    "all letters encoded": "/%61%70%69/v1/{}",
+    "a ; parameter": "/api;/v1/{}",
+    "a ; parameter with a value": "/api/v1;x=y/{}",
+    "a .. segment": "/x/../api/v1/{}",
+    "a . segment": "/./api/v1/{}",
+    "a double slash": "//api/v1/{}",
+    "an encoded slash": "/api%2Fv1/{}",
+    "an encoded slash, lower case": "/api%2fv1/{}",
+}
+REFUSED = {400, 401, 404}
+
+
+def _raw(base: str, method: str, path: str, headers: dict[str, str], body: bytes | None = None) -> tuple[int, bytes]:
+    """One call with `path` sent as it is (requests and urllib3 decode %61 and drop dot segments)."""
+    address = urlsplit(base)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=HTTP_TIMEOUT_SECONDS)
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        answer = connection.getresponse()
+        return answer.status, answer.read()
+    finally:
+        connection.close()
+
+
+def _registry_replica(stack) -> dict:
+    stack.wait_ready()
+    return next(pod for pod in stack.pods("registry") if pod["pid"] and pod["phase"] == "running")
+
+
+def _registry_bases(stack) -> list[str]:
+    """The registry behind the local proxy, and one replica straight."""
+    return [stack.url("registry"), f"http://{HOST}:{_registry_replica(stack)['httpPort']}"]
+
+
+def test_no_spelling_of_a_path_reaches_the_registry_without_the_key(local_stack):
+    forger, test_id = unique("sut-forger"), unique("test-forged")
+    forged = json.dumps({"userId": forger, "endpoint": "getData"}).encode()
+    probes = [("GET", "users", None), ("GET", f"ledger?testId={test_id}", None),
+              ("GET", f"logs?user={forger}&all=true", None), ("POST", "logs", forged)]
+    wrong = []
+    for base in _registry_bases(local_stack):
+        for what, spelling in SPELLINGS.items():
+            for method, rest, body in probes:
+                path = spelling.format(rest)
+                status, text = _raw(base, method, path, {"Content-Type": "application/json", TEST_ID_HEADER: test_id},
+                                    body)
+                if status not in REFUSED:
+                    wrong.append(f"{method} {base}{path} ({what}) -> {status}: {text[:120]!r}")
+    assert wrong == [], wrong
+
+    # Nothing was written: the forged log is in neither the user's history nor the test's ledger.
+    keyed = {SERVICE_KEY_HEADER: local_stack.service_key()}
+    history = requests.get(f"{local_stack.url('registry')}/api/v1/logs", params={"user": forger, "all": "true"},
+                           headers=keyed, timeout=HTTP_TIMEOUT_SECONDS)
+    assert history.status_code == 200 and history.json()["items"] == [], history.text
+    assert ledger(local_stack, test_id)["logs"] == 0
+
+
+def test_the_registry_port_is_closed_without_the_key_whatever_the_path_but_management_stays_open(local_stack):
+    base = local_stack.url("registry")
+    for path in ("/", "/openapi.yaml", "/error", "/actuator/health", "/no-such-path", "/api"):
+        status, text = _raw(base, "GET", path, {})
+        assert status == 401, f"{path} -> {status}: {text[:200]!r}"
+        assert json.loads(text)["field"] == SERVICE_KEY_HEADER, text
+    health = requests.get(f"http://{HOST}:{_registry_replica(local_stack)['managementPort']}/actuator/health/readiness",
+                          timeout=HTTP_TIMEOUT_SECONDS)
+    assert health.status_code == 200, health.text
+
+
+def test_no_spelling_of_a_path_reaches_the_gateway_without_a_token_or_getallusers_without_admin(local_stack):
+    user, test_id = unique("sut-spelling"), unique("test-spelling")
+    plain = {"Authorization": f"Bearer {local_stack.token(user)}", TEST_ID_HEADER: test_id}
+    wrong = []
+    for what, spelling in SPELLINGS.items():
+        for headers, rest in (({TEST_ID_HEADER: test_id}, "history"), ({TEST_ID_HEADER: test_id}, "users/me"),
+                              ({TEST_ID_HEADER: test_id}, "users"), (plain, "users")):
+            path = spelling.format(rest)
+            status, text = _raw(local_stack.url("gateway"), "GET", path, headers)
+            allowed = REFUSED if "Authorization" not in headers else REFUSED | {403}
+            if status not in allowed:
+                wrong.append(f"GET {path} ({what}, {'a user' if 'Authorization' in headers else 'no'} token) "
+                             f"-> {status}: {text[:120]!r}")
+    assert wrong == [], wrong
+
+    # No handler ran: a handler logs every 2xx under the test id. One allowed call after the
+    # probes, under the same test id, is the only log once it has arrived.
+    gateway = Gateway(local_stack, user, test_id)
+    assert gateway.history().status_code == 200
+    seen = wait_ledger(local_stack, test_id, lambda entry: entry["logs"] >= 1, 60, "the allowed call's log")
+    assert seen["logsByEndpoint"] == {"getHistory": 1}, seen
+
+
 def test_every_replica_listens_on_loopback_only(local_stack):
     for replica in _replicas(local_stack):
         listening = {(address, port) for state, address, port, _ in _sockets(replica["pid"]) if state == TCP_LISTEN}
@@ -96,11 +196,13 @@ def _ids(pid: int) -> dict[str, list[str]]:
             if line.startswith(("Uid:", "Gid:", "Groups:"))}
 
 
-AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="started by an unprivileged user, everything runs as that user")
+def _require_root() -> None:
+    # Started by an unprivileged user, everything runs as that user: nothing to prove.
+    require(os.geteuid() == 0, "root: the tier runs the stack as root to prove its processes drop to users of their own")
 
 
-@AS_ROOT
 def test_started_as_root_each_service_runs_as_a_user_of_its_own(local_stack):
+    _require_root()
     for replica in _replicas(local_stack):
         ids = _ids(replica["pid"])
         # Root's group too is power: it reads whatever root's group may.
@@ -111,8 +213,8 @@ def test_started_as_root_each_service_runs_as_a_user_of_its_own(local_stack):
         assert set(ids["Uid"]) == {str(expected)}, f"{replica['pod']} runs as uid {ids['Uid']}, not {expected}"
 
 
-@AS_ROOT
 def test_started_as_root_the_infrastructure_runs_as_its_packages_users(local_stack):
+    _require_root()
     state = local_stack.supervisor.state()
     expected = {"epmd": "rabbitmq", "rabbitmq": "rabbitmq", "postgres": "postgres", "prometheus": "prometheus"}
     pids = {name: component["pid"] for name, component in state["infra"].items()}
@@ -124,8 +226,8 @@ def test_started_as_root_the_infrastructure_runs_as_its_packages_users(local_sta
         assert "0" not in ids["Gid"] + ids["Groups"], f"{name} (pid {pid}) runs with root's group: {ids}"
 
 
-@AS_ROOT
 def test_a_service_cannot_read_another_services_environment(local_stack):
+    _require_root()
     pids = {replica["pod"].rsplit("-", 1)[0]: replica["pid"] for replica in _replicas(local_stack)}
     for reader, target in ((GATEWAY, REGISTRY), (INGESTOR, GATEWAY), (REGISTRY, INGESTOR)):
         entry = pwd.getpwnam(service_user(reader))
@@ -154,6 +256,13 @@ def test_the_registry_connects_with_a_role_that_owns_nothing(local_stack):
     assert "postgres" not in output.split(), output
 
 
+def _assert_refused(stack, role, refused: dict[str, str]) -> None:
+    """Each statement, run as `role`, fails with its reason."""
+    for sql, why in refused.items():
+        answer = _psql(stack, role, sql)
+        assert answer.returncode != 0 and why in answer.stderr, f"{sql}: {answer.returncode} {answer.stderr}"
+
+
 def test_the_registrys_role_reads_and_writes_rows_and_nothing_more(local_stack):
     assert _psql(local_stack, REGISTRY_ROLE, "SELECT count(*) FROM users").returncode == 0
     refused = {
@@ -164,9 +273,7 @@ def test_the_registrys_role_reads_and_writes_rows_and_nothing_more(local_stack):
         "SELECT * FROM flyway_schema_history": "permission denied",
         "SELECT rolpassword FROM pg_authid": "permission denied",
     }
-    for sql, why in refused.items():
-        answer = _psql(local_stack, REGISTRY_ROLE, sql)
-        assert answer.returncode != 0 and why in answer.stderr, f"{sql}: {answer.returncode} {answer.stderr}"
+    _assert_refused(local_stack, REGISTRY_ROLE, refused)
 
 
 def test_the_reset_role_may_empty_the_tables_but_not_read_them(local_stack):
@@ -176,9 +283,7 @@ def test_the_reset_role_may_empty_the_tables_but_not_read_them(local_stack):
         "TRUNCATE flyway_schema_history": "permission denied",
         "DROP TABLE users": "must be owner",
     }
-    for sql, why in refused.items():
-        answer = _psql(local_stack, RESET, sql)
-        assert answer.returncode != 0 and why in answer.stderr, f"{sql}: {answer.returncode} {answer.stderr}"
+    _assert_refused(local_stack, RESET, refused)
     # The privilege it has, without using it (emptying the tables is test_stack_reset's).
     granted = _psql(local_stack, RESET, "SELECT count(*) FROM information_schema.table_privileges "
                                         f"WHERE grantee = '{RESET.name}' AND privilege_type <> 'TRUNCATE'")

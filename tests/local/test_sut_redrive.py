@@ -1,4 +1,4 @@
-"""Re-driving a dead-letter queue (issue 11: an operator command re-drives a DLQ): a data request
+"""Re-driving a dead-letter queue (an operator command, not a hand-made AMQP script): a data request
 the broker gave up on ends FAILED; once `elves local redrive` moves it back from the ingestor's
 DLQ, its new attempt succeeds and the request ends DONE, and the DLQ keeps nothing of it."""
 

@@ -1,6 +1,6 @@
 """A service started before its broker or its database starts anyway, says what is missing,
 keeps retrying and reports not-ready; once they are there it becomes ready by itself, in the
-same process (issue 2, "Bad input and failure").
+same process, as a Deployment's pod would once its dependencies are up.
 
 The test runs the services' jars as the supervisor does, but in a vhost and a database of
 their own (nothing of the running system sees them), and points them at relays that refuse

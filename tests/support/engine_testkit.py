@@ -12,21 +12,11 @@ import socket
 import subprocess
 from pathlib import Path
 
-import pytest
 from polling import wait_for
+from prerequisites import require
 
 PROMETHEUS_BINARY = os.environ.get("ELVES_PROMETHEUS_BINARY", "/usr/bin/prometheus")
 K6_BINARY = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves")) / "bin" / "k6"
-
-
-def require(what: str, present: bool, fix: str) -> None:
-    """Skip when a prerequisite is missing; under CI=true, fail instead."""
-    if present:
-        return
-    message = f"{what} is missing ({fix})"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and a prerequisite is missing: {message}", pytrace=False)
-    pytest.skip(message)
 
 
 def free_port() -> int:
@@ -40,8 +30,8 @@ class PrometheusServer:
     native histograms as the local stack runs it; stopped by its PID."""
 
     def __init__(self, workdir: Path, data_dir: Path | None = None):
-        require("prometheus", Path(PROMETHEUS_BINARY).exists() or shutil.which("prometheus") is not None,
-                "apt-get install prometheus, or tools/install-local-deps.sh")
+        require(Path(PROMETHEUS_BINARY).exists() or shutil.which("prometheus") is not None,
+                "prometheus is missing (tools/install-local-deps.sh)")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = workdir / "prometheus.yml"
@@ -77,7 +67,7 @@ class PrometheusServer:
 def backfill(workdir: Path, samples: list[tuple[str, float, float]]) -> Path:
     """A TSDB data directory holding `samples` (series text, value, epoch seconds), via promtool."""
     promtool = shutil.which("promtool")
-    require("promtool", promtool is not None, "apt-get install prometheus")
+    require(promtool is not None, "promtool is missing (tools/install-local-deps.sh installs Debian's prometheus)")
     names = sorted({series.split("{")[0] for series, _, _ in samples})
     by_name = {name: [s for s in samples if s[0].split("{")[0] == name] for name in names}
     lines = []
@@ -98,10 +88,17 @@ class KnownRun:
     (2/s) and getStatus (1/s, 3 failures); the ingestor queue rises to 300 while the
     ingestor is OOM-killed once and scaled to 0 and back, then drains by the end; a new
     gateway pod shows up with a restart already counted; another test id's traffic must not
-    leak into this run's numbers."""
+    leak into this run's numbers.
+
+    The system's series are in namespace `elves`. Another team's system in namespace
+    `other` (DECOY_NAMESPACE) has the same names: a `gateway` Deployment of 5 replicas whose
+    container is OOM-killed 3 times during the run, an ingestor queue 5000 deep and JVMs with
+    far more heap. None of it may reach this run's figures."""
 
     test_id = "local/analysis/0"
     queue = "elves.ingestor.data.in"
+    namespace = "elves"
+    decoy_namespace = "other"
 
     def __init__(self) -> None:
         import time as _time
@@ -122,10 +119,11 @@ class KnownRun:
                 samples.append((k6.format(tid="local/other/0", ep="getData", st="202", ok="true"), 999, t))
                 samples.append((f'k6_dropped_iterations_total{{testid="{self.test_id}"}}', 0, t))
             ready = min(300, 10 * max(0, offset - 10)) if offset < 70 else max(0, 300 - 12 * (offset - 70))
-            samples.append((f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{self.queue}"}}', ready, t))
-            samples.append((f'rabbitmq_detailed_queue_messages_unacked{{vhost="/",queue="{self.queue}"}}',
+            broker = 'namespace="elves",vhost="/"'
+            samples.append((f'rabbitmq_detailed_queue_messages_ready{{{broker},queue="{self.queue}"}}', ready, t))
+            samples.append((f'rabbitmq_detailed_queue_messages_unacked{{{broker},queue="{self.queue}"}}',
                             2 if 10 <= offset < 70 else 0, t))
-            samples.append((f'rabbitmq_detailed_queue_messages_ready{{vhost="/",queue="{self.queue}.dlq"}}', 1, t))
+            samples.append((f'rabbitmq_detailed_queue_messages_ready{{{broker},queue="{self.queue}.dlq"}}', 1, t))
             desired = 0 if 40 <= offset < 60 else 1
             ready_replicas = 0 if 40 <= offset < 65 else 1
             samples.append(('kube_deployment_spec_replicas{namespace="elves",deployment="ingestor"}', desired, t))
@@ -164,6 +162,29 @@ class KnownRun:
                 samples.append((f"kube_pod_container_status_restarts_total{{{crashed}}}", 1, t))
                 samples.append((f'kube_pod_container_status_last_terminated_reason{{{crashed},reason="Error"}}', 1, t))
                 samples.append((f"kube_pod_container_status_last_terminated_exitcode{{{crashed}}}", 1, t))
+            samples += self.decoy(offset, t)
+        return samples
+
+    def decoy(self, offset: int, t: float) -> list[tuple[str, float, float]]:
+        """Another team's system at time t: same names, namespace `other`."""
+        ns = f'namespace="{self.decoy_namespace}"'
+        gateway = f'{ns},pod="gateway-7",container="gateway"'
+        killed = 0 if offset < 20 else 1 if offset < 40 else 3  # OOM-killed during the run
+        samples = [
+            (f'kube_deployment_spec_replicas{{{ns},deployment="gateway"}}', 5, t),
+            (f'kube_deployment_status_replicas_ready{{{ns},deployment="gateway"}}', 5, t),
+            (f'kube_deployment_spec_replicas{{{ns},deployment="ingestor"}}', 4, t),
+            (f"kube_pod_container_status_restarts_total{{{gateway}}}", killed, t),
+            (f'rabbitmq_detailed_queue_messages_ready{{{ns},vhost="/",queue="{self.queue}"}}', 5000, t),
+            (f'jvm_memory_used_bytes{{application="gateway",{ns},pod="gateway-7",area="heap",id="G1 Old Gen"}}',
+             900 * 2**20, t),
+            (f'jvm_memory_used_bytes{{application="registry",{ns},pod="registry-0",area="heap",id="G1 Old Gen"}}',
+             2000 * 2**20, t),
+            (f'process_cpu_time_ns_total{{application="registry",{ns},pod="registry-0"}}', 3e9 * offset, t),
+        ]
+        if killed:
+            samples += [(f'kube_pod_container_status_last_terminated_reason{{{gateway},reason="OOMKilled"}}', 1, t),
+                        (f"kube_pod_container_status_last_terminated_exitcode{{{gateway}}}", 137, t)]
         return samples
 
 

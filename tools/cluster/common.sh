@@ -1,6 +1,6 @@
 # Shared by tools/cluster/deploy.sh and tools/cluster/cleanup.sh (sourced, not run): the
 # settings both read (each script's --help lists them), the kubectl and helm they use,
-# logging, and the check that the current kube context answers.
+# logging (tools/lib/log.sh), and the check that the current kube context answers.
 # The sourcing script sets SCRIPT_NAME first (the prefix of its messages).
 
 # shellcheck shell=bash disable=SC2034 # the settings are read by the sourcing script
@@ -32,9 +32,8 @@ readonly GRAFANA_ADMIN_SECRET=elves-grafana-admin
 readonly INSTALLED_BY_KEY=elves.dev/installed-by
 readonly INSTALLED_BY_VALUE=deployments.sh
 
-log() { echo "${SCRIPT_NAME}: $*" >&2; }
-warn() { echo "${SCRIPT_NAME}: warning: $*" >&2; }
-die() { echo "${SCRIPT_NAME}: error: $*" >&2; exit 1; }
+# shellcheck source=../lib/log.sh
+source "${CLUSTER_DIR}/../lib/log.sh"
 
 # The header comment of the calling script (its first comment block) as help text.
 usage() {

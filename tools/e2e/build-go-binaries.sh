@@ -32,7 +32,9 @@ cache=${ELVES_CACHE:-$HOME/.cache/elves}
 bin=$cache/bin
 work=$cache/go-build
 
-die() { echo "build-go-binaries: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=build-go-binaries
+# shellcheck source=../lib/log.sh
+source "$here/../lib/log.sh"
 
 # program -> "module version package [extra-requires...]"; an extra require is a nested
 # module of the same repository, taken at the same version instead of its local path.

@@ -57,8 +57,9 @@ readonly DPKG_EXCLUDES=(
   --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias'
 )
 
-log() { echo "build-images: $*" >&2; }
-die() { echo "build-images: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=build-images
+# shellcheck source=../lib/log.sh
+source "$here/../lib/log.sh"
 
 sha() { sha256sum | cut -c1-16; }
 

@@ -51,8 +51,9 @@ readonly CONTROLLER_MANAGER_PORT=10257 SCHEDULER_PORT=10259
 readonly KUBE_PROXY_METRICS_PORT=10249 KUBE_PROXY_HEALTHZ_PORT=10256
 PAUSE_IMAGE=docker.io/$("$here/build-images.sh" --list pause | cut -d' ' -f2)
 
-log() { echo "cluster: $*" >&2; }
-die() { echo "cluster: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=cluster
+# shellcheck source=../lib/log.sh
+source "$here/../lib/log.sh"
 
 # shellcheck source=lib/processes.sh
 source "$here/lib/processes.sh"

@@ -27,7 +27,9 @@ readonly PACKAGES=(
   ca-certificates            # mmdebstrap reaching the Debian mirror over https
 )
 
-die() { echo "install-node-deps: $*" >&2; exit 1; }
+readonly SCRIPT_NAME=install-node-deps
+# shellcheck source=../lib/log.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/log.sh"
 
 missing_packages() {
   local p status

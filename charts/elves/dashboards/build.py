@@ -3,19 +3,21 @@
 
 The queries of the verdict, the report, these dashboards and the alerts come from one module,
 elves.engine.promql, so a metric renamed there is renamed here too. Grafana variables
-stand in for the run-specific arguments: `$testid` for a test id, `$__rate_interval` for
-rate windows. Queries the engine never asks (JVM, GC, listener, pool) are written here.
+stand in for the run-specific arguments: `$testid` for a test id, `$namespace` for the
+system's namespace (every panel of the system's series selects it: one system per namespace
+on a shared cluster), `$__rate_interval` for rate windows. The alerts select
+RELEASE_NAMESPACE, which templates/prometheusrule.yaml replaces with the release's namespace.
+Queries the engine never asks (JVM, GC, listener, pool) are written here.
 
     .venv/bin/python charts/elves/dashboards/build.py          # rewrite the generated files
     .venv/bin/python charts/elves/dashboards/build.py --check  # exit 1 when they are stale
 
-tests/unit/chart/test_chart.py runs the check, so a stale dashboard or alert fails the unit tier.
+tests/unit/chart/test_chart_dashboards.py runs the check, so a stale dashboard or alert fails the unit tier.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -27,7 +29,10 @@ ALERT_QUERIES = HERE.parent / "alerts" / "queries.yaml"
 RATE = "$__rate_interval"
 TEST_ID = "~$testid"  # promql.selector: a leading ~ makes a regex match (the variable may be "All")
 SERVICES = "~$application"
-NAMESPACE = "~$namespace"
+NAMESPACE = "$namespace"  # one system at a time: a single-valued variable
+# What the alerts select as the namespace; the chart's template puts the release's namespace
+# for it (never a real namespace: those are lower-case DNS labels).
+RELEASE_NAMESPACE = "RELEASE_NAMESPACE"
 # Grafana annotations the operator posts for LoadTest phases and faults carry this tag.
 ANNOTATION_TAG = "elves"
 
@@ -138,9 +143,14 @@ def _sum(by: str | None, expr: str, aggregate: str = "sum") -> str:
     return f"{aggregate} by ({by}) ({expr})" if by else f"{aggregate}({expr})"
 
 
+def system(metric: str, **labels: str) -> str:
+    """A selector of one of the system's series, in the dashboard's namespace."""
+    return promql.system_selector(metric, NAMESPACE, **labels)
+
+
 def rate_of(metric: str, by: str | None = None, **labels: str) -> str:
     """Per-second rate of a counter, summed by `by`."""
-    return _sum(by, f"rate({promql.selector(metric, **labels)}[{RATE}])")
+    return _sum(by, f"rate({system(metric, **labels)}[{RATE}])")
 
 
 def mean_of(timer: str, by: str | None = None, **labels: str) -> str:
@@ -149,51 +159,46 @@ def mean_of(timer: str, by: str | None = None, **labels: str) -> str:
 
 
 def gauge_of(metric: str, by: str, aggregate: str = "sum", **labels: str) -> str:
-    return _sum(by, promql.selector(metric, **labels), aggregate)
+    return _sum(by, system(metric, **labels), aggregate)
+
+
+def namespace_variable() -> dict:
+    """The system's namespace: those holding Elves' work queues, one at a time (on a shared
+    cluster "all" would add up other teams' systems)."""
+    queues = promql.selector(promql.QUEUE_READY, queue="~" + promql.regex_of(WORK_QUEUES))
+    return query_variable("namespace", "Namespace", f"label_values({queues}, namespace)", include_all=False)
 
 
 # --- the three dashboards -------------------------------------------------------------
 
 def by_queue(metric: str, queues=WORK_QUEUES + DEAD_LETTER_QUEUES) -> str:
-    return f"sum by (queue) ({promql.selector(metric, queue='~' + promql.regex_of(queues))})"
-
-
-def in_namespace(expr: str) -> str:
-    """`expr` with every series selector limited to the `$namespace` variable (the engine's
-    queries know no namespace: one system per Prometheus locally, one per namespace on a
-    cluster). Series without the label, as RabbitMQ's in the local mode, match "All"."""
-    matcher = promql.selector("", namespace=NAMESPACE)[1:-1]
-    return re.sub(r"\{([^{}]*)\}", lambda m: m.group(0) if "namespace=" in m.group(1)
-                  else "{" + ",".join(filter(None, (matcher, m.group(1)))) + "}", expr)
+    return f"sum by (queue) ({system(metric, queue='~' + promql.regex_of(queues))})"
 
 
 def queue_pileup() -> dict:
-    namespace = query_variable("namespace", "Namespace",
-                               f"label_values({promql.QUEUE_READY}, namespace)")
     replica_changes = {
         "datasource": {"type": "prometheus", "uid": "${datasource}"}, "enable": True, "hide": False,
         "iconColor": "#FADE2A", "name": "Replica changes",
-        "expr": in_namespace(f"changes(({promql.replicas_desired()})[2m:15s]) > 0"),
+        "expr": f"changes(({promql.replicas_desired(namespace=NAMESPACE)})[2m:15s]) > 0",
         "titleFormat": "{{deployment}} replicas changed",
     }
-    rate = {"namespace": NAMESPACE}  # rate_of of a bare metric: its only selector
+    scoped = {"namespace": NAMESPACE}
     panels = [
         row("Queues"),
-        timeseries("Messages per queue (ready + unacked)", [target(promql.queue_depth(), "{{queue}}")],
+        timeseries("Messages per queue (ready + unacked)", [target(promql.queue_depth(**scoped), "{{queue}}")],
                    description="Depth of every Elves queue and dead-letter queue: the pile-up itself."),
         timeseries("Pile-up rate per queue (published - acknowledged)",
-                   [target(promql.queue_pileup_rate(RATE), "{{queue}}")], unit="ops",
+                   [target(promql.queue_pileup_rate(RATE, **scoped), "{{queue}}")], unit="ops",
                    description="Above 0 the queue grows by that many messages a second: its consumers "
                                "cannot keep up. Below 0 it drains."),
-        timeseries("Published per queue (broker)", [target(promql.queue_publish_rate(RATE), "{{queue}}")],
+        timeseries("Published per queue (broker)", [target(promql.queue_publish_rate(RATE, **scoped), "{{queue}}")],
                    unit="ops", description="Messages the exchange routed into each work queue."),
         timeseries("Delivered and acknowledged per queue (broker)", [
-            target(promql.queue_deliver_rate(RATE), "{{queue}} delivered"),
-            target(promql.queue_ack_rate(RATE), "{{queue}} acknowledged"),
+            target(promql.queue_deliver_rate(RATE, **scoped), "{{queue}} delivered"),
+            target(promql.queue_ack_rate(RATE, **scoped), "{{queue}} acknowledged"),
         ], unit="ops", description="Handed to consumers (redeliveries included) and acknowledged by them, "
                                    "after their work was committed."),
-        timeseries("Consumers per queue",
-                   [target(by_queue("rabbitmq_detailed_queue_consumers", WORK_QUEUES), "{{queue}}")],
+        timeseries("Consumers per queue", [target(promql.queue_consumers(**scoped), "{{queue}}")],
                    description="0 with messages waiting: nothing drains the queue (ElvesQueueWithoutConsumers).",
                    step=True),
         timeseries("Ready and unacknowledged per queue", [
@@ -202,41 +207,39 @@ def queue_pileup() -> dict:
         ], description="Ready: waiting for a consumer. Unacked: delivered and not yet acknowledged "
                        "(bounded by prefetch x consumers)."),
         timeseries("Published per queue (services)",
-                   [target(rate_of("elves_messages_published_total", "queue", **rate), "{{queue}}")],
+                   [target(rate_of("elves_messages_published_total", "queue"), "{{queue}}")],
                    unit="ops", description="Messages the gateway and ingestor handed to the broker."),
         timeseries("Consumed and acknowledged (services)", [
-            target(rate_of("elves_ingestor_job_seconds_count", **rate), "ingestor jobs (data.in)"),
-            target(rate_of("elves_registry_logs_persisted_total", **rate), "logs persisted (applog.in)"),
-            target(rate_of("elves_registry_results_persisted_total", "status", **rate),
+            target(rate_of("elves_ingestor_job_seconds_count"), "ingestor jobs (data.in)"),
+            target(rate_of("elves_registry_logs_persisted_total"), "logs persisted (applog.in)"),
+            target(rate_of("elves_registry_results_persisted_total", "status"),
                    "results persisted {{status}} (ingestor.in)"),
         ], unit="ops", description="Each message is acknowledged after its work is committed."),
         timeseries("Broker message rates", [
-            target(rate_of("rabbitmq_global_messages_received_total", **rate), "received"),
-            target(rate_of("rabbitmq_global_messages_delivered_total", **rate), "delivered"),
-            target(rate_of("rabbitmq_global_messages_acknowledged_total", **rate), "acknowledged"),
-            target(rate_of("rabbitmq_global_messages_redelivered_total", **rate), "redelivered"),
+            target(rate_of("rabbitmq_global_messages_received_total"), "received"),
+            target(rate_of("rabbitmq_global_messages_delivered_total"), "delivered"),
+            target(rate_of("rabbitmq_global_messages_acknowledged_total"), "acknowledged"),
+            target(rate_of("rabbitmq_global_messages_redelivered_total"), "redelivered"),
         ], unit="ops", description="Node-wide totals from RabbitMQ's /metrics."),
         timeseries("Duplicates discarded and dead-lettered", [
-            target(rate_of("elves_duplicates_discarded_total", "queue", **rate), "duplicate {{queue}}"),
-            target(rate_of("elves_messages_dead_lettered_total", "queue", **rate), "dead-lettered {{queue}}"),
+            target(rate_of("elves_duplicates_discarded_total", "queue"), "duplicate {{queue}}"),
+            target(rate_of("elves_messages_dead_lettered_total", "queue"), "dead-lettered {{queue}}"),
         ], unit="ops", description="Redeliveries the registry recognised, and poison messages sent to a DLQ."),
         row("Deployments"),
         timeseries("Replicas (desired and ready)", [
-            target(promql.replicas_desired(), "{{deployment}} desired"),
-            target(promql.replicas_ready(), "{{deployment}} ready"),
+            target(promql.replicas_desired(**scoped), "{{deployment}} desired"),
+            target(promql.replicas_ready(**scoped), "{{deployment}} ready"),
         ], step=True, description="Scale faults and spec.system.replicas show here."),
-        timeseries("Container restarts (total)", [target(promql.restarts_total(), "{{container}}")], step=True),
-        timeseries("OOM kills", [target(promql.oom_kills(RATE), "{{container}}")],
+        timeseries("Container restarts (total)", [target(promql.restarts_total(**scoped), "{{container}}")],
+                   step=True),
+        timeseries("OOM kills", [target(promql.oom_kills(RATE, **scoped), "{{container}}")],
                    description="Restarts of containers whose last termination was OOMKilled."),
-        timeseries("Restarts in the interval", [target(promql.restarts(RATE), "{{container}}")]),
+        timeseries("Restarts in the interval", [target(promql.restarts(RATE, **scoped), "{{container}}")]),
     ]
-    for panel in panels:
-        for query in panel.get("targets", []):
-            query["expr"] = in_namespace(query["expr"])
     return dashboard("elves-queue-pileup", "Elves / Queue pile-up review",
                      "Per queue: depth, publish, deliver and acknowledge rates, their difference (the pile-up "
                      "rate) and consumers; replicas, restarts and OOM kills, with the LoadTest phases and "
-                     "faults as annotations.", panels, [namespace], [replica_changes])
+                     "faults as annotations.", panels, [namespace_variable()], [replica_changes])
 
 
 def load() -> dict:
@@ -267,18 +270,19 @@ def load() -> dict:
                    unit="reqps", description="2xx answers counted by the gateway: matches k6's 2xx rate."),
     ]
     return dashboard("elves-load", "Elves / Load", "What k6 sent and what it saw: rate, latency per endpoint, "
-                     "errors and dropped iterations, over all runners of a test id.", panels, [testid])
+                     "errors and dropped iterations, over all runners of a test id; the gateway's own count "
+                     "of what it accepted, in the system's namespace.", panels, [testid, namespace_variable()])
 
 
 def services() -> dict:
-    application = query_variable("application", "Service", "label_values(jvm_memory_used_bytes, application)")
+    application = query_variable("application", "Service", f"label_values({system('jvm_memory_used_bytes')}, application)")
     apps = {"application": SERVICES}
     api = {"application": SERVICES, "uri": "~/api/.*"}
     panels = [
         row("JVM"),
         timeseries("Heap used and max", [
             target(gauge_of("jvm_memory_used_bytes", "application, pod", area="heap", **apps), "{{pod}} used"),
-            target(_sum("application, pod", promql.selector("jvm_memory_max_bytes", area="heap", **apps) + " > 0"),
+            target(_sum("application, pod", system("jvm_memory_max_bytes", area="heap", **apps) + " > 0"),
                    "{{pod}} max"),
         ], unit="bytes", description="Heap capped at a share of the memory limit (javaOpts)."),
         timeseries("GC pause time", [target(rate_of("jvm_gc_pause_seconds_sum", "application, pod", **apps), "{{pod}}")],
@@ -317,7 +321,7 @@ def services() -> dict:
         ], unit="s"),
     ]
     return dashboard("elves-services", "Elves / Services", "The Spring Boot services: JVM, GC, HTTP, "
-                     "RabbitMQ listener throughput and the JDBC pool.", panels, [application])
+                     "RabbitMQ listener throughput and the JDBC pool.", panels, [namespace_variable(), application])
 
 
 DASHBOARDS = {"queue-pileup": queue_pileup, "load": load, "services": services}
@@ -331,22 +335,24 @@ ALERTED_CONTAINERS = DEPLOYMENTS + ("rabbitmq", "postgres")
 
 def alert_queries() -> dict[str, tuple[str, str]]:
     """Each alert's query and what templates/prometheusrule.yaml puts after it."""
-    work_depth = promql.queue_depth(WORK_QUEUES)
-    consumers = promql.selector("rabbitmq_detailed_queue_consumers", queue="~" + promql.regex_of(WORK_QUEUES))
+    scoped = {"namespace": RELEASE_NAMESPACE}
+    work_depth = promql.queue_depth(WORK_QUEUES, **scoped)
     return {
         "ElvesQueuePileUp": (work_depth, "the template adds > queuePileUpMessages"),
         "ElvesQueueWithoutConsumers": (
-            f"(sum by (queue) ({consumers}) == 0) and on (queue) ({work_depth} > 0)", "the whole expression"),
-        "ElvesMessagesDeadLettered": (f"{promql.queue_depth(DEAD_LETTER_QUEUES)} > 0", "the whole expression"),
-        "ElvesContainerCrashLooping": (promql.restarts("15m", ALERTED_CONTAINERS),
+            f"({promql.queue_consumers(**scoped)} == 0) and on (queue) ({work_depth} > 0)", "the whole expression"),
+        "ElvesMessagesDeadLettered": (f"{promql.queue_depth(DEAD_LETTER_QUEUES, **scoped)} > 0", "the whole expression"),
+        "ElvesContainerCrashLooping": (promql.restarts("15m", ALERTED_CONTAINERS, **scoped),
                                        "the template adds >= crashLoopRestarts"),
-        "ElvesContainerOOMKilled": (f"{promql.oom_kills('10m', ALERTED_CONTAINERS)} > 0", "the whole expression"),
+        "ElvesContainerOOMKilled": (f"{promql.oom_kills('10m', ALERTED_CONTAINERS, **scoped)} > 0",
+                                    "the whole expression"),
     }
 
 
 def render_alert_queries() -> str:
     lines = ["# Written by charts/elves/dashboards/build.py from elves.engine.promql: do not edit.",
-             "# Read by templates/prometheusrule.yaml; thresholds set in values are added there."]
+             "# Read by templates/prometheusrule.yaml, which puts the release's namespace for",
+             f"# {RELEASE_NAMESPACE} and adds the thresholds set in values."]
     for name, (query, note) in alert_queries().items():
         # A JSON string is a valid YAML double-quoted scalar, escapes included.
         lines += [f"# {name}: {note}", f"{name}: {json.dumps(query)}"]

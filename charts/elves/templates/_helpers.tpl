@@ -54,6 +54,13 @@ release: {{ .root.Values.monitoring.release | quote }}
 {{- if and .Values.monitoring.prometheusRules.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") }}true{{ end }}
 {{- end }}
 
+{{/* elves.alertQuery: one alert's query from alerts/queries.yaml (the engine's, written by dashboards/build.py), selecting the release's namespace; takes (dict "root" $ "alert" "..."). */}}
+{{- define "elves.alertQuery" -}}
+{{- $queries := .root.Files.Get "alerts/queries.yaml" | fromYaml }}
+{{- $query := index $queries .alert | required (printf "alerts/queries.yaml has no %s: run charts/elves/dashboards/build.py" .alert) }}
+{{- $query | replace "RELEASE_NAMESPACE" .root.Release.Namespace }}
+{{- end }}
+
 {{/* elves.image: [registry/]repository:tag of an image map, the tag defaulting to the chart's appVersion; takes (dict "root" $ "image" .image). */}}
 {{- define "elves.image" -}}
 {{- $tag := .image.tag | default .root.Chart.AppVersion | toString }}

@@ -58,11 +58,31 @@
 {{- end }}
 {{- end }}
 
-{{/* elves.operator.runObjectWrites: writing a run's script archive and report ConfigMaps and its Secret (the k6 runners' tokens and service key); replaced when a retry finds them, deleted with the LoadTest by owner references. */}}
+{{/* elves.operator.runObjectWrites: writing a run's script archive and report ConfigMaps and its Secret (the k6 runners' tokens and service key); replaced when a retry finds them, deleted with the LoadTest by owner references; old reports pruned. */}}
 {{- define "elves.operator.runObjectWrites" -}}
 - apiGroups: [""]
   resources: [configmaps, secrets]
   verbs: [create, update]
+# Pruning reports (ELVES_REPORTS_KEPT per LoadTest name): they outlive the LoadTest, so no owner
+# reference removes them. Their names carry the time they were made and RBAC cannot select by
+# label, so list and delete cannot be narrowed below these namespaces; the operator lists only
+# `elves.dev/report=true` and deletes only those.
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [list, delete]
+{{- end }}
+
+{{/* elves.operator.runnerRules: operator.runner as the operator's ELVES_RUNNER_* settings. */}}
+{{- define "elves.operator.runnerRules" -}}
+{{- $runner := .Values.operator.runner }}
+- name: ELVES_RUNNER_ENV_SECRETS
+  value: {{ join "," $runner.envFromSecrets | quote }}
+- name: ELVES_RUNNER_NODE_SELECTOR
+  value: {{ $runner.nodeSelector | toJson | quote }}
+- name: ELVES_RUNNER_TOLERATIONS
+  value: {{ $runner.tolerations | toJson | quote }}
+- name: ELVES_RUNNER_AFFINITY
+  value: {{ $runner.affinity | toString | quote }}
 {{- end }}
 
 {{/* elves.operator.configMapNamespaces: where the operator may write a run's ConfigMaps and Secret: operator.watchNamespaces, else operator.loadTestNamespaces plus the release namespace. */}}

@@ -10,7 +10,7 @@ the dashboards (kube-state-metrics `deployment` and `container` labels) and the 
 {{- .service.ports.http | default .service.ports.management }}
 {{- end }}
 
-{{/* elves.service.env: the environment of one service: ports, JVM, shutdown, then the connections it needs (docs/architecture.md, Services), then services.<name>.env. */}}
+{{/* elves.service.env: the environment of one service: ports, JVM, shutdown, then the connections it needs (docs/architecture.md, Services), then services.<name>.env; elves/local/services.py sets the same variables (tests/unit/chart/test_service_wiring.py). */}}
 {{- define "elves.service.env" -}}
 {{- $root := .root -}}
 - name: SERVER_PORT

@@ -162,18 +162,20 @@ def _duration_samples(prom: Prometheus, window: RunWindow, at: float) -> list[Se
 def queue_results(prom: Prometheus, window: RunWindow) -> dict[str, QueueResult]:
     """Deepest and final depth of every Elves queue (work queues and dead-letter queues)."""
     span, at = window.system_range()
-    deepest = prom.by_label(promql.queue_depth_max(span), "queue", at)
-    final = prom.by_label(promql.queue_depth(), "queue", at)
+    namespace = prom.system_namespace
+    deepest = prom.by_label(promql.queue_depth_max(span, namespace=namespace), "queue", at)
+    final = prom.by_label(promql.queue_depth(namespace=namespace), "queue", at)
     return {q: QueueResult(max=deepest.get(q), final=final.get(q)) for q in sorted(set(deepest) | set(final))}
 
 
 def replica_timeline(prom: Prometheus, window: RunWindow) -> dict[str, list[ReplicaPoint]]:
     """Per deployment, (desired, ready) replicas at the start and whenever they changed."""
     step = max(1.0, (window.end - window.load_start) / TIMELINE_POINTS)
-    desired = {s.labels.get("deployment", ""): dict(s.points)
-               for s in prom.query_range(promql.replicas_desired(), window.load_start, window.end, step)}
-    ready = {s.labels.get("deployment", ""): dict(s.points)
-             for s in prom.query_range(promql.replicas_ready(), window.load_start, window.end, step)}
+    namespace = prom.system_namespace
+    desired = {s.labels.get("deployment", ""): dict(s.points) for s in
+               prom.query_range(promql.replicas_desired(namespace=namespace), window.load_start, window.end, step)}
+    ready = {s.labels.get("deployment", ""): dict(s.points) for s in
+             prom.query_range(promql.replicas_ready(namespace=namespace), window.load_start, window.end, step)}
     timelines: dict[str, list[ReplicaPoint]] = {}
     for deployment in sorted(set(desired) | set(ready)):
         times = sorted(set(desired.get(deployment, {})) | set(ready.get(deployment, {})))
@@ -208,12 +210,13 @@ def longest_unready(timeline: list[ReplicaPoint], end: float) -> float | None:
 
 def deployment_results(prom: Prometheus, window: RunWindow) -> dict[str, DeploymentResult]:
     span, at = window.system_range()
-    restarts = prom.by_label(promql.restarts(span), "container", at)
-    ooms = prom.by_label(promql.oom_kills(span), "container", at)
+    namespace = prom.system_namespace
+    restarts = prom.by_label(promql.restarts(span, namespace=namespace), "container", at)
+    ooms = prom.by_label(promql.oom_kills(span, namespace=namespace), "container", at)
     timelines = replica_timeline(prom, window)
-    heap = prom.by_label(promql.jvm_heap_max(span), "application", at)
-    gc = prom.by_label(promql.jvm_gc_seconds(span), "application", at)
-    cpu = prom.by_label(promql.cpu_cores(span), "application", at)
+    heap = prom.by_label(promql.jvm_heap_max(span, namespace=namespace), "application", at)
+    gc = prom.by_label(promql.jvm_gc_seconds(span, namespace=namespace), "application", at)
+    cpu = prom.by_label(promql.cpu_cores(span, namespace=namespace), "application", at)
     results = {}
     for deployment in DEPLOYMENTS:
         timeline = timelines.get(deployment, [])

@@ -1,13 +1,15 @@
-"""The engine's subcommands: `elves report`, `elves crd`, `elves validate` (`elves run` needs a
-platform: elves.local.commands registers it)."""
+"""The engine's subcommands: `elves report`, `elves crd`, `elves scenarios`, `elves validate`
+(`elves run` needs a platform: elves.local.commands registers it)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Callable
 
-from elves.engine.models import SpecError, load_file
+from elves.engine.models.errors import SpecError
+from elves.engine.models.loadtest import load_file
 
 
 def register(subcommands) -> None:
@@ -22,20 +24,37 @@ def register(subcommands) -> None:
     crd.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
     crd.set_defaults(handler=_crd)
 
+    facts = subcommands.add_parser(
+        "scenarios", help="print the built-in scenarios' facts the k6 scripts read",
+        description="Generate loadtests/lib/scenario-facts.js from elves.engine.scenarios.")
+    facts.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
+    facts.set_defaults(handler=_scenarios)
+
     validate = subcommands.add_parser("validate", help="check LoadTest files against the models",
                                       description="Validate LoadTest files; exit 1 when any is invalid.")
     validate.add_argument("files", nargs="+", metavar="FILE")
     validate.set_defaults(handler=_validate)
 
 
+def _generated(args: argparse.Namespace, text: Callable[[], str], write: Callable[[Path], Path]) -> int:
+    """A generated file to standard output, or written to --output."""
+    if args.output:
+        print(f"wrote {write(Path(args.output))}")
+    else:
+        sys.stdout.write(text())
+    return 0
+
+
 def _crd(args: argparse.Namespace) -> int:
     from elves.engine.crd import crd_yaml, write_crd
 
-    if args.output:
-        print(f"wrote {write_crd(Path(args.output))}")
-    else:
-        sys.stdout.write(crd_yaml())
-    return 0
+    return _generated(args, crd_yaml, write_crd)
+
+
+def _scenarios(args: argparse.Namespace) -> int:
+    from elves.engine.scenarios import facts_module, write_facts
+
+    return _generated(args, facts_module, write_facts)
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from elves.engine import promql
 from elves.engine.prometheus import Prometheus, PrometheusError
-from elves.engine.report.html import observed_text, warmup_text
+from elves.engine.format import observed_text, percent_text, text_table
+from elves.engine.report.html import warmup_text
 from elves.engine.status import LoadTestStatus
 from elves.engine.summary import failures_text
 from elves.engine.units import format_duration, format_rate, format_seconds
@@ -33,10 +34,11 @@ def read_live(prom: Prometheus, test_id: str) -> Live:
         live.rate = prom.value(promql.k6_request_rate(test_id, by=None))
         live.p95 = prom.value(promql.k6_latency_quantile(0.95, test_id))
         live.errors = prom.value(promql.k6_error_rate(test_id))
-        top = prom.query(promql.deepest_queue(promql.WORK_QUEUES))
+        top = prom.query(promql.deepest_queue(promql.WORK_QUEUES, namespace=prom.system_namespace))
         if top and top[0].value is not None:
             live.deepest = (top[0].labels.get("queue", "?"), top[0].value)
-        live.replicas = {k: v for k, v in prom.by_label(promql.replicas_ready(), "deployment").items() if v is not None}
+        ready = prom.by_label(promql.replicas_ready(namespace=prom.system_namespace), "deployment")
+        live.replicas = {k: v for k, v in ready.items() if v is not None}
     except PrometheusError:
         pass
     return live
@@ -64,7 +66,7 @@ def progress_line(status: LoadTestStatus, live: Live, now: float, duration: floa
     if status.phase in ("Running", "Draining"):
         parts.append(f"rate {format_rate(live.rate)}")
         parts.append(f"p95 {format_seconds(live.p95)}")
-        parts.append(f"errors {'-' if live.errors is None else f'{live.errors * 100:.2f}%'}")
+        parts.append(f"errors {percent_text(live.errors)}")
         if live.deepest:
             parts.append(f"deepest {live.deepest[0].removeprefix('elves.')}={live.deepest[1]:g}")
         if live.replicas:
@@ -75,10 +77,8 @@ def progress_line(status: LoadTestStatus, live: Live, now: float, duration: floa
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows)]
-    line = lambda cells: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
-    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+    """Names left, figures right."""
+    return text_table(headers, rows, right=range(1, len(headers)))
 
 
 def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
@@ -92,7 +92,7 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
         out.append("")
         out.append(f"Run {run.index} ({run.test_id}{', ' + point if point else ''}): {run.phase}")
         rows = [[name, str(e.requests), format_rate(e.rate),
-                 "-" if e.error_rate is None else f"{e.error_rate * 100:.2f}%",
+                 percent_text(e.error_rate),
                  format_seconds(e.p50), format_seconds(e.p95), format_seconds(e.p99)]
                 for name, e in list(results.endpoints.items()) + [("all", results.total)]]
         out += _table(["endpoint", "requests", "rate", "failed", "p50", "p95", "p99"], rows)
@@ -129,7 +129,7 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
             [str(r.index)] + [str(r.point.get(k)) for k in keys] + [
                 format_rate(r.throughput), "-" if r.speedup is None else f"{r.speedup:.2f}x",
                 "-" if r.efficiency is None else f"{r.efficiency * 100:.0f}%", format_seconds(r.p99),
-                "-" if r.error_rate is None else f"{r.error_rate * 100:.2f}%",
+                percent_text(r.error_rate),
                 _n(r.queue_depth_max), _n(r.lost), "passed" if r.passed else "failed"]
             for r in status.sweep])
     if status.verdict is not None:

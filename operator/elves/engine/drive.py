@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
-from elves.engine.models import SpecError, load_file
+from elves.engine.models.errors import SpecError
+from elves.engine.models.loadtest import load_file
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import HTML, write_report
@@ -103,7 +104,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
     ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url,
                   driver=f"elves run, pid {os.getpid()}")
     prom = ctx.prometheus(platform)
-    live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS)
+    live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS, system_namespace=prom.system_namespace)
     clock = SystemClock()
     progress = Progress(out)
     status = LoadTestStatus()

@@ -9,6 +9,8 @@ percentiles aggregate across runners) and the ELVES_* variables every Elves scri
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Callable
 
 from elves.engine.platform import LoadRun
 
@@ -37,28 +39,69 @@ def describe_exit(code: int) -> str:
     return f"k6 exited with code {code} ({meaning})"
 
 
-def script_env(run: LoadRun) -> dict[str, str]:
-    """The run's own ELVES_* variables: its scenarios, test id and tokens (extra `env` wins)."""
-    return {
-        "ELVES_K6_SCENARIOS": json.dumps(run.scenarios, sort_keys=True),
-        "ELVES_TEST_ID": run.test_id,
-        "ELVES_TOKENS": ",".join(run.tokens),
-        "ELVES_ADMIN_TOKEN": run.admin_token,
-        "ELVES_SERVICE_KEY": run.service_key,
-        **run.env,
-    }
+@dataclass(frozen=True)
+class Targets:
+    """Where a runner sends its load and its samples, as seen from where it runs."""
+
+    prometheus_url: str
+    gateway_url: str
+    registry_url: str
 
 
-def runner_env(run: LoadRun, prometheus_url: str, gateway_url: str, registry_url: str) -> dict[str, str]:
+@dataclass(frozen=True)
+class RunnerVariable:
+    """One variable of every k6 runner's environment: its name, how a run's facts are packed
+    into its value, and how it travels to a runner on a cluster."""
+
+    name: str
+    value: Callable[[LoadRun, Targets], str]
+    # A credential: on a cluster it reaches the runners from the run's Secret, never in plain
+    # text in the TestRun, the archive or a command line.
+    secret: bool = False
+    # Baked into a cluster run's `k6 archive`: k6 takes an archive's options from the
+    # environment it was packed with (the scenarios, the test id tag), not from the runner's.
+    archived: bool = False
+    # Grows with spec.load.users (a token each): a platform checks it against the longest
+    # variable a process's environment takes.
+    per_user: bool = False
+
+    def __post_init__(self) -> None:
+        if self.secret and self.archived:
+            raise ValueError(f"{self.name}: a credential is never packed into an archive")
+
+
+RUNNER_VARIABLES: tuple[RunnerVariable, ...] = (
+    RunnerVariable("K6_PROMETHEUS_RW_SERVER_URL", lambda run, to: f"{to.prometheus_url.rstrip('/')}/api/v1/write"),
+    RunnerVariable("K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM", lambda run, to: "true"),
+    RunnerVariable("K6_PROMETHEUS_RW_PUSH_INTERVAL", lambda run, to: PUSH_INTERVAL),
+    # Series end when the test ends, instead of lingering for five minutes.
+    RunnerVariable("K6_PROMETHEUS_RW_STALE_MARKERS", lambda run, to: "true"),
+    RunnerVariable("K6_NO_USAGE_REPORT", lambda run, to: "true"),
+    RunnerVariable("ELVES_BASE_URL", lambda run, to: to.gateway_url),
+    RunnerVariable("ELVES_REGISTRY_URL", lambda run, to: to.registry_url),
+    RunnerVariable("ELVES_K6_SCENARIOS", lambda run, to: json.dumps(run.scenarios, sort_keys=True), archived=True),
+    RunnerVariable("ELVES_TEST_ID", lambda run, to: run.test_id, archived=True),
+    RunnerVariable("ELVES_TOKENS", lambda run, to: ",".join(run.tokens), secret=True, per_user=True),
+    RunnerVariable("ELVES_ADMIN_TOKEN", lambda run, to: run.admin_token, secret=True),
+    RunnerVariable("ELVES_SERVICE_KEY", lambda run, to: run.service_key, secret=True),
+)
+
+
+def runner_variables(run: LoadRun, targets: Targets) -> list[tuple[RunnerVariable, str]]:
+    """Every runner variable of `run` with its value."""
+    return [(variable, variable.value(run, targets)) for variable in RUNNER_VARIABLES]
+
+
+def runner_env(run: LoadRun, targets: Targets) -> dict[str, str]:
     """The whole environment of one k6 runner of `run`, on either platform."""
-    return {
-        "K6_PROMETHEUS_RW_SERVER_URL": f"{prometheus_url.rstrip('/')}/api/v1/write",
-        "K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM": "true",
-        "K6_PROMETHEUS_RW_PUSH_INTERVAL": PUSH_INTERVAL,
-        # Series end when the test ends, instead of lingering for five minutes.
-        "K6_PROMETHEUS_RW_STALE_MARKERS": "true",
-        "K6_NO_USAGE_REPORT": "true",
-        "ELVES_BASE_URL": gateway_url,
-        "ELVES_REGISTRY_URL": registry_url,
-        **script_env(run),
-    }
+    return {variable.name: value for variable, value in runner_variables(run, targets)}
+
+
+def archived_env(run: LoadRun, targets: Targets) -> dict[str, str]:
+    """What `k6 archive` packs in (RunnerVariable.archived): never a secret."""
+    return {variable.name: value for variable, value in runner_variables(run, targets) if variable.archived}
+
+
+def secret_env(run: LoadRun, targets: Targets) -> dict[str, str]:
+    """The credentials among the variables (RunnerVariable.secret)."""
+    return {variable.name: value for variable, value in runner_variables(run, targets) if variable.secret}

@@ -5,8 +5,9 @@ Pure functions of the spec; nothing here talks to a system.
 The load is an open model: k6 starts iterations at the planned arrival rate whatever the
 system does, so queueing shows up as latency and queue depth instead of being hidden by
 slower clients. k6 only drops an iteration when it has no free VU, so the VU pool is
-sized from the rate and the expected iteration time with room for stalls: an honest run
-drops nothing, and `dropped_iterations > 0` means the harness, not the system, fell short.
+sized from the rate and the expected iteration time with room for stalls
+(elves.engine.scenarios.vus_for, the rule the scripts' standalone runs use too): an honest
+run drops nothing, and `dropped_iterations > 0` means the harness, not the system, fell short.
 """
 
 from __future__ import annotations
@@ -19,22 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from elves.constants import LOCAL_TEST_NAMESPACE
-from elves.engine.models import FaultAction, Load, LoadTest, LoadTestSpec, System, set_path
-from elves.engine.scenarios import BUILTIN_SCENARIOS
+from elves.engine.models.faults import FaultAction
+from elves.engine.models.load import Load
+from elves.engine.models.loadtest import LoadTest
+from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.system import System, set_path
+from elves.engine.platform import RunScript, ScriptConfigMap, ScriptFile
+from elves.engine.scenarios import BUILTIN_SCENARIOS, CUSTOM_ITERATION_SECONDS, FLAT_RATE_EXECUTOR, time_unit, vus_for
 from elves.engine.units import k6_duration
-
-# An iteration may stall this long (a frozen replica, a broker restart) before k6 has to
-# allocate VUs beyond the pre-allocated pool; longer stalls draw on maxVUs (tier 2 freezes
-# the gateway for 3 s at 4/s: about 12 in flight against 13 pre-allocated and 52 at most).
-STALL_ALLOWANCE_SECONDS = 2.0
-VU_HEADROOM = 1.5
-MIN_PREALLOCATED_VUS = 3
-# k6 allocates VUs beyond the pre-allocated pool (up to maxVUs) when iterations pile up.
-MAX_VUS_FACTOR = 4
-# Integer rates per time unit lose precision at low rates; pick the unit that keeps the
-# rounding error under half a percent.
-_TIME_UNITS = (("1s", 1.0), ("1m", 60.0), ("1h", 3600.0))
-_MIN_RATE_PER_UNIT = 100
 
 
 @dataclass(frozen=True)
@@ -75,7 +68,7 @@ class RunPlan:
     index: int
     test_id: str
     point: SweepPoint
-    script: str
+    script: RunScript
     scenarios: dict[str, Any]
     faults: list[PlannedFault]
     duration_seconds: float
@@ -215,20 +208,6 @@ def peak_rate(load: Load) -> float:
 
 # --- k6 scenarios -------------------------------------------------------------------
 
-def _time_unit(peak_per_second: float) -> tuple[str, float]:
-    for name, seconds in _TIME_UNITS:
-        if peak_per_second * seconds >= _MIN_RATE_PER_UNIT:
-            return name, seconds
-    return _TIME_UNITS[-1]
-
-
-def _vus_for(peak_per_second: float, iteration_seconds: float) -> tuple[int, int]:
-    """(preAllocatedVUs, maxVUs) so iterations starting at the peak rate never wait for a VU."""
-    in_flight = peak_per_second * (iteration_seconds + STALL_ALLOWANCE_SECONDS)
-    pre = max(MIN_PREALLOCATED_VUS, math.ceil(in_flight * VU_HEADROOM))
-    return pre, max(pre * MAX_VUS_FACTOR, pre + 10)
-
-
 def share_out(total: int, mix: dict[str, float]) -> dict[str, int]:
     """`total` (users, iterations) shared by weight in whole numbers that add up to it
     (largest remainders first, ties in mix order)."""
@@ -275,7 +254,6 @@ def k6_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
     mix = load.effective_mix
     total_weight = sum(mix.values())
     builtin = BUILTIN_SCENARIOS.get(load.scenario or "")
-    iteration_seconds = builtin.iteration_seconds if builtin else 0.5
     stages = total_stages(load)
     duration = load.duration_seconds
     peak = peak_rate(load)
@@ -283,15 +261,15 @@ def k6_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
     scenarios: dict[str, Any] = {}
     for name, weight in mix.items():
         share = weight / total_weight
-        unit_name, unit_seconds = _time_unit(peak * share)
-        pre, max_vus = _vus_for(peak * share, iteration_seconds)
+        unit_name, unit_seconds = time_unit(peak * share)
+        pre, max_vus = vus_for(peak * share, builtin.seconds_of(name) if builtin else CUSTOM_ITERATION_SECONDS)
         if load.vus is not None:
             pre = max(1, math.ceil(load.vus.pre_allocated * share))
             max_vus = max(pre, math.ceil((load.vus.max or load.vus.pre_allocated) * share))
         scenario: dict[str, Any] = {"exec": name, "timeUnit": unit_name, "preAllocatedVUs": pre, "maxVUs": max_vus}
         if stages is None:
             rate = (load.rate.per_second if load.rate else 0.0) * share
-            scenario.update(executor="constant-arrival-rate", rate=round(rate * unit_seconds),
+            scenario.update(executor=FLAT_RATE_EXECUTOR, rate=round(rate * unit_seconds),
                             duration=k6_duration(duration))
         else:
             scenario.update(executor="ramping-arrival-rate", startRate=0, stages=[
@@ -325,17 +303,17 @@ def scenarios_dir() -> Path:
     return Path(override) if override else Path(__file__).resolve().parents[3] / "loadtests" / "scenarios"
 
 
-def script_location(load: Load, source_dir: Path | None = None) -> str:
-    """What the platform runs: a file path, or `configmap:<name>/<file>` on a cluster."""
+def script_location(load: Load, source_dir: Path | None = None) -> RunScript:
+    """What the platform runs: a file (a built-in scenario, a script path), or a ConfigMap on a cluster."""
     if load.scenario is not None:
-        return str(scenarios_dir() / f"{load.scenario}.js")
+        return ScriptFile(str(scenarios_dir() / f"{load.scenario}.js"))
     assert load.script is not None  # the model requires one of them
     if load.script.config_map is not None:
-        return f"configmap:{load.script.config_map.name}/{load.script.config_map.file}"
+        return ScriptConfigMap(load.script.config_map.name, load.script.config_map.file)
     path = Path(load.script.path or "")
     if not path.is_absolute() and source_dir is not None:
         path = source_dir / path
-    return str(path)
+    return ScriptFile(str(path))
 
 
 def plan_runs(test: LoadTest, source_dir: Path | None = None) -> list[RunPlan]:

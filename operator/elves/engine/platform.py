@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from elves.engine.models import FaultAction, System
+from elves.engine.models.faults import FaultAction
+from elves.engine.models.spec import Runner
+from elves.engine.models.system import System
 from elves.engine.status import ContainerWatch, SystemSnapshot
 
 
@@ -23,18 +25,59 @@ class Readiness:
 
 
 @dataclass(frozen=True)
-class LoadRun:
-    """One k6 run: everything a platform needs to start the load generator."""
+class ScriptFile:
+    """A k6 script (or archive) on the operator's or the local machine's disk: a built-in
+    scenario, or spec.load.script.path (local mode)."""
 
+    path: str
+
+    def __str__(self) -> str:
+        return self.path
+
+
+@dataclass(frozen=True)
+class ScriptConfigMap:
+    """spec.load.script.configMap: a script (or archive) in a ConfigMap of the LoadTest's
+    namespace, run as it is (a cluster only)."""
+
+    name: str
+    file: str  # the key holding it
+
+    def __str__(self) -> str:
+        return f"ConfigMap {self.name}, key {self.file}"
+
+
+# What a run executes (elves.engine.models.Script is what the spec says; plan.script_location maps it).
+RunScript = ScriptFile | ScriptConfigMap
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """Which run of a test: its index (the sweep point) and the test id its traffic carries."""
+
+    index: int
+    test_id: str  # <namespace>/<name>/<index>
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    """One k6 run: everything a platform needs to start the load generator. Its variables
+    reach the script through elves.engine.k6.RUNNER_VARIABLES."""
+
+    index: int  # the sweep point: a cluster names the run's objects by it
     test_id: str  # <namespace>/<name>/<run index>
-    script: str  # path of the k6 script (or archive) to run
+    script: RunScript
     scenarios: dict[str, Any]  # the k6 `scenarios` option, computed by the planner
     tokens: list[str] = field(default_factory=list)  # one bearer token per synthetic user
     admin_token: str = ""
     service_key: str = ""  # the registry's service credential (scripts that call it directly)
-    env: dict[str, str] = field(default_factory=dict)  # extra variables for the script
+    runner: Runner | None = None  # spec.runner: the runner pods' settings on a cluster
     parallelism: int = 1  # number of k6 runners
     duration_seconds: float = 0.0  # the planned length of the load, for deadlines
+
+    @property
+    def key(self) -> RunKey:
+        return RunKey(self.index, self.test_id)
 
 
 # "setup" (optional): k6 runs but is still in setup(), so the scenarios, and with them the
@@ -61,6 +104,9 @@ class Platform(Protocol):
     """Where the system under test and the load generator run."""
 
     name: str  # "local" or "kubernetes"
+    # The namespace the system runs in, as the `namespace` label of its series in Prometheus
+    # (kube-state-metrics, its services, its RabbitMQ): the engine's system queries select it.
+    system_namespace: str
 
     def prometheus_url(self) -> str: ...
 
@@ -93,9 +139,9 @@ class Platform(Protocol):
 
     def start_load(self, run: LoadRun) -> None: ...
 
-    def load_status(self, test_id: str) -> LoadStatus: ...
+    def load_status(self, run: RunKey) -> LoadStatus: ...
 
-    def stop_load(self, test_id: str) -> None: ...
+    def stop_load(self, run: RunKey) -> None: ...
 
     def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
         """Inject the action of one fault (ScaleFault, KillPodFault, ...); says what was done."""

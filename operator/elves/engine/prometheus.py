@@ -13,11 +13,19 @@ from typing import Any
 
 import requests
 
+from elves.engine.blips import TransientError
+
 DEFAULT_TIMEOUT_SECONDS = 10.0
 
 
 class PrometheusError(RuntimeError):
     """Prometheus could not answer; the message says which server and why."""
+
+
+class PrometheusUnavailable(PrometheusError, TransientError):
+    """Prometheus did not answer in time, could not be reached or answered 5xx: it may be back soon."""
+
+    harness_reason = "PrometheusUnreachable"
 
 
 @dataclass(frozen=True)
@@ -41,13 +49,19 @@ def _number(text: str) -> float | None:
 
 
 class Prometheus:
-    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_SECONDS):
+    """The Prometheus that watches one system. `system_namespace` is the namespace that
+    system's own series carry (the platform's Platform.system_namespace): the engine asks
+    its queries of the system's queues, deployments and JVMs for that namespace only. A
+    client without one can still ask k6's series, which a test id tells apart."""
+
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_SECONDS, system_namespace: str = ""):
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.system_namespace = system_namespace
         self._session = requests.Session()
 
     def __repr__(self) -> str:
-        return f"Prometheus({self.url})"
+        return f"Prometheus({self.url}, system namespace {self.system_namespace or '(none)'})"
 
     def ready(self) -> tuple[bool, str]:
         """Whether Prometheus answers /-/ready; the reason in words when not."""
@@ -111,18 +125,20 @@ class Prometheus:
             # POST (form-encoded) keeps long queries out of URL length limits; the API takes both.
             response = self._session.post(f"{self.url}{path}", data=params, timeout=self.timeout)
         except requests.Timeout:
-            raise PrometheusError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s") from None
+            raise PrometheusUnavailable(f"Prometheus at {self.url} did not answer within {self.timeout:g}s") from None
         except requests.RequestException as exc:
-            raise PrometheusError(f"Prometheus at {self.url} is unreachable: {_cause(exc)}") from None
+            raise PrometheusUnavailable(f"Prometheus at {self.url} is unreachable: {_cause(exc)}") from None
+        # 5xx: overloaded, restarting, or a query cancelled by its timeout; a 4xx is the query's fault.
+        error = PrometheusUnavailable if response.status_code >= 500 else PrometheusError
         try:
             body = response.json()
         except ValueError:
-            raise PrometheusError(
+            raise error(
                 f"Prometheus at {self.url} answered HTTP {response.status_code} with no JSON:"
                 f" {response.text.strip()[:200]!r}") from None
         if response.status_code != 200 or body.get("status") != "success":
-            error = body.get("error") or f"HTTP {response.status_code}"
-            raise PrometheusError(f"Prometheus at {self.url} rejected {params.get('query')!r}: {error}")
+            raise error(f"Prometheus at {self.url} rejected {params.get('query')!r}: "
+                        f"{body.get('error') or f'HTTP {response.status_code}'}")
         return body["data"]
 
 

@@ -26,6 +26,15 @@ Prometheus 2.42 with native histograms):
   `deployment`), `kube_pod_container_status_restarts_total`,
   `kube_pod_container_status_last_terminated_reason` (label `container` = the deployment).
 
+Every query of the system's own series (its queues, deployments, containers and JVMs) takes
+the system's namespace and selects only that namespace's series, so on a shared cluster
+another team's Deployment called `gateway` (or its queue of the same name) never changes a
+verdict. Prometheus gives each series its `namespace` label: kube-state-metrics carries the
+object's namespace (its ServiceMonitor honours labels); a ServiceMonitor gives the services'
+and RabbitMQ's series the namespace of their Service; the local Prometheus and supervisor put
+the local system under `elves.constants.SYSTEM_NAMESPACE`. k6's series are told apart by
+their test id instead (it begins with the LoadTest's namespace).
+
 Windows are PromQL durations; `window_for(seconds)` makes one from a run's length.
 """
 
@@ -45,6 +54,7 @@ K6_DROPPED = "k6_dropped_iterations_total"
 K6_VUS = "k6_vus"
 QUEUE_READY = "rabbitmq_detailed_queue_messages_ready"
 QUEUE_UNACKED = "rabbitmq_detailed_queue_messages_unacked"
+QUEUE_CONSUMERS = "rabbitmq_detailed_queue_consumers"
 REPLICAS_DESIRED = "kube_deployment_spec_replicas"
 REPLICAS_READY = "kube_deployment_status_replicas_ready"
 RESTARTS = "kube_pod_container_status_restarts_total"
@@ -100,6 +110,14 @@ def selector(metric: str, **labels: str | None) -> str:
         else:
             parts.append(f"{name}={quote(value)}")
     return f"{metric}{{{','.join(parts)}}}" if parts else metric
+
+
+def system_selector(metric: str, namespace: str, **labels: str | None) -> str:
+    """`selector` of one of the system's own series, always limited to its namespace (a value
+    starting with `~` matches as a regex, as Grafana's variables need)."""
+    if not namespace:
+        raise ValueError(f"a query of the system's series ({metric or labels}) needs the system's namespace")
+    return selector(metric, namespace=namespace, **labels)
 
 
 def _by(labels: str | None) -> str:
@@ -207,35 +225,41 @@ def k6_samples_present(test_id: str, window: str) -> str:
 
 # --- RabbitMQ queues -----------------------------------------------------------------
 
-def queue_depth(queues: Iterable[str] | None = None) -> str:
+def queue_depth(queues: Iterable[str] | None = None, *, namespace: str) -> str:
     """Messages in each queue (ready + unacknowledged), by `queue`; all Elves queues and DLQs by default."""
-    names = f"{QUEUE_READY}|{QUEUE_UNACKED}"
-    return f'sum by (queue) ({{__name__=~"{names}",queue=~{quote(regex_of(queues or ALL_QUEUES))}}})'
+    both = system_selector("", namespace, __name__=f"~{QUEUE_READY}|{QUEUE_UNACKED}",
+                           queue="~" + regex_of(queues or ALL_QUEUES))
+    return f"sum by (queue) ({both})"
 
 
-def queue_depth_max(window: str, queues: Iterable[str] | None = None) -> str:
+def queue_depth_max(window: str, queues: Iterable[str] | None = None, *, namespace: str) -> str:
     """The deepest each queue got over a window."""
-    return f"max_over_time(({queue_depth(queues)})[{window}:{SUBQUERY_STEP}])"
+    return f"max_over_time(({queue_depth(queues, namespace=namespace)})[{window}:{SUBQUERY_STEP}])"
 
 
-def deepest_queue(queues: Iterable[str] | None = None) -> str:
+def deepest_queue(queues: Iterable[str] | None = None, *, namespace: str) -> str:
     """The one queue holding the most messages now."""
-    return f"topk(1, {queue_depth(queues)})"
+    return f"topk(1, {queue_depth(queues, namespace=namespace)})"
 
 
-def queue_depth_deepest(queues: Iterable[str] | None = None) -> str:
+def queue_depth_deepest(queues: Iterable[str] | None = None, *, namespace: str) -> str:
     """The depth of whichever queue is deepest now (one number)."""
-    return f"max({queue_depth(queues)})"
+    return f"max({queue_depth(queues, namespace=namespace)})"
 
 
-def queue_depth_scraped_at(queues: Iterable[str] = WORK_QUEUES) -> str:
+def queue_depth_scraped_at(queues: Iterable[str] = WORK_QUEUES, *, namespace: str) -> str:
     """When the queues' depth was last scraped (epoch seconds, the oldest of them)."""
-    return f"min(timestamp({selector(QUEUE_READY, queue='~' + regex_of(queues))}))"
+    return f"min(timestamp({system_selector(QUEUE_READY, namespace, queue='~' + regex_of(queues))}))"
 
 
-def queue_depth_total(queues: Iterable[str] = WORK_QUEUES) -> str:
+def queue_depth_total(queues: Iterable[str] = WORK_QUEUES, *, namespace: str) -> str:
     """Messages waiting in the work queues together: 0 means the system has drained."""
-    return f"sum({queue_depth(queues)})"
+    return f"sum({queue_depth(queues, namespace=namespace)})"
+
+
+def queue_consumers(queues: Iterable[str] = WORK_QUEUES, *, namespace: str) -> str:
+    """Consumers on each queue, by `queue`: 0 with messages waiting means nothing drains it."""
+    return f"sum by (queue) ({system_selector(QUEUE_CONSUMERS, namespace, queue='~' + regex_of(queues))})"
 
 
 QUEUE_PUBLISHED = "rabbitmq_detailed_queue_messages_published_total"
@@ -243,30 +267,30 @@ QUEUE_DELIVERED = "rabbitmq_detailed_channel_messages_delivered_ack_total"
 QUEUE_ACKED = "rabbitmq_detailed_channel_messages_acked_total"
 
 
-def _queue_rate(metric: str, rate_window: str, queues: Iterable[str]) -> str:
-    return f"sum by (queue) (rate({selector(metric, queue='~' + regex_of(queues))}[{rate_window}]))"
+def _queue_rate(metric: str, rate_window: str, queues: Iterable[str], namespace: str) -> str:
+    return f"sum by (queue) (rate({system_selector(metric, namespace, queue='~' + regex_of(queues))}[{rate_window}]))"
 
 
-def queue_publish_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+def queue_publish_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES, *, namespace: str) -> str:
     """Messages routed into each queue per second, by `queue`."""
-    return _queue_rate(QUEUE_PUBLISHED, rate_window, queues)
+    return _queue_rate(QUEUE_PUBLISHED, rate_window, queues, namespace)
 
 
-def queue_deliver_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+def queue_deliver_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES, *, namespace: str) -> str:
     """Messages each queue delivered to consumers per second (manual ack; redeliveries too), by `queue`."""
-    return _queue_rate(QUEUE_DELIVERED, rate_window, queues)
+    return _queue_rate(QUEUE_DELIVERED, rate_window, queues, namespace)
 
 
-def queue_ack_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+def queue_ack_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES, *, namespace: str) -> str:
     """Messages consumers acknowledged per second, by `queue`."""
-    return _queue_rate(QUEUE_ACKED, rate_window, queues)
+    return _queue_rate(QUEUE_ACKED, rate_window, queues, namespace)
 
 
-def queue_pileup_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES) -> str:
+def queue_pileup_rate(rate_window: str = RATE_WINDOW, queues: Iterable[str] = WORK_QUEUES, *, namespace: str) -> str:
     """Published minus acknowledged per second, by `queue`: above 0 the queue grows. A queue
     nobody has acknowledged from yet counts its whole publish rate."""
-    published = queue_publish_rate(rate_window, queues)
-    return f"{published} - ({queue_ack_rate(rate_window, queues)} or {published} * 0)"
+    published = queue_publish_rate(rate_window, queues, namespace=namespace)
+    return f"{published} - ({queue_ack_rate(rate_window, queues, namespace=namespace)} or {published} * 0)"
 
 
 # --- deployments ---------------------------------------------------------------------
@@ -281,36 +305,36 @@ def _by_deployment(expr: str, deployments: Iterable[str]) -> str:
     return f'label_replace({expr}, "deployment", "$1", "deployment", {quote(_deployment_regex(deployments))})'
 
 
-def replicas_desired(deployments: Iterable[str] = DEPLOYMENTS) -> str:
+def replicas_desired(deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """Replicas each deployment is asked to run, by `deployment`."""
-    sel = selector(REPLICAS_DESIRED, deployment="~" + _deployment_regex(deployments))
+    sel = system_selector(REPLICAS_DESIRED, namespace, deployment="~" + _deployment_regex(deployments))
     return f"max by (deployment) ({_by_deployment(sel, deployments)})"
 
 
-def replicas_ready(deployments: Iterable[str] = DEPLOYMENTS) -> str:
+def replicas_ready(deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """Replicas of each deployment that are ready, by `deployment`."""
-    sel = selector(REPLICAS_READY, deployment="~" + _deployment_regex(deployments))
+    sel = system_selector(REPLICAS_READY, namespace, deployment="~" + _deployment_regex(deployments))
     return f"max by (deployment) ({_by_deployment(sel, deployments)})"
 
 
-def restarts_total(deployments: Iterable[str] = DEPLOYMENTS) -> str:
+def restarts_total(deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """Container restarts so far, by `container` (= deployment): steps up at each crash or kill."""
-    return f"sum by (container) ({selector(RESTARTS, container='~' + regex_of(deployments))})"
+    return f"sum by (container) ({system_selector(RESTARTS, namespace, container='~' + regex_of(deployments))})"
 
 
-def _restarts_within(window: str, deployments: Iterable[str]) -> str:
+def _restarts_within(window: str, deployments: Iterable[str], namespace: str) -> str:
     """Per pod, how far its restart counter rose within the window; a pod first seen inside
     the window counts from 0 (it is new, and kube-state-metrics may first see it late)."""
-    sel = selector(RESTARTS, container="~" + regex_of(deployments))
+    sel = system_selector(RESTARTS, namespace, container="~" + regex_of(deployments))
     return f"(max_over_time({sel}[{window}]) - (({sel} offset {window}) or (max_over_time({sel}[{window}]) * 0)))"
 
 
-def restarts(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+def restarts(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """Restarts within a window, by `container`: per pod the counter's rise, then summed."""
-    return f"sum by (container) ({_restarts_within(window, deployments)})"
+    return f"sum by (container) ({_restarts_within(window, deployments, namespace)})"
 
 
-def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """Restarts within a window of pods that ran out of memory, by `container`: the last
     termination was OOMKilled (the kernel) or exit code 3 (the JVM's ExitOnOutOfMemoryError,
     which Kubernetes calls Error).
@@ -318,32 +342,32 @@ def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
     kube-state-metrics keeps only the last termination per pod, so a pod that ran out of
     memory and later crashed otherwise counts all its restarts in the window as OOM kills."""
     containers = "~" + regex_of(deployments)
-    killed = selector(LAST_TERMINATED, container=containers, reason="OOMKilled")
-    exit_code = selector(LAST_EXIT_CODE, container=containers)
+    killed = system_selector(LAST_TERMINATED, namespace, container=containers, reason="OOMKilled")
+    exit_code = system_selector(LAST_EXIT_CODE, namespace, container=containers)
     out_of_memory = (f"(max by (namespace, pod, container) (max_over_time({killed}[{window}]))"
                      f" or max by (namespace, pod, container) (max_over_time(({exit_code} == bool {JVM_OOM_EXIT_CODE})"
                      f"[{window}:{SUBQUERY_STEP}])))")
-    return (f"sum by (container) ({_restarts_within(window, deployments)}"
+    return (f"sum by (container) ({_restarts_within(window, deployments, namespace)}"
             f" * on (namespace, pod, container) group_left() {out_of_memory})")
 
 
 # --- the services' JVMs --------------------------------------------------------------
 
-def _application(metric: str, deployments: Iterable[str], **labels: str) -> str:
-    return selector(metric, application="~" + regex_of(deployments), **labels)
+def _application(metric: str, deployments: Iterable[str], namespace: str, **labels: str) -> str:
+    return system_selector(metric, namespace, application="~" + regex_of(deployments), **labels)
 
 
-def jvm_heap_max(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+def jvm_heap_max(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """The most heap any one replica had in use over a window, by `application` (= deployment)."""
-    heap = f"sum by (application, pod, instance) ({_application(JVM_HEAP, deployments, area='heap')})"
+    heap = f"sum by (application, pod, instance) ({_application(JVM_HEAP, deployments, namespace, area='heap')})"
     return f"max by (application) (max_over_time(({heap})[{window}:{SUBQUERY_STEP}]))"
 
 
-def jvm_gc_seconds(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+def jvm_gc_seconds(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """Seconds spent in garbage-collection pauses within a window, all replicas, by `application`."""
-    return f"sum by (application) (increase({_application(JVM_GC_PAUSE, deployments)}[{window}]))"
+    return f"sum by (application) (increase({_application(JVM_GC_PAUSE, deployments, namespace)}[{window}]))"
 
 
-def cpu_cores(window: str, deployments: Iterable[str] = DEPLOYMENTS) -> str:
+def cpu_cores(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """CPU used over a window, in cores (mean), all replicas together, by `application`."""
-    return f"sum by (application) (rate({_application(PROCESS_CPU, deployments)}[{window}])) / 1e9"
+    return f"sum by (application) (rate({_application(PROCESS_CPU, deployments, namespace)}[{window}])) / 1e9"

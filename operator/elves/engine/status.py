@@ -8,17 +8,37 @@ Times are UTC datetimes; latencies and durations are seconds; rates are per seco
 from __future__ import annotations
 
 import json
-
 from datetime import datetime
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from elves.engine.modelbase import StatusModel
 
 Phase = Literal["Pending", "Preparing", "Running", "Draining", "Analyzing", "Succeeded", "Failed", "Error"]
 FINAL_PHASES = ("Succeeded", "Failed", "Error")
 Scalar = int | float | str
+
+
+class Step(StrEnum):
+    """Where the phase machine is within its phase (status.progress.step); each step but
+    done is one function of elves.engine.runner (runner.machine.STEPS). The values are what
+    a LoadTest's status has always said."""
+
+    START = "start"
+    ACQUIRE = "acquire"
+    PREPARE = "prepare"
+    WAIT_RESET = "wait-reset"
+    APPLY = "apply"
+    WAIT_READY = "wait-ready"
+    PROMETHEUS = "prometheus"
+    BASELINE = "baseline"
+    START_LOAD = "start-load"
+    LOAD = "load"
+    DRAIN = "drain"
+    ANALYZE = "analyze"
+    DONE = "done"
 
 
 class Condition(StatusModel):
@@ -200,10 +220,15 @@ class SweepRow(StatusModel):
 class Progress(StatusModel):
     """What the phase machine does now, and until when it will wait."""
 
-    step: str = "start"
+    # A string in the CRD as before: the model, not the schema, names the steps, so a step
+    # added later needs no CRD change.
+    step: Annotated[Step, WithJsonSchema({"type": "string"})] = Step.START
     waiting_for: str = ""
     since: datetime | None = None
     deadline: datetime | None = None
+    retrying: str = Field("", description="A failure that may pass by itself (an API server or Prometheus "
+                                           "blip): the step is tried again until it has lasted too long.")
+    retrying_since: datetime | None = None
 
 
 class Summary(StatusModel):

@@ -12,9 +12,9 @@ import operator
 from collections.abc import Callable
 
 from elves.engine import promql
-from elves.engine.models import LATENCY_METRICS, MEAN_LATENCY, Objective
+from elves.engine.models.objectives import Objective, LATENCY_METRICS, MEAN_LATENCY
 from elves.engine.plan import Segment, numeric, rate_at
-from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.prometheus import Prometheus, PrometheusError, PrometheusUnavailable
 from elves.engine.summary import deepest, failures_text, work_queues
 from elves.engine.status import Breakpoint, Check, RunResults, RunStatus, SweepRow, Verdict
 from elves.engine.units import Duration
@@ -95,6 +95,8 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
 def observe_promql(objective: Objective, prom: Prometheus, at: float) -> tuple[float | None, str]:
     try:
         samples = prom.query(objective.promql or "", at)
+    except PrometheusUnavailable:
+        raise  # a blip: evaluated again on the next step
     except PrometheusError as exc:
         raise VerdictError(f"objective {objective.promql!r} could not be evaluated: {exc}") from None
     if not samples:
@@ -123,8 +125,9 @@ def evaluate(objectives: list[Objective], results: RunResults, prom: Prometheus 
 
 # --- breakpoint ---------------------------------------------------------------------
 
-def timeline_query(objective: Objective, test_id: str) -> str | None:
-    """PromQL that follows an objective's metric over time; None when it only exists at the end."""
+def timeline_query(objective: Objective, test_id: str, namespace: str) -> str | None:
+    """PromQL that follows an objective's metric over time (the system's series in `namespace`);
+    None when it only exists at the end."""
     metric = objective.metric
     if objective.promql is not None:
         return objective.promql
@@ -137,7 +140,8 @@ def timeline_query(objective: Objective, test_id: str) -> str | None:
         return promql.k6_error_rate(test_id, endpoint=objective.endpoint)
     if metric == "queue_depth_max":
         # Without a queue named: the work queues, as in observe().
-        return promql.queue_depth_deepest([objective.queue] if objective.queue else promql.WORK_QUEUES)
+        return promql.queue_depth_deepest([objective.queue] if objective.queue else promql.WORK_QUEUES,
+                                          namespace=namespace)
     if metric == "dropped_iterations":
         return promql.k6_dropped_iterations_so_far(test_id)
     return None
@@ -167,11 +171,13 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
     the warm-up, when there is one: a cold JVM is not the system's limit)."""
     first: tuple[float, str] | None = None
     for objective in objectives:
-        expr = timeline_query(objective, test_id)
+        expr = timeline_query(objective, test_id, prom.system_namespace)
         if expr is None:
             continue
         try:
             series = prom.query_range(expr, load_start + warmup_seconds, load_end, BREAKPOINT_STEP_SECONDS)
+        except PrometheusUnavailable:
+            raise
         except PrometheusError as exc:
             raise VerdictError(f"breakpoint search for {objective.name} failed: {exc}") from None
         for s in series:

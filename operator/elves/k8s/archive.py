@@ -1,8 +1,9 @@
 """`k6 archive` of a built-in scenario: the script and its lib/ imports in one tarball.
 
-k6 runs an archive with the options it had when it was packed, so the run's scenarios
-(ELVES_K6_SCENARIOS) and test id are packed in; secrets (the tokens) are not, they reach
-the runners as environment variables, which override the packed ones.
+k6 runs an archive with the options it had when it was packed, so the runner variables
+marked `archived` in elves.engine.k6.RUNNER_VARIABLES (the run's scenarios and test id) are
+packed in; secrets (the tokens) never are, they reach the runners as environment variables,
+which override the packed ones.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from pathlib import Path
 ARCHIVE_TIMEOUT_SECONDS = 60.0
 # A ConfigMap holds at most 1 MiB, keys and metadata included.
 MAX_ARCHIVE_BYTES = 900 * 1024
-PACKED_VARIABLES = ("ELVES_K6_SCENARIOS", "ELVES_TEST_ID")
 
 
 class ArchiveError(RuntimeError):
@@ -23,16 +23,15 @@ class ArchiveError(RuntimeError):
 
 
 def pack(k6: str, script: Path, env: dict[str, str], timeout: float = ARCHIVE_TIMEOUT_SECONDS) -> bytes:
-    """The k6 archive of `script` with the packed variables of `env` baked in."""
+    """The k6 archive of `script` with `env` baked in (elves.engine.k6.archived_env)."""
     if not script.is_file():
         raise ArchiveError(f"the built-in scenario {script} is not in the operator's image: "
                            "set ELVES_SCENARIOS_DIR to the directory holding loadtests/scenarios")
     with tempfile.TemporaryDirectory(prefix="elves-k6-archive-") as scratch:
         out = Path(scratch) / "archive.tar"
         argv = [k6, "archive", "--quiet", "-O", str(out)]
-        for name in PACKED_VARIABLES:
-            if name in env:
-                argv += ["-e", f"{name}={env[name]}"]
+        for name, value in env.items():
+            argv += ["-e", f"{name}={value}"]
         # k6 may write its config under $HOME, which is read-only in the operator's pod.
         process_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": scratch,
                        "XDG_CONFIG_HOME": scratch, "K6_NO_USAGE_REPORT": "true"}

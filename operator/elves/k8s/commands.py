@@ -81,7 +81,7 @@ def _fetch(kube: Kube, namespace: str, name: str, output: Path) -> int:
 def _redrive(args: argparse.Namespace) -> int:
     from kubernetes.client.exceptions import ApiException
 
-    from elves.engine.redrive import RedriveError, describe, redrive
+    from elves.rabbitmq.redrive import RedriveError, describe, redrive
     from elves.k8s.kube import exec_failure
     from elves.k8s.platform import RABBITMQ_POD
 

@@ -18,13 +18,16 @@ from typing import Any, Callable
 
 from kubernetes.client.exceptions import ApiException
 
-from elves.engine.models import LoadTest, SpecError, parse_loadtest
+from elves.engine.models.errors import SpecError
+from elves.engine.models.loadtest import LoadTest, parse_loadtest
+from elves.engine.platform import RunKey
 from elves.engine.runner import Clock, Context, Event, SystemClock, abort, fail, step, utc
 from elves.engine.status import LoadTestStatus
 from elves.k8s import grafana
-from elves.k8s.faults import Caps, cluster_problems
 from elves.k8s.kube import Kube
-from elves.k8s.platform import KubernetesPlatform
+from elves.k8s.names import Owner
+from elves.k8s.platform import SEAL_RESTORED, KubernetesPlatform
+from elves.k8s.policy import Policy, refusals
 from elves.k8s.report import extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
 
@@ -36,6 +39,10 @@ SAVE_ATTEMPTS = 3
 WAITING_PHASES = ("Pending", "Preparing")
 # Event reasons that become Grafana annotations: the phases, the faults and the end.
 ANNOTATED = ("Phase", "Fault", "Succeeded", "Failed", "Error")
+# A person's way out when the system cannot be restored (the chart uninstalled, a Deployment
+# gone, a snapshot that is not the operator's): a deleted LoadTest keeps its finalizer until
+# the restore succeeds, or until it carries this annotation set to "true".
+SKIP_RESTORE_ANNOTATION = "elves.dev/skip-restore"
 
 
 class RestoreFailed(RuntimeError):
@@ -57,13 +64,31 @@ def document(body: dict[str, Any]) -> dict[str, Any]:
             "spec": body.get("spec")}
 
 
-def parse(body: dict[str, Any], caps: Caps | None = None) -> tuple[LoadTest | None, list[str]]:
-    """The LoadTest, or the problems (each naming its field) that keep it from running here."""
+def parse(body: dict[str, Any], policy: Policy | None = None) -> tuple[LoadTest | None, list[str]]:
+    """The LoadTest, and what keeps it from running here (each naming its field): a spec that
+    does not parse (no LoadTest then), or, given the cluster's policy, what it may not ask for."""
     try:
         test = parse_loadtest(document(body), "LoadTest")
     except SpecError as exc:
         return None, exc.problems
-    return test, cluster_problems(test.spec, caps)
+    return test, refusals(body["metadata"]["namespace"], test.spec, policy) if policy is not None else []
+
+
+def trust_restored(status: LoadTestStatus, platform: KubernetesPlatform) -> None:
+    """status.restored as the snapshot's seal says, not as the status says: anyone who may
+    write the status could set it and leave the system as their test made it."""
+    if status.snapshot is None:
+        return
+    try:
+        status.restored = platform.seal_state(status.snapshot) == SEAL_RESTORED
+    except Exception as exc:  # noqa: BLE001 - the restore itself then fails, saying why
+        log.warning("the seal of %s's snapshot cannot be checked: %s", platform.namespace, exc)
+        status.restored = False
+
+
+def seal_if_restored(status: LoadTestStatus, platform: KubernetesPlatform) -> None:
+    if status.restored and status.snapshot is not None:
+        platform.seal_restored(status.snapshot)
 
 
 class Driver:
@@ -73,6 +98,8 @@ class Driver:
         self.clock = clock or SystemClock()
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        # After a blip, when to try again (the phase machine's backoff; kopf's timer comes every tick).
+        self._retry_at: dict[str, float] = {}
 
     def _lock(self, key: str) -> threading.Lock:
         with self._guard:
@@ -86,29 +113,39 @@ class Driver:
 
     def tick(self, namespace: str, name: str, emit: Emit) -> None:
         """Advance one LoadTest as far as it goes without waiting."""
-        with self._lock(f"{namespace}/{name}"):
+        key = f"{namespace}/{name}"
+        if self.clock.now() < self._retry_at.get(key, 0.0):
+            return
+        with self._lock(key):
             body = self.kube.loadtest(namespace, name)
             if body is None or body["metadata"].get("deletionTimestamp"):
                 return
             before = LoadTestStatus.model_validate(body.get("status") or {})
             if before.final:
                 return
-            platform = KubernetesPlatform(self.settings, self.kube, body)
-            test, problems = parse(body, Caps(self.settings.max_replicas, self.settings.max_memory_bytes))
+            platform = KubernetesPlatform(self.settings, self.kube, Owner.of(body))
+            trust_restored(before, platform)
+            # Every rule that authorises the test, before the phase machine may change anything.
+            test, problems = parse(body, self.settings.policy())
             if test is None or problems:
-                result_status, events = self._refuse(f"{namespace}/{name}", before, platform, problems)
+                result_status, events = self._refuse(key, before, platform, problems)
             else:
                 result = step(self._context(test), before, platform, self.clock)
                 result_status, events = result.status, result.events
+                if result.status.progress.retrying:
+                    self._retry_at[key] = self.clock.now() + result.delay
+                else:
+                    self._retry_at.pop(key, None)
             after = result_status
+            seal_if_restored(after, platform)
             if self.settings.grafana_url and after.started_at is not None:
                 after.report.grafana = grafana.dashboard_link(self.settings.grafana_url, after.started_at,
                                                               after.finished_at)
-            if after.final and test is not None:
+            if after.final and test is not None and not problems:  # a refused test has nothing to report
                 self._report(body, test, after, emit)
                 self._tidy(platform, after, emit)
             self._save(body, after)
-            self._announce(f"{namespace}/{name}", before, after, events, emit)
+            self._announce(key, before, after, events, emit)
 
     def _refuse(self, owner: str, status: LoadTestStatus, platform: KubernetesPlatform,
                 problems: list[str]) -> tuple[LoadTestStatus, list[Event]]:
@@ -122,7 +159,7 @@ class Driver:
     def _report(self, body: dict[str, Any], test: LoadTest, status: LoadTestStatus, emit: Emit) -> None:
         meta = body["metadata"]
         try:
-            status.report.path = store_report(self.kube, body, test, status, self.settings.prometheus_url)
+            status.report.path = store_report(self.kube, body, test, status, self.settings.prometheus_url, self.settings.system_namespace)
         except Exception as exc:  # noqa: BLE001 - the verdict stands without its page
             log.warning("report of %s/%s not kept: %s", meta["namespace"], meta["name"], exc)
             emit("Warning", "ReportFailed", f"the HTML report could not be kept: {exc}")
@@ -147,7 +184,7 @@ class Driver:
         deleted = []
         for run in status.runs:
             try:
-                platform.stop_load(run.test_id)
+                platform.stop_load(RunKey(run.index, run.test_id))
                 deleted.append(run.test_id)
             except ApiException as exc:  # the verdict stands; the TestRun goes with the LoadTest
                 log.warning("TestRun of %s not deleted: %s", run.test_id, exc)
@@ -220,29 +257,42 @@ class Driver:
     # --- deletion --------------------------------------------------------------------------
 
     def delete(self, namespace: str, name: str, emit: Emit) -> None:
-        """A deleted LoadTest: stop its load, restore the system, give the system back."""
+        """A deleted LoadTest: stop its load, restore the system, give the system back. Until the
+        system is restored (or the LoadTest says to skip it) this raises RestoreFailed, and the
+        finalizer keeps the LoadTest."""
         key = f"{namespace}/{name}"
         with self._lock(key):
             body = self.kube.loadtest(namespace, name)
             if body is None:
                 return
             after = before = LoadTestStatus.model_validate(body.get("status") or {})
-            platform = KubernetesPlatform(self.settings, self.kube, body)
+            platform = KubernetesPlatform(self.settings, self.kube, Owner.of(body))
+            trust_restored(before, platform)
             if not before.final:
                 test, _ = parse(body)
                 ctx = self._context(test) if test is not None else _Owner(key)
                 result = abort(ctx, before, platform, self.clock, "the LoadTest was deleted")  # type: ignore[arg-type]
                 after = result.status
                 self._announce(key, before, after, result.events, emit)
-            if after.snapshot is not None and not after.restored:  # also a restore that failed before
+            skip = (body["metadata"].get("annotations") or {}).get(SKIP_RESTORE_ANNOTATION) == "true"
+            if after.snapshot is not None and not after.restored and skip:
+                emit("Warning", "RestoreSkipped", f"not restoring the system ({SKIP_RESTORE_ANNOTATION}: \"true\"): "
+                                                  "the Deployments stay as the test left them")
+            elif after.snapshot is not None and not after.restored:  # also a restore that failed before
                 try:
                     platform.restore_system(after.snapshot)
                 except Exception as exc:  # noqa: BLE001 - kopf retries the deletion
                     self._save_quietly(body, after)
-                    raise RestoreFailed(f"{key}: the system could not be restored, retrying: {exc}") from None
+                    message = (f"{key}: the system could not be restored, retrying: {exc} (to delete the LoadTest "
+                               f"without restoring: kubectl annotate loadtest {name} -n {namespace} "
+                               f"{SKIP_RESTORE_ANNOTATION}=true)")
+                    emit("Warning", "RestoreFailed", message)
+                    raise RestoreFailed(message) from None
                 after.restored = True
+                seal_if_restored(after, platform)
                 emit("Normal", "Restored", "restored the system as it was before the test")
             platform.release(key)  # also a release that was lost before; a no-op when not held
             self._save_quietly(body, after)
         with self._guard:
             self._locks.pop(key, None)
+            self._retry_at.pop(key, None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from elves.engine.models import LoadTestSpec
+from elves.engine.models.spec import LoadTestSpec
 from elves.engine.plan import expand_sweep
 
 

@@ -26,7 +26,6 @@ RESOURCE = (API_GROUP, API_VERSION, PLURAL)
 FINALIZER = f"{API_GROUP}/loadtest-cleanup"
 API_RETRY_SECONDS = 5.0
 RESTORE_RETRY_SECONDS = 10.0
-RESTORE_RETRIES = 30
 # How often a finished LoadTest with spec.ttlSecondsAfterFinished is looked at.
 EXPIRY_CHECK_SECONDS = 15.0
 # The `expire` timer deletes its own LoadTest. kopf removes the finalizer only once the
@@ -99,7 +98,9 @@ def expire(memo: kopf.Memo, namespace: str, name: str, **_: Any) -> None:
         raise kopf.TemporaryError(f"Kubernetes API: {describe(exc)}", delay=API_RETRY_SECONDS) from None
 
 
-@kopf.on.delete(*RESOURCE, retries=RESTORE_RETRIES, backoff=RESTORE_RETRY_SECONDS)
+# No limit on the tries: kopf would remove the finalizer after the last one, with the system
+# unrestored. The way out is the driver's skip-restore annotation.
+@kopf.on.delete(*RESOURCE, backoff=RESTORE_RETRY_SECONDS)
 def deleted(memo: kopf.Memo, namespace: str, name: str, body: kopf.Body, **_: Any) -> None:
     try:
         memo.driver.delete(namespace, name, _emitter(body))

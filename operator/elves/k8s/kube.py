@@ -13,12 +13,26 @@ from typing import Any, Callable
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.stream import stream
+from urllib3.exceptions import HTTPError
 
 from elves.constants import API_GROUP, API_VERSION, PLURAL
+from elves.engine.blips import TransientError
 
 REQUEST_TIMEOUT_SECONDS = 15.0
 K6_GROUP, K6_VERSION, K6_PLURAL = "k6.io", "v1alpha1", "testruns"
 MERGE_PATCH = "application/merge-patch+json"
+# Answers that say "not now" rather than "no": overloaded, restarting, a webhook or etcd away.
+TRANSIENT_STATUSES = (429, 500, 502, 503, 504)
+
+
+class ApiUnavailable(ApiException, TransientError):
+    """The API server did not answer, or answered that it cannot now (5xx, 429): the step is
+    tried again. Still an ApiException, so callers that handle one handle this too."""
+
+    harness_reason = "KubernetesApiUnavailable"
+
+    def __str__(self) -> str:
+        return f"the Kubernetes API server is unavailable: {describe(self) if self.status else self.reason}"
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -68,7 +82,16 @@ class Kube:
         self.coordination = client.CoordinationV1Api(api)
 
     def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        result = method(*args, _request_timeout=self.timeout, **kwargs)
+        try:
+            result = method(*args, _request_timeout=self.timeout, **kwargs)
+        except ApiException as exc:
+            if exc.status in TRANSIENT_STATUSES and not isinstance(exc, ApiUnavailable):
+                unavailable = ApiUnavailable(status=exc.status, reason=exc.reason)
+                unavailable.body, unavailable.headers = exc.body, exc.headers
+                raise unavailable from None
+            raise
+        except (HTTPError, OSError) as exc:  # refused, reset, timed out: urllib3's words for them
+            raise ApiUnavailable(status=0, reason=f"{type(exc).__name__}: {exc}"[:300]) from None
         return result if isinstance(result, (dict, list)) or result is None else self.api.sanitize_for_serialization(result)
 
     def _get(self, method: Callable[..., Any], *args: Any) -> dict[str, Any] | None:

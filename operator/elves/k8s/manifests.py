@@ -12,8 +12,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from elves.engine.k6 import runner_env
-from elves.engine.models import Runner
+from elves.engine.k6 import Targets, runner_variables, secret_env
+from elves.engine.models.spec import Runner
 from elves.engine.platform import LoadRun
 from elves.engine.status import LoadTestStatus
 from elves.k8s import names
@@ -26,9 +26,6 @@ def k6_arguments(test_id: str) -> str:
     return f"--out experimental-prometheus-rw --tag testid={test_id}"
 
 
-# The runner variables that are credentials: they travel in the run's Secret, never in plain
-# text in the TestRun (or on a command line).
-SECRET_VARIABLES = ("ELVES_TOKENS", "ELVES_ADMIN_TOKEN", "ELVES_SERVICE_KEY")
 # k6's own user in the grafana/k6 image.
 K6_USER = 12345
 # What one runner asks for and may use (spec.runner does not set them yet).
@@ -38,38 +35,33 @@ RUNNER_TMP_VOLUME = "tmp"
 RUNNER_TMP_SIZE = "64Mi"
 
 
-def runner_pod_env(run: LoadRun, prometheus_url: str, gateway_url: str, registry_url: str,
-                   secret: str) -> list[dict[str, Any]]:
-    """The runner pods' environment (elves.engine.k6.runner_env) as a container's env list,
-    the credentials by reference to the run's Secret `secret` (runner_secret)."""
-    env = runner_env(run, prometheus_url, gateway_url, registry_url)
-    return [{"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": name}}}
-            if name in SECRET_VARIABLES else {"name": name, "value": value} for name, value in env.items()]
+def runner_pod_env(run: LoadRun, targets: Targets, secret: str) -> list[dict[str, Any]]:
+    """The runner pods' environment (elves.engine.k6.RUNNER_VARIABLES) as a container's env
+    list, the credentials (`secret` ones) by reference to the run's Secret `secret` (runner_secret)."""
+    return [{"name": variable.name, "valueFrom": {"secretKeyRef": {"name": secret, "key": variable.name}}}
+            if variable.secret else {"name": variable.name, "value": value}
+            for variable, value in runner_variables(run, targets)]
 
 
-def runner_secret(loadtest: dict, run: LoadRun) -> dict[str, Any]:
-    """The run's tokens and the registry's service key, owned by the LoadTest (deleted with it);
-    the tokens expire with the run (elves.engine.runner signs them for its length)."""
-    name = loadtest["metadata"]["name"]
-    index = names.run_index(run.test_id)
-    values = {"ELVES_TOKENS": ",".join(run.tokens), "ELVES_ADMIN_TOKEN": run.admin_token,
-              "ELVES_SERVICE_KEY": run.service_key}
+def runner_secret(owner: names.Owner, run: LoadRun, targets: Targets) -> dict[str, Any]:
+    """The run's credentials (its tokens, the registry's service key), owned by the LoadTest
+    (deleted with it); the tokens expire with the run (elves.engine.runner signs them for its length)."""
     return {
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-        "metadata": {"name": names.runner_secret_name(name, index), "namespace": loadtest["metadata"]["namespace"],
-                     "labels": names.child_labels(name, index), "ownerReferences": [names.owner_reference(loadtest)]},
-        "data": {key: base64.b64encode(value.encode()).decode("ascii") for key, value in values.items()},
+        "metadata": {"name": names.runner_secret_name(owner.name, run.index), "namespace": owner.namespace,
+                     "labels": names.child_labels(owner.name, run.index), "ownerReferences": [owner.reference()]},
+        "data": {key: base64.b64encode(value.encode()).decode("ascii")
+                 for key, value in secret_env(run, targets).items()},
     }
 
 
-def script_configmap(loadtest: dict, run: int, archive: bytes) -> dict[str, Any]:
+def script_configmap(owner: names.Owner, run: int, archive: bytes) -> dict[str, Any]:
     """The k6 archive of one run (its scenarios are packed in: k6 takes a script's options
     from the archive, not from the runner's environment)."""
-    name = loadtest["metadata"]["name"]
     return {
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": names.script_configmap_name(name, run), "namespace": loadtest["metadata"]["namespace"],
-                     "labels": names.child_labels(name, run), "ownerReferences": [names.owner_reference(loadtest)]},
+        "metadata": {"name": names.script_configmap_name(owner.name, run), "namespace": owner.namespace,
+                     "labels": names.child_labels(owner.name, run), "ownerReferences": [owner.reference()]},
         "binaryData": {names.SCRIPT_KEY: base64.b64encode(archive).decode("ascii")},
     }
 
@@ -93,20 +85,18 @@ def runner_pod_settings(runner: Runner | None) -> dict[str, Any]:
     return settings
 
 
-def testrun(loadtest: dict, run: LoadRun, script: tuple[str, str], image: str,
-            env: list[dict[str, str]], runner: Runner | None = None) -> dict[str, Any]:
-    """The k6-operator TestRun of one run; `script` is (ConfigMap name, key); `runner` is
-    the LoadTest's spec.runner."""
-    name = loadtest["metadata"]["name"]
-    index = names.run_index(run.test_id)
+def testrun(owner: names.Owner, run: LoadRun, script: tuple[str, str], image: str,
+            env: list[dict[str, Any]]) -> dict[str, Any]:
+    """The k6-operator TestRun of one run; `script` is (ConfigMap name, key)."""
+    name, index, runner = owner.name, run.index, run.runner
     configmap, key = script
     return {
         "apiVersion": K6_API_VERSION, "kind": "TestRun",
         "metadata": {
-            "name": names.testrun_name(name, index), "namespace": loadtest["metadata"]["namespace"],
+            "name": names.testrun_name(name, index), "namespace": owner.namespace,
             "labels": names.child_labels(name, index),
             "annotations": {names.ANNOTATION_TEST_ID: run.test_id},
-            "ownerReferences": [names.owner_reference(loadtest)],
+            "ownerReferences": [owner.reference()],
         },
         "spec": {
             "parallelism": max(1, run.parallelism),

@@ -7,11 +7,12 @@ which must start with a letter): hence the `elves-` prefix and the length budget
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from elves.constants import API_GROUP
+from elves.constants import API_GROUP, API_VERSION, KIND
 
 TESTRUN_NAME_MAX = 50
 LOCK_LEASE = "elves-loadtest-lock"  # in the system namespace: who holds the system
@@ -68,14 +69,6 @@ def report_configmap_name(loadtest: str, finished: datetime) -> str:
     return _fit(f"elves-{loadtest}", 63 - len(suffix)) + suffix
 
 
-def run_index(test_id: str) -> int:
-    """The run index of a test id `<namespace>/<name>/<run>`."""
-    try:
-        return int(test_id.rsplit("/", 1)[1])
-    except (IndexError, ValueError):
-        raise ValueError(f"test id {test_id!r} is not <namespace>/<name>/<run>") from None
-
-
 def child_labels(loadtest: str, run: int | None = None) -> dict[str, str]:
     labels = {**MANAGED_BY, LABEL_LOADTEST: loadtest}
     if run is not None:
@@ -83,8 +76,21 @@ def child_labels(loadtest: str, run: int | None = None) -> dict[str, str]:
     return labels
 
 
-def owner_reference(loadtest: dict) -> dict:
-    """The LoadTest as the controlling owner: its children go when it goes."""
-    meta = loadtest["metadata"]
-    return {"apiVersion": loadtest.get("apiVersion", f"{API_GROUP}/v1alpha1"), "kind": loadtest.get("kind", "LoadTest"),
-            "name": meta["name"], "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}
+@dataclass(frozen=True)
+class Owner:
+    """The LoadTest whose children the operator makes, as its ownerReferences name it."""
+
+    namespace: str
+    name: str
+    uid: str
+
+    @classmethod
+    def of(cls, loadtest: dict[str, Any]) -> Owner:
+        """The owner of a LoadTest as read from the API (metadata with a uid)."""
+        meta = loadtest["metadata"]
+        return cls(meta["namespace"], meta["name"], meta["uid"])
+
+    def reference(self) -> dict[str, Any]:
+        """The LoadTest as the controlling owner: its children go when it goes."""
+        return {"apiVersion": f"{API_GROUP}/{API_VERSION}", "kind": KIND, "name": self.name, "uid": self.uid,
+                "controller": True, "blockOwnerDeletion": True}

@@ -20,10 +20,10 @@ from typing import Any, Callable
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
-from elves.engine.k6 import script_env
-from elves.engine.models import (FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, Runner,
-                                 ScaleFault, System)
-from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
+from elves.engine import k6
+from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
+from elves.engine.models.system import System
+from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
 from elves.engine.runner import utc
 from elves.engine.status import ContainerWatch, SystemSnapshot
 from elves.k8s import archive, faults, manifests, names, workloads
@@ -47,11 +47,12 @@ PURGE_QUEUES_COMMAND = [
 EMPTY_DATABASE_COMMAND = [
     "sh", "-c", 'PGPASSWORD="$ELVES_RESET_PASSWORD" psql -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U "$ELVES_RESET_ROLE" '
                 '-d "$POSTGRES_DB" -c "$1"', "empty", EMPTY_DATABASE_SQL]
+# The states a snapshot's seal vouches for: taken before the test, restored after it.
+SEAL_TAKEN, SEAL_RESTORED = "taken", "restored"
 JWT_SECRET_KEY = "jwt-secret"
 SERVICE_KEY_KEY = "service-key"
-CONFIGMAP_SCRIPT_PREFIX = "configmap:"
 # Linux refuses to start a process with one environment string longer than 128 KiB
-# (MAX_ARG_STRLEN); ELVES_TOKENS carries a token per user.
+# (MAX_ARG_STRLEN); the tokens' variable carries a token per user.
 MAX_ENV_VALUE_BYTES = 120 * 1024
 
 
@@ -62,13 +63,13 @@ class LoadError(RuntimeError):
 class KubernetesPlatform:
     name = "kubernetes"
 
-    def __init__(self, settings: OperatorSettings, kube: Kube, loadtest: dict[str, Any],
+    def __init__(self, settings: OperatorSettings, kube: Kube, owner: names.Owner,
                  clock: Callable[[], float] = time.time):
         self.settings = settings
         self.kube = kube
-        self.loadtest = loadtest  # the LoadTest as read from the API (metadata with uid)
-        self.namespace = loadtest["metadata"]["namespace"]
-        self.system = settings.system_namespace
+        self.owner = owner  # the LoadTest: it owns the runs' objects and holds the lock
+        self.namespace = owner.namespace
+        self.system = self.system_namespace = settings.system_namespace
         self.clock = clock
         self.lock = SystemLock(kube, self.system)
         self._secrets: dict[str, str] = {}
@@ -79,7 +80,7 @@ class KubernetesPlatform:
     # ---- one test at a time -----------------------------------------------------------
 
     def acquire(self, owner: str) -> Readiness:
-        return self.lock.acquire(owner, self.loadtest["metadata"]["uid"])
+        return self.lock.acquire(owner, self.owner.uid)
 
     def release(self, owner: str) -> None:
         self.lock.release(owner)
@@ -93,23 +94,44 @@ class KubernetesPlatform:
                             f"there (ELVES_SYSTEM_NAMESPACE)?")
         return deployment
 
-    def _seal(self, snapshot: SystemSnapshot) -> str:
+    def _seal(self, snapshot: SystemSnapshot, state: str) -> str:
         """An HMAC of the snapshot under a key LoadTest authors cannot read (the system's Secret):
         status.snapshot is writable by whoever may write the LoadTest's status, and restoring
-        what they wrote would patch the services' env and resources with it."""
+        what they wrote would patch the services' env and resources with it. It covers this
+        LoadTest's uid (an old LoadTest's snapshot, replayed into a new one of the same name,
+        does not hold) and the snapshot's state: SEAL_TAKEN until it is restored, then
+        SEAL_RESTORED, so whether the system was put back is read from the seal, which only
+        the operator can make, not from status.restored, which anyone who may write the
+        status can set."""
         key = hashlib.sha256(b"elves snapshot seal\0" + self.jwt_secret().encode()).digest()
-        return hmac.new(key, snapshot.sealed_content(), hashlib.sha256).hexdigest()
+        bound = b"\0".join((self.owner.uid.encode(), state.encode(), snapshot.sealed_content()))
+        return hmac.new(key, bound, hashlib.sha256).hexdigest()
+
+    def seal_state(self, snapshot: SystemSnapshot) -> str | None:
+        """SEAL_TAKEN, SEAL_RESTORED, or None for a snapshot the operator did not seal for this LoadTest."""
+        for state in (SEAL_TAKEN, SEAL_RESTORED):
+            if snapshot.seal is not None and hmac.compare_digest(snapshot.seal, self._seal(snapshot, state)):
+                return state
+        return None
+
+    def seal_restored(self, snapshot: SystemSnapshot) -> None:
+        """Mark a snapshot that has been put back (see _seal)."""
+        if self.seal_state(snapshot) == SEAL_TAKEN:
+            snapshot.seal = self._seal(snapshot, SEAL_RESTORED)
 
     def snapshot_system(self) -> SystemSnapshot:
         snapshot = SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name))
                                                for name in DEPLOYMENTS})
-        snapshot.seal = self._seal(snapshot)
+        snapshot.seal = self._seal(snapshot, SEAL_TAKEN)
         return snapshot
 
     def restore_system(self, snapshot: SystemSnapshot) -> None:
-        if snapshot.seal is None or not hmac.compare_digest(snapshot.seal, self._seal(snapshot)):
-            raise LoadError("status.snapshot is not what the operator recorded (changed since, or unsealed): "
-                            "not restoring it; put the Deployments back by hand")
+        state = self.seal_state(snapshot)
+        if state == SEAL_RESTORED:
+            return  # put back already; another test may have changed the system since
+        if state is None:
+            raise LoadError("status.snapshot is not what the operator recorded for this LoadTest (changed since, "
+                            "unsealed, or another LoadTest's): not restoring it; put the Deployments back by hand")
         for name, wanted in snapshot.deployments.items():
             deployment = self._deployment(name)
             ops = workloads.restore_ops(deployment, wanted)
@@ -182,10 +204,13 @@ class KubernetesPlatform:
 
     # ---- the load -------------------------------------------------------------------------
 
+    def _targets(self) -> k6.Targets:
+        return k6.Targets(self.settings.prometheus_url, self.settings.gateway_url, self.settings.registry_url)
+
     def _script(self, run: LoadRun) -> tuple[str, str]:
         """(ConfigMap, key) holding what the runners execute; the archive's ConfigMap is made here."""
-        if run.script.startswith(CONFIGMAP_SCRIPT_PREFIX):
-            name, _, key = run.script[len(CONFIGMAP_SCRIPT_PREFIX):].partition("/")
+        if isinstance(run.script, ScriptConfigMap):
+            name, key = run.script.name, run.script.file
             configmap = self.kube.configmap(self.namespace, name)
             if configmap is None:
                 raise LoadError(f"spec.load.script.configMap: ConfigMap {name} not found in namespace {self.namespace}")
@@ -194,47 +219,44 @@ class KubernetesPlatform:
                 raise LoadError(f"spec.load.script.configMap.file: ConfigMap {name} has no key {key} "
                                 f"(it has: {', '.join(sorted(keys)) or 'nothing'})")
             return name, key
-        index = names.run_index(run.test_id)
         try:
-            packed = archive.pack(self.settings.k6_binary, Path(run.script), script_env(run))
+            packed = archive.pack(self.settings.k6_binary, Path(run.script.path), k6.archived_env(run, self._targets()))
         except archive.ArchiveError as exc:
             raise LoadError(str(exc)) from None
-        self.kube.apply_configmap(manifests.script_configmap(self.loadtest, index, packed))
-        return names.script_configmap_name(self.loadtest["metadata"]["name"], index), names.SCRIPT_KEY
+        self.kube.apply_configmap(manifests.script_configmap(self.owner, run.index, packed))
+        return names.script_configmap_name(self.owner.name, run.index), names.SCRIPT_KEY
 
     def start_load(self, run: LoadRun) -> None:
-        tokens = ",".join(run.tokens)  # ELVES_TOKENS
-        if len(tokens) > MAX_ENV_VALUE_BYTES:
-            users = tokens.count(",") + 1
-            raise LoadError(f"spec.load.users: {users} users make {len(tokens)} bytes of ELVES_TOKENS, more than a "
-                            f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // len(tokens)}")
+        targets = self._targets()
+        for variable, value in k6.runner_variables(run, targets):
+            size = len(value.encode())
+            if variable.per_user and size > MAX_ENV_VALUE_BYTES:
+                users = len(run.tokens)
+                raise LoadError(f"spec.load.users: {users} users make {size} bytes of {variable.name}, more than a "
+                                f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // size}")
         script = self._script(run)
-        secret = manifests.runner_secret(self.loadtest, run)
+        secret = manifests.runner_secret(self.owner, run, targets)
         self.kube.apply_secret(secret)
-        env = manifests.runner_pod_env(run, self.settings.prometheus_url, self.settings.gateway_url,
-                                       self.settings.registry_url, secret["metadata"]["name"])
-        runner = (self.loadtest.get("spec") or {}).get("runner")
-        body = manifests.testrun(self.loadtest, run, script, self.settings.k6_image, env,
-                                 Runner.model_validate(runner) if runner is not None else None)
+        env = manifests.runner_pod_env(run, targets, secret["metadata"]["name"])
+        body = manifests.testrun(self.owner, run, script, self.settings.k6_image, env)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}
             owners = {o.get("uid") for o in existing.get("metadata", {}).get("ownerReferences") or []}
-            if self.loadtest["metadata"]["uid"] not in owners:
+            if self.owner.uid not in owners:
                 raise LoadError(f"TestRun {self.namespace}/{body['metadata']['name']} already exists and belongs to "
                                 f"something else; delete it and create the LoadTest again")
         log.info("TestRun %s/%s created for %s", self.namespace, body["metadata"]["name"], run.test_id)
 
-    def load_status(self, test_id: str) -> LoadStatus:
-        name = names.testrun_name(self.loadtest["metadata"]["name"], names.run_index(test_id))
+    def load_status(self, run: RunKey) -> LoadStatus:
+        name = names.testrun_name(self.owner.name, run.index)
         testrun = self.kube.testrun(self.namespace, name)
         pods = self.kube.pods(self.namespace, f"{names.K6_LABEL_TESTRUN}={name}") if testrun is not None else []
         return load_status(testrun, pods, self.clock(), self.settings.unschedulable_grace_seconds,
                            f"{self.namespace}/{name}")
 
-    def stop_load(self, test_id: str) -> None:
+    def stop_load(self, run: RunKey) -> None:
         """Delete the run's TestRun; k6-operator's Jobs and pods go with it."""
-        name = names.testrun_name(self.loadtest["metadata"]["name"], names.run_index(test_id))
-        self.kube.delete_testrun(self.namespace, name)
+        self.kube.delete_testrun(self.namespace, names.testrun_name(self.owner.name, run.index))
 
     # ---- faults and the ledger ----------------------------------------------------------
 

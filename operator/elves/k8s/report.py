@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from elves.engine.models import LoadTest
+from elves.engine.models.loadtest import LoadTest
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import SUMMARY, write_report
 from elves.engine.status import LoadTestStatus
@@ -46,10 +46,12 @@ def prune_reports(kube: Kube, namespace: str, loadtest: str, keep: int) -> list[
 
 
 def store_report(kube: Kube, loadtest: dict[str, Any], test: LoadTest, status: LoadTestStatus,
-                 prometheus_url: str) -> str:
-    """Render the report, keep it in a report ConfigMap; returns `configmap/<name>`."""
+                 prometheus_url: str, system_namespace: str) -> str:
+    """Render the report (plots of the system in `system_namespace`), keep it in a report
+    ConfigMap; returns `configmap/<name>`."""
     with tempfile.TemporaryDirectory(prefix="elves-report-") as scratch:
-        html_path = write_report(Path(scratch), test, status, Prometheus(prometheus_url))
+        prom = Prometheus(prometheus_url, system_namespace=system_namespace)
+        html_path = write_report(Path(scratch), test, status, prom)
         html = html_path.read_text(encoding="utf-8")
         summary = (Path(scratch) / SUMMARY).read_text(encoding="utf-8")
     if len(html) + len(summary) > MAX_REPORT_CHARS:

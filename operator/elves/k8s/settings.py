@@ -7,13 +7,18 @@ stops the operator at start-up with the variable named, never later in a handler
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from elves.constants import SYSTEM_NAMESPACE
+from elves.envvars import count, read
 from elves.engine.runner import Timeouts
 from elves.engine.units import parse_duration, parse_memory
+from elves.k8s.faults import Caps
+from elves.k8s.policy import Policy, RunnerRules
 
 # The k6 image of the runner pods: k6 at tools/versions.env's K6_VERSION (a unit test
 # keeps them in step), so runners behave like the k6 the local mode and the tests use.
@@ -22,45 +27,79 @@ DEFAULT_PROMETHEUS_URL = "http://kube-prometheus-stack-prometheus.monitoring.svc
 DEFAULT_TICK_SECONDS = 1.0
 
 
-def _seconds(env: dict[str, str], name: str, default: str) -> float:
-    text = env.get(name) or default
+def _seconds(text: str) -> float:
+    """A duration longer than 0s, in seconds."""
     try:
         seconds = parse_duration(text)
     except ValueError as exc:
-        raise ValueError(f"{name}: {text!r} is not a duration (e.g. 90s, 5m, 2h): {exc}") from None
+        raise ValueError(f"{text!r} is not a duration (e.g. 90s, 5m, 2h): {exc}") from None
     if seconds <= 0:
-        raise ValueError(f"{name}: {text!r} must be longer than 0s")
+        raise ValueError(f"{text!r} must be longer than 0s")
     return seconds
 
 
-def _count(env: dict[str, str], name: str, default: int) -> int:
-    text = env.get(name) or str(default)
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"{name}: {text!r} is not a whole number of at least 1")
-    return int(text)
+def _more_than_zero(parse: Callable[[str], float]) -> Callable[[str], float]:
+    def parse_limit(text: str) -> float:
+        try:
+            value = parse(text)
+        except ValueError as exc:
+            raise ValueError(f"{text!r}: {exc}") from None
+        if value <= 0:
+            raise ValueError(f"{text!r} must be more than 0")
+        return value
+    return parse_limit
 
 
-def _limit(env: dict[str, str], name: str, default: str, parse: Callable[[str], float]) -> float:
-    text = env.get(name) or default
+def _url(text: str) -> str:
+    url = text.rstrip("/")
+    if url and not url.startswith(("http://", "https://")):
+        raise ValueError(f"{url!r} is not an http:// or https:// URL")
+    return url
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """A comma-separated list ("" = none)."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _json(text: str, kind: type, example: str) -> Any:
+    if not text:
+        return kind()
     try:
-        value = parse(text)
+        value = json.loads(text)
     except ValueError as exc:
-        raise ValueError(f"{name}: {text!r}: {exc}") from None
-    if value <= 0:
-        raise ValueError(f"{name}: {text!r} must be more than 0")
+        raise ValueError(f"{text!r} is not JSON ({exc}); e.g. {example}") from None
+    if not isinstance(value, kind):
+        raise ValueError(f"{text!r} is not a JSON {kind.__name__}; e.g. {example}")
     return value
 
 
-def _url(env: dict[str, str], name: str, default: str) -> str:
-    url = (env.get(name) or default).rstrip("/")
-    if url and not url.startswith(("http://", "https://")):
-        raise ValueError(f"{name}: {url!r} is not an http:// or https:// URL")
-    return url
+def _node_selector(text: str) -> dict[str, tuple[str, ...]]:
+    example = '{"pool": ["load"]}'
+    value = _json(text, dict, example)
+    if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in value.values()):
+        raise ValueError(f"each label maps to a list of the values allowed; e.g. {example}")
+    return {label: tuple(values) for label, values in value.items()}
+
+
+def _tolerations(text: str) -> tuple[dict[str, Any], ...]:
+    example = '[{"key": "load", "operator": "Exists", "effect": "NoSchedule"}]'
+    value = _json(text, list, example)
+    if not all(isinstance(t, dict) for t in value):
+        raise ValueError(f"a list of tolerations as in a pod spec; e.g. {example}")
+    return tuple(value)
+
+
+def _flag(text: str) -> bool:
+    text = text.lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{text!r} is not true or false")
+    return text == "true"
 
 
 def tick_seconds_from_env(env: dict[str, str] | None = None) -> float:
     """How often the timer advances each LoadTest; kopf needs it when the handlers are registered."""
-    return _seconds(dict(os.environ if env is None else env), "ELVES_TICK_SECONDS", f"{DEFAULT_TICK_SECONDS}s")
+    return read(os.environ if env is None else env, "ELVES_TICK_SECONDS", f"{DEFAULT_TICK_SECONDS}s", _seconds)
 
 
 @dataclass(frozen=True)
@@ -104,6 +143,12 @@ class OperatorSettings:
     # (spec.system, its sweeps and its faults); the chart's operator.limits.
     max_replicas: int = 10
     max_memory_bytes: int = 4 * 1024**3
+    # Namespaces whose LoadTests may run (the chart's watchNamespaces, or loadTestNamespaces and
+    # its own); () = any, for an operator run outside the chart. Checked before anything changes.
+    loadtest_namespaces: tuple[str, ...] = ()
+    # What spec.runner may ask for (the chart's operator.runner): Secrets for envFromSecrets,
+    # node labels and values, tolerations, affinity. Nothing unless the chart allows it.
+    runner_rules: RunnerRules = field(default_factory=RunnerRules)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "OperatorSettings":
@@ -112,25 +157,35 @@ class OperatorSettings:
         return cls(
             system_namespace=namespace,
             secret_name=env.get("ELVES_SECRET_NAME") or "elves",
-            gateway_url=_url(env, "ELVES_GATEWAY_URL", f"http://gateway.{namespace}.svc:8080"),
-            registry_url=_url(env, "ELVES_REGISTRY_URL", f"http://registry.{namespace}.svc:8081"),
-            prometheus_url=_url(env, "ELVES_PROMETHEUS_URL", DEFAULT_PROMETHEUS_URL),
-            grafana_url=_url(env, "ELVES_GRAFANA_URL", ""),
+            gateway_url=read(env, "ELVES_GATEWAY_URL", f"http://gateway.{namespace}.svc:8080", _url),
+            registry_url=read(env, "ELVES_REGISTRY_URL", f"http://registry.{namespace}.svc:8081", _url),
+            prometheus_url=read(env, "ELVES_PROMETHEUS_URL", DEFAULT_PROMETHEUS_URL, _url),
+            grafana_url=read(env, "ELVES_GRAFANA_URL", "", _url),
             grafana_token=env.get("ELVES_GRAFANA_TOKEN", ""),
             grafana_user=env.get("ELVES_GRAFANA_USER", ""),
             grafana_password=env.get("ELVES_GRAFANA_PASSWORD", ""),
-            reports_kept=_count(env, "ELVES_REPORTS_KEPT", 10),
+            reports_kept=read(env, "ELVES_REPORTS_KEPT", "10", count),
             k6_image=env.get("ELVES_K6_IMAGE") or DEFAULT_K6_IMAGE,
             k6_binary=env.get("ELVES_K6") or "k6",
             tick_seconds=tick_seconds_from_env(env),
-            lock_timeout_seconds=_seconds(env, "ELVES_LOCK_TIMEOUT", "2h"),
-            system_ready_timeout_seconds=_seconds(env, "ELVES_SYSTEM_READY_TIMEOUT", "10m"),
-            load_start_timeout_seconds=_seconds(env, "ELVES_LOAD_START_TIMEOUT", "10m"),
-            unschedulable_grace_seconds=_seconds(env, "ELVES_UNSCHEDULABLE_GRACE", "2m"),
-            http_timeout_seconds=_seconds(env, "ELVES_HTTP_TIMEOUT", "10s"),
-            max_replicas=int(_limit(env, "ELVES_MAX_REPLICAS", "10", int)),
-            max_memory_bytes=int(_limit(env, "ELVES_MAX_MEMORY", "4Gi", parse_memory)),
+            lock_timeout_seconds=read(env, "ELVES_LOCK_TIMEOUT", "2h", _seconds),
+            system_ready_timeout_seconds=read(env, "ELVES_SYSTEM_READY_TIMEOUT", "10m", _seconds),
+            load_start_timeout_seconds=read(env, "ELVES_LOAD_START_TIMEOUT", "10m", _seconds),
+            unschedulable_grace_seconds=read(env, "ELVES_UNSCHEDULABLE_GRACE", "2m", _seconds),
+            http_timeout_seconds=read(env, "ELVES_HTTP_TIMEOUT", "10s", _seconds),
+            max_replicas=int(read(env, "ELVES_MAX_REPLICAS", "10", _more_than_zero(int))),
+            max_memory_bytes=int(read(env, "ELVES_MAX_MEMORY", "4Gi", _more_than_zero(parse_memory))),
+            loadtest_namespaces=read(env, "ELVES_LOADTEST_NAMESPACES", "", _names),
+            runner_rules=RunnerRules(env_secrets=read(env, "ELVES_RUNNER_ENV_SECRETS", "", _names),
+                                     node_selector=read(env, "ELVES_RUNNER_NODE_SELECTOR", "", _node_selector),
+                                     tolerations=read(env, "ELVES_RUNNER_TOLERATIONS", "", _tolerations),
+                                     affinity=read(env, "ELVES_RUNNER_AFFINITY", "false", _flag)),
         )
+
+    def policy(self) -> Policy:
+        """What a LoadTest may ask of this cluster, checked before it changes anything."""
+        return Policy(namespaces=self.loadtest_namespaces, caps=Caps(self.max_replicas, self.max_memory_bytes),
+                      runner=self.runner_rules)
 
     def timeouts(self) -> Timeouts:
         """The phase machine's deadlines, with the cluster's longer waits."""

@@ -9,7 +9,7 @@ import time
 
 from elves.engine.tokens import TOKEN_TTL_SECONDS
 from elves.local.layout import Layout, MissingSecret
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 STATUS_POLL_SECONDS = 2.0
 STARTUP_GRACE_SECONDS = 10.0
@@ -55,7 +55,7 @@ def register(subcommands) -> None:
     redrive = actions.add_parser(
         "redrive", help="move what a dead-letter queue holds back to its work queue",
         description="Re-drive a DLQ once what made its messages fail is fixed: RabbitMQ moves the messages it "
-                    "holds now back to the work queue (elves.engine.redrive says how) and this waits until done.")
+                    "holds now back to the work queue (elves.rabbitmq.redrive says how) and this waits until done.")
     redrive.add_argument("queue", metavar="QUEUE", help="a work queue or its DLQ, e.g. elves.ingestor.data.in.dlq")
     redrive.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                          help="how long to wait for the move (default: 300)")
@@ -202,7 +202,7 @@ def _describe(state: dict) -> str:
 def _redrive(args: argparse.Namespace) -> int:
     import asyncio
 
-    from elves.engine.redrive import RedriveError, describe, redrive
+    from elves.rabbitmq.redrive import RedriveError, describe, redrive
     from elves.local.infra import RabbitMQ
     from elves.local.ports import Ports
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from elves.constants import DEPLOYMENTS
 from elves.local.http import BadRequest, Request, Response
-from elves.local.jvm import parse_memory
+from elves.local.jvm import memory_limit_bytes
 from elves.local.operations import Operation
 from elves.local.ports import MAX_SLOTS
 from elves.local.replicas import Replica
@@ -188,7 +188,7 @@ class ControlApi:
         memory_bytes = None
         if body.get("memory") is not None:
             try:
-                memory_bytes = parse_memory(body["memory"])
+                memory_bytes = memory_limit_bytes(body["memory"])
             except ValueError as error:
                 raise BadRequest(f"memory: {error}") from None
         changed = self.control.configure(deployment, env, memory_bytes, "memory" in body)

@@ -35,7 +35,7 @@ RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
 PROMETHEUS = Path("/usr/bin/prometheus")
 RABBITMQ_NODE = "elves@localhost"
-# The queue metrics the verdict reads; the dynamic shovels that re-drive a DLQ (elves.engine.redrive).
+# The queue metrics the verdict reads; the dynamic shovels that re-drive a DLQ (elves.rabbitmq.redrive).
 PLUGINS = ("rabbitmq_prometheus", "rabbitmq_shovel")
 DATABASE = data_plane.DATABASE
 # The single user and role of an older layout, an administrator and the database's owner:

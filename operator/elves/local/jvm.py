@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from elves.engine.units import parse_memory as parse_quantity
+from elves.engine.units import parse_memory
 
 # The heap gets this share of the limit; the rest is metaspace, threads and native
 # memory, as a container's limit would have to cover them too.
@@ -10,9 +10,10 @@ HEAP_SHARE = 0.75
 MIN_HEAP_BYTES = 16 * 1024**2
 
 
-def parse_memory(text: str) -> int:
-    """A Kubernetes memory quantity ("512Mi", "2Gi") in bytes, big enough for a JVM."""
-    value = parse_quantity(text)
+def memory_limit_bytes(text: str) -> int:
+    """A memory limit ("512Mi", "2Gi") in bytes, refused when a JVM could not run in it; the
+    quantity is read by elves.engine.units.parse_memory, the one parser of memory quantities."""
+    value = parse_memory(text)
     if value < MIN_HEAP_BYTES / HEAP_SHARE:
         raise ValueError(f"{text!r} is too small for a JVM (at least 22Mi)")
     return value

@@ -12,7 +12,7 @@ import os
 from fractions import Fraction
 from pathlib import Path
 
-from elves.engine.k6 import runner_env
+from elves.engine.k6 import Targets, runner_env
 from elves.engine.platform import LoadRun
 from elves.local.ports import Ports
 
@@ -36,7 +36,7 @@ def command(k6: Path, run: LoadRun, runner: int, ports: Ports) -> list[str]:
     if run.parallelism > 1:
         segment, sequence = execution_segments(run.parallelism)[runner]
         argv += ["--execution-segment", segment, "--execution-segment-sequence", sequence]
-    return argv + [run.script]
+    return argv + [str(run.script)]
 
 
 def process_env(run: LoadRun, ports: Ports, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -44,4 +44,4 @@ def process_env(run: LoadRun, ports: Ports, base: dict[str, str] | None = None) 
     hands the process environment to the script as __ENV)."""
     base = dict(os.environ) if base is None else base
     return {**{k: v for k, v in base.items() if not k.startswith("K6_")},
-            **runner_env(run, ports.url(ports.prometheus), ports.url(ports.gateway), ports.url(ports.registry))}
+            **runner_env(run, Targets(ports.url(ports.prometheus), ports.url(ports.gateway), ports.url(ports.registry)))}

@@ -12,15 +12,11 @@ outlive a supervisor killed with SIGKILL: a new one at the same offset replaces 
 `remove()` (the supervisor's close) deletes them.
 
 The kernel keeps the rule's choice in the connection's tracking entry, and an entry can
-outlive its connection, ESTABLISHED for five days with no socket behind it (as far as we saw:
-a pooled connection to a replica that died, closed by its client after the tracking of it had
-expired, is picked up again mid-stream). A new connection that reuses such an entry's client
-port goes where the entry says, not where the rules say, and is refused once that replica is
-gone (measured: after tier 2, 38 entries to 127.0.0.1:8081 led to replica ports nobody
-listened on, and 1 or 2 of the connections k6 opened in each run of 9,000 requests to the
-registry were refused). So `forget()` deletes a replica's entries once its process has
-exited, and `install()` and `remove()` those of every service port (the `conntrack` tool,
-Debian's; without it, a warning).
+outlive its connection. A new connection that reuses such an entry's client port goes where
+the entry says, not where the rules say, and is refused once that replica is gone. So
+`forget()` deletes a replica's entries once its process has exited, and `install()` and
+`remove()` those of every service port (the `conntrack` tool, Debian's; without it, a
+warning). What showed it: docs/decisions.md.
 """
 
 from __future__ import annotations

@@ -17,18 +17,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from elves.constants import SYSTEM_NAMESPACE
 from elves.engine.k6 import FINISHED_CODES, describe_exit
-from elves.engine.models import (
-    FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault, ScaleFault, System,
+from elves.engine.models.faults import (
+    FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault, ScaleFault,
 )
-from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
+from elves.engine.models.system import System
+from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptFile
 from elves.engine.status import ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, SystemSnapshot
 from elves.local import cpus, k6
 from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
 from elves.local.layout import Layout
 from elves.local.ports import Ports
 from elves.local.processes import is_alive, start_time_of
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,8 @@ class _Load:
 
 class LocalPlatform:
     name = "local"
+    # The supervisor's kube-state series and the local Prometheus's targets carry it.
+    system_namespace = SYSTEM_NAMESPACE
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.from_env()
@@ -172,7 +176,10 @@ class LocalPlatform:
         binary = self.settings.k6_binary
         if not os.access(binary, os.X_OK):
             raise LoadError(f"k6 not found at {binary}: build it with tools/install-k6.sh")
-        if not os.path.exists(run.script):
+        if not isinstance(run.script, ScriptFile):
+            raise LoadError(f"k6 script in a {run.script}: a ConfigMap works on a cluster only; "
+                            "locally name the file in spec.load.script.path")
+        if not os.path.exists(run.script.path):
             raise LoadError(f"k6 script {run.script} not found")
         env = k6.process_env(run, self.ports)
         log_dir = self.layout.logs / "k6"
@@ -193,10 +200,10 @@ class LocalPlatform:
         log.info("k6 started for %s: %d runner(s)%s, logs %s", run.test_id, len(load.processes),
                  f" on CPUs {load_cpus}" if load_cpus else "", load.logs)
 
-    def load_status(self, test_id: str) -> LoadStatus:
-        load = self._loads.get(test_id)
+    def load_status(self, run: RunKey) -> LoadStatus:
+        load = self._loads.get(run.test_id)
         if load is None:
-            return LoadStatus("error", f"no load was started for {test_id} by this process")
+            return LoadStatus("error", f"no load was started for {run.test_id} by this process")
         if load.stop_requested and time.monotonic() - load.stop_requested > K6_STOP_GRACE_SECONDS \
                 and not load.killed:
             for process in load.processes:
@@ -211,8 +218,8 @@ class LocalPlatform:
                 return LoadStatus("error", f"{describe_exit(code)}: {_tail(log_path)}")
         return LoadStatus("finished", "stopped early" if load.stop_requested else "")
 
-    def stop_load(self, test_id: str) -> None:
-        load = self._loads.get(test_id)
+    def stop_load(self, run: RunKey) -> None:
+        load = self._loads.get(run.test_id)
         if load is None or load.stop_requested:
             return
         load.stop_requested = time.monotonic()

@@ -6,6 +6,11 @@ replicas come and go; `rabbitmq` (aggregated /metrics) and `rabbitmq-queues`
 (/metrics/detailed with the families of RABBITMQ_DETAILED_FAMILIES only: per-queue
 depth, consumers and message rates, as the chart scrapes them, without the costly
 per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured).
+
+Every series of the system carries `namespace` = SYSTEM_NAMESPACE, as a cluster's
+ServiceMonitors and kube-state-metrics label them, so the engine's system queries (which
+select the system's namespace) serve both modes: the service targets and RabbitMQ's jobs
+get it as a target label, the supervisor's kube-state series carry it themselves.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ SCRAPE_INTERVAL = "5s"
 
 def render_config(ports: Ports, targets_file: Path) -> str:
     def static(port: int) -> list[dict]:
-        return [{"targets": [f"{HOST}:{port}"]}]
+        return [{"targets": [f"{HOST}:{port}"], "labels": {"namespace": SYSTEM_NAMESPACE}}]
 
     config = {
         "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL,

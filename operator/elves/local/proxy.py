@@ -14,9 +14,8 @@ in and the others out, so a change of the replica set needs no restart. Two ways
   connections), so a stopping gateway or registry first drains (ELVES_SHUTDOWN_DRAIN: each
   answer ends its connection for a few seconds, dev.elves.web.ShutdownDrain); and a
   connection that raced a stop would be refused, so a replica leaves the rules before it is
-  signalled. Measured in tier 2 before those two (2026-11-25): a rolling restart failed 2 of
-  254 reads and a fuzz run met a refused connection. The rules leave a connection alone when
-  no replica is ready, and HAProxy, listening on the service port itself, answers it.
+  signalled; without those two a rolling restart fails reads (docs/decisions.md). The rules
+  leave a connection alone when no replica is ready, and HAProxy, listening on the service port itself, answers it.
 - `haproxy`: HAProxy (Debian's) in `mode http`, a frontend per service and a server per
   replica slot, all in maintenance until ready (its admin socket). It balances each request
   round-robin over keep-alive connections to the replicas, so a replica out of rotation gets
@@ -26,7 +25,7 @@ in and the others out, so a change of the replica set needs no restart. Two ways
 Either way, with no ready replica HAProxy answers 503 with Retry-After, as an ingress would,
 and closes the connection.
 
-What it costs (issue 10; bench/local-proxy.sh, bench/proxy_hop.py): HAProxy in `mode http`
+What it costs (bench/local-proxy.sh, bench/proxy_hop.py): HAProxy in `mode http`
 uses 0.17-0.20 ms of CPU per getUser request at 400/s (two hops: client to gateway, gateway
 to registry) = 14-17 % of the gateway's and registry's CPU; in `mode tcp` (measured, not
 kept: per connection without the kernel's price) 0.14-0.15 ms (11-12 %): on loopback the

@@ -22,7 +22,7 @@ from elves.local.os_users import MissingUser, own, service_user, unprivileged
 from elves.local.ports import HOST, Ports
 from elves.local.processes import Child
 from elves.local.replicas import READINESS_TIMEOUT_SECONDS, DeploymentSpec, Replica, Restart, Start, Stop, plan
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 log = logging.getLogger(__name__)
 

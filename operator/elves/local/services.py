@@ -2,7 +2,8 @@
 
 The settings follow docs/architecture.md ("Services"): ports by slot, the broker, the
 database, the JWT secret, a scratch directory per replica, the heap cap. A deployment's
-own env (LoadTest spec.system.env) comes on top; the ports cannot be overridden.
+own env (LoadTest spec.system.env) comes on top; the ports cannot be overridden. The chart's
+templates/_service.tpl sets the same variables on a cluster (tests/unit/chart/test_service_wiring.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from elves.local.jvm import java_tool_options
 from elves.local.layout import Layout
 from elves.local.ports import HOST, Ports
 from elves.local.replicas import DeploymentSpec, Replica
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 log = logging.getLogger(__name__)
 

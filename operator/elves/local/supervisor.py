@@ -33,8 +33,8 @@ from elves.local.prometheus_config import render_targets
 from elves.local.proxy import Balancer
 from elves.local.reconciler import Reconciler
 from elves.local.replicas import Replica
+from elves.local.settings import Settings
 from elves.local.trust import UntrustedStateDir, check_state_dir
-from elves.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -6,20 +6,15 @@ credentials only, which its Deployment alone reads; the reset runs as the reset 
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import os
 import subprocess
-from pathlib import Path
 
-import pytest
-import yaml
+from chart_testkit import CHART, env_of, named, render
 
 from elves.constants import DEPLOYMENTS
 from elves.data_plane import BROKER_USERS, MIGRATOR, REGISTRY_ROLE, RESET, chart_facts, declare_setting
 
-REPO = Path(__file__).resolve().parents[3]
-CHART = REPO / "charts" / "elves"
 RELEASE = "elves"
 # The keys each per-service Secret holds, and nothing else.
 OWN_KEYS = {"gateway": {"rabbitmq-password"}, "ingestor": {"rabbitmq-password"},
@@ -27,33 +22,8 @@ OWN_KEYS = {"gateway": {"rabbitmq-password"}, "ingestor": {"rabbitmq-password"},
             "reset": {"postgres-reset-password"}}
 
 
-@functools.cache
-def _helm() -> str:
-    found = subprocess.run([str(REPO / "tools" / "which-helm.sh")], capture_output=True, text=True, timeout=30)
-    if found.returncode != 0:
-        if os.environ.get("CI") == "true":
-            pytest.fail("helm not found (tools/which-helm.sh) under CI=true")
-        pytest.skip("helm not found (tools/which-helm.sh): run tools/install-helm.sh")
-    return found.stdout.strip()
-
-
-@functools.cache
-def render(*sets: str) -> tuple[dict, ...]:
-    args = [_helm(), "template", RELEASE, str(CHART), "--namespace", "elves"]
-    for item in sets:
-        args += ["--set", item]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return tuple(doc for doc in yaml.safe_load_all(result.stdout) if doc)
-
-
-def named(kind: str, name: str, *sets: str) -> dict:
-    [found] = [o for o in render(*sets) if o["kind"] == kind and o["metadata"]["name"] == name]
-    return found
-
-
-def pod(kind: str, name: str) -> dict:
-    return named(kind, name)["spec"]["template"]["spec"]
+def pod(helm: str, kind: str, name: str) -> dict:
+    return named(render(helm), kind, name)["spec"]["template"]["spec"]
 
 
 def secret_refs(container: dict) -> dict[str, dict]:
@@ -66,31 +36,31 @@ def test_the_charts_data_plane_file_is_the_pythons():
     assert written == chart_facts(), "run: python -m elves.data_plane > charts/elves/files/data-plane.json"
 
 
-def test_each_service_has_a_secret_of_its_own_credentials_and_reads_no_other_services():
+def test_each_service_has_a_secret_of_its_own_credentials_and_reads_no_other_services(helm):
     for name, keys in OWN_KEYS.items():
-        secret = named("Secret", f"{RELEASE}-{name}")
+        secret = named(render(helm), "Secret", f"{RELEASE}-{name}")
         assert set(secret["data"]) == keys, name
         assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
         assert all(len(base64.b64decode(value)) >= 32 for value in secret["data"].values())
-    shared = named("Secret", RELEASE)
+    shared = named(render(helm), "Secret", RELEASE)
     assert not {key for key in shared["data"] if "rabbitmq" in key}, "no broker password in the shared Secret"
     for name in DEPLOYMENTS:
-        refs = secret_refs(pod("Deployment", name)["containers"][0])
+        refs = secret_refs(pod(helm, "Deployment", name)["containers"][0])
         others = {(r["name"], r["key"]) for r in refs.values() if r["name"] != f"{RELEASE}-{name}"}
         # Besides its own Secret, only the JWT secret and the service key, which are the gateway's and registry's.
         assert {key for _, key in others} <= {"jwt-secret", "service-key"} and {n for n, _ in others} <= {RELEASE}, \
             (name, others)
 
 
-def test_each_service_connects_as_its_own_broker_user_declaring_only_its_queues():
+def test_each_service_connects_as_its_own_broker_user_declaring_only_its_queues(helm):
     for name in DEPLOYMENTS:
-        env = {e["name"]: e for e in pod("Deployment", name)["containers"][0]["env"]}
+        env = env_of(pod(helm, "Deployment", name)["containers"][0])
         assert env["SPRING_RABBITMQ_USERNAME"]["value"] == BROKER_USERS[name].name
         assert env["ELVES_RABBITMQ_DECLARE"]["value"] == declare_setting(name)
 
 
-def test_the_registry_runs_as_a_role_that_owns_nothing_and_migrates_as_the_owner():
-    env = {e["name"]: e for e in pod("Deployment", "registry")["containers"][0]["env"]}
+def test_the_registry_runs_as_a_role_that_owns_nothing_and_migrates_as_the_owner(helm):
+    env = env_of(pod(helm, "Deployment", "registry")["containers"][0])
     assert env["SPRING_DATASOURCE_USERNAME"]["value"] == REGISTRY_ROLE.name
     assert env["ELVES_REGISTRY_MIGRATION_USERNAME"]["value"] == MIGRATOR.name
     assert env["ELVES_REGISTRY_MIGRATION_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
@@ -98,12 +68,12 @@ def test_the_registry_runs_as_a_role_that_owns_nothing_and_migrates_as_the_owner
     assert env["ELVES_REGISTRY_RESET_ROLE"]["value"] == RESET.name
 
 
-def test_rabbitmq_loads_a_user_per_service_with_its_permissions_and_no_management(tmp_path):
-    config = named("ConfigMap", "rabbitmq-config")["data"]
+def test_rabbitmq_loads_a_user_per_service_with_its_permissions_and_no_management(helm, tmp_path):
+    config = named(render(helm), "ConfigMap", "rabbitmq-config")["data"]
     assert "rabbitmq_management" not in config["enabled_plugins"]
     assert "load_definitions = /var/lib/rabbitmq-definitions/definitions.json" in config["rabbitmq.conf"]
-    assert "management" not in {p["name"] for p in named("Service", "rabbitmq")["spec"]["ports"]}
-    spec = pod("StatefulSet", "rabbitmq")
+    assert "management" not in {p["name"] for p in named(render(helm), "Service", "rabbitmq")["spec"]["ports"]}
+    spec = pod(helm, "StatefulSet", "rabbitmq")
     assert "RABBITMQ_DEFAULT_USER" not in {e["name"] for e in spec["containers"][0].get("env", [])}
     # The init container's own command, run here on the rendered template with stand-in passwords.
     [init] = spec["initContainers"]
@@ -126,9 +96,9 @@ def test_rabbitmq_loads_a_user_per_service_with_its_permissions_and_no_managemen
             user.configure, user.write, user.read)
 
 
-def test_postgresql_creates_the_registrys_roles_at_first_start_with_passwords_from_their_secrets(tmp_path):
-    script = named("ConfigMap", "postgres-init")["data"]["10-elves-roles.sh"]
-    spec = pod("StatefulSet", "postgres")
+def test_postgresql_creates_the_registrys_roles_at_first_start_with_passwords_from_their_secrets(helm, tmp_path):
+    script = named(render(helm), "ConfigMap", "postgres-init")["data"]["10-elves-roles.sh"]
+    spec = pod(helm, "StatefulSet", "postgres")
     refs = secret_refs(spec["containers"][0])
     assert (refs["ELVES_MIGRATOR_PASSWORD"]["name"], refs["ELVES_REGISTRY_PASSWORD"]["name"],
             refs["ELVES_RESET_PASSWORD"]["name"]) == (f"{RELEASE}-registry", f"{RELEASE}-registry", f"{RELEASE}-reset")
@@ -148,10 +118,10 @@ def test_postgresql_creates_the_registrys_roles_at_first_start_with_passwords_fr
     assert f"ALTER DATABASE elves OWNER TO {MIGRATOR.name};" in sql and "-pw" not in sql
 
 
-def test_the_reset_runs_as_the_reset_role_in_the_postgres_container():
+def test_the_reset_runs_as_the_reset_role_in_the_postgres_container(helm):
     from elves.k8s.platform import EMPTY_DATABASE_COMMAND
 
-    env = {e["name"]: e for e in pod("StatefulSet", "postgres")["containers"][0]["env"]}
+    env = env_of(pod(helm, "StatefulSet", "postgres")["containers"][0])
     assert env["ELVES_RESET_ROLE"]["value"] == RESET.name
     assert env["ELVES_RESET_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": f"{RELEASE}-reset",
                                                                         "key": "postgres-reset-password"}

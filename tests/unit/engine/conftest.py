@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from elves.engine.models import LoadTest, parse_loadtest
+from elves.engine.models.loadtest import LoadTest, parse_loadtest
 from elves.engine.prometheus import Prometheus
 from engine_testkit import RUN, PrometheusServer, backfill
 
@@ -47,8 +47,9 @@ def prometheus_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def known_run_prometheus(tmp_path_factory):
-    """A Prometheus holding engine_testkit.RUN's history (backfilled), as a client."""
+    """A Prometheus holding engine_testkit.RUN's history (backfilled), as a client of the
+    system in RUN.namespace."""
     workdir = tmp_path_factory.mktemp("known-run-prometheus")
     server = PrometheusServer(workdir, data_dir=backfill(workdir, RUN.history()))
-    yield Prometheus(server.url)
+    yield Prometheus(server.url, system_namespace=RUN.namespace)
     server.stop()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from elves.engine.analysis import RunWindow, analyze, utc
-from elves.engine.models import LoadTest, parse_loadtest
+from elves.engine.models.loadtest import LoadTest, parse_loadtest
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import write_report
 from elves.engine.status import LoadTestStatus, RunResults, RunStatus, Verdict

@@ -8,7 +8,8 @@ import pytest
 from elves.engine.analysis import (
     AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since, longest_unready,
 )
-from elves.engine.models import Objective
+from elves.engine.models.objectives import Objective
+from elves.engine.prometheus import Prometheus
 from elves.engine.status import ReplicaPoint
 
 from elves.engine.verdict import evaluate
@@ -148,6 +149,29 @@ def test_verdict_on_the_analysed_run(results, known_run_prometheus):
     assert [c.detail for c in verdict.checks if c.name == "http_req_duration_p99"] == ["no latency samples"]
     assert table[objectives[-1].promql] == (1, True)
     assert not verdict.passed
+
+
+def test_another_namespaces_gateway_changes_nothing(results, known_run_prometheus):
+    # Another team's system in the same Prometheus: a gateway OOM-killed 3 times during the
+    # run, 5 replicas, an ingestor queue 5000 deep, bigger JVMs. Read as that namespace, the
+    # same queries see all of it, so the decoy is there to leak...
+    decoy = Prometheus(known_run_prometheus.url, system_namespace=RUN.decoy_namespace)
+    theirs = analyze(decoy, WINDOW, LEDGER)
+    assert (theirs.deployments["gateway"].restarts, theirs.deployments["gateway"].oom_kills) == (3, 3)
+    assert theirs.deployments["gateway"].replicas_max == 5 and theirs.queues[INGESTOR_QUEUE].max == 5000
+    # ... and our run's figures and verdict hold none of it.
+    gateway = results.deployments["gateway"]
+    assert (gateway.restarts, gateway.oom_kills, gateway.replicas_max, gateway.heap_max_bytes) == (1, 1, 2, None)
+    assert results.deployments["registry"].heap_max_bytes == 300 * 2**20
+    assert results.deployments["registry"].cpu_cores == pytest.approx(0.5)
+    assert results.queues[INGESTOR_QUEUE].max == 302
+    objectives = [Objective.model_validate(o) for o in (
+        {"metric": "pod_restarts", "deployment": "gateway", "op": "<=", "value": 1},
+        {"metric": "oom_kills", "deployment": "gateway", "op": "<=", "value": 1},
+        {"metric": "queue_depth_max", "queue": INGESTOR_QUEUE, "op": "<", "value": 500},
+    )]
+    assert evaluate(objectives, results, known_run_prometheus, DRAIN_END).passed
+    assert not evaluate(objectives, theirs, decoy, DRAIN_END).passed
 
 
 def test_a_run_without_k6_samples_is_a_harness_error(known_run_prometheus):

@@ -1,11 +1,13 @@
-"""The engine's commands as a person types them: validate, crd, and run's bad-input path."""
+"""The engine's commands as a person types them: validate, crd, scenarios, and run's bad-input path."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from elves.cli import main as elves_main
 from elves.engine.crd import crd_yaml
+from elves.engine.scenarios import facts_module
 
 
 def test_validate_names_the_bad_field_and_exits_1(tmp_path, make_document, capsys):
@@ -33,12 +35,13 @@ def test_run_of_a_missing_file_exits_2(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
-def test_crd_prints_or_writes_the_generated_crd(tmp_path, capsys):
-    assert elves_main(["crd"]) == 0
-    assert capsys.readouterr().out == crd_yaml()
-    target = tmp_path / "crd.yaml"
-    assert elves_main(["crd", "--output", str(target)]) == 0
-    assert target.read_text() == crd_yaml()
+@pytest.mark.parametrize(("command", "generated"), [("crd", crd_yaml), ("scenarios", facts_module)])
+def test_a_generator_prints_or_writes_its_file(tmp_path, capsys, command, generated):
+    assert elves_main([command]) == 0
+    assert capsys.readouterr().out == generated()
+    target = tmp_path / "generated"
+    assert elves_main([command, "--output", str(target)]) == 0
+    assert target.read_text() == generated()
 
 
 def test_the_verdict_line_of_an_error_quotes_k6s_own_last_error():

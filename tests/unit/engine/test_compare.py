@@ -1,14 +1,15 @@
-"""`elves compare`: two summary.json files written by the engine's own report writer, compared."""
+"""`elves compare`: two summary.json files written by the engine's own report writer (the known
+run analysed from a real Prometheus), compared. The rules one by one: test_compare_rules.py;
+missing data and nothing to compare: test_compare_missing.py."""
 
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 from elves.cli import main as elves_main
-from elves.engine.compare import CompareError, compare_paths, html_section, parse_thresholds
+from elves.engine.compare import INCOMPARABLE, compare_paths, html_section
 from elves.engine.report import SUMMARY
 from results_testkit import known_run, write_summary
 
@@ -25,7 +26,7 @@ def test_a_run_compared_with_itself_changes_nothing(known, tmp_path, capsys):
     after = write_summary(tmp_path / "after", known)
     assert elves_main(["compare", str(before / SUMMARY), str(after)]) == 0
     out = capsys.readouterr().out
-    assert "No threshold crossed (p99:+10%, errors:+0.5pp, lost:0)." in out
+    assert out.splitlines()[-1].startswith("As good as the baseline: ")
     comparison = compare_paths(before, after)
     scopes = {row.scope for row in comparison.rows}
     assert {"total", "endpoint getData", "endpoint getStatus", f"queue {QUEUE}", "deployment ingestor",
@@ -38,36 +39,39 @@ def test_a_run_compared_with_itself_changes_nothing(known, tmp_path, capsys):
     assert oom.new == 1
 
 
-def test_the_default_thresholds_catch_a_slower_p99_more_errors_and_anything_lost(known, tmp_path, capsys):
+def test_the_default_rules_catch_a_slower_p99_more_errors_and_anything_lost(known, tmp_path, capsys):
     _, results, _ = known
     before = write_summary(tmp_path / "before", known)
     slower = write_summary(tmp_path / "slower", known, total={"p99": results.total.p99 * 1.2})
     assert elves_main(["compare", str(before), str(slower)]) == 1
     out = capsys.readouterr().out
-    assert "+20.0 %" in out and "CROSSED p99:+10%" in out
+    assert ("CROSSED total p99: 120ms -> 144ms (+20.0 %; rule p99:+10%:floor=5ms:n=100: rises by at most 10 % (or 5ms,"
+            " if more))") in out
     assert elves_main(["compare", str(before), str(slower), "--fail-on", "p99:+25%"]) == 0
     capsys.readouterr()
 
     worse = write_summary(tmp_path / "worse", known, total={"error_rate": results.total.error_rate + 0.006})
     breaches = compare_paths(before, worse).breaches
-    assert [(t.text, r.scope, r.figure) for t, r in breaches] == [("errors:+0.5pp", "total", "errors")]
+    assert [(b.threshold.text, b.row.scope, b.row.figure) for b in breaches] == [
+        ("errors:+0.5pp:n=200", "total", "errors")]
 
     lost = write_summary(tmp_path / "lost", known, ledger={"lost_requests": 2})
-    crossed = {(t.text, r.figure) for t, r in compare_paths(before, lost).breaches}
-    assert crossed == {("lost:0", "lost")}
+    crossed = {(b.threshold.text, b.row.figure) for b in compare_paths(before, lost).breaches}
+    assert crossed == {("lost_requests:0", "lost_requests")}
 
 
-def test_thresholds_with_selectors_ceilings_and_falls(known, tmp_path):
+def test_rules_with_selectors_ceilings_and_falls(known, tmp_path):
     _, results, _ = known
     before = write_summary(tmp_path / "before", known)
     after = write_summary(tmp_path / "after", known, queues={QUEUE: {"max": 600.0}},
                           deployments={"ingestor": {"restarts": results.deployments["ingestor"].restarts + 3}},
                           total={"rate": results.total.rate * 0.8})
     comparison = compare_paths(before, after, f"depth_max{{{QUEUE}}}:+50%,restarts:+2,rate:-10%,p99:5s")
-    crossed = sorted((t.text, r.scope) for t, r in comparison.breaches)
-    assert crossed == [(f"depth_max{{{QUEUE}}}:+50%", f"queue {QUEUE}"), ("rate:-10%", "total"),
-                       ("restarts:+2", "deployment ingestor")]
-    assert compare_paths(before, after, "p99{nowhere}:+1%").unmatched[0].text == "p99{nowhere}:+1%"
+    crossed = sorted((b.threshold.text, b.row.scope) for b in comparison.breaches)
+    assert crossed == [("deepest_queue:+50%:floor=10", "total"), (f"depth_max{{{QUEUE}}}:+50%", f"queue {QUEUE}"),
+                       ("rate:-10%", "total"), ("restarts:+2", "deployment ingestor")]
+    nowhere = compare_paths(before, after, "p99{nowhere}:+1%")
+    assert [t.text for t in nowhere.blind] == ["p99{nowhere}:+1%:floor=5ms:n=100"] and nowhere.outcome == INCOMPARABLE
 
 
 def test_every_run_of_a_sweep_is_compared_with_its_counterpart(known, tmp_path):
@@ -78,21 +82,13 @@ def test_every_run_of_a_sweep_is_compared_with_its_counterpart(known, tmp_path):
     assert runs == {"run 0 (system.replicas.ingestor=1)", "run 1 (system.replicas.ingestor=3)"}
 
 
-def test_the_html_section_names_the_crossed_threshold(known, tmp_path):
+def test_the_html_section_names_the_crossed_rule(known, tmp_path):
     _, results, _ = known
     before = write_summary(tmp_path / "before", known)
     after = write_summary(tmp_path / "after", known, total={"p99": results.total.p99 * 2})
     html = html_section(compare_paths(before, after))
-    assert "<table>" in html and "CROSSED p99:+10%" in html and "1 figure(s) crossed a threshold" in html
-
-
-@pytest.mark.parametrize("text, message", [
-    ("p99", "write FIGURE"), ("latency:+10%", "unknown figure"), ("p99:10%", "say +10% (a rise)"),
-    ("rate:+1pp", "percentage points"), ("restarts:5ms", "is not +N%"), ("p99:fast", "is not a duration"),
-])
-def test_bad_thresholds_name_the_part_at_fault(text, message):
-    with pytest.raises(CompareError, match=re.escape(message)):
-        parse_thresholds(text)
+    assert "<table>" in html and "CROSSED total p99: 120ms -&gt; 240ms" in html
+    assert "Worse than the baseline: 1 figure(s) crossed a rule, 0 missing." in html
 
 
 def test_an_unusable_file_is_exit_2(tmp_path, capsys):
@@ -101,17 +97,18 @@ def test_an_unusable_file_is_exit_2(tmp_path, capsys):
     assert "not an Elves summary" in capsys.readouterr().err
 
 
-def test_baseline_checks_turn_each_threshold_into_a_verdict_check(known, tmp_path):
+def test_baseline_checks_turn_each_rule_into_a_verdict_check(known, tmp_path):
     from elves.engine.compare import baseline_checks
 
     _, results, _ = known
     baseline = json.loads((write_summary(tmp_path / "before", known) / SUMMARY).read_text())
     slower = results.model_copy(update={"total": results.total.model_copy(update={"p99": 0.2})})
     checks = {c.name: c for c in baseline_checks(baseline, "before", slower, "p99:+10%,lost:0,p99{nowhere}:+1%")}
-    assert not checks["baseline p99:+10%"].ok and checks["baseline p99:+10%"].observed == 0.2
-    assert checks["baseline p99:+10%"].detail == "total p99: 120ms in before, 200ms now (+66.7 %)"
+    p99 = checks["baseline p99:+10%:floor=5ms:n=100"]  # the user's rule keeps the default's floor and n
+    assert not p99.ok and p99.observed == 0.2
+    assert p99.detail == "total p99: 120ms in before, 200ms now (+66.7 %)"
     assert checks["baseline lost:0"].ok
-    assert not checks["baseline p99{nowhere}:+1%"].ok  # a gate that cannot look does not pass
+    assert not checks["baseline p99{nowhere}:+1%:floor=5ms:n=100"].ok  # a gate that cannot look does not pass
     assert all(c.ok for c in baseline_checks(baseline, "before", results))
 
 

@@ -12,6 +12,8 @@ FORBIDDEN = {
     "elves.engine": ("elves.local", "elves.k8s"),
     "elves.local": ("elves.k8s",),
     "elves.k8s": ("elves.local",),
+    # Both platforms run RabbitMQ's tools, each where its broker runs.
+    "elves.rabbitmq": ("elves.engine", "elves.local", "elves.k8s"),
 }
 
 

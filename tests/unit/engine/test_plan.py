@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from elves.engine import plan
+from elves.engine.platform import ScriptConfigMap, ScriptFile
+from elves.engine.scenarios import MIN_PREALLOCATED_VUS, STALL_ALLOWANCE_SECONDS
 from elves.engine.units import parse_duration
 
 
@@ -75,7 +77,7 @@ def test_vus_cover_the_rate_through_a_stall(make_loadtest):
     rate = per_second(scenario)
     assert rate == pytest.approx(266.67, rel=0.005)
     # Enough VUs for every iteration that starts while the system stalls for the allowance.
-    assert scenario["preAllocatedVUs"] >= rate * plan.STALL_ALLOWANCE_SECONDS
+    assert scenario["preAllocatedVUs"] >= rate * STALL_ALLOWANCE_SECONDS
     assert scenario["maxVUs"] > scenario["preAllocatedVUs"]
     assert scenario["timeUnit"] == "1s"
 
@@ -83,7 +85,7 @@ def test_vus_cover_the_rate_through_a_stall(make_loadtest):
 def test_a_small_rate_still_gets_a_working_pool(make_loadtest):
     load = make_loadtest(load={"scenario": "ingestor", "rate": "1/h", "duration": "1m", "mix": {"getData": 1}}).spec.load
     (scenario,) = plan.k6_scenarios(load).values()
-    assert scenario["preAllocatedVUs"] == plan.MIN_PREALLOCATED_VUS
+    assert scenario["preAllocatedVUs"] == MIN_PREALLOCATED_VUS
     assert (scenario["rate"], scenario["timeUnit"]) == (1, "1h")
 
 
@@ -106,7 +108,7 @@ def test_stages_become_ramping_arrival_rate_held_to_the_duration(make_loadtest):
     assert [(s["duration"], s["target"] / unit) for s in scenario["stages"]] == [
         ("60s", 0.5), ("480s", 2.0), ("60s", 2.0)]
     # Pre-allocated for the peak, not for the first stage.
-    assert scenario["preAllocatedVUs"] >= 2.0 * plan.STALL_ALLOWANCE_SECONDS
+    assert scenario["preAllocatedVUs"] >= 2.0 * STALL_ALLOWANCE_SECONDS
 
 
 @pytest.mark.parametrize("profile", ["warmup", "spike", "endurance", "breakpoint"])
@@ -152,7 +154,7 @@ def test_a_breakpoint_ramp_warms_up_first_by_default(make_loadtest):
 
 
 def test_a_flat_rate_has_no_warmup_and_a_warmup_needs_a_profile(make_loadtest):
-    from elves.engine.models import SpecError
+    from elves.engine.models.errors import SpecError
 
     assert make_loadtest(load={"scenario": "system-mix", "rate": "60/s", "duration": "1m"}).spec.load.warmup_seconds == 0
     with pytest.raises((SpecError, ValueError), match="warmup needs a profile"):
@@ -179,12 +181,12 @@ def test_fault_schedule_is_sorted_by_time_then_order(make_loadtest):
 
 def test_script_locations(make_loadtest, tmp_path):
     builtin = make_loadtest().spec.load
-    assert plan.script_location(builtin).endswith("loadtests/scenarios/system-mix.js")
+    assert plan.script_location(builtin).path.endswith("loadtests/scenarios/system-mix.js")
     custom = make_loadtest(load={"script": {"path": "my.js"}, "rate": "1/s", "duration": "1m"}).spec.load
-    assert plan.script_location(custom, tmp_path) == str(tmp_path / "my.js")
+    assert plan.script_location(custom, tmp_path) == ScriptFile(str(tmp_path / "my.js"))
     cm = make_loadtest(load={"script": {"configMap": {"name": "scripts", "file": "my.tar"}},
                              "rate": "1/s", "duration": "1m"}).spec.load
-    assert plan.script_location(cm) == "configmap:scripts/my.tar"
+    assert plan.script_location(cm) == ScriptConfigMap("scripts", "my.tar")
 
 
 def test_a_run_plan_carries_test_id_scenarios_and_script(make_loadtest):
@@ -192,7 +194,7 @@ def test_a_run_plan_carries_test_id_scenarios_and_script(make_loadtest):
     assert run.test_id == "local/unit/0"
     assert run.scenarios["getData"]["exec"] == "getData"
     assert run.duration_seconds == parse_duration("2m")
-    assert Path(run.script).name == "system-mix.js"
+    assert Path(run.script.path).name == "system-mix.js"
 
 
 def test_a_workers_by_clients_grid_sweeps_load_users_and_rate(make_loadtest):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import pytest
+import requests
 
 from elves.engine import promql
 from elves.engine.analysis import failures_of
-from elves.engine.prometheus import Prometheus, Sample
+from elves.engine.prometheus import Sample
 
 
 def test_selector_quotes_and_regexes():
@@ -49,20 +53,73 @@ def test_latency_quantile_reads_native_histograms():
 
 
 def test_queue_depth_adds_ready_and_unacked_of_every_queue_and_dlq():
-    expr = promql.queue_depth()
+    expr = promql.queue_depth(namespace="elves")
     assert "rabbitmq_detailed_queue_messages_ready|rabbitmq_detailed_queue_messages_unacked" in expr
     assert r'elves\\.ingestor\\.data\\.in\\.dlq' in expr
     assert expr.startswith("sum by (queue) (")
-    assert promql.queue_depth(["a.b"]) == (
-        'sum by (queue) ({__name__=~"rabbitmq_detailed_queue_messages_ready|rabbitmq_detailed_queue_messages_unacked",'
+    assert promql.queue_depth(["a.b"], namespace="team-a") == (
+        'sum by (queue) ({namespace="team-a",'
+        '__name__=~"rabbitmq_detailed_queue_messages_ready|rabbitmq_detailed_queue_messages_unacked",'
         'queue=~"a\\\\.b"})')
 
 
 def test_deployment_queries_select_by_container_and_deployment():
-    assert 'container=~"gateway|registry|ingestor"' in promql.restarts("60s")
-    assert 'reason="OOMKilled"' in promql.oom_kills("60s")
-    assert "label_replace(" in promql.replicas_desired(["ingestor"])
-    assert "kube_deployment_status_replicas_ready" in promql.replicas_ready()
+    assert 'container=~"gateway|registry|ingestor"' in promql.restarts("60s", namespace="elves")
+    assert 'reason="OOMKilled"' in promql.oom_kills("60s", namespace="elves")
+    assert "label_replace(" in promql.replicas_desired(["ingestor"], namespace="elves")
+    assert "kube_deployment_status_replicas_ready" in promql.replicas_ready(namespace="elves")
+
+
+# Arguments for any query builder; `namespace` is a sentinel no other part of a query contains.
+SENTINEL = "sentinel-ns"
+ARGUMENTS = {"test_id": "t/x/0", "window": "60s", "rate_window": "60s", "quantile": 0.99}
+# Public functions of promql that build no query of their own.
+HELPERS = {"window_for", "window_since", "quote", "regex_of", "selector", "system_selector"}
+
+
+def query_builders() -> dict[str, object]:
+    return {name: f for name, f in inspect.getmembers(promql, inspect.isfunction)
+            if f.__module__ == promql.__name__ and not name.startswith("_") and name not in HELPERS}
+
+
+def build(function, **extra) -> str:
+    parameters = inspect.signature(function).parameters
+    return function(**{n: v for n, v in ARGUMENTS.items() if n in parameters}, **extra)
+
+
+def selectors(expr: str) -> list[tuple[str, str]]:
+    """(metric, matchers) of every series selector in `expr`."""
+    return re.findall(r"([A-Za-z_:][\w:]*)?\{([^{}]*)\}", expr)
+
+
+def test_every_query_of_the_systems_series_selects_its_namespace():
+    # On a shared cluster another team's Deployment called gateway (its restarts, replicas,
+    # JVM, its queue of the same name) must not reach our figures: every query of the system's
+    # own series takes the namespace, and every selector in it is limited to that namespace.
+    system = {name: f for name, f in query_builders().items() if "namespace" in inspect.signature(f).parameters}
+    assert {"queue_depth", "queue_depth_max", "deepest_queue", "queue_depth_deepest", "queue_depth_scraped_at",
+            "queue_depth_total", "queue_consumers", "queue_publish_rate", "queue_deliver_rate", "queue_ack_rate",
+            "queue_pileup_rate", "replicas_desired", "replicas_ready", "restarts_total", "restarts", "oom_kills",
+            "jvm_heap_max", "jvm_gc_seconds", "cpu_cores"} <= set(system)
+    for name, function in system.items():
+        namespace = inspect.signature(function).parameters["namespace"]
+        assert namespace.kind is inspect.Parameter.KEYWORD_ONLY and namespace.default is inspect.Parameter.empty, name
+        expr = build(function, namespace=SENTINEL)
+        found = selectors(expr)
+        assert found and all(f'namespace="{SENTINEL}"' in matchers for _, matchers in found), (name, expr)
+        with pytest.raises(ValueError, match="needs the system's namespace"):
+            build(function, namespace="")
+
+
+def test_the_queries_without_a_namespace_ask_only_k6_whose_test_id_tells_runs_apart():
+    for name, function in query_builders().items():
+        if "namespace" in inspect.signature(function).parameters:
+            continue
+        expr = build(function)
+        found = selectors(expr)
+        assert found, (name, expr)
+        for metric, matchers in found:
+            assert metric.startswith("k6_") and 'testid="t/x/0"' in matchers, (name, expr)
 
 
 ALL_QUERIES = [
@@ -72,19 +129,28 @@ ALL_QUERIES = [
     promql.k6_request_rate("t/x/0"), promql.k6_error_rate("t/x/0", endpoint="getData"),
     promql.k6_latency_quantile(0.95, "t/x/0", by="endpoint"), promql.k6_mean_latency("t/x/0", "60s"),
     promql.k6_vus("t/x/0"), promql.k6_vus_max("t/x/0", "60s"), promql.k6_samples_present("t/x/0", "60s"),
-    promql.queue_depth(), promql.queue_depth_max("60s"), promql.deepest_queue(), promql.queue_depth_deepest(),
-    promql.queue_depth_total(), promql.replicas_desired(), promql.replicas_ready(), promql.restarts_total(),
-    promql.restarts("60s"), promql.oom_kills("60s"), promql.k6_failures("t/x/0", "60s"),
-    promql.k6_retries("t/x/0", "60s"), promql.k6_requests_ok_so_far("t/x/0", "60s"), promql.jvm_heap_max("60s"),
-    promql.jvm_gc_seconds("60s"), promql.cpu_cores("60s"),
+    *(build(f, namespace=SENTINEL) for f in query_builders().values()
+      if "namespace" in inspect.signature(f).parameters),
+    promql.k6_failures("t/x/0", "60s"), promql.k6_retries("t/x/0", "60s"),
+    promql.k6_requests_ok_so_far("t/x/0", "60s"),
 ]
+
+
+def ask(prometheus_url: str, expr: str) -> tuple[int, dict]:
+    """Prometheus' own answer to an instant query: (HTTP status, the JSON body)."""
+    response = requests.post(f"{prometheus_url}/api/v1/query", data={"query": expr}, timeout=10)
+    return response.status_code, response.json()
 
 
 @pytest.mark.parametrize("expr", ALL_QUERIES)
 def test_prometheus_parses_every_query(expr, prometheus_server):
-    # Empty results are fine; a parse or type error raises PrometheusError.
-    client = Prometheus(prometheus_server.url)
-    if expr.endswith("[60s]"):
-        client.query_matrix(expr)
-    else:
-        client.query(expr)
+    # An empty Prometheus: what is checked is that it parses and types the query, not the data.
+    status, body = ask(prometheus_server.url, expr)
+    expected = "matrix" if expr.endswith("]") else "vector"  # a raw range selector, or an instant vector
+    assert (status, body["status"], body["data"]["resultType"]) == (200, "success", expected), body
+
+
+def test_a_query_prometheus_cannot_parse_is_refused_with_its_reason(prometheus_server):
+    status, body = ask(prometheus_server.url, f"{promql.queue_depth(namespace=SENTINEL)} +")
+    assert (status, body["status"], body["errorType"]) == (400, "error", "bad_data")
+    assert "parse error" in body["error"]

@@ -10,7 +10,7 @@ import pytest
 from elves.cli import main as elves_main
 from elves.engine.analysis import RunWindow, analyze, utc
 from elves.engine.console import summary_text
-from elves.engine.models import parse_loadtest
+from elves.engine.models.loadtest import parse_loadtest
 
 from elves.engine.report import HTML, SERIES, SUMMARY, rerender, write_report
 from elves.engine.status import FaultEvent, LoadTestStatus, RunStatus

@@ -18,8 +18,10 @@ from urllib.parse import parse_qs, urlparse
 import jwt
 import pytest
 
-from elves.engine.models import FaultAction, ScaleFault, System, parse_loadtest
-from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness
+from elves.engine.models.faults import FaultAction, ScaleFault
+from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.models.system import System
+from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey
 from elves.engine.runner import Context, Event, Timeouts, abort, set_condition, set_outcome_conditions, step
 from elves.engine.status import ContainerWatch, DeploymentSnapshot, LoadTestStatus, SystemSnapshot
 from engine_testkit import free_port
@@ -77,6 +79,7 @@ class FakePlatform:
 
     prometheus: str
     name: str = "fake"
+    system_namespace: str = "elves"
     lock_holder: str | None = None
     ready: Readiness = Readiness(True)
     load_states: list[str] = field(default_factory=lambda: ["running"])  # popped per load_status call
@@ -122,12 +125,12 @@ class FakePlatform:
     def start_load(self, run: LoadRun) -> None:
         self.calls.append(("start_load", run))
 
-    def load_status(self, test_id: str) -> LoadStatus:
+    def load_status(self, run: RunKey) -> LoadStatus:
         state = self.load_states.pop(0) if len(self.load_states) > 1 else self.load_states[0]
         return LoadStatus(state, self.load_error if state == "error" else "")  # type: ignore[arg-type]
 
-    def stop_load(self, test_id: str) -> None:
-        self.calls.append(("stop_load", test_id))
+    def stop_load(self, run: RunKey) -> None:
+        self.calls.append(("stop_load", run.test_id))
 
     # A killPod whose container dies this many seconds later (None: applied at once).
     kill_takes: float | None = None
@@ -240,9 +243,11 @@ def test_k6_that_never_starts_or_never_ends_is_stopped(make_loadtest, platform, 
 def test_the_load_run_carries_the_plan(make_loadtest, platform, clock):
     platform.load_states = ["error"]
     drive(Context(make_loadtest(load={"scenario": "system-mix", "rate": "60/min", "duration": "1m", "users": 3,
-                                      "parallelism": 2})), platform, clock)
+                                      "parallelism": 2}, runner={"nodeSelector": {"pool": "load"}})), platform, clock)
     (run,) = platform.called("start_load")
     assert run.test_id == "local/unit/0" and run.parallelism == 2 and run.duration_seconds == 60
+    assert run.index == 0 and run.script.path.endswith("loadtests/scenarios/system-mix.js")
+    assert run.runner.node_selector == {"pool": "load"}  # spec.runner, for the runner pods on a cluster
     claims = [jwt.decode(t, JWT_SECRET, algorithms=["HS256"], audience="elves-gateway", issuer="elves")
               for t in run.tokens]
     assert [c["sub"] for c in claims] == ["loadtest-user-0000", "loadtest-user-0001", "loadtest-user-0002"]
@@ -399,6 +404,8 @@ def test_a_test_with_a_verdict_is_completed_and_ready_or_failed_by_it(phase, pas
 class _Replicas:
     """A Prometheus stand-in that answers the two replica queries."""
 
+    system_namespace = "elves"
+
     def __init__(self, desired, ready):
         self.answers = {"desired": desired, "ready": ready}
 
@@ -414,3 +421,17 @@ def test_the_load_waits_until_prometheus_has_seen_the_replicas_ready():
         == ["gateway"]
     assert replicas_not_yet_seen_ready(_Replicas({"gateway": 1, "ingestor": 0}, {"gateway": 1})) == []
     assert replicas_not_yet_seen_ready(_Replicas({}, {})) == []
+
+
+def test_every_step_but_done_has_a_function_and_the_status_keeps_its_words():
+    from elves.engine.runner.machine import STEPS
+    from elves.engine.status import Step
+
+    assert set(STEPS) == set(Step) - {Step.DONE}
+    # A status an earlier operator wrote (plain strings) reads back and is written back the same.
+    status = LoadTestStatus.model_validate({"progress": {"step": "wait-reset"}})
+    assert status.progress.step is Step.WAIT_RESET
+    assert status.model_dump(mode="json", by_alias=True)["progress"]["step"] == "wait-reset"
+    with pytest.raises(ValueError, match="progress.step"):
+        LoadTestStatus.model_validate({"progress": {"step": "wait-resett"}})
+

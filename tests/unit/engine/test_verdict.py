@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from elves.engine.models import Objective
+from elves.engine.models.objectives import Objective
 from elves.engine.status import (
     Check, DeploymentResult, EndpointResult, Ledger, QueueResult, RunResults, RunStatus, Verdict, Window,
 )
@@ -177,8 +177,9 @@ def test_sweep_table_on_a_grid_and_on_words():
 
 def test_the_queue_depth_timeline_follows_the_work_queues_unless_a_queue_is_named():
     # A breakpoint on queue depth must not be found in a dead-letter queue that earlier tests filled.
-    anywhere = timeline_query(objective(metric="queue_depth_max", op="<", value=500), "local/t/0")
+    anywhere = timeline_query(objective(metric="queue_depth_max", op="<", value=500), "local/t/0", "elves")
     assert "elves\\\\.ingestor\\\\.data\\\\.in" in anywhere and "dlq" not in anywhere
+    assert 'namespace="elves"' in anywhere  # the system's own queues, not another namespace's
     named = timeline_query(objective(metric="queue_depth_max", queue="elves.ingestor.data.in.dlq", op="<", value=1),
-                           "local/t/0")
+                           "local/t/0", "elves")
     assert "dlq" in named

@@ -4,45 +4,47 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import tarfile
 from pathlib import Path
 
 import pytest
+from engine_testkit import K6_BINARY
+from prerequisites import require
 
+from elves.engine.k6 import Targets, archived_env
+from elves.engine.platform import LoadRun, ScriptFile
 from elves.k8s import archive
-
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-K6 = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves")) / "bin" / "k6"
+@pytest.fixture
+def k6() -> str:
+    require(K6_BINARY.exists(), f"{K6_BINARY} is missing (run tools/install-k6.sh)")
+    return str(K6_BINARY)
 
 
-needs_k6 = pytest.mark.skipif(not K6.exists() and os.environ.get("CI") != "true",
-                              reason=f"{K6} is missing (run tools/install-k6.sh)")
-
-
-@needs_k6
-def test_a_built_in_scenario_is_packed_with_its_lib_and_this_runs_scenarios():
-    scenarios = json.dumps({"getData": {"executor": "constant-arrival-rate", "exec": "getData", "rate": 1,
-                                        "timeUnit": "1s", "duration": "5s", "preAllocatedVUs": 1}})
-    packed = archive.pack(str(K6), REPO / "loadtests" / "scenarios" / "system-mix.js",
-                          {"ELVES_K6_SCENARIOS": scenarios, "ELVES_TEST_ID": "ns/t/0", "ELVES_TOKENS": "secret"})
+def test_a_built_in_scenario_is_packed_with_its_lib_and_this_runs_scenarios(k6):
+    scenarios = {"getData": {"executor": "constant-arrival-rate", "exec": "getData", "rate": 1,
+                             "timeUnit": "1s", "duration": "5s", "preAllocatedVUs": 1}}
+    run = LoadRun(index=0, test_id="ns/t/0", script=ScriptFile("system-mix.js"), scenarios=scenarios,
+                  tokens=["secret"], admin_token="root", service_key="key")
+    packed = archive.pack(k6, REPO / "loadtests" / "scenarios" / "system-mix.js",
+                          archived_env(run, Targets("http://p", "http://g", "http://r")))
     with tarfile.open(fileobj=io.BytesIO(packed)) as tar:
         members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
     assert any(name.endswith("/lib/gateway.js") for name in members)
     metadata = json.loads(members["metadata.json"])
-    assert metadata["env"] == {"ELVES_K6_SCENARIOS": scenarios, "ELVES_TEST_ID": "ns/t/0"}  # no tokens
+    # The scenarios and the test id, no credential.
+    assert metadata["env"] == {"ELVES_K6_SCENARIOS": json.dumps(scenarios, sort_keys=True), "ELVES_TEST_ID": "ns/t/0"}
     assert list(metadata["options"]["scenarios"]) == ["getData"]
 
 
-@needs_k6
-def test_a_script_k6_cannot_load_is_refused_with_k6s_words(tmp_path):
+def test_a_script_k6_cannot_load_is_refused_with_k6s_words(k6, tmp_path):
     broken = tmp_path / "broken.js"
     broken.write_text("export default function ( {\n")
     with pytest.raises(archive.ArchiveError, match=r"`k6 archive broken.js` failed \(exit \d+\): .*"):
-        archive.pack(str(K6), broken, {})
+        archive.pack(k6, broken, {})
 
 
 def test_a_missing_scenario_or_k6_says_what_to_set(tmp_path):

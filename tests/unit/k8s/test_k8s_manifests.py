@@ -8,18 +8,22 @@ import re
 from datetime import datetime, timezone
 
 import pytest
+from prerequisites import require
 
-from elves.engine.platform import LoadRun
+from elves.engine.k6 import RUNNER_VARIABLES, Targets
+from elves.engine.platform import LoadRun, ScriptFile
 from elves.engine.status import LoadTestStatus
 from elves.k8s import manifests, names
 
 LOADTEST = {"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
             "metadata": {"name": "case-3", "namespace": "team-a", "uid": "1234-abcd"}}
+OWNER = names.Owner.of(LOADTEST)
+TARGETS = Targets("http://p", "http://g", "http://r")
 DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 
 def a_run(**changes) -> LoadRun:
-    fields = dict(test_id="team-a/case-3/2", script="/scenarios/system-mix.js",
+    fields = dict(index=2, test_id="team-a/case-3/2", script=ScriptFile("/scenarios/system-mix.js"),
                   scenarios={"getData": {"exec": "getData"}}, parallelism=3, duration_seconds=60,
                   tokens=["t1", "t2"], admin_token="admin", service_key="the-service-key")
     fields.update(changes)
@@ -27,9 +31,9 @@ def a_run(**changes) -> LoadRun:
 
 
 def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
-    env = manifests.runner_pod_env(a_run(), "http://prometheus:9090/", "http://gateway.elves.svc:8080",
-                                   "http://registry.elves.svc:8081", "elves-case-3-2-runner")
-    testrun = manifests.testrun(LOADTEST, a_run(), ("elves-case-3-2-script", "archive.tar"), "grafana/k6:1.8.1", env)
+    env = manifests.runner_pod_env(a_run(), Targets("http://prometheus:9090/", "http://gateway.elves.svc:8080",
+                                                    "http://registry.elves.svc:8081"), "elves-case-3-2-runner")
+    testrun = manifests.testrun(OWNER, a_run(), ("elves-case-3-2-script", "archive.tar"), "grafana/k6:1.8.1", env)
     assert (testrun["apiVersion"], testrun["kind"]) == ("k6.io/v1alpha1", "TestRun")
     spec = testrun["spec"]
     assert spec["parallelism"] == 3
@@ -47,12 +51,12 @@ def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
 
 
 def test_spec_runner_places_and_sizes_the_runner_pods():
-    from elves.engine.models import Runner
+    from elves.engine.models.spec import Runner
     runner = Runner.model_validate({
         "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}},
         "nodeSelector": {"pool": "load"}, "tolerations": [{"key": "load", "operator": "Exists", "effect": "NoSchedule"}],
         "affinity": {"podAntiAffinity": {}}, "separate": True, "envFromSecrets": ["k6-script-secrets"]})
-    testrun = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", [], runner)
+    testrun = manifests.testrun(OWNER, a_run(runner=runner), ("cm", "archive.tar"), "k6", [])
     spec = testrun["spec"]
     assert spec["separate"] is True
     assert spec["runner"]["resources"] == {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}}
@@ -61,7 +65,7 @@ def test_spec_runner_places_and_sizes_the_runner_pods():
     assert spec["runner"]["affinity"] == {"podAntiAffinity": {}}
     assert spec["runner"]["envFrom"] == [{"secretRef": {"name": "k6-script-secrets"}}]
     # Without spec.runner: the default resources, runners may share a node.
-    plain = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", [])["spec"]
+    plain = manifests.testrun(OWNER, a_run(), ("cm", "archive.tar"), "k6", [])["spec"]
     assert plain["separate"] is False and plain["runner"]["resources"] == manifests.RUNNER_RESOURCES
     assert not {"nodeSelector", "envFrom"} & set(plain["runner"])
 
@@ -74,27 +78,25 @@ def test_the_testrun_fits_k6_operators_crd():
     import yaml
     cache = os.environ.get("ELVES_CACHE") or os.path.expanduser("~/.cache/elves")
     crds = glob.glob(f"{cache}/crds/k6-operator-*/k6.io_testruns.yaml")
-    if not crds:  # make test-unit fetches them; under CI a missing prerequisite fails the tier
-        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(
-            "k6-operator's CRDs are not fetched (tools/fetch-crds.sh)")
+    require(crds, "k6-operator's CRDs are not fetched (tools/fetch-crds.sh)")
     schema = yaml.safe_load(open(crds[0]))["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    from elves.engine.models import Runner
+    from elves.engine.models.spec import Runner
     runner = Runner.model_validate({"resources": {"limits": {"memory": "1Gi"}}, "nodeSelector": {"a": "b"},
                                     "tolerations": [{}], "affinity": {}, "separate": True, "envFromSecrets": ["s"]})
-    spec = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", [], runner)["spec"]
+    spec = manifests.testrun(OWNER, a_run(runner=runner), ("cm", "archive.tar"), "k6", [])["spec"]
     assert set(spec) <= set(schema["properties"])
     assert set(spec["runner"]) <= set(schema["properties"]["runner"]["properties"])
 
 
 def test_credentials_reach_the_runners_only_through_the_runs_secret():
     run = a_run()
-    secret = manifests.runner_secret(LOADTEST, run)
+    secret = manifests.runner_secret(OWNER, run, TARGETS)
     assert secret["metadata"]["name"] == "elves-case-3-2-runner" and secret["type"] == "Opaque"
     assert secret["metadata"]["ownerReferences"][0]["uid"] == "1234-abcd", "deleted with the LoadTest"
     decoded = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
     assert decoded == {"ELVES_TOKENS": "t1,t2", "ELVES_ADMIN_TOKEN": "admin", "ELVES_SERVICE_KEY": "the-service-key"}
-    env = manifests.runner_pod_env(run, "http://p", "http://g", "http://r", secret["metadata"]["name"])
-    testrun = manifests.testrun(LOADTEST, run, ("cm", "archive.tar"), "k6", env)
+    env = manifests.runner_pod_env(run, TARGETS, secret["metadata"]["name"])
+    testrun = manifests.testrun(OWNER, run, ("cm", "archive.tar"), "k6", env)
     refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in testrun["spec"]["runner"]["env"] if "valueFrom" in e}
     assert refs == {name: {"name": "elves-case-3-2-runner", "key": name} for name in decoded}
     text = json.dumps(testrun)
@@ -103,8 +105,8 @@ def test_credentials_reach_the_runners_only_through_the_runs_secret():
 
 
 def test_runner_pods_are_restricted_and_bounded():
-    env = manifests.runner_pod_env(a_run(), "http://p", "http://g", "http://r", "s")
-    runner = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env)["spec"]["runner"]
+    env = manifests.runner_pod_env(a_run(), TARGETS, "s")
+    runner = manifests.testrun(OWNER, a_run(), ("cm", "archive.tar"), "k6", env)["spec"]["runner"]
     assert runner["securityContext"]["runAsNonRoot"] is True
     assert runner["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     container = runner["containerSecurityContext"]
@@ -122,24 +124,24 @@ def test_arguments_survive_k6_operators_split_on_single_spaces():
 
 
 def test_children_are_owned_by_the_loadtest_and_labelled_with_it():
-    env = manifests.runner_pod_env(a_run(), "http://p", "http://g", "http://r", "s")
-    for child in (manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env),
-                  manifests.runner_secret(LOADTEST, a_run()),
-                  manifests.script_configmap(LOADTEST, 2, b"tar")):
+    env = manifests.runner_pod_env(a_run(), TARGETS, "s")
+    for child in (manifests.testrun(OWNER, a_run(), ("cm", "archive.tar"), "k6", env),
+                  manifests.runner_secret(OWNER, a_run(), TARGETS),
+                  manifests.script_configmap(OWNER, 2, b"tar")):
         meta = child["metadata"]
         assert meta["namespace"] == "team-a"
         assert meta["ownerReferences"] == [{"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "name": "case-3",
                                             "uid": "1234-abcd", "controller": True, "blockOwnerDeletion": True}]
         assert meta["labels"]["elves.dev/loadtest"] == "case-3"
         assert meta["labels"]["app.kubernetes.io/managed-by"] == "elves-operator"
-    testrun = manifests.testrun(LOADTEST, a_run(), ("cm", "archive.tar"), "k6", env)
+    testrun = manifests.testrun(OWNER, a_run(), ("cm", "archive.tar"), "k6", env)
     assert testrun["metadata"]["labels"]["elves.dev/run"] == "2"
     assert testrun["spec"]["runner"]["metadata"]["labels"]["elves.dev/loadtest"] == "case-3"
     assert testrun["metadata"]["annotations"]["elves.dev/test-id"] == "team-a/case-3/2"
 
 
 def test_the_script_configmap_holds_the_archive_as_binary_data():
-    configmap = manifests.script_configmap(LOADTEST, 2, b"\x00archive bytes\xff")
+    configmap = manifests.script_configmap(OWNER, 2, b"\x00archive bytes\xff")
     assert configmap["metadata"]["name"] == "elves-case-3-2-script"
     assert base64.b64decode(configmap["binaryData"]["archive.tar"]) == b"\x00archive bytes\xff"
 
@@ -209,7 +211,18 @@ def test_long_names_keep_apart_when_their_prefixes_agree():
     assert names.testrun_name(first, 0) != names.testrun_name(second, 0)
 
 
-def test_the_run_index_comes_from_the_test_id():
-    assert names.run_index("team-a/case-3/7") == 7
-    with pytest.raises(ValueError, match="not <namespace>/<name>/<run>"):
-        names.run_index("case-3")
+def test_the_runner_variables_table_decides_what_the_secret_holds_and_what_the_testrun_shows():
+    run = a_run()
+    secret = manifests.runner_secret(OWNER, run, TARGETS)
+    env = manifests.runner_pod_env(run, TARGETS, secret["metadata"]["name"])
+    by_reference = {e["name"] for e in env if "valueFrom" in e}
+    plain = {e["name"] for e in env if "value" in e}
+    assert by_reference == set(secret["data"]) == {v.name for v in RUNNER_VARIABLES if v.secret}
+    assert plain == {v.name for v in RUNNER_VARIABLES if not v.secret}
+    assert [e["name"] for e in env] == [v.name for v in RUNNER_VARIABLES]
+
+
+def test_a_runs_objects_are_named_by_its_index():
+    testrun = manifests.testrun(OWNER, a_run(index=7, test_id="team-a/case-3/7"), ("cm", "archive.tar"), "k6", [])
+    assert testrun["metadata"]["name"] == "elves-case-3-7"
+    assert manifests.runner_secret(OWNER, a_run(index=7), TARGETS)["metadata"]["name"] == "elves-case-3-7-runner"

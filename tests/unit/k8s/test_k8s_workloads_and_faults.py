@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
-from elves.engine.models import Fault, parse_loadtest
+from elves.engine.models.faults import Fault
+from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.status import ContainerWatch, EnvVar, SystemSnapshot
 from elves.engine.units import Cpu, Memory
 from elves.k8s import workloads
 from elves.k8s.faults import INFRA_STOP_COMMANDS, INFRA_STOP_SECONDS, KILL_SECONDS, Caps, cluster_problems
+from elves.k8s.names import Owner
 from elves.k8s.platform import KubernetesPlatform, LoadError
 from elves.k8s.settings import OperatorSettings
 
@@ -170,8 +172,7 @@ class RecordingKube:
 
 
 def a_platform(kube: RecordingKube) -> KubernetesPlatform:
-    loadtest = {"metadata": {"name": "t", "namespace": "team", "uid": "u"}}
-    return KubernetesPlatform(OperatorSettings(), kube, loadtest, clock=lambda: 0.0)  # type: ignore[arg-type]
+    return KubernetesPlatform(OperatorSettings(), kube, Owner("team", "t", "u"), clock=lambda: 0.0)  # type: ignore[arg-type]
 
 
 def action(**fault: Any):
@@ -353,8 +354,8 @@ class ResetKube:
 def _reset_platform(kube):
     from elves.k8s.platform import KubernetesPlatform
     from elves.k8s.settings import OperatorSettings
-    loadtest = {"metadata": {"name": "lt", "namespace": "team-a", "uid": "u"}}
-    return KubernetesPlatform(OperatorSettings(system_namespace="elves"), kube, loadtest, clock=lambda: 0.0)
+    return KubernetesPlatform(OperatorSettings(system_namespace="elves"), kube, Owner("team-a", "lt", "u"),
+                              clock=lambda: 0.0)
 
 
 def test_a_reset_on_a_cluster_empties_then_restarts_and_names_what_failed():

@@ -1,18 +1,16 @@
 """The k6 side: every built-in scenario loads in k6, takes the engine's scenarios, packs
 into an archive, fails fast on a dead target, and writes the series the engine queries.
 
-Needs the k6 binary built by tools/install-k6.sh (skipped without it, failed under CI=true);
-the Prometheus test also needs Debian's /usr/bin/prometheus.
+Needs the k6 binary built by tools/install-k6.sh (skipped without it, failed under CI=true:
+tests/support/prerequisites.py); the Prometheus test also needs Debian's prometheus.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tarfile
 import time
@@ -21,44 +19,34 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import fake_gateway as fake_gateway_module
 import pytest
 import yaml
+from engine_testkit import PrometheusServer, free_port
 from polling import wait_for
+from prerequisites import missing
+
+from elves.engine import plan
+from elves.engine.models.load import Load
+from elves.engine.scenarios import BUILTIN_SCENARIOS, FACTS_PATH
 
 REPO = Path(__file__).resolve().parents[3]
 LOADTESTS = REPO / "loadtests"
 SCENARIO_DIR = LOADTESTS / "scenarios"
 EXAMPLES = LOADTESTS / "examples"
 
-# The contract with the engine (elves.engine.scenarios): the functions each built-in
-# script exports for the mix, and its default mix's keys.
-EXECS = {
-    "system-mix": ("getData", "getStatus", "getHistory", "getAllHistory", "getUser", "getAllUsers", "getImage"),
-    "registry-mix": ("addAppLog", "getAppLog", "getUser", "getAllUsers"),
-    "ingestor": ("getData", "getImage", "getStatus"),
-    "journeys": ("forecaster", "browser", "lostUser"),
-}
-DEFAULT_MIX = {
-    "system-mix": {"getData", "getStatus", "getHistory", "getAllHistory"},
-    "registry-mix": {"addAppLog", "getAppLog", "getUser", "getAllUsers"},
-    "ingestor": {"getData", "getImage"},
-    "journeys": {"forecaster", "browser", "lostUser"},
-}
+# The contract with the engine: its table of built-in scenarios (the scripts read it from
+# the module generated from it, elves.engine.scenarios.FACTS_PATH).
+EXECS = {name: scenario.execs for name, scenario in BUILTIN_SCENARIOS.items()}
 STUDY_EXAMPLES = (
     "case-1a", "case-1b", "case-1c", "case-2a", "case-2b", "case-3-fault-tolerance", "memory-sweep",
     "registry-1000", "registry-4000", "registry-16000",
     "warmup-plateau", "spike", "endurance", "breakpoint", "journeys", "quickstart",
     "timeouts-retries", "gate-p99-100ms", "grid-workers-clients", "users-ramp",
-    "kill-matrix", "rolling-restart",  # issue 11: nothing lost whatever dies
-    "read-path-breakpoint", "overload", "history-at-scale",  # issue 10: the read path, overload, history
+    "kill-matrix", "rolling-restart",  # nothing lost whatever dies
+    "read-path-breakpoint", "overload", "history-at-scale",  # the read path, overload, history
 )
 K6_TIMEOUT = 120  # seconds any one k6 command may take before the test gives up on it
-
-
-def _missing(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} (CI=true: a missing prerequisite fails the tier)")
-    pytest.skip(what)
 
 
 @pytest.fixture(scope="session")
@@ -67,8 +55,7 @@ def k6() -> str:
     for candidate in (os.environ.get("ELVES_K6"), str(cache / "bin" / "k6"), shutil.which("k6")):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    _missing("k6 is not built: run tools/install-k6.sh")
-    raise AssertionError("unreachable")
+    missing("k6 is not built: run tools/install-k6.sh")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -107,23 +94,41 @@ def engine_like_scenarios(execs: tuple[str, ...], test_id: str) -> dict:
     return scenarios
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # --- the scripts in k6 --------------------------------------------------------------
 
 def test_every_builtin_scenario_has_a_script():
     assert sorted(p.stem for p in SCENARIO_DIR.glob("*.js")) == sorted(EXECS)
 
 
+def seconds(duration: str) -> float:
+    """A k6 or Go duration ("30s", "1h0m0s", "1m30s", "500ms") in seconds."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", duration)
+    assert parts and "".join(n + u for n, u in parts) == duration, f"not a duration: {duration}"
+    return sum(float(n) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[u] for n, u in parts)
+
+
+def comparable(scenarios: dict) -> dict:
+    """k6 scenarios without the fields k6 fills in as null, durations in seconds."""
+    return {name: {k: seconds(v) if k in ("timeUnit", "duration") else v for k, v in s.items() if v is not None}
+            for name, s in scenarios.items()}
+
+
+# (ELVES_RATE_PER_MIN, ELVES_DURATION): the default; a rate small enough for per-hour rates;
+# one whose ingestor shares round on a half (Python rounds half to even); one big enough for
+# per-second rates.
+STANDALONE_LOADS = [(None, None), (7, "45s"), (201, "30s"), (9000, "2m")]
+
+
 @pytest.mark.parametrize("name", sorted(EXECS))
-def test_inspect_standalone_runs_the_default_mix(k6, name):
-    options = inspect(k6, SCENARIO_DIR / f"{name}.js")
-    execs = {s["exec"] for s in options["scenarios"].values()}
-    assert execs == DEFAULT_MIX[name]
+@pytest.mark.parametrize(("rate", "duration"), STANDALONE_LOADS)
+def test_a_standalone_run_is_what_the_engine_plans_for_the_default_mix(k6, name, rate, duration):
+    """The script takes its mix, iteration times and VU sizing from the generated facts and
+    sizes them by the engine's rule: any drift between the two shows here."""
+    settings = ([] if rate is None else [f"ELVES_RATE_PER_MIN={rate:g}"]) + \
+        ([] if duration is None else [f"ELVES_DURATION={duration}"])
+    options = inspect(k6, SCENARIO_DIR / f"{name}.js", *settings)
+    load = Load.model_validate({"scenario": name, "rate": f"{rate or 60:g}/min", "duration": duration or "30s"})
+    assert comparable(options["scenarios"]) == comparable(plan.k6_scenarios(load))
     # Request ids in URLs must not become Prometheus labels.
     assert "url" not in options["systemTags"] and "endpoint" not in options["systemTags"]
 
@@ -139,17 +144,15 @@ def test_inspect_takes_the_engines_scenarios_for_every_exec(k6, name):
     assert options["thresholds"] is None  # under the engine, Prometheus judges
 
 
-def test_the_engines_table_matches_the_scripts(k6):
-    scenarios_module = pytest.importorskip("elves.engine.scenarios")
-    plan = pytest.importorskip("elves.engine.plan")
-    models = pytest.importorskip("elves.engine.models")
-    for name, builtin in scenarios_module.BUILTIN_SCENARIOS.items():
-        assert set(builtin.execs) == set(EXECS[name]), name
-        assert set(builtin.default_mix) == DEFAULT_MIX[name], name
-        load = models.Load.model_validate(
-            {"scenario": name, "rate": "120/min", "duration": "1m", "mix": {e: 1 for e in builtin.execs}})
-        scenarios = plan.k6_scenarios(load, "local/unit/0")
-        inspect(k6, SCENARIO_DIR / f"{name}.js", f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}")
+@pytest.mark.parametrize("name", sorted(EXECS))
+def test_the_script_exports_every_exec_of_the_engines_table(k6, name):
+    """k6 refuses a scenario whose exec the script does not export: the engine's own plan of
+    every exec loads."""
+    load = Load.model_validate({"scenario": name, "rate": "120/min", "duration": "1m",
+                                "mix": {e: 1 for e in EXECS[name]}})
+    scenarios = plan.k6_scenarios(load, "local/unit/0")
+    options = inspect(k6, SCENARIO_DIR / f"{name}.js", f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}")
+    assert comparable(options["scenarios"]) == comparable(scenarios)
 
 
 def test_an_exec_the_script_lacks_is_named(k6):
@@ -183,6 +186,7 @@ def test_archive_packs_lib_and_keeps_the_scenarios(k6, name, tmp_path):
         packed = {Path(n).name for n in tar.getnames() if n.endswith(".js")}
     imported = set(re.findall(r"from '\.\./lib/([a-z-]+\.js)'", (SCENARIO_DIR / f"{name}.js").read_text()))
     assert imported and imported <= packed
+    assert FACTS_PATH.name in packed  # the scenario facts travel with the script (lib/options.js imports them)
     assert set(inspect(k6, archive)["scenarios"]) == set(scenarios)
 
 
@@ -201,10 +205,7 @@ def test_setup_fails_fast_when_the_gateway_is_down(k6):
 
 @pytest.fixture()
 def fake_gateway():
-    spec = importlib.util.spec_from_file_location("fake_gateway", LOADTESTS / "dev" / "fake_gateway.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    server, state = module.serve(0)
+    server, state = fake_gateway_module.serve(0)
     yield f"http://127.0.0.1:{server.server_address[1]}", state
     server.shutdown()
     server.server_close()
@@ -235,43 +236,16 @@ def test_example_is_a_loadtest_with_a_header(path):
     assert doc["apiVersion"] == "elves.dev/v1alpha1"
     assert doc["kind"] == "LoadTest"
     assert doc["metadata"]["name"] == path.stem
-    assert doc["spec"]["load"]["scenario"] in EXECS
+    assert doc["spec"]["load"]["scenario"] in BUILTIN_SCENARIOS
 
 
 # --- the series k6 writes (the names the engine's PromQL relies on) -----------------
 
-PROMETHEUS = "/usr/bin/prometheus"
-
-
 @pytest.fixture()
 def prometheus(tmp_path):
-    if not os.access(PROMETHEUS, os.X_OK):
-        _missing(f"{PROMETHEUS} is missing: apt-get install prometheus")
-    port = free_port()
-    (tmp_path / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\n")
-    log = open(tmp_path / "prometheus.log", "w")  # noqa: SIM115 (closed below)
-    process = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'data'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver",
-         "--enable-feature=native-histograms"],
-        stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        def ready() -> bool:  # the TSDB opens in a moment
-            assert process.poll() is None, (tmp_path / "prometheus.log").read_text()[-2000:]
-            with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as r:
-                return r.status == 200
-
-        wait_for(ready, "Prometheus to be ready", 30, ignore=(OSError,))
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
+    server = PrometheusServer(tmp_path)
+    yield server.url
+    server.stop()
 
 
 def promql(base: str, query: str) -> list[dict]:

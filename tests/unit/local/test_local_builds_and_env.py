@@ -4,7 +4,7 @@ with the secrets its role needs."""
 from __future__ import annotations
 
 from elves.local.ports import Ports
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 
 def write_jar(path, content):

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from elves.local import cpus
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 
 @pytest.mark.parametrize("text, expected", [

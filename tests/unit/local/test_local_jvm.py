@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from elves.local.jvm import java_tool_options, parse_memory
+from elves.local.jvm import java_tool_options, memory_limit_bytes
 
 
 def test_heap_cap_is_three_quarters_of_the_memory_limit():
-    assert java_tool_options(parse_memory("512Mi")) == "-Xmx384m -XX:+ExitOnOutOfMemoryError"
+    assert java_tool_options(memory_limit_bytes("512Mi")) == "-Xmx384m -XX:+ExitOnOutOfMemoryError"
     assert java_tool_options(None) == "-XX:+ExitOnOutOfMemoryError"
     with pytest.raises(ValueError, match="too small"):
-        parse_memory("1Mi")
+        memory_limit_bytes("1Mi")
     with pytest.raises(ValueError):
-        parse_memory("lots")
+        memory_limit_bytes("lots")

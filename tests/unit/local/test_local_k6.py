@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from elves.engine.platform import LoadRun
+from elves.engine.platform import LoadRun, ScriptFile
 from elves.local import k6
 from elves.local.ports import Ports
 
@@ -16,9 +16,9 @@ def test_execution_segments_split_the_load_between_runners():
 
 
 def test_k6_command_tags_the_test_and_passes_the_scenarios():
-    run = LoadRun(test_id="local/quick/0", script="loadtests/scenarios/system-mix.js",
+    run = LoadRun(index=0, test_id="local/quick/0", script=ScriptFile("loadtests/scenarios/system-mix.js"),
                   scenarios={"getData": {"executor": "constant-arrival-rate", "rate": 2}},
-                  tokens=["t1", "t2"], admin_token="admin", env={"EXTRA": "1"}, parallelism=2)
+                  tokens=["t1", "t2"], admin_token="admin", parallelism=2)
     argv = k6.command(Path("/k6"), run, 1, Ports(offset=0))
     # Each runner, and each stack beside another (a port offset), has its own REST API port.
     assert argv[argv.index("--address") + 1] == "127.0.0.1:6566"
@@ -31,7 +31,7 @@ def test_k6_command_tags_the_test_and_passes_the_scenarios():
     values = k6.process_env(run, Ports(), base={"PATH": "/bin", "K6_OUT": "json"})
     assert json.loads(values["ELVES_K6_SCENARIOS"]) == run.scenarios
     assert values["ELVES_TOKENS"] == "t1,t2" and values["ELVES_ADMIN_TOKEN"] == "admin"
-    assert values["ELVES_BASE_URL"] == "http://127.0.0.1:8080" and values["EXTRA"] == "1"
+    assert values["ELVES_BASE_URL"] == "http://127.0.0.1:8080"
     assert values["ELVES_TEST_ID"] == "local/quick/0"
     assert values["PATH"] == "/bin" and "K6_OUT" not in values  # the caller's own k6 settings are dropped
     assert values["K6_PROMETHEUS_RW_SERVER_URL"] == "http://127.0.0.1:9090/api/v1/write"

@@ -10,11 +10,15 @@ from contextlib import ExitStack
 
 import pytest
 from engine_testkit import free_port
+from prerequisites import require
 
 from elves.local.kernel_nat import CONNTRACK, KernelNat
 
-pytestmark = pytest.mark.skipif(not (KernelNat.possible() and CONNTRACK.exists()),
-                                reason="needs root, iptables and conntrack (tools/install-local-deps.sh)")
+
+@pytest.fixture(autouse=True)
+def root_with_iptables_and_conntrack():
+    require(KernelNat.possible() and CONNTRACK.exists(),
+            "root, iptables and conntrack (run the tier as root; tools/install-local-deps.sh installs the tools)")
 
 
 def listener(stack: ExitStack) -> tuple[socket.socket, int]:

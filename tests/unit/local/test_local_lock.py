@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 
 def test_one_test_at_a_time_lock_names_the_holder_and_outlives_no_process(tmp_path):

@@ -5,6 +5,7 @@ import json
 import yaml
 
 from elves.local import kube_state
+from elves.local.platform import LocalPlatform
 from elves.local.ports import Ports
 from elves.local.prometheus_config import render_config, render_targets
 from elves.local.replicas import DeploymentSpec, Replica
@@ -62,6 +63,20 @@ def test_targets_follow_the_replicas_by_slot():
     assert [t["targets"] for t in targets] == [["127.0.0.1:19080"], ["127.0.0.1:19181"]]
     assert targets[1]["labels"] == {"namespace": "elves", "deployment": "registry",
                                     "pod": "registry-1", "container": "registry"}
+
+
+def test_every_local_series_carries_the_namespace_the_local_platform_reports(tmp_path):
+    # The engine asks the system's series for Platform.system_namespace only: locally that is
+    # the namespace the supervisor's kube-state series, the services' targets and RabbitMQ's
+    # scrape jobs all carry, or the verdict would see no queue, restart or replica at all.
+    namespace = LocalPlatform.system_namespace
+    jobs = {job["job_name"]: job for job in yaml.safe_load(render_config(Ports(), tmp_path / "t.json"))["scrape_configs"]}
+    for broker in ("rabbitmq", "rabbitmq-queues"):
+        assert jobs[broker]["static_configs"][0]["labels"] == {"namespace": namespace}, broker
+    targets = json.loads(render_targets(Ports(), [replica("gateway", 0), replica("ingestor", 1)]))
+    assert {t["labels"]["namespace"] for t in targets} == {namespace}
+    series = samples(kube_state.render([DeploymentSpec("gateway", 1)], [replica("gateway", 0, restarts=1, reason="Error")]))
+    assert len(series) > 5 and all(f'namespace="{namespace}"' in name for name in series)
 
 
 def test_port_offset_moves_every_port():

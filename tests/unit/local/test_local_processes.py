@@ -5,10 +5,9 @@ import pwd
 import signal
 from pathlib import Path
 
-import pytest
-
 from elves.local.processes import Child
 from polling import wait_for
+from prerequisites import require
 
 
 def _ids(pid: int, field: str) -> set[int]:
@@ -17,8 +16,8 @@ def _ids(pid: int, field: str) -> set[int]:
     return {int(value) for value in line.split()[1:]}
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="only root can start a process as another user")
 def test_a_child_started_as_another_user_holds_that_users_groups_not_the_supervisors(tmp_path):
+    require(os.geteuid() == 0, "root: only root can start a process as another user (run the tier as root)")
     nobody = pwd.getpwnam("nobody")
     child = Child("sleeper", ["sleep", "30"], env={}, log_path=tmp_path / "sleeper.log", user="nobody")
     pid = child.start()

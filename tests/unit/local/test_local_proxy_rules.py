@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-import pytest
+from prerequisites import require
 
 from elves.local.kernel_nat import chain_name, parse_jump_counters, render_rules
 from elves.local.ports import MAX_SLOTS, Ports
@@ -42,8 +42,8 @@ def test_haproxy_balances_requests_and_answers_503_when_none_is_ready(tmp_path):
         assert none[1] == "http-after-response set-header Connection close"
 
 
-@pytest.mark.skipif(not HAPROXY.exists(), reason="haproxy is not installed (tools/install-local-deps.sh)")
 def test_haproxy_accepts_the_configuration(tmp_path):
+    require(HAPROXY.exists(), f"{HAPROXY} is missing (tools/install-local-deps.sh)")
     config = tmp_path / "haproxy.cfg"
     config.write_text(render_config(PORTS, SERVICES, tmp_path / "admin.sock"))
     checked = subprocess.run([str(HAPROXY), "-c", "-f", str(config)], capture_output=True, text=True)

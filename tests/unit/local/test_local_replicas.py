@@ -12,7 +12,7 @@ from elves.local.operations import Operations
 from elves.local.ports import Ports
 from elves.local.processes import Child
 from elves.local.reconciler import Reconciler
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 from elves.local.replicas import (
     PROBE_FAILURE_THRESHOLD, READINESS_PERIOD_SECONDS, READINESS_TIMEOUT_SECONDS, DeploymentSpec, Replica,

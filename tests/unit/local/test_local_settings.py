@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 
 def test_settings_from_environment(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 from elves.constants import DEPLOYMENTS
 from elves.local.layout import Layout
 from elves.local.ports import Ports
-from elves.settings import Settings
+from elves.local.settings import Settings
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPTS = [REPO / "deployments.sh", REPO / "cleanup.sh", *sorted((REPO / "tools" / "cluster").glob("*.sh"))]

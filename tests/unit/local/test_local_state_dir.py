@@ -1,6 +1,7 @@
 """The local state directory: created and marked by `elves local prepare` (which
 ./deployments.sh --local runs), removed by ./cleanup.sh --local only when it holds the
-marker, never an arbitrary path from the environment (issue 11, point 10)."""
+marker, never an arbitrary path from the environment (a typo in ELVES_STATE_DIR must not
+delete a user's directory)."""
 
 import os
 import subprocess

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from prerequisites import require
 
 from elves.local.layout import Layout
 from elves.local.trust import UntrustedStateDir, check_state_dir
@@ -37,6 +38,7 @@ def test_a_parent_others_may_write_is_refused_naming_it_and_the_fix(tmp_path):
 
 
 def test_a_sticky_shared_parent_is_accepted_only_with_our_own_directory_below(tmp_path):
+    require(os.geteuid() == 0, "root: giving a directory to another user takes root (run the tier as root)")
     shared = tmp_path / "sticky"
     shared.mkdir()
     shared.chmod(0o1777)  # like /tmp: others cannot rename or delete what is ours
@@ -48,8 +50,8 @@ def test_a_sticky_shared_parent_is_accepted_only_with_our_own_directory_below(tm
     assert refused.returncode == 1 and f"{theirs} belongs to uid {NOBODY}" in refused.stderr
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another user takes root")
 def test_a_state_directory_of_another_user_is_refused(tmp_path):
+    require(os.geteuid() == 0, "root: giving a directory to another user takes root (run the tier as root)")
     state = tmp_path / "state"
     state.mkdir(mode=0o755)
     os.chown(state, NOBODY, NOBODY)
@@ -76,6 +78,7 @@ def test_pre_seeded_secrets_that_are_not_private_are_never_used(tmp_path, seed):
     if seed == "readable by others":
         planted.chmod(0o644)
     else:
+        require(os.geteuid() == 0, "root: giving a file to another user takes root (run the tier as root)")
         os.chown(planted, NOBODY, NOBODY)
     refused = prepare(state)
     assert refused.returncode == 1

@@ -16,6 +16,7 @@ from pathlib import Path
 import polling
 import pytest
 import requests
+from prerequisites import require
 
 from elves.local import cpus
 from elves.local.kernel_nat import KernelNat, chain_name
@@ -108,11 +109,11 @@ def cpus_allowed(pid):
                 if line.startswith("Cpus_allowed_list:"))
 
 
-@pytest.mark.skipif(LOAD_CPU is None, reason="one CPU: nothing to split")
 def test_k6_gets_a_cpu_of_its_own_and_the_system_the_others(supervisor, tmp_path):
-    from elves.engine.platform import LoadRun
+    require(LOAD_CPU is not None, "a second CPU: with one, the stack has none to give k6")
+    from elves.engine.platform import LoadRun, ScriptFile
     from elves.local.platform import LocalPlatform
-    from elves.settings import Settings
+    from elves.local.settings import Settings
 
     system = cpus.cpu_list(AVAILABLE - {LOAD_CPU})
     assert state()["cpus"] == {"system": system, "load": str(LOAD_CPU)}
@@ -128,8 +129,9 @@ def test_k6_gets_a_cpu_of_its_own_and_the_system_the_others(supervisor, tmp_path
     _, state_dir = supervisor
     platform = LocalPlatform(Settings.from_env({**os.environ, "ELVES_STATE_DIR": str(state_dir),
                                                 "ELVES_LOCAL_PORT_OFFSET": str(OFFSET), "ELVES_K6": str(k6)}))
-    platform.start_load(LoadRun(test_id="elves/cpus/1", script=str(script), scenarios={}))
-    wait_for(lambda: platform.load_status("elves/cpus/1").state == "finished", "the stand-in k6 to finish", 10)
+    run = LoadRun(index=1, test_id="elves/cpus/1", script=ScriptFile(str(script)), scenarios={})
+    platform.start_load(run)
+    wait_for(lambda: platform.load_status(run.key).state == "finished", "the stand-in k6 to finish", 10)
     assert (tmp_path / "k6.cpus").read_text().split() == ["Cpus_allowed_list:", str(LOAD_CPU)]
 
 
@@ -194,10 +196,11 @@ def test_bad_input_is_a_400_naming_the_field(supervisor, path, body, field):
 
 
 def test_local_platform_applies_system_faults_and_restores(supervisor):
-    from elves.engine.models import Fault, System
+    from elves.engine.models.faults import Fault
+    from elves.engine.models.system import System
     from elves.engine.status import ContainerResources, DeploymentSnapshot, EnvVar
     from elves.local.platform import LocalPlatform
-    from elves.settings import Settings
+    from elves.local.settings import Settings
 
     _, state_dir = supervisor
     platform = LocalPlatform(Settings.from_env({**os.environ, "ELVES_STATE_DIR": str(state_dir),

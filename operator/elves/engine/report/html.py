@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from elves.engine.format import html_table, observed_text, value_text
 from elves.engine.report.svg import Marker, chart
 from elves.engine.status import LoadTestStatus, RunStatus
 from elves.engine.summary import failures_text
@@ -35,41 +36,8 @@ def warmup_text(results: Any) -> str | None:
     if w is None:
         return None
     return (f"warm-up: the first {format_duration(results.warmup_seconds)} ({w.requests} requests,"
-            f" p99 {format_seconds(w.p99)}, failed {_fmt(w.error_rate, 'percent')}) are left out of the"
+            f" p99 {format_seconds(w.p99)}, failed {value_text(w.error_rate, 'percent')}) are left out of the"
             " tables, the verdict and the breakpoint")
-
-
-def _fmt(value: Any, kind: str = "number") -> str:
-    if value is None:
-        return "-"
-    if kind == "seconds":
-        return format_seconds(value)
-    if kind == "percent":
-        return f"{value * 100:.2f} %"
-    if kind == "rate":
-        return format_rate(value)
-    if kind == "bytes":
-        return f"{value / 1024 / 1024:.0f} MiB"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def observed_text(name: str, value: float | None) -> str:
-    """A check's observed value in the unit its metric speaks."""
-    if "duration" in name or "drain_seconds" in name:
-        return _fmt(value, "seconds")
-    if "failed_rate" in name:
-        return _fmt(value, "percent")
-    if "reqs_rate" in name:
-        return _fmt(value, "rate")
-    return _fmt(value)
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def verdict_table(status: LoadTestStatus) -> str:
@@ -78,7 +46,7 @@ def verdict_table(status: LoadTestStatus) -> str:
     rows = [[escape(c.name), observed_text(c.name, c.observed), escape(c.target),
              "<span class='ok'>ok</span>" if c.ok else "<span class='bad'>missed</span>", escape(c.detail)]
             for c in status.verdict.checks]
-    html = _table(["check", "observed", "objective", "", "note"], rows)
+    html = html_table(["check", "observed", "objective", "", "note"], rows)
     breakpoint = status.verdict.breakpoint
     if breakpoint is not None:
         html += (f"<p><b>Breakpoint:</b> {escape(breakpoint.check)} broke {format_duration(breakpoint.at_seconds)}"
@@ -94,20 +62,21 @@ def sweep_html(status: LoadTestStatus) -> str:
     rows = []
     for row in status.sweep:
         rows.append([str(row.index)] + [escape(str(row.point.get(k))) for k in keys] + [
-            _fmt(row.rate, "rate"), _fmt(row.throughput, "rate"),
+            value_text(row.rate, "rate"), value_text(row.throughput, "rate"),
             f"{row.speedup:.2f}x" if row.speedup is not None else "-",
             f"{row.efficiency * 100:.0f} %" if row.efficiency is not None else "-",
-            _fmt(row.p95, "seconds"), _fmt(row.p99, "seconds"), _fmt(row.error_rate, "percent"),
-            _fmt(row.queue_depth_max), _fmt(row.lost),
+            value_text(row.p95, "seconds"), value_text(row.p99, "seconds"), value_text(row.error_rate, "percent"),
+            value_text(row.queue_depth_max), value_text(row.lost),
             "<span class='ok'>passed</span>" if row.passed else "<span class='bad'>failed</span>"])
     headers = ["run"] + keys + ["rate", "throughput", "speedup", "efficiency", "p95", "p99", "failed",
                                 "deepest queue", "lost", "verdict"]
     return ("<h2>Sweep</h2><p class='muted'>Throughput is completed work per second over load and drain;"
             " efficiency is the speedup over the first point divided by the growth of the swept value.</p>"
-            + _table(headers, rows))
+            + html_table(headers, rows))
 
 
-def _markers(run: RunStatus) -> list[Marker]:
+def run_markers(run: RunStatus) -> list[Marker]:
+    """The faults and the ends of load and drain, for the plots' x axis."""
     markers = [Marker(f.at, f.label or f.action) for f in run.faults]
     start = run.load_started_at.timestamp() if run.load_started_at else None
     if start is not None and run.load_ended_at:
@@ -122,7 +91,7 @@ def plots_html(run: RunStatus, series: dict[str, Any] | None) -> str:
         return "<p class='muted'>No time series saved for this run.</p>"
     points = [p[0] for lines in series.values() for line in lines for p in line["points"]]
     x_range = (min(points, default=0.0), max(points, default=1.0))
-    markers = _markers(run)
+    markers = run_markers(run)
     charts = [
         chart("Queue depth (messages, ready + unacknowledged)", series.get("queue_depth", []), x_range, markers),
         chart("Request rate (per second, by endpoint)", series.get("request_rate", []), x_range, markers,
@@ -146,11 +115,11 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
     if results is not None:
         rows = []
         for name, e in list(results.endpoints.items()) + [("all", results.total)]:
-            rows.append([escape(name), str(e.requests), _fmt(e.rate, "rate"), _fmt(e.error_rate, "percent"),
-                         str(e.timeouts), str(e.retries),
-                         _fmt(e.p50, "seconds"), _fmt(e.p90, "seconds"), _fmt(e.p95, "seconds"),
-                         _fmt(e.p99, "seconds"), _fmt(e.mean, "seconds"), _fmt(e.concurrency)])
-        parts.append("<h3>Requests</h3>" + _table(
+            rows.append([escape(name), str(e.requests), value_text(e.rate, "rate"),
+                         value_text(e.error_rate, "percent"), str(e.timeouts), str(e.retries),
+                         value_text(e.p50, "seconds"), value_text(e.p90, "seconds"), value_text(e.p95, "seconds"),
+                         value_text(e.p99, "seconds"), value_text(e.mean, "seconds"), value_text(e.concurrency)])
+        parts.append("<h3>Requests</h3>" + html_table(
             ["endpoint", "requests", "rate", "failed", "timed out", "retries", "p50", "p90", "p95", "p99", "mean",
              "in flight (Little)"], rows))
         if why := failures_text(results, None, most=10):
@@ -158,25 +127,26 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
         if warmup_text(results):
             parts.append(f"<p>{escape(warmup_text(results))}.</p>")
         parts.append(f"<p>Dropped iterations: <b>{results.dropped_iterations}</b>; most VUs busy: "
-                     f"{_fmt(results.vus_max)}; drain: "
+                     f"{value_text(results.vus_max)}; drain: "
                      f"{format_seconds(results.drain_seconds) if results.drain_completed else 'did not complete'};"
-                     f" throughput stability (last minute over first): {_fmt(results.throughput_stability)}.</p>")
-        parts.append("<h3>Queues</h3>" + _table(["queue", "deepest", "final"], [
-            [escape(q), _fmt(v.max), _fmt(v.final)] for q, v in results.queues.items()]))
-        parts.append("<h3>Deployments</h3>" + _table(
+                     f" throughput stability (last minute over first): {value_text(results.throughput_stability)}.</p>")
+        parts.append("<h3>Queues</h3>" + html_table(["queue", "deepest", "final"], [
+            [escape(q), value_text(v.max), value_text(v.final)] for q, v in results.queues.items()]))
+        parts.append("<h3>Deployments</h3>" + html_table(
             ["deployment", "restarts", "OOM kills", "ready min", "ready max", "longest unready", "heap max (one replica)",
              "GC pauses",
              "CPU (cores, mean)"], [
-                [escape(d), str(v.restarts), str(v.oom_kills), _fmt(v.replicas_min), _fmt(v.replicas_max),
-                 _fmt(v.unready_seconds, "seconds"), _fmt(v.heap_max_bytes, "bytes"), _fmt(v.gc_seconds, "seconds"), _fmt(v.cpu_cores)]
+                [escape(d), str(v.restarts), str(v.oom_kills), value_text(v.replicas_min), value_text(v.replicas_max),
+                 value_text(v.unready_seconds, "seconds"), value_text(v.heap_max_bytes, "bytes"),
+                 value_text(v.gc_seconds, "seconds"), value_text(v.cpu_cores)]
                 for d, v in results.deployments.items()]))
         ledger = results.ledger
         if ledger is not None:
             endpoints = sorted(set(ledger.accepted_by_endpoint) | set(ledger.logs_by_endpoint))
-            parts.append("<h3>Ledger</h3>" + _table(["", "k6 2xx (accepted)", "activity logs persisted"], [
+            parts.append("<h3>Ledger</h3>" + html_table(["", "k6 2xx (accepted)", "activity logs persisted"], [
                 [escape(e), str(ledger.accepted_by_endpoint.get(e, 0)), str(ledger.logs_by_endpoint.get(e, "-"))]
                 for e in endpoints] + [["all", str(ledger.accepted), str(ledger.logs_persisted)]]))
-            parts.append(_table(["data requests accepted", "persisted", "results done", "failed", "lost requests",
+            parts.append(html_table(["data requests accepted", "persisted", "results done", "failed", "lost requests",
                                  "lost logs", "duplicates discarded"], [[
                 str(ledger.requests_accepted), str(ledger.requests_persisted), str(ledger.results_done),
                 str(ledger.results_failed), _lost(ledger.lost_requests), _lost(ledger.lost_logs),
@@ -184,7 +154,7 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
         else:
             parts.append("<p class='bad'>The registry's ledger was unavailable: nothing lost cannot be claimed.</p>")
     if run.faults:
-        parts.append("<h3>Faults</h3>" + _table(["at", "fired", "action", "result"], [
+        parts.append("<h3>Faults</h3>" + html_table(["at", "fired", "action", "result"], [
             [format_duration(f.at), f.fired_at.strftime("%H:%M:%S"), escape(f.action), escape(f.message)]
             for f in run.faults]))
     parts.append(plots_html(run, series))

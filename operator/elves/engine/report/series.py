@@ -38,14 +38,17 @@ def run_series(prom: Prometheus, test_id: str, load_start: float, end: float) ->
     latency = []
     for name, quantile in LATENCY_QUANTILES:
         latency += plot(promql.k6_latency_quantile(quantile, test_id), name, lambda _labels, n=name: n)
-    replicas = (plot(promql.replicas_ready(), "deployment", lambda labels: f"{labels.get('deployment')} ready")
-                + plot(promql.replicas_desired(), "deployment", lambda labels: f"{labels.get('deployment')} desired"))
-    restarts = plot(promql.restarts_total(), "container")
+    namespace = prom.system_namespace
+    replicas = (plot(promql.replicas_ready(namespace=namespace), "deployment",
+                     lambda labels: f"{labels.get('deployment')} ready")
+                + plot(promql.replicas_desired(namespace=namespace), "deployment",
+                       lambda labels: f"{labels.get('deployment')} desired"))
+    restarts = plot(promql.restarts_total(namespace=namespace), "container")
     for line in restarts:  # count from the start of the window: restarts during this run
         first = next((v for _, v in line["points"] if v is not None), 0.0)
         line["points"] = [[t, None if v is None else v - first] for t, v in line["points"]]
     return {
-        "queue_depth": plot(promql.queue_depth(), "queue"),
+        "queue_depth": plot(promql.queue_depth(namespace=namespace), "queue"),
         "request_rate": plot(promql.k6_request_rate(test_id), "endpoint"),
         "error_rate": plot(promql.k6_error_rate(test_id), "errors", lambda _labels: "failed share"),
         "latency": latency,

@@ -71,6 +71,11 @@ public abstract class ClientErrorAdvice {
 	}
 
 	@ExceptionHandler
+	ResponseEntity<ApiError> notFound(NotFoundException ex) {
+		return answer(HttpStatus.NOT_FOUND, ex.getMessage(), ex.field());
+	}
+
+	@ExceptionHandler
 	ResponseEntity<ApiError> noSuchPath(NoResourceFoundException ex) {
 		return answer(HttpStatus.NOT_FOUND, "no such endpoint: /" + ex.getResourcePath(), null);
 	}

@@ -12,12 +12,12 @@ import org.springframework.context.annotation.Configuration;
  * longer than half the drain for its next request, the ones already waiting included. A client
  * that sends nothing while the replica drains never hears {@code Connection: close}; if its
  * connection were still open when the web server stops, a request it sent just then would be
- * lost unanswered (k6 saw EOF on a getData in a rolling restart of the gateway, tier 2).
+ * lost unanswered.
  * <p>
  * Only during the drain: closing an idle connection always races with the client's next
- * request on it, which a client may retry if it is a GET but not if it is a POST. A keep-alive
- * timeout of half the drain at all times failed 20 % of k6's getData with EOF on the cluster
- * (tier 4's quickstart); during the drain the race is run once per quiet connection.
+ * request on it, which a client may retry if it is a GET but not if it is a POST. A short
+ * keep-alive timeout at all times would run that race on every pause of every client; during
+ * the drain it is run once per quiet connection (the evidence: docs/decisions.md).
  * <p>
  * For a service whose clients are users (the gateway). Not the registry: its one client, the
  * gateway's connection pool, keeps idle connections for its own eviction time and would find

@@ -7,7 +7,10 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** The admission filter, ahead of every other filter (security included) but the shutdown drain. */
+/**
+ * The admission filter, ahead of every other filter (security included) but the shutdown drain,
+ * on every path of the API port (no URL pattern: see {@link AdmissionFilter}).
+ */
 @Configuration(proxyBeanMethods = false)
 class AdmissionConfiguration {
 
@@ -16,7 +19,6 @@ class AdmissionConfiguration {
 		FilterRegistrationBean<AdmissionFilter> registration = new FilterRegistrationBean<>(
 				new AdmissionFilter(properties, meters));
 		registration.setOrder(ShutdownDrainConfiguration.NEXT);
-		registration.addUrlPatterns("/api/*");
 		return registration;
 	}
 

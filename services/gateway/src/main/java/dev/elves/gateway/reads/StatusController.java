@@ -7,7 +7,7 @@ import dev.elves.gateway.activity.ActivityLog;
 import dev.elves.gateway.activity.Endpoints;
 import dev.elves.gateway.registry.RegistryClient;
 import dev.elves.gateway.web.Call;
-import dev.elves.gateway.web.NotFoundException;
+import dev.elves.web.NotFoundException;
 
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;

@@ -42,7 +42,7 @@ import org.springframework.web.util.UriBuilder;
  * <p>
  * Calls go over a pool of keep-alive connections with blocking I/O: the JDK client this
  * replaces started a thread for every timed-out call and spent a sixth of the gateway's CPU
- * (JFR, issue 10). The pool is also the bulkhead: at most {@code maxConcurrent} calls at a
+ * (JFR profile of the read path). The pool is also the bulkhead: at most {@code maxConcurrent} calls at a
  * time; a read that finds no place within {@code queueTimeout} is refused with
  * {@link RegistryBusyException} (429, Retry-After) instead of holding a web thread behind a
  * slow registry, so reads cannot take every thread getData needs.

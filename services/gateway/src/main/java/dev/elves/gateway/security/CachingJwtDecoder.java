@@ -13,7 +13,7 @@ import org.springframework.security.oauth2.jwt.JwtException;
 /**
  * Remembers tokens that passed verification, by their exact text, until they expire: a load
  * test sends the same few hundred tokens thousands of times, and checking the signature and
- * the claims of each again cost the gateway a tenth of its CPU per read (JFR, issue 10). A
+ * the claims of each again cost the gateway a tenth of its CPU per read (JFR profile of the read path). A
  * token whose text differs in one byte is a different key and is verified afresh; failures
  * are never remembered.
  */

@@ -18,9 +18,8 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
- * The gateway's answers beyond the shared 4xx ones: 404 for what is not there (or not the
- * caller's), 429 over a user's rate or the gateway's capacity ({@link CapacityRefusal}), 503 (with
- * Retry-After) / 504 naming the dependency (broker,
+ * The gateway's answers beyond the shared 4xx ones: 429 over a user's rate or the gateway's
+ * capacity ({@link CapacityRefusal}), 503 (with Retry-After) / 504 naming the dependency (broker,
  * queue, registry) that is down, full or slow, in our words: what a dependency said is logged only.
  */
 @RestControllerAdvice
@@ -33,11 +32,6 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 
 	ApiExceptionHandler() {
 		super("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:30\"}");
-	}
-
-	@ExceptionHandler
-	ResponseEntity<ApiError> notFound(NotFoundException ex) {
-		return answer(HttpStatus.NOT_FOUND, ex.getMessage(), null);
 	}
 
 	@ExceptionHandler

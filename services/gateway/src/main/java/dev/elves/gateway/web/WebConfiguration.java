@@ -3,11 +3,11 @@ package dev.elves.gateway.web;
 import java.util.List;
 
 import dev.elves.web.BodyLimitFilter;
+import dev.elves.web.EncodedSlashesReachTheApplication;
 import dev.elves.web.IdleConnectionsEndWithinTheDrain;
 import dev.elves.web.ShutdownDrainConfiguration;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.tomcat.TomcatConnectorCustomizer;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -25,7 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(LimitProperties.class)
-@Import({ ShutdownDrainConfiguration.class, IdleConnectionsEndWithinTheDrain.class })
+@Import({ ShutdownDrainConfiguration.class, IdleConnectionsEndWithinTheDrain.class,
+		EncodedSlashesReachTheApplication.class })
 class WebConfiguration implements WebMvcConfigurer {
 
 	private final LimitProperties limits;
@@ -45,16 +46,6 @@ class WebConfiguration implements WebMvcConfigurer {
 			registry.addInterceptor(new UserRateLimit(this.limits.userRate(), this.limits.burst(), System::nanoTime))
 				.addPathPatterns("/api/**");
 		}
-	}
-
-	/**
-	 * Tomcat refuses an encoded backslash ({@code %5C}) in a path with its own HTML page, before
-	 * any filter runs; passed through as it is, the security chain's firewall refuses it with our
-	 * JSON error naming the path (found by the OpenAPI fuzz run).
-	 */
-	@Bean
-	TomcatConnectorCustomizer encodedBackslashReachesTheFirewall() {
-		return (connector) -> connector.setEncodedReverseSolidusHandling("passthrough");
 	}
 
 	@Bean

@@ -1,5 +1,6 @@
 package dev.elves.gateway.reads;
 
+import java.net.URI;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -15,6 +16,8 @@ import dev.elves.gateway.security.Caller;
 import dev.elves.gateway.security.SecurityConfiguration;
 import dev.elves.gateway.web.Call;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
@@ -22,6 +25,8 @@ import org.springframework.context.annotation.Import;
 import org.springframework.test.context.bean.override.mockito.MockitoBean;
 import org.springframework.test.web.servlet.MockMvc;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyMap;
 import static org.mockito.ArgumentMatchers.eq;
@@ -148,6 +153,11 @@ class ReadControllersTest {
 		this.mvc.perform(get("/api/v1/history?all=maybe").header("Authorization", TestTokens.bearer("alice")))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("all"));
+		this.mvc.perform(get("/api/v1/history?all=true&page=100").header("Authorization", TestTokens.bearer("alice")))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("page"))
+			.andExpect(jsonPath("$.error").value(containsString("the first 10000 rows")));
+		verifyNoInteractions(this.registry);
 	}
 
 	@Test
@@ -165,6 +175,19 @@ class ReadControllersTest {
 			.andExpect(status().isOk());
 
 		verify(this.activity).record(new Call(new Caller("root", true), null), "getAllUsers", null);
+	}
+
+	/** The admin rule is judged on the path as the router reads it: another spelling is no way round it. */
+	@ParameterizedTest
+	@ValueSource(strings = { "/%61pi/v1/users", "/api/v1/%75sers", "/%61%70%69/%76%31/%75%73%65%72%73", "/api;/v1/users",
+			"/api/v1/users;x=y", "/api/v1//users", "/api/./v1/users", "/x/../api/v1/users", "/api%2Fv1/users" })
+	void allUsersIsForAdminsOnlyWhateverTheSpelling(String path) throws Exception {
+		int status = this.mvc.perform(get(URI.create(path)).header("Authorization", TestTokens.bearer("alice")))
+			.andReturn()
+			.getResponse()
+			.getStatus();
+		assertThat(status).as(path).isIn(400, 403, 404);
+		verifyNoInteractions(this.registry, this.activity);
 	}
 
 	@Test

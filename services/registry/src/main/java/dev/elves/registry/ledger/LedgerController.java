@@ -3,6 +3,7 @@ package dev.elves.registry.ledger;
 import java.util.Map;
 import java.util.TreeMap;
 
+import dev.elves.registry.web.StoredText;
 import dev.elves.web.InvalidInputException;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -37,6 +38,7 @@ class LedgerController {
 		if (testId.isBlank()) {
 			throw new InvalidInputException("testId", "testId: required");
 		}
+		StoredText.check("testId", testId);
 		Map<String, Long> byStatus = new TreeMap<>();
 		this.jdbc.query("SELECT status, count(*) FROM requests WHERE test_id = ? GROUP BY status",
 				(row) -> { byStatus.put(row.getString(1), row.getLong(2)); }, testId);

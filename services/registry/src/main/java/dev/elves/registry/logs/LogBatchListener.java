@@ -16,6 +16,7 @@ import dev.elves.contracts.messaging.EnvelopeMessageConverter;
 import dev.elves.contracts.messaging.PoisonMessageException;
 import dev.elves.registry.duplicates.DuplicateCounter;
 import dev.elves.registry.messaging.AckAfterCommit;
+import dev.elves.registry.web.StoredText;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -131,6 +132,10 @@ class LogBatchListener {
 		if (value != null && value.length() > MAX_TEXT) {
 			throw new PoisonMessageException("message " + envelope.id() + " has a " + field + " of " + value.length()
 					+ " characters (at most " + MAX_TEXT + ")");
+		}
+		if (!StoredText.storable(value)) {
+			// Stored, it would fail its whole batch, again at every delivery.
+			throw new PoisonMessageException("message " + envelope.id() + " has a NUL character in " + field);
 		}
 		return value;
 	}

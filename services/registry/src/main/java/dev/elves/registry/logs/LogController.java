@@ -8,6 +8,7 @@ import java.util.UUID;
 import dev.elves.contracts.ElvesHeaders;
 import dev.elves.contracts.MetricNames;
 import dev.elves.registry.web.Page;
+import dev.elves.registry.web.StoredText;
 import dev.elves.web.InvalidInputException;
 import dev.elves.web.Paging;
 import dev.elves.web.TestIds;
@@ -95,7 +96,7 @@ class LogController {
 			throw new InvalidInputException(field, field + ": too long (" + value.length() + " characters, at most "
 					+ LogBatchListener.MAX_TEXT + ")");
 		}
-		return value;
+		return StoredText.check(field, value);
 	}
 
 }

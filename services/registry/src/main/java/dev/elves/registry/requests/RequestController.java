@@ -6,6 +6,8 @@ import java.time.LocalTime;
 import java.util.UUID;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import dev.elves.registry.web.StoredText;
+import dev.elves.web.NotFoundException;
 
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -34,7 +36,8 @@ class RequestController {
 	}
 
 	@GetMapping("/api/v1/requests/{id}")
-	ResponseEntity<RequestStatus> status(@PathVariable UUID id, @RequestParam(required = false) String user) {
+	RequestStatus status(@PathVariable UUID id, @RequestParam(required = false) String user) {
+		StoredText.check("user", user);
 		return this.jdbc.query("""
 				SELECT id, status, user_id, radar, day, start_time, end_time, error, updated FROM requests
 				WHERE id = ? AND (?::text IS NULL OR user_id = ?)
@@ -44,12 +47,12 @@ class RequestController {
 				row.getString("error"), row.getTimestamp("updated").toInstant()), id, user, user)
 			.stream()
 			.findFirst()
-			.map(ResponseEntity::ok)
-			.orElseGet(() -> ResponseEntity.notFound().build());
+			.orElseThrow(() -> new NotFoundException("id", "no request " + id + ofUser(user)));
 	}
 
 	@GetMapping("/api/v1/plots/{id}")
 	ResponseEntity<byte[]> plot(@PathVariable UUID id, @RequestParam(required = false) String user) {
+		StoredText.check("user", user);
 		return this.jdbc.query("""
 				SELECT p.png FROM plots p JOIN requests r ON r.id = p.request_id
 				WHERE p.request_id = ? AND (?::text IS NULL OR r.user_id = ?)
@@ -57,7 +60,12 @@ class RequestController {
 			.stream()
 			.findFirst()
 			.map((png) -> ResponseEntity.ok().contentType(MediaType.IMAGE_PNG).body(png))
-			.orElseGet(() -> ResponseEntity.notFound().build());
+			.orElseThrow(() -> new NotFoundException("id",
+					"no plot for request " + id + ofUser(user) + " (unknown, or not DONE yet)"));
+	}
+
+	private static String ofUser(String user) {
+		return (user != null) ? " of user " + user : "";
 	}
 
 }

@@ -3,9 +3,10 @@ package dev.elves.registry.users;
 import java.time.Instant;
 
 import dev.elves.registry.web.Page;
+import dev.elves.registry.web.StoredText;
+import dev.elves.web.NotFoundException;
 import dev.elves.web.Paging;
 
-import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -30,12 +31,11 @@ class UserController {
 	}
 
 	@GetMapping("/api/v1/users/{id}")
-	ResponseEntity<User> getUser(@PathVariable String id) {
-		return this.jdbc.query("SELECT id, first_seen FROM users WHERE id = ?", USER, id)
+	User getUser(@PathVariable String id) {
+		return this.jdbc.query("SELECT id, first_seen FROM users WHERE id = ?", USER, StoredText.check("id", id))
 			.stream()
 			.findFirst()
-			.map(ResponseEntity::ok)
-			.orElseGet(() -> ResponseEntity.notFound().build());
+			.orElseThrow(() -> new NotFoundException("id", "no user " + id + " (none of their activities is stored)"));
 	}
 
 	@GetMapping("/api/v1/users")

@@ -1,6 +1,7 @@
 package dev.elves.registry.web;
 
 import dev.elves.web.BodyLimitFilter;
+import dev.elves.web.EncodedSlashesReachTheApplication;
 import dev.elves.web.ShutdownDrainConfiguration;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -15,7 +16,7 @@ import tools.jackson.databind.json.JsonMapper;
 /** The API's guards, first in the chain after the shutdown drain: the service key, then the body size. */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(ApiProperties.class)
-@Import(ShutdownDrainConfiguration.class)
+@Import({ ShutdownDrainConfiguration.class, EncodedSlashesReachTheApplication.class })
 class ApiWebConfiguration implements WebMvcConfigurer {
 
 	@Bean

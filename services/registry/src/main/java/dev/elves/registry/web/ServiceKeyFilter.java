@@ -17,9 +17,14 @@ import org.springframework.web.filter.OncePerRequestFilter;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The registry's API is internal: every call under {@code /api/} must carry the service key in
- * {@link ElvesHeaders#SERVICE_KEY}, compared in constant time; without it, 401 naming the header.
- * Health and metrics live on the management port and stay open to the probes and Prometheus.
+ * The registry's API is internal: every request to the API port, whatever its path, must carry
+ * the service key in {@link ElvesHeaders#SERVICE_KEY}, compared in constant time; without it,
+ * 401 naming the header. Deny by default: the filter judges no path, because a path test here
+ * would see the raw URI while the router matches it decoded and without {@code ;} parameters
+ * ({@code /%61pi/v1/users} and {@code /api;/v1/users} both reach getAllUsers), so any spelling
+ * the test did not foresee would skip the key. Health and metrics live on the management port
+ * (a context of its own that this filter is not registered in) and stay open to the probes and
+ * Prometheus; nothing on the API port is meant for callers without the key.
  */
 class ServiceKeyFilter extends OncePerRequestFilter {
 
@@ -30,11 +35,6 @@ class ServiceKeyFilter extends OncePerRequestFilter {
 	ServiceKeyFilter(String key, JsonMapper mapper) {
 		this.key = key.getBytes(StandardCharsets.UTF_8);
 		this.mapper = mapper;
-	}
-
-	@Override
-	protected boolean shouldNotFilter(HttpServletRequest request) {
-		return !request.getRequestURI().startsWith("/api/");
 	}
 
 	@Override

@@ -62,12 +62,21 @@ class LogControllerTest {
 		this.mvc.perform(post("/api/v1/logs").contentType(MediaType.APPLICATION_JSON).content("{\"userId\":[]}"))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("body"));
+		// PostgreSQL's text cannot hold NUL: the caller's mistake, not the database away.
+		this.mvc
+			.perform(post("/api/v1/logs").contentType(MediaType.APPLICATION_JSON).content("{\"userId\":\"a\\u0000b\"}"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("userId"))
+			.andExpect(jsonPath("$.error").value("userId: must not contain the NUL character (\\u0000)"));
 		verifyNoInteractions(this.store);
 	}
 
 	@Test
 	void getAppLogChecksItsParameters() throws Exception {
 		this.mvc.perform(get("/api/v1/logs")).andExpect(status().isBadRequest()).andExpect(jsonPath("$.field").value("user"));
+		this.mvc.perform(get("/api/v1/logs").param("user", "a\u0000b"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("user"));
 		this.mvc.perform(get("/api/v1/logs?user=a&limit=0"))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("limit"));
@@ -77,6 +86,12 @@ class LogControllerTest {
 		this.mvc.perform(get("/api/v1/logs?user=a&all=true&page=-1"))
 			.andExpect(status().isBadRequest())
 			.andExpect(jsonPath("$.field").value("page"));
+		// A page past the first 10,000 rows would make PostgreSQL read and drop every row before it.
+		this.mvc.perform(get("/api/v1/logs?user=a&all=true&page=2000000000&size=500"))
+			.andExpect(status().isBadRequest())
+			.andExpect(jsonPath("$.field").value("page"))
+			.andExpect(jsonPath("$.error")
+				.value("page: pages reach only the first 10000 rows; with size 500 the last page is 19"));
 		verifyNoInteractions(this.queries);
 	}
 

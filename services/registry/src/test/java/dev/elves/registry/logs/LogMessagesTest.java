@@ -66,6 +66,11 @@ class LogMessagesTest {
 		assertThatThrownBy(() -> this.listener.toLog(Envelope.create(UUID.randomUUID(), MessageTypes.DATA_REQUESTED,
 				"bob", null, this.converter.tree(new Activity("getStatus", null)))))
 			.isInstanceOf(PoisonMessageException.class);
+		// Stored, a NUL would fail its whole batch at every delivery.
+		assertThatThrownBy(() -> this.listener.toLog(Envelope.create(UUID.randomUUID(), MessageTypes.ACTIVITY_LOGGED,
+				"bob\u0000", null, this.converter.tree(new Activity("getStatus", null)))))
+			.isInstanceOf(PoisonMessageException.class)
+			.hasMessageEndingWith("has a NUL character in userId");
 	}
 
 }

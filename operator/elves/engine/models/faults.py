@@ -1,0 +1,107 @@
+"""spec.faults: what happens to the system during the load, and when."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from elves.engine.models.fields import Deployment
+from elves.engine.modelbase import Rule, SpecModel
+from elves.engine.units import Cpu, Duration, Memory
+
+
+class FaultAction(SpecModel):
+    """What a fault does; `kind` is its key in the YAML (scale, killPod, ...)."""
+
+    kind: ClassVar[str]
+
+    def params(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+    def describe(self) -> str:
+        """"scale(deployment=ingestor, replicas=0)": the action and its parameters as written."""
+        return f"{self.kind}({', '.join(f'{k}={v}' for k, v in self.params().items())})"
+
+    def label(self) -> str:
+        """A few words for a plot marker: "killPod registry", "scale ingestor to 0"."""
+        return f"{self.kind} {getattr(self, 'deployment', '')}".strip()
+
+
+class ScaleFault(FaultAction):
+    kind = "scale"
+    deployment: Deployment
+    replicas: int = Field(ge=0, le=100)
+
+    def label(self) -> str:
+        return f"scale {self.deployment} to {self.replicas}"
+
+
+class KillPodFault(FaultAction):
+    kind = "killPod"
+    deployment: Deployment
+
+
+class RestartFault(FaultAction):
+    kind = "restart"
+    deployment: Deployment
+
+
+class PauseFault(FaultAction):
+    kind = "pause"
+    deployment: Deployment
+    for_: Duration = Field(alias="for", description="How long the processes stay stopped (SIGSTOP, then SIGCONT).")
+
+    def label(self) -> str:
+        return f"pause {self.deployment} {self.for_}"
+
+
+class InfraFault(FaultAction):
+    kind = "restartInfra"
+    component: Literal["rabbitmq", "postgres"]
+    down_for: Duration = Field(Duration.parse("0s"), description="How long the component stays down before it starts again.")
+
+    def label(self) -> str:
+        return f"restartInfra {self.component}"
+
+
+class ResourcesFault(FaultAction):
+    kind = "resources"
+    rules = (Rule("has(self.memory) || has(self.cpu)", "set memory or cpu",
+                  lambda r: r.memory is None and r.cpu is None),)
+
+    deployment: Deployment
+    memory: Memory | None = None
+    cpu: Cpu | None = None
+
+    def label(self) -> str:
+        return f"resources {self.deployment} {self.memory or self.cpu or ''}".strip()
+
+
+FAULT_ACTION_TYPES = (ScaleFault, KillPodFault, RestartFault, PauseFault, InfraFault, ResourcesFault)
+FAULT_ACTIONS = tuple(t.kind for t in FAULT_ACTION_TYPES)
+
+
+class Fault(SpecModel):
+    rules = (Rule(
+        "[" + ", ".join(f"has(self.{a})" for a in FAULT_ACTIONS) + "].filter(x, x).size() == 1",
+        "set exactly one action: " + ", ".join(FAULT_ACTIONS),
+        lambda fault: len(fault._actions()) != 1,
+    ),)
+
+    at: Duration = Field(description="When, counted from the start of the load.")
+    scale: ScaleFault | None = Field(None, description="Set the replicas of a deployment.")
+    kill_pod: KillPodFault | None = Field(None, description="SIGKILL the main process of one replica; it restarts in place (on a cluster: kill -9 through exec).")
+    restart: RestartFault | None = Field(None, description="Rolling restart of a deployment.")
+    pause: PauseFault | None = Field(None, description="Freeze a deployment's processes for a while (local mode).")
+    restart_infra: InfraFault | None = Field(None, description="Stop and start RabbitMQ or PostgreSQL.")
+    resources: ResourcesFault | None = Field(None, description="Change a deployment's memory or CPU limit.")
+
+    def _actions(self) -> list[FaultAction]:
+        candidates = (self.scale, self.kill_pod, self.restart, self.pause, self.restart_infra, self.resources)
+        return [a for a in candidates if a is not None]
+
+    @property
+    def action(self) -> FaultAction:
+        """The one action this fault sets (the model holds to exactly one)."""
+        return self._actions()[0]

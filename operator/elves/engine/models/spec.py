@@ -1,0 +1,143 @@
+"""spec: the whole LoadTest spec, with its sweep, drain, runner and baseline."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError, WithJsonSchema, field_validator
+
+from elves.constants import DEPLOYMENTS
+from elves.engine.compare import parse_thresholds
+from elves.engine.models.errors import message
+from elves.engine.models.faults import Fault
+from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN
+from elves.engine.models.load import Load
+from elves.engine.models.objectives import DEFAULT_OBJECTIVES, Objective
+from elves.engine.models.system import System, set_path
+from elves.engine.modelbase import Rule, SpecModel
+from elves.engine.units import CPU_PATTERN, MEMORY_PATTERN, Duration
+
+
+class Drain(SpecModel):
+    timeout: Duration = Field(Duration.parse("5m"), description="Longest wait, after the load, for empty queues and a complete ledger.")
+
+
+class RunnerQuantities(SpecModel):
+    cpu: Annotated[str, Field(pattern=CPU_PATTERN)] | None = Field(None, description="e.g. 500m.")
+    memory: Annotated[str, Field(pattern=MEMORY_PATTERN)] | None = Field(None, description="e.g. 1Gi.")
+
+
+class RunnerResources(SpecModel):
+    requests: RunnerQuantities | None = None
+    limits: RunnerQuantities | None = None
+
+
+class Runner(SpecModel):
+    """Where and how the k6 runner pods run (cluster only; k6-operator's TestRun.spec.runner)."""
+
+    resources: RunnerResources | None = Field(
+        None, description="Requests and limits of each runner (an OOMKilled runner ends the test in Error: raise memory).")
+    node_selector: dict[str, str] | None = Field(None, description="Labels the runners' nodes must have.")
+    tolerations: list[dict[str, Any]] | None = Field(None, max_length=20, description="As in a pod spec.")
+    affinity: dict[str, Any] | None = Field(None, description="As in a pod spec (e.g. keep runners off the system's nodes).")
+    separate: bool = Field(False, description="At most one runner per node (k6-operator's separate).")
+    env_from_secrets: list[Annotated[str, Field(pattern=DNS_SUBDOMAIN_PATTERN, max_length=253)]] | None = Field(
+        None, max_length=20, description="Secrets in the LoadTest's namespace whose keys become the runners' "
+                                         "environment (for custom scripts: tokens, hosts).")
+
+
+LOAD_SWEEP_FIELDS = ("rate", "users", "parallelism")  # spec.load's fields a sweep may set
+SWEEP_PATH_PATTERN = (r"^(system\.(replicas|resources|env)\.(" + "|".join(DEPLOYMENTS)
+                      + r")(\.[A-Za-z_][A-Za-z0-9_]*)?|load\.(" + "|".join(LOAD_SWEEP_FIELDS) + "))$")
+SWEEP_KEYS = "sweep keys are system.replicas.<deployment>, system.resources.<deployment>.<memory|cpu>," \
+             " system.env.<deployment>.<NAME>, load.rate, load.users or load.parallelism"
+
+
+def _sweep_value(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"{value!r}: a sweep value is an integer or a string (quote decimals: \"{value}\")")
+    return value
+
+
+# int-or-string, as Kubernetes has it (and as CEL can still see the sweep map).
+SweepValue = Annotated[int | str, BeforeValidator(_sweep_value), WithJsonSchema({"x-kubernetes-int-or-string": True})]
+
+
+def _late_fault(spec: LoadTestSpec) -> int | None:
+    """The index of the first fault not before the end of the load."""
+    end = spec.load.duration_seconds
+    return next((i for i, fault in enumerate(spec.faults) if fault.at.seconds >= end), None)
+
+
+def _thresholds(text: str | None) -> str | None:
+    parse_thresholds(text)
+    return text
+
+
+class Baseline(SpecModel):
+    """An earlier run to compare this one with; each rule of `elves compare` becomes a check of the verdict."""
+
+    report: str = Field(min_length=1, description="The earlier run's summary.json or report directory,"
+                        " relative to the LoadTest file (local mode).")
+    fail_on: Annotated[str | None, AfterValidator(_thresholds)] = Field(
+        None, description="Rules as `elves compare --fail-on` takes them, on top of its default rules"
+                          " (`elves compare --help`), e.g. p99:+25%,restarts:off.")
+
+
+class LoadTestSpec(SpecModel):
+    rules = (
+        Rule("!has(self.faults) || !has(self.load.duration)"
+             " || self.faults.all(f, duration(f.at) < duration(self.load.duration))",
+             "every fault must happen before the load ends (at < load.duration)",
+             lambda spec: _late_fault(spec) is not None,
+             lambda spec: f"faults[{_late_fault(spec)}].at = {spec.faults[_late_fault(spec)].at} is not before"  # type: ignore[index]
+                          f" the end of the load ({spec.load.duration_seconds:g}s)"),
+    )
+    # Checked for each key of spec.sweep by its field validator.
+    field_rules = (
+        Rule("!has(self.sweep) || self.sweep.all(k, k.matches('" + SWEEP_PATH_PATTERN.replace("\\", "\\\\") + "'))",
+             SWEEP_KEYS, lambda path: not re.fullmatch(SWEEP_PATH_PATTERN, path),
+             lambda path: f"{path!r}: {SWEEP_KEYS}"),
+    )
+
+    reset: bool = Field(False, description="Restart the services and empty the database before each run.")
+    system: System = Field(default_factory=System)
+    load: Load
+    faults: list[Fault] = Field(default_factory=list, max_length=100)
+    sweep: dict[str, Annotated[list[SweepValue], Field(min_length=1, max_length=50)]] | None = Field(
+        None, max_length=2, description="Repeat the run for each value; two keys make a grid.")
+    drain: Drain = Field(default_factory=Drain)
+    slo: list[Objective] | None = Field(
+        None, max_length=100, description="Objectives; when absent: nothing lost, under 1 % errors, no dropped iterations.")
+    runner: Runner | None = Field(None, description="The k6 runner pods: resources and scheduling (cluster only).")
+    ttl_seconds_after_finished: int | None = Field(
+        None, ge=0, le=31_536_000, description="Delete the LoadTest this many seconds after it ended (cluster only; "
+                                               "its report ConfigMap stays).")
+    baseline: Baseline | None = Field(None, description="Compare with an earlier run: its thresholds join the verdict"
+                                      " as checks (a gate against regressions).")
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep_paths(cls, sweep: dict[str, list[Any]] | None) -> dict[str, list[Any]] | None:
+        for path, values in (sweep or {}).items():
+            cls.field_rules[0].check(path)
+            for index, value in enumerate(values):
+                try:
+                    if path.startswith("load."):  # checked as spec.load checks the field
+                        field = Load.model_fields[path.removeprefix("load.")]
+                        TypeAdapter(Annotated[(field.annotation, *field.metadata)] if field.metadata
+                                    else field.annotation).validate_python(value)
+                    else:
+                        System.model_validate(set_path({}, path, value))
+                except ValidationError as exc:
+                    detail = "; ".join(message(e) for e in exc.errors())
+                    raise ValueError(f"{path}[{index}] = {value!r}: {detail}") from None
+        return sweep
+
+    @property
+    def objectives(self) -> list[Objective]:
+        """The objectives to check: the spec's, or the defaults when slo is absent."""
+        if self.slo is not None:
+            return list(self.slo)
+        return [Objective.model_validate(o) for o in DEFAULT_OBJECTIVES]

@@ -1,0 +1,128 @@
+"""What one call of step() works with: the test's context, the clock, the events it reports and
+the error that ends a test in Error."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
+from elves.engine.models.loadtest import LoadTest
+from elves.engine.plan import RunPlan, plan_runs
+from elves.engine.platform import Platform
+from elves.engine.prometheus import Prometheus
+from elves.engine.status import LoadTestStatus
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds since the epoch."""
+
+
+class SystemClock:
+    def now(self) -> float:
+        return time.time()
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long each wait may last (seconds) before the test ends in Error."""
+
+    lock: float = 300.0  # another test holds the system
+    system_ready: float = 300.0  # replicas up and ready after a reset or a change
+    prometheus: float = 60.0  # Prometheus answering
+    load_start: float = 60.0  # k6 running after start_load
+    load_setup: float = 180.0  # k6's setup() (seeding requests, waiting for their plots)
+    # Beyond the planned duration: k6's gracefulStop (30 s), and setup() when the platform
+    # cannot tell it apart from the load (see LoadState).
+    load_grace: float = 180.0
+
+
+# What a step returns to have its status saved before the next one (a point to resume from).
+SAVE_POINT = 0.01
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """How soon to call step() again (seconds)."""
+
+    waiting: float = 1.0
+    running: float = 0.5  # faults fire within this of their time
+    draining: float = 2.0
+
+
+@dataclass
+class Context:
+    """What step() needs besides the status: the test, where its files are, settings."""
+
+    test: LoadTest
+    source_dir: Path | None = None  # resolves a custom script's relative path (local mode)
+    prometheus_url: str | None = None  # instead of the platform's
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    intervals: Intervals = field(default_factory=Intervals)
+    # Tells two drivers of the same test apart (two `elves run` of one file must not
+    # both hold the system); the operator leaves it empty so a restart re-takes its lock.
+    driver: str = ""
+    http_timeout: float = LEDGER_TIMEOUT_SECONDS  # each read of the registry's ledger
+
+    @property
+    def owner(self) -> str:
+        meta = self.test.metadata
+        key = f"{meta.namespace or 'local'}/{meta.name}"
+        return f"{key} ({self.driver})" if self.driver else key
+
+    def plans(self) -> list[RunPlan]:
+        return plan_runs(self.test, self.source_dir)
+
+    def prometheus(self, platform: Platform) -> Prometheus:
+        return Prometheus(self.prometheus_url or platform.prometheus_url(), system_namespace=platform.system_namespace)
+
+    def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
+        return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened, for a log line, a Kubernetes Event or a Grafana annotation.
+
+    Reasons: Phase, Fault, FaultNotFired, DrainTimeout, Succeeded, Failed, Error,
+    CleanupFailed, Progress."""
+
+    reason: str
+    message: str
+    type: Literal["Normal", "Warning"] = "Normal"
+
+
+def progress(message: str) -> Event:
+    return Event("Progress", message)
+
+
+def warning(reason: str, message: str) -> Event:
+    return Event(reason, message, "Warning")
+
+
+@dataclass
+class StepResult:
+    status: LoadTestStatus
+    delay: float  # call step() again after this many seconds (0 when final)
+    events: list[Event] = field(default_factory=list)  # what happened, for a log or kubectl events
+
+
+class HarnessError(Exception):
+    """The harness cannot go on: ends the test in phase Error with this reason."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def utc(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+def epoch(moment: datetime) -> float:
+    return moment.timestamp()

@@ -1,0 +1,76 @@
+"""The drain: after the load, until the queues are empty and the ledger complete (or its timeout)."""
+
+from __future__ import annotations
+
+from elves.constants import GATEWAY_ENDPOINTS
+from elves.engine import promql
+from elves.engine.analysis import RunWindow, ledger_complete, ledger_result, ledger_since
+from elves.engine.prometheus import Prometheus
+from elves.engine.runner.context import HarnessError, epoch, progress, utc, warning
+from elves.engine.runner.load import observe_faults
+from elves.engine.runner.tick import Tick
+from elves.engine.scenarios import BUILTIN_SCENARIOS
+from elves.engine.status import Step
+from elves.engine.units import format_duration
+
+
+def drain(tick: Tick) -> float:
+    run = tick.run
+    prom = tick.ctx.prometheus(tick.platform)
+    load_end = epoch(run.load_ended_at)  # type: ignore[arg-type]
+    waiting = observe_faults(tick)
+    waiting += _drain_blockers(tick, prom, run_window(tick, end=tick.now))
+    timeout = tick.ctx.test.spec.drain.timeout
+    if waiting:
+        try:
+            return tick.wait("draining: " + "; ".join(waiting), timeout.seconds, "DrainTimeout",
+                             tick.ctx.intervals.draining)
+        except HarnessError:
+            # Not converging is the system's failure, not the harness's: analyse what happened.
+            tick.events.append(warning("DrainTimeout", f"drain timed out after {timeout}: {'; '.join(waiting)}"))
+            run.message = f"did not drain within {timeout}: {'; '.join(waiting)}"
+            tick.goto("Analyzing", Step.ANALYZE)
+            return 0.0
+    run.drained_at = utc(tick.now)
+    tick.events.append(progress(f"drained {format_duration(tick.now - load_end)} after the load"))
+    tick.goto("Analyzing", Step.ANALYZE)
+    return 0.0
+
+
+def run_window(tick: Tick, end: float) -> RunWindow:
+    """The run's time window up to `end`, as the analysis reads it."""
+    run = tick.run
+    load_end = epoch(run.load_ended_at)  # type: ignore[arg-type]
+    return RunWindow(tick.plan.test_id, epoch(run.load_started_at), load_end, end,  # type: ignore[arg-type]
+                     drain_seconds=(end - load_end) if run.drained_at else None,
+                     drain_completed=run.drained_at is not None,
+                     run_start=epoch(run.started_at) if run.started_at else None)
+
+
+def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str]:
+    """What still keeps the system from having drained (empty when it has)."""
+    blockers, test_id = [], window.test_id
+    scraped = prom.value(promql.queue_depth_scraped_at(namespace=prom.system_namespace))
+    if scraped is None:
+        blockers.append("no queue depth samples in Prometheus (is RabbitMQ scraped?)")
+    elif scraped <= window.load_end:
+        blockers.append("waiting for a queue depth sample taken after the load")
+    else:
+        depths = prom.by_label(promql.queue_depth(promql.WORK_QUEUES, namespace=prom.system_namespace), "queue")
+        depths = {q: v for q, v in depths.items() if v}
+        blockers += [f"{queue} holds {value:g}" for queue, value in sorted(depths.items())]
+    try:
+        raw = ledger_since(tick.ctx.ledger(tick.platform, test_id), tick.run.ledger_baseline)
+    except Exception as exc:  # noqa: BLE001 - the registry may be down for a while; keep waiting
+        return blockers + [f"ledger unavailable: {exc}"]
+    span, at = window.k6_range()
+    ok = {e: int(v or 0) for e, v in prom.by_label(promql.k6_requests_ok(test_id, span), "endpoint", at).items()}
+    complete, reason = ledger_complete(ledger_result(ok, raw, logged_endpoints(tick)))
+    if not complete:
+        blockers.append(reason)
+    return blockers
+
+
+def logged_endpoints(tick: Tick) -> tuple[str, ...]:
+    scenario = BUILTIN_SCENARIOS.get(tick.ctx.test.spec.load.scenario or "")
+    return scenario.logged_endpoints if scenario else GATEWAY_ENDPOINTS

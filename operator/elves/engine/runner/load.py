@@ -1,0 +1,109 @@
+"""The load: k6 started, watched to its end, the faults fired on time."""
+
+from __future__ import annotations
+
+import math
+
+from elves.engine import blips
+from elves.engine.platform import LoadRun, RunKey
+from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc, warning
+from elves.engine.runner.tick import Tick
+from elves.engine.status import FaultEvent, Step
+from elves.engine.tokens import load_tokens
+from elves.engine.units import format_duration
+
+
+def start_load(tick: Tick) -> float:
+    plan = tick.plan
+    # The run's tokens expire with the run: its load, the wait for k6 to start and the grace.
+    lifetime = plan.duration_seconds + tick.ctx.timeouts.load_start + tick.ctx.timeouts.load_setup \
+        + tick.ctx.timeouts.load_grace
+    tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, math.ceil(lifetime))
+    tick.platform.start_load(LoadRun(
+        index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens,
+        admin_token=admin, service_key=tick.platform.service_key(), runner=tick.ctx.test.spec.runner,
+        parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
+    tick.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
+    tick.goto("Running", Step.LOAD)
+    return tick.ctx.intervals.running
+
+
+def load(tick: Tick) -> float:
+    run, plan = tick.run, tick.plan
+    load = tick.platform.load_status(RunKey(plan.index, plan.test_id))
+    if load.state == "error":
+        raise HarnessError("LoadError", f"k6 failed for {plan.test_id}: {load.reason}")
+    if load.state == "starting":
+        return tick.wait("k6 starting", tick.ctx.timeouts.load_start, "LoadDidNotStart")
+    if load.state == "setup" and run.load_started_at is None:
+        if tick.status.progress.waiting_for != "k6 running setup()":
+            tick.status.progress.deadline = None  # a new wait, with its own deadline
+        return tick.wait("k6 running setup()", tick.ctx.timeouts.load_setup, "LoadSetupTooLong",
+                         tick.ctx.intervals.running)
+    if run.load_started_at is None:
+        # The load clock starts when k6 runs; faults count from here.
+        run.load_started_at = utc(tick.now)
+        tick.status.progress.deadline = utc(tick.now + plan.duration_seconds + tick.ctx.timeouts.load_grace)
+    if load.state in ("running", "setup"):
+        _fire_due_faults(tick)
+        observe_faults(tick)
+        tick.status.progress.waiting_for = f"load until {format_duration(plan.duration_seconds)}"
+        if tick.now > epoch(tick.status.progress.deadline):  # type: ignore[arg-type]
+            raise HarnessError("LoadOverran", f"k6 still running {format_duration(tick.ctx.timeouts.load_grace)}"
+                                              f" after the planned {format_duration(plan.duration_seconds)}; stopped it")
+        return tick.ctx.intervals.running
+    # finished
+    run.load_ended_at = utc(tick.now)
+    observe_faults(tick)
+    for fault in plan.faults:
+        if fault.index not in {f.index for f in run.faults}:
+            tick.events.append(warning("FaultNotFired",
+                                       f"fault {fault.describe()} not fired: the load ended before {fault.at:g}s"))
+    tick.events.append(progress(f"load finished after {format_duration(tick.now - epoch(run.load_started_at))}"))
+    tick.goto("Draining", Step.DRAIN)
+    return tick.ctx.intervals.draining
+
+
+def _fire_due_faults(tick: Tick) -> None:
+    run = tick.run
+    elapsed = tick.now - epoch(run.load_started_at)  # type: ignore[arg-type]
+    fired = {f.index for f in run.faults}
+    for fault in tick.plan.faults:
+        if fault.index in fired or fault.at > elapsed:
+            continue
+        try:
+            applied = tick.platform.apply_fault(fault.action, tick.now)
+        except blips.TransientError:
+            raise  # tried again on the next step
+        except Exception as exc:  # noqa: BLE001 - any platform failure ends the test with its words
+            raise HarnessError("FaultFailed", f"fault {fault.describe()} at {fault.at:g}s failed: {exc}") from None
+        event = FaultEvent(index=fault.index, at=fault.at, fired_at=utc(tick.now), action=fault.describe(),
+                           label=fault.label(), message=applied.message, watch=applied.watch)
+        run.faults.append(event)
+        if event.watch is None:
+            _fault_done(tick, event)
+
+
+def observe_faults(tick: Tick) -> list[str]:
+    """Look once at each fault whose effect shows later (a killed container on a cluster);
+    what is still awaited."""
+    awaited = []
+    for event in tick.run.faults:
+        if event.watch is None:
+            continue
+        try:
+            message = tick.platform.observe_fault(event.watch, tick.now)
+        except blips.TransientError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - as when applying it
+            raise HarnessError("FaultFailed", f"fault {event.action} at {event.at:g}s failed: {exc}") from None
+        if message is None:
+            awaited.append(f"fault {event.action}: {event.message}")
+        else:
+            event.message, event.watch = message, None
+            _fault_done(tick, event)
+    return awaited
+
+
+def _fault_done(tick: Tick, event: FaultEvent) -> None:
+    tick.events.append(Event("Fault", f"fault at {event.at:g}s: {event.action}: {event.message}"))

@@ -1,0 +1,86 @@
+"""How a test ends: its conditions, the clean-up that restores the system, the end in Error."""
+
+from __future__ import annotations
+
+from elves.engine.platform import Platform, RunKey
+from elves.engine.runner.context import Context, Event, progress, utc, warning
+from elves.engine.status import Condition, LoadTestStatus
+from elves.engine.summary import summarize
+
+
+def set_condition(status: LoadTestStatus, type_: str, value: str, reason: str, message: str, now: float) -> None:
+    for condition in status.conditions:
+        if condition.type == type_:
+            if (condition.status, condition.reason, condition.message) != (value, reason, message):
+                if condition.status != value:
+                    condition.last_transition_time = utc(now)
+                condition.status, condition.reason, condition.message = value, reason, message  # type: ignore[assignment]
+            condition.observed_generation = status.observed_generation
+            return
+    status.conditions.append(Condition(type=type_, status=value, reason=reason, message=message,  # type: ignore[arg-type]
+                                       last_transition_time=utc(now), observed_generation=status.observed_generation))
+
+
+def set_outcome_conditions(status: LoadTestStatus, now: float) -> None:
+    """The Job-like conditions tools wait on: Completed on any end (so `kubectl wait
+    --for=condition=Completed` returns whatever the outcome), Failed on Failed or Error,
+    Ready on Succeeded. While the test is under way all three are False, reason the phase."""
+    phase = status.phase
+    harness = next((c for c in status.conditions if c.type == "HarnessError" and c.status == "True"), None)
+    missed = next((c for c in status.conditions if c.type == "Passed" and c.status == "False"), None)
+    if not status.final:
+        for type_ in ("Completed", "Failed", "Ready"):
+            set_condition(status, type_, "False", phase, f"the test is {phase.lower()}", now)
+        return
+    set_condition(status, "Completed", "True", phase, f"the test ended: {phase}", now)
+    if phase == "Error" and harness is not None:
+        set_condition(status, "Failed", "True", harness.reason, harness.message, now)
+    elif phase == "Failed":
+        set_condition(status, "Failed", "True", "ObjectivesMissed", missed.message if missed else "", now)
+    else:
+        set_condition(status, "Failed", "False", phase, "", now)
+    set_condition(status, "Ready", "True" if phase == "Succeeded" else "False", phase,
+                  "every objective held" if phase == "Succeeded" else "", now)
+
+
+def cleanup(ctx: Context, status: LoadTestStatus, platform: Platform, events: list[Event]) -> None:
+    """Stop the load, restore the system, release the lock: best effort, each step on its own."""
+    if status.runs and status.phase in ("Running",):
+        run = status.runs[status.current_run]
+        try:
+            platform.stop_load(RunKey(run.index, run.test_id))
+            events.append(progress(f"stopped k6 for {run.test_id}"))
+        except Exception as exc:  # noqa: BLE001
+            events.append(warning("CleanupFailed", f"could not stop k6: {exc}"))
+    if status.snapshot is not None and not status.restored:
+        try:
+            platform.restore_system(status.snapshot)
+            status.restored = True
+            events.append(progress("restored the system as it was before the test"))
+        except Exception as exc:  # noqa: BLE001
+            events.append(warning("CleanupFailed", f"could not restore the system: {exc}"))
+    if status.started_at is not None:
+        try:
+            platform.release(ctx.owner)
+        except Exception as exc:  # noqa: BLE001
+            events.append(warning("CleanupFailed", f"could not release the system: {exc}"))
+
+
+def fail(ctx: Context, status: LoadTestStatus, platform: Platform, now: float, reason: str, message: str,
+         events: list[Event]) -> None:
+    """End the test in phase Error with `reason`, cleaning up first."""
+    cleanup(ctx, status, platform, events)
+    if status.runs:
+        run = status.runs[status.current_run]
+        run.phase = "Error"
+        run.message = message
+        run.finished_at = utc(now)
+    status.phase = "Error"
+    status.finished_at = utc(now)
+    status.progress.waiting_for = ""
+    status.progress.deadline = None
+    set_condition(status, "Running", "False", "Error", "", now)
+    set_condition(status, "HarnessError", "True", reason, message, now)
+    set_outcome_conditions(status, now)
+    status.summary = summarize(status)
+    events.append(warning("Error", f"Error ({reason}): {message}"))

@@ -1,0 +1,110 @@
+"""Preparing a run: the lock, the snapshot, the reset, the system's changes, Prometheus and the
+ledger's baseline."""
+
+from __future__ import annotations
+
+from elves.engine import promql
+from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.runner.context import SAVE_POINT, progress, utc
+from elves.engine.runner.outcome import set_condition
+from elves.engine.runner.tick import Tick
+from elves.engine.status import RunStatus, Step
+
+
+def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
+    """Deployments whose ready replicas Prometheus still counts below the desired ones (none
+    when it has no such series at all: nothing to wait for)."""
+    try:
+        desired = prom.by_label(promql.replicas_desired(namespace=prom.system_namespace), "deployment")
+        ready = prom.by_label(promql.replicas_ready(namespace=prom.system_namespace), "deployment")
+    except PrometheusError:
+        return []
+    return sorted(d for d, want in desired.items() if want is not None and (ready.get(d) or 0) < want)
+
+
+def start(tick: Tick) -> float:
+    tick.status.started_at = utc(tick.now)
+    tick.status.runs = [RunStatus(index=p.index, test_id=p.test_id, point=p.point.values) for p in tick.plans]
+    tick.status.current_run = 0
+    tick.status.observed_generation = getattr(tick.ctx.test.metadata, "generation", None)
+    set_condition(tick.status, "Running", "True", "Pending", "waiting for the system", tick.now)
+    tick.goto("Pending", Step.ACQUIRE)
+    return 0.0
+
+
+def acquire(tick: Tick) -> float:
+    readiness = tick.platform.acquire(tick.ctx.owner)
+    if not readiness.ready:
+        return tick.wait(readiness.reason or "another test holds the system", tick.ctx.timeouts.lock, "SystemBusy")
+    tick.events.append(progress(f"took the system for {tick.ctx.owner}"))
+    if tick.status.snapshot is None:  # a step retried after a blip keeps the first one
+        tick.status.snapshot = tick.platform.snapshot_system()
+    # Stop here so the caller saves the snapshot before anything is changed: a driver that
+    # dies after the change then finds the system as it was, not the changed one.
+    tick.goto(None, Step.PREPARE)
+    return SAVE_POINT
+
+
+def prepare(tick: Tick) -> float:
+    prepare_run(tick)
+    return 0.0
+
+
+def prepare_run(tick: Tick) -> None:
+    tick.run.started_at = utc(tick.now)
+    if tick.ctx.test.spec.reset:
+        tick.platform.reset()
+        tick.events.append(progress("reset: restarting the services with an empty database"))
+        tick.goto("Preparing", Step.WAIT_RESET)
+    else:
+        tick.goto("Preparing", Step.APPLY)
+
+
+def wait_reset(tick: Tick) -> float:
+    return wait_ready(tick, Step.APPLY)
+
+
+def apply(tick: Tick) -> float:
+    if tick.status.current_run > 0 and tick.status.snapshot is not None:
+        tick.platform.restore_system(tick.status.snapshot)  # undo the last run's faults first
+    system = tick.plan.point.system
+    if system.changes():
+        tick.platform.apply_system(system)
+        tick.events.append(progress(f"system: {system.as_written()}"))
+    tick.goto(None, Step.WAIT_READY)
+    return 0.0
+
+
+def wait_ready(tick: Tick, next_step: Step = Step.PROMETHEUS) -> float:
+    readiness = tick.platform.system_ready()
+    if not readiness.ready:
+        return tick.wait(f"system not ready: {readiness.reason or 'replicas starting'}",
+                         tick.ctx.timeouts.system_ready, "SystemNotReady")
+    tick.goto(None, next_step)
+    return 0.0
+
+
+def prometheus(tick: Tick) -> float:
+    prom = tick.ctx.prometheus(tick.platform)
+    ready, reason = prom.ready()
+    if not ready:
+        return tick.wait(reason, tick.ctx.timeouts.prometheus, "PrometheusUnreachable")
+    # The platform says the replicas are ready; Prometheus learns it at its next scrape. Until
+    # then its last sample says "0 ready", and the report would show a deployment nobody
+    # touched with "ready min 0".
+    behind = replicas_not_yet_seen_ready(prom)
+    if behind:
+        return tick.wait(f"Prometheus has not yet seen {', '.join(behind)} ready", tick.ctx.timeouts.prometheus,
+                         "PrometheusBehind")
+    tick.goto(None, Step.BASELINE)
+    return 0.0
+
+
+def baseline(tick: Tick) -> float:
+    try:
+        tick.run.ledger_baseline = tick.ctx.ledger(tick.platform, tick.plan.test_id)
+    except Exception as exc:  # noqa: BLE001 - the registry may still be warming up
+        return tick.wait(f"the registry's ledger does not answer: {exc}", tick.ctx.timeouts.system_ready,
+                         "LedgerUnavailable")
+    tick.goto(None, Step.START_LOAD)
+    return 0.0

@@ -1,0 +1,86 @@
+"""What a LoadTest may ask of a cluster: every rule that authorises a test, in one place.
+
+Creating a LoadTest must not grant more than the chart's values allow: its namespace must be
+one the operator runs tests in (else anyone who may create a LoadTest anywhere could reset the
+shared database), its sizes within the caps, and its runner pods may take environment only
+from Secrets the chart names and land only on nodes the chart allows. The driver checks all
+of it before the phase machine takes the system, so a refused test has changed nothing.
+
+The Secrets are a list of names in the chart's values, not a label on the Secret: checking a
+label would need the operator to read every Secret in every LoadTest namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from elves.engine.models.spec import LoadTestSpec, Runner
+from elves.k8s.faults import Caps, cluster_problems
+
+TOLERATION_FIELDS = ("key", "operator", "value", "effect")
+
+
+@dataclass(frozen=True)
+class RunnerRules:
+    """What spec.runner may ask for (the chart's operator.runner)."""
+
+    env_secrets: tuple[str, ...] = ()  # names of Secrets envFromSecrets may take
+    node_selector: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # label -> values allowed
+    tolerations: tuple[Mapping[str, Any], ...] = ()  # each toleration a runner may carry
+    affinity: bool = False  # whether spec.runner.affinity is allowed at all
+
+
+@dataclass(frozen=True)
+class Policy:
+    namespaces: tuple[str, ...]  # where LoadTests may run; () = anywhere
+    caps: Caps
+    runner: RunnerRules = field(default_factory=RunnerRules)
+
+
+def refusals(namespace: str, spec: LoadTestSpec, policy: Policy) -> list[str]:
+    """Why this cluster will not run the test, each naming its field (empty: it may run)."""
+    if policy.namespaces and namespace not in policy.namespaces:
+        # Nothing else matters, and nothing else is said of a spec this operator will not look at.
+        return [f"metadata.namespace: LoadTests in namespace {namespace} are not run by this operator; it runs "
+                f"them in {', '.join(policy.namespaces)} (the chart's operator.watchNamespaces, or "
+                "operator.loadTestNamespaces and its own namespace)"]
+    problems = cluster_problems(spec, policy.caps)
+    if spec.runner is not None:
+        problems += runner_problems(spec.runner, policy.runner)
+    return problems
+
+
+def runner_problems(runner: Runner, rules: RunnerRules) -> list[str]:
+    problems = []
+    for index, secret in enumerate(runner.env_from_secrets or []):
+        if secret not in rules.env_secrets:
+            problems.append(f"spec.runner.envFromSecrets[{index}]: Secret {secret} is not one the runners may take "
+                            f"their environment from ({_allowed('envFromSecrets', rules.env_secrets)})")
+    for label, value in (runner.node_selector or {}).items():
+        if value not in rules.node_selector.get(label, ()):
+            allowed = [f"{k}={'|'.join(v)}" for k, v in sorted(rules.node_selector.items())]
+            problems.append(f"spec.runner.nodeSelector.{label}: {label}={value} is not a node label the runners may "
+                            f"ask for ({_allowed('nodeSelector', allowed)})")
+    allowed_tolerations = [_toleration(t) for t in rules.tolerations]
+    for index, toleration in enumerate(runner.tolerations or []):
+        if _toleration(toleration) not in allowed_tolerations:
+            problems.append(f"spec.runner.tolerations[{index}]: {_toleration(toleration)} is not a toleration the "
+                            f"runners may carry ({_allowed('tolerations', [str(t) for t in allowed_tolerations])})")
+    if runner.affinity and not rules.affinity:
+        problems.append("spec.runner.affinity: this cluster does not let LoadTests choose their runners' nodes by "
+                        "affinity (the chart's operator.runner.affinity is false)")
+    return problems
+
+
+def _toleration(toleration: Mapping[str, Any]) -> dict[str, str]:
+    """A toleration as compared: its key, operator, value and effect (how long it tolerates a
+    NoExecute taint does not widen where it lands)."""
+    toleration = {"operator": "Equal", **toleration}  # the API's default
+    return {k: str(toleration[k]) for k in TOLERATION_FIELDS if toleration.get(k) not in (None, "")}
+
+
+def _allowed(value: str, names: list[str] | tuple[str, ...]) -> str:
+    """What the chart's value allows, in words (no semicolon: refusals are joined with them)."""
+    return f"the chart's operator.runner.{value} allows {', '.join(names) if names else 'none'}"

@@ -1,0 +1,96 @@
+"""The suite's cases as `loadtests/study/study.yaml` lists them: which LoadTest runs each
+case, how the suite shortens it for a 2-core machine, what the study saw, and how to judge
+whether the study's finding holds for Elves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from elves.engine.models.loadtest import spec_problems
+from elves.engine.units import DURATION_PATTERN
+
+FindingKind = Literal["steady", "overload", "bottleneck", "fault_tolerance", "served", "memory", "breakpoint", "scaling",
+                      "objectives"]
+
+
+class StudyError(ValueError):
+    """study.yaml unreadable or invalid; the message names the field."""
+
+
+class StudyModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SuiteRun(StudyModel):
+    duration: str | None = Field(None, pattern=DURATION_PATTERN,
+                                 description="Shorten the load to this (stages and fault times scale with it).")
+
+
+class Study(StudyModel):
+    load: str = Field(description="The load the study applied, in its words.")
+    saw: str = Field(description="What the study observed, only as the notes on it give it.")
+    section: str = Field(description="The section of the notes on the study the quote comes from.")
+
+
+class Finding(StudyModel):
+    kind: FindingKind
+    queue: str | None = None  # overload: the queue expected to pile up
+    above: float | None = None  # overload: the depth that counts as a pile-up
+    queue_below: float | None = None  # steady: the deepest work queue allowed
+    expect: list[str] = Field(default_factory=list)  # bottleneck: queues where the study saw the pile-up
+    endpoint: str | None = None  # served: the endpoint whose asked rate must be achieved
+    share: float = 0.95  # served: the share of the asked rate that counts as served
+    workers: str | None = None  # scaling: the swept field that sets the workers
+    clients: str | None = None  # scaling: the swept field that sets the clients
+
+
+class Case(StudyModel):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    group: Literal["study", "before", "shapes"]
+    title: str
+    file: str | None = Field(None, description="The LoadTest, relative to study.yaml; absent: not run, see reason.")
+    suite: SuiteRun = Field(default_factory=SuiteRun)
+    scaled: str = Field("", description="How and why the suite's run differs from the study's size.")
+    cluster: str | None = Field(None, description="The study's size, for a cluster.")
+    study: Study
+    question: str
+    finding: Finding = Field(default_factory=lambda: Finding(kind="objectives"))
+    reason: str = Field("", description="Why a case without a file is not run.")
+
+
+class StudyFile(StudyModel):
+    cases: list[Case]
+
+
+GROUPS = {
+    "study": "The original study after its redesign (the system Elves models)",
+    "before": "The original study before its redesign (registry and ingestor benchmarks)",
+    "shapes": "The other studies' load shapes",
+}
+
+
+def load_study(path: Path) -> list[Case]:
+    try:
+        document: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise StudyError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise StudyError(f"{path}: not valid YAML: {exc}") from None
+    try:
+        cases = StudyFile.model_validate(document).cases
+    except ValidationError as exc:
+        raise StudyError(f"{path}: " + "; ".join(spec_problems(exc))) from None
+    ids = [c.id for c in cases]
+    duplicated = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicated:
+        raise StudyError(f"{path}: case ids repeat: {', '.join(duplicated)}")
+    return cases
+
+
+def case_file(study_path: Path, case: Case) -> Path | None:
+    return (study_path.parent / case.file).resolve() if case.file else None

@@ -1,0 +1,160 @@
+"""Tier 1: the operator's Deployment and RBAC: kopf on the handlers module, the caps from
+values, the Grafana credentials from a Secret, and rights that cover what it does and no more.
+
+What a user would notice if these broke: an operator the API server forbids a step of a
+LoadTest, or one with more rights than it needs (the system's Secret or workloads reachable
+cluster-wide).
+"""
+
+from __future__ import annotations
+
+import json
+
+from chart_testkit import NAMESPACE, SERVICES, ci_values, env_of, named, of_kind, render, rules_of
+
+
+# An operator serving two namespaces, with kopf peering (objects outside the release
+# namespace, so not part of a ci value set).
+SCOPED_OPERATOR = ("operator.watchNamespaces={elves,load-tests}", "operator.peering=elves")
+
+
+def test_operator_caps_follow_values(helm):
+    objects = render(helm, None, "operator.limits.maxReplicas=5", "operator.limits.maxMemory=2Gi")
+    env = env_of(named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
+    assert (env["ELVES_MAX_REPLICAS"]["value"], env["ELVES_MAX_MEMORY"]["value"]) == ("5", "2Gi")
+
+
+def test_operator_runs_loadtests_only_where_it_may_write_and_runners_only_as_values_allow(helm):
+    def env(*values):
+        return {k: v["value"] for k, v in env_of(named(render(helm, None, *values), "Deployment", "elves-operator")[
+            "spec"]["template"]["spec"]["containers"][0]).items() if "value" in v}
+    default = env()
+    assert default["ELVES_LOADTEST_NAMESPACES"] == NAMESPACE
+    assert (default["ELVES_RUNNER_ENV_SECRETS"], default["ELVES_RUNNER_NODE_SELECTOR"],
+            default["ELVES_RUNNER_TOLERATIONS"], default["ELVES_RUNNER_AFFINITY"]) == ("", "{}", "[]", "false")
+    assert env("operator.loadTestNamespaces={default,team-a}")["ELVES_LOADTEST_NAMESPACES"] == \
+        f"default,team-a,{NAMESPACE}"
+    assert env(*SCOPED_OPERATOR)["ELVES_LOADTEST_NAMESPACES"] == "elves,load-tests"
+    runner = env("operator.runner.envFromSecrets={k6-hosts,k6-tokens}", "operator.runner.nodeSelector.pool={load}",
+                 "operator.runner.tolerations[0].key=load", "operator.runner.tolerations[0].operator=Exists",
+                 "operator.runner.affinity=true")
+    assert runner["ELVES_RUNNER_ENV_SECRETS"] == "k6-hosts,k6-tokens"
+    assert json.loads(runner["ELVES_RUNNER_NODE_SELECTOR"]) == {"pool": ["load"]}
+    assert json.loads(runner["ELVES_RUNNER_TOLERATIONS"]) == [{"key": "load", "operator": "Exists"}]
+    assert runner["ELVES_RUNNER_AFFINITY"] == "true"
+
+
+def test_operator_runs_kopf_on_the_handlers_module(helm):
+    command = named(render(helm), "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[:3] == ["kopf", "run", "--module=elves.k8s.handlers"]
+    assert "--all-namespaces" in command and "--standalone" in command
+    scoped = named(render(helm, None, *SCOPED_OPERATOR), "Deployment", "elves-operator")
+    scoped_command = scoped["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert {"--namespace=elves", "--namespace=load-tests", "--peering=elves"} <= set(scoped_command)
+    assert "--all-namespaces" not in scoped_command
+
+
+def test_grafana_credentials_come_from_a_secret(helm):
+    operator = named(render(helm, None, "operator.grafanaSecret=grafana-credentials"), "Deployment", "elves-operator")
+    env = env_of(operator["spec"]["template"]["spec"]["containers"][0])
+    for variable, key in (("ELVES_GRAFANA_TOKEN", "token"), ("ELVES_GRAFANA_USER", "user"),
+                          ("ELVES_GRAFANA_PASSWORD", "password")):
+        assert env[variable]["valueFrom"]["secretKeyRef"] == {"name": "grafana-credentials", "key": key, "optional": True}
+    plain = env_of(named(render(helm), "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0])
+    assert not {"ELVES_GRAFANA_TOKEN", "ELVES_GRAFANA_USER", "ELVES_GRAFANA_PASSWORD"} & set(plain)
+
+
+@ci_values
+def test_operator_rbac_is_least_privilege(helm, values_file):
+    objects = render(helm, values_file)
+    rules = rules_of(objects, "ClusterRole") + rules_of(objects, "Role")
+    for name, rule in rules:
+        assert "*" not in rule["verbs"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"], name
+        assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"]), name
+        if "secrets" in rule["resources"] and "get" in rule["verbs"]:
+            assert rule.get("resourceNames") == ["elves"] and rule["verbs"] == ["get"], name
+    bound_cluster_wide = {o["roleRef"]["name"] for o in of_kind(objects, "ClusterRoleBinding")}
+    cluster_resources = {r for name, rule in rules_of(objects, "ClusterRole") if name in bound_cluster_wide
+                         for r in rule["resources"]}
+    assert not cluster_resources & {"secrets", "deployments", "deployments/scale", "statefulsets"}, \
+        "the system's workloads and Secret are reachable only in its namespace"
+    cluster_pod_verbs = {v for _, rule in rules_of(objects, "ClusterRole") if "pods" in rule["resources"]
+                         for v in rule["verbs"]}
+    assert "delete" not in cluster_pod_verbs
+
+
+def _allowed(objects, kind, group, resource, verb, namespace=None, name=None):
+    for obj in of_kind(objects, kind):
+        if namespace and obj["metadata"].get("namespace") != namespace:
+            continue
+        for rule in obj["rules"]:
+            if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"] \
+                    and (name is None or "resourceNames" not in rule or name in rule["resourceNames"]):
+                return True
+    return False
+
+
+def test_operator_rbac_covers_what_the_operator_does(helm):
+    objects = render(helm)
+
+    def allowed(kind, group, resource, verb, namespace=None, name=None):
+        return _allowed(objects, kind, group, resource, verb, namespace, name)
+
+    for resource, verb in [("loadtests", "watch"), ("loadtests", "patch"), ("loadtests", "delete"),
+                           ("loadtests/status", "patch"),
+                           ("loadtests/finalizers", "update")]:
+        assert allowed("ClusterRole", "elves.dev", resource, verb), (resource, verb)
+    for verb in ("create", "get", "list", "watch", "delete"):
+        assert allowed("ClusterRole", "k6.io", "testruns", verb), verb
+    assert allowed("ClusterRole", "k6.io", "testruns/status", "get")
+    assert allowed("ClusterRole", "", "configmaps", "get") and allowed("ClusterRole", "", "events", "create")
+    assert allowed("ClusterRole", "apiextensions.k8s.io", "customresourcedefinitions", "watch")
+    for deployment in SERVICES:
+        assert allowed("Role", "apps", "deployments/scale", "patch", NAMESPACE, deployment)
+        assert allowed("Role", "apps", "deployments", "patch", NAMESPACE, deployment)
+    assert allowed("Role", "apps", "statefulsets", "get", NAMESPACE, "rabbitmq")
+    assert allowed("Role", "", "pods", "delete", NAMESPACE)
+    # killPod, restartInfra and reset run their commands in the system's pods through exec
+    # (a websocket exec is authorized as create since Kubernetes 1.30, as get before it).
+    assert allowed("Role", "", "pods/exec", "create", NAMESPACE) and allowed("Role", "", "pods/exec", "get", NAMESPACE)
+    assert allowed("Role", "", "secrets", "get", NAMESPACE, "elves")
+    assert allowed("Role", "coordination.k8s.io", "leases", "update", NAMESPACE, "elves-loadtest-lock")
+    writes = named(objects, "ClusterRole", "elves-elves-operator-run-objects")
+    # Pruning old reports: list and delete ConfigMaps, bound only where the writes are.
+    assert [(rule["resources"], rule["verbs"]) for rule in writes["rules"]] == \
+        [(["configmaps", "secrets"], ["create", "update"]), (["configmaps"], ["list", "delete"])]
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["roleRef"]["name"] == writes["metadata"]["name"]]
+    assert [b["metadata"]["namespace"] for b in bindings] == [NAMESPACE]
+
+
+@ci_values
+def test_operator_patches_deletes_and_writes_only_what_it_must(helm, values_file):
+    """The services' Deployments by name; ConfigMap and Secret writes never through a cluster-wide
+    binding, and the one Secret it reads by name."""
+    objects = render(helm, values_file)
+    for _, rule in rules_of(objects, "Role"):
+        if {"deployments", "deployments/scale"} & set(rule["resources"]):
+            assert rule["resourceNames"] == sorted(SERVICES), rule
+        if "statefulsets" in rule["resources"] or ("leases" in rule["resources"] and "update" in rule["verbs"]):
+            assert rule.get("resourceNames"), rule
+    bound_cluster_wide = {o["roleRef"]["name"] for o in of_kind(objects, "ClusterRoleBinding")}
+    for name, rule in rules_of(objects, "ClusterRole"):
+        if name in bound_cluster_wide and {"configmaps", "secrets"} & set(rule["resources"]):
+            assert set(rule["verbs"]) <= {"get", "list", "watch"}, (name, rule)
+            assert "secrets" not in rule["resources"], (name, rule)
+
+
+def test_load_test_namespaces_get_run_object_writes_there_only(helm):
+    objects = render(helm, None, "operator.loadTestNamespaces={default,team-a}")
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"] == "elves-operator-run-objects"]
+    assert sorted(b["metadata"]["namespace"] for b in bindings) == ["default", NAMESPACE, "team-a"]
+
+
+def test_namespace_list_gets_roles_not_cluster_roles(helm):
+    objects = render(helm, None, *SCOPED_OPERATOR)
+    cluster_resources = {r for _, rule in rules_of(objects, "ClusterRole") for r in rule["resources"]}
+    assert "loadtests" not in cluster_resources and "testruns" not in cluster_resources
+    namespaces = {o["metadata"]["namespace"] for o in of_kind(objects, "Role")
+                  if any("loadtests" in r["resources"] for r in o["rules"])}
+    assert namespaces == {"elves", "load-tests"}
+    assert any("kopfpeerings" in r["resources"] for _, r in rules_of(objects, "Role"))

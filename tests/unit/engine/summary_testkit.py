@@ -1,0 +1,60 @@
+"""Summaries for the gate's tests: a summary.json the engine wrote for a committed results
+case, copied and altered field by field as a worse (or an unusable) run would have it. The
+rules are then judged on the shape `elves run` writes, not on a hand-made one."""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from elves.engine.compare import Comparison, compare, parse_thresholds
+
+RESULTS = Path(__file__).resolve().parents[3] / "docs" / "results"
+ONE_RUN = RESULTS / "gate-p99-100ms" / "summary.json"  # five endpoints, three deployments, six queues, a ledger
+SWEEP = RESULTS / "memory" / "summary.json"  # three runs, one per memory limit
+BUSY = RESULTS / "users-ramp" / "summary.json"  # six endpoints of 388 to 3,499 requests: each one judged
+WORK_QUEUE = "elves.ingestor.data.in"
+
+
+@cache
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def committed(path: Path = ONE_RUN) -> dict[str, Any]:
+    """A fresh copy of a committed summary.json, as parsed (NaN stays NaN)."""
+    return json.loads(_read(path))
+
+
+def run(summary: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    """A run of the summary's status (its results, verdict, point)."""
+    return summary["status"]["runs"][index]
+
+
+def results(summary: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    return run(summary, index)["results"]
+
+
+def pair(path: Path = ONE_RUN) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The baseline and the new run: two copies of one summary, to alter."""
+    baseline = committed(path)
+    return baseline, copy.deepcopy(baseline)
+
+
+def judged(baseline: dict[str, Any], new: dict[str, Any], fail_on: str | None = None) -> Comparison:
+    return compare(baseline, new, parse_thresholds(fail_on))
+
+
+def breaches(comparison: Comparison) -> list[tuple[str, str, str, str]]:
+    """(rule, scope, figure, crossed | missing) of every breach, in table order."""
+    return [(b.threshold.text, b.row.scope, b.row.figure, b.kind) for b in comparison.breaches]
+
+
+def write(directory: Path, summary: dict[str, Any]) -> Path:
+    """A report directory holding `summary` as its summary.json."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    return directory

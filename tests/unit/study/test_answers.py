@@ -1,0 +1,188 @@
+"""Each case's answer follows from its run's figures and its own verdict, by one rule per kind;
+a run that cannot answer (busy machine, a generator short of the load, a change after the
+load) is Inconclusive and says why."""
+
+from __future__ import annotations
+
+from answers_kit import case, checks, fault, results, timeline
+from elves.engine.status import Breakpoint, DeploymentResult, EndpointResult, Ledger, QueueResult
+from elves.study.answers import answer
+from elves.study.figures import asked_text, sent_text
+
+SCALE_DOWN_AND_UP = {"load": {"scenario": "system-mix", "rate": "600/min", "duration": "1m"},
+                     "faults": [{"at": "10s", "scale": {"deployment": "ingestor", "replicas": 0}},
+                                {"at": "30s", "scale": {"deployment": "ingestor", "replicas": 1}}]}
+REGISTRY = {"load": {"scenario": "registry-mix", "rate": "600/min", "duration": "1m", "mix": {"addAppLog": 1}}}
+
+
+def _logs(persisted: int, expected: int = 939) -> Ledger:
+    return Ledger(accepted=expected, logs_expected=expected, logs_persisted=persisted)
+
+
+# --- runs that cannot answer ----------------------------------------------------------------
+
+def test_a_run_on_a_busy_machine_is_inconclusive_and_still_shows_what_it_measured():
+    quiet = answer(case("steady", queue_below=50))
+    busy = answer(case("steady", queue_below=50, run={"cores": 2, "loadAverageBefore": [5.7, 9.0, 12.0]}))
+    assert quiet.outcome == "Yes"
+    assert busy.outcome == "Inconclusive"
+    assert busy.text.startswith("ran on a busy machine: load average 5.7 on 2 cores before it, over 2.0")
+    assert "What it measured (not an answer): Yes: no restart" in busy.text
+
+
+def test_a_run_the_suite_measured_busy_is_inconclusive_with_the_suites_reason():
+    run = {"cores": 2, "loadAverageBefore": [0.2], "machine": {"busy": [
+        "other processes used 0.80 cores on average while it ran, over 0.25"]}}
+    found = answer(case("steady", run=run))
+    assert found.outcome == "Inconclusive" and "other processes used 0.80 cores on average" in found.text
+
+
+def test_a_run_whose_k6_dropped_iterations_is_inconclusive():
+    found = answer(case(runs=[results(dropped_iterations=169)]))
+    assert found.outcome == "Inconclusive" and "k6 dropped 169 iterations" in found.text
+
+
+def test_a_run_whose_k6_sent_well_under_what_was_asked_is_inconclusive():
+    short = results(requests=400, endpoints={"getData": EndpointResult(requests=400, ok=400, rate=6.7, error_rate=0.0)})
+    found = answer(case(runs=[short]))
+    assert found.outcome == "Inconclusive" and "k6 sent 400 of the 600 requests asked (67%)" in found.text
+    nearly = results(endpoints={"getData": EndpointResult(requests=560, ok=560, rate=9.3, error_rate=0.0)})
+    assert answer(case(runs=[nearly])).outcome == "Yes"  # 93 % of what was asked: the load was offered
+
+
+def test_a_scale_up_that_took_effect_after_the_load_ended_makes_the_case_inconclusive():
+    faults = [fault(0, 10.0, "scale ingestor to 0"), fault(1, 30.0, "scale ingestor to 1")]
+    late = {"ingestor": DeploymentResult(timeline=timeline((0, 1), (12, 0), (75, 1)))}
+    inside = {"ingestor": DeploymentResult(timeline=timeline((0, 1), (12, 0), (41, 1)))}
+    errors = {"getData": EndpointResult(requests=300, ok=300, rate=5.0, error_rate=0.0),
+              "getHistory": EndpointResult(requests=300, ok=200, failed=100, rate=5.0, error_rate=1 / 3)}
+    found = answer(case("fault_tolerance", runs=[results(deployments=late, endpoints=errors)],
+                        spec=SCALE_DOWN_AND_UP, faults=faults))
+    assert found.outcome == "Inconclusive"
+    assert "'scale ingestor to 1' (planned at 30s) took effect at 1m15s, after the load ended at 1m" in found.text
+    in_time = answer(case("fault_tolerance", runs=[results(deployments=inside, endpoints=errors)],
+                          spec=SCALE_DOWN_AND_UP, faults=faults))
+    assert in_time.outcome == "Yes" and "scale ingestor to 1 at 41s" in in_time.text
+
+
+# --- one rule per kind ------------------------------------------------------------------------
+
+def test_steady_answers_no_when_the_run_missed_its_own_objective():
+    found = answer(case("steady", verdict=checks("drain_seconds"), queue_below=50))
+    assert found.outcome == "No" and "missed its own objectives drain_seconds" in found.text
+
+
+def test_steady_answers_no_when_the_queue_piled_up():
+    piled = results(queues={"elves.ingestor.data.in": QueueResult(max=107.0)})
+    assert str(answer(case("steady", runs=[piled], queue_below=50))) == "No: ingestor.data.in piled up to 107."
+
+
+def test_overload_answers_from_the_queue_and_the_ledger():
+    piled = {"elves.ingestor.data.in": QueueResult(max=222.0)}
+    assert answer(case("overload", runs=[results(queues=piled)], queue="elves.ingestor.data.in", above=50)).outcome == "Yes"
+    lost = results(queues=piled, ledger=Ledger(requests_accepted=10, lost_requests=3))
+    assert answer(case("overload", runs=[lost], queue="elves.ingestor.data.in", above=50)).outcome == "Partly"
+    kept_up = answer(case("overload", queue="elves.ingestor.data.in", above=50))
+    assert kept_up.outcome == "No" and "ingestor.data.in peaked at 3, under 50" in kept_up.text
+
+
+def test_bottleneck_names_the_measured_queues_and_nothing_else():
+    found = answer(case("bottleneck", expect=["elves.registry.applog.in"]))
+    assert str(found) == ("No: the deepest queue was ingestor.data.in (3); the registry's peaked at"
+                          " registry.applog.in 1.")
+    registry = results(queues={"elves.ingestor.data.in": QueueResult(max=0.0),
+                               "elves.registry.applog.in": QueueResult(max=3000.0)})
+    assert answer(case("bottleneck", runs=[registry], expect=["elves.registry.applog.in"])).outcome == "Yes"
+
+
+def test_a_breakpoint_run_says_where_it_broke():
+    verdict = checks("http_req_duration_p99")
+    verdict.breakpoint = Breakpoint(rate=12.0, achieved_rate=11.0, at_seconds=95.0, check="http_req_duration_p99")
+    assert str(answer(case("breakpoint", verdict=verdict))) == (
+        "Yes: it broke at a planned 12/s (11/s achieved), 1m35s into the load, on http_req_duration_p99.")
+
+
+def test_a_breakpoint_run_where_nothing_broke_says_what_fell_behind():
+    behind = results(queues={"elves.ingestor.data.in": QueueResult(max=351.0)}, drain_seconds=103.0)
+    found = answer(case("breakpoint", runs=[behind]))
+    assert found.outcome == "Not found"
+    assert "no objective broke up to the planned peak of 10/s" in found.text
+    assert "ingestor.data.in piled up to 351 and took 1m43s to drain" in found.text
+    assert "did not reach the system's limit" in str(answer(case("breakpoint")))
+
+
+def _grid(seconds: list[float]) -> tuple[list, list]:
+    points = [{"system.env.ingestor.ELVES_INGESTOR_CONCURRENCY": w, "load.users": 8} for w in (1, 2, 5)]
+    return [results(load_seconds=s, ledger=Ledger(results_done=60)) for s in seconds], points
+
+
+def test_scaling_answers_no_while_plots_per_second_keep_growing_past_the_cores():
+    runs, points = _grid([35.377, 20.253, 12.211])
+    found = answer(case("scaling", runs=runs, points=points, spec={"load": {
+        "scenario": "ingestor", "users": 8, "iterations": 60, "duration": "5m", "mix": {"getData": 1}}},
+        workers="system.env.ingestor.ELVES_INGESTOR_CONCURRENCY", clients="load.users"))
+    assert str(found) == ("No: plots per second kept growing past the cores: 8 clients: 1.70 -> 2.96 -> 4.91"
+                          " plots/s for 1, 2, 5 workers (2 cores).")
+
+
+def test_scaling_answers_yes_when_plots_per_second_stop_at_the_cores():
+    runs, points = _grid([30.0, 20.0, 19.5])
+    found = answer(case("scaling", runs=runs, points=points, spec={"load": {
+        "scenario": "ingestor", "users": 8, "iterations": 60, "duration": "5m", "mix": {"getData": 1}}},
+        workers="system.env.ingestor.ELVES_INGESTOR_CONCURRENCY", clients="load.users"))
+    assert found.outcome == "Yes" and "2.00 -> 3.00 -> 3.08" in found.text
+
+
+def test_fault_tolerance_answers_no_when_getdata_failed():
+    errors = {"getData": EndpointResult(requests=600, ok=400, failed=200, rate=10.0, error_rate=1 / 3)}
+    assert answer(case("fault_tolerance", runs=[results(endpoints=errors)])).outcome == "No"
+
+
+def test_served_compares_the_endpoints_rate_with_its_share_of_the_asked_rate():
+    served = {"addAppLog": EndpointResult(requests=600, ok=600, rate=10.0, error_rate=0.0)}
+    found = answer(case("served", runs=[results(endpoints=served, ledger=_logs(600, 600))], spec=REGISTRY,
+                        endpoint="addAppLog"))
+    assert found.outcome == "Yes" and found.text.startswith("addAppLog at 10/s of 10/s asked")
+    slow = {"addAppLog": EndpointResult(requests=600, ok=600, rate=8.0, error_rate=0.0)}
+    assert answer(case("served", runs=[results(endpoints=slow, ledger=_logs(600, 600))], spec=REGISTRY,
+                       endpoint="addAppLog")).outcome == "No"
+
+
+def test_logs_stored_beyond_those_expected_are_counted_and_explained_not_clamped():
+    timed_out = {"addAppLog": EndpointResult(requests=12919, ok=939, failed=11980, timeouts=11732, rate=10.0,
+                                             error_rate=0.93)}
+    found = answer(case("served", runs=[results(endpoints=timed_out, ledger=_logs(11939))], spec=REGISTRY,
+                        endpoint="addAppLog"))
+    assert found.outcome == "No"
+    assert ("the ledger does not balance: 11,939 logs stored against 939 expected, 11,000 unexpected;"
+            " no more than the 12,919 requests k6 sent: 11,000 of the 11,980 it counted as failed (11,732 timed out)"
+            " were stored all the same") in found.text
+    sent_once = {"addAppLog": EndpointResult(requests=939, ok=939, rate=10.0, error_rate=0.0)}
+    twice = answer(case("served", runs=[results(endpoints=sent_once, ledger=_logs(1000))], spec=REGISTRY,
+                        endpoint="addAppLog"))
+    assert "61 unexpected, more than the 939 requests k6 sent: stored twice" in twice.text
+
+
+def test_memory_answers_yes_when_only_the_smallest_size_was_oom_killed_and_nothing_lost():
+    points = [{"system.resources.ingestor.memory": m} for m in ("256Mi", "512Mi", "1Gi")]
+    killed = results(deployments={"ingestor": DeploymentResult(restarts=1, oom_kills=1)})
+    found = answer(case("memory", runs=[killed, results(), results()], points=points))
+    assert str(found) == "Yes: memory=256Mi 1 OOM kill(s); memory=512Mi 0 OOM kill(s); memory=1Gi 0 OOM kill(s); nothing lost."
+    assert answer(case("memory", runs=[results()] * 3, points=points)).outcome == "No"
+
+
+def test_objectives_answer_from_the_runs_own_verdict():
+    assert str(answer(case())) == "Yes: every objective held (1/1)."
+    assert answer(case(verdict=checks("http_req_failed_rate"))).text.startswith("missed http_req_failed_rate")
+
+
+# --- the figures the answers read -------------------------------------------------------------
+
+def test_asked_and_sent_are_counted_in_the_same_unit():
+    mixed = case()
+    assert asked_text(mixed.test, mixed.runs[0]) == "600 requests in 1m (10/s peak)"
+    assert sent_text(mixed.test, mixed.runs[0]) == "600 requests in 1m (10/s)"
+    round_trips = case(spec={"load": {"scenario": "ingestor", "rate": "120/min", "duration": "1m"}},
+                       runs=[results(endpoints={"getData": EndpointResult(requests=55), "getImage": EndpointResult(requests=110)})])
+    assert asked_text(round_trips.test, round_trips.runs[0]) == "60 getData round trips in 1m (60/min peak)"
+    assert sent_text(round_trips.test, round_trips.runs[0]) == "55 getData round trips in 1m (55/min)"
