@@ -18,8 +18,9 @@
 #   ELVES_READY_TIMEOUT    seconds to wait for the local stack to be ready (default: 600)
 #   ELVES_SKIP_BUILD       1: use the jars as they are (default: build when sources changed)
 #   ELVES_LOCAL_REPLICAS   replicas at start, e.g. gateway=1,registry=1,ingestor=2
-#   ELVES_LOCAL_SERVICE_USER  OS user of the service replicas (default: nobody when run as
-#                          root, else the caller); the state directory must let it in
+#   ELVES_LOCAL_SERVICE_USER  OS user of every service replica (default: as root, a user per
+#                          service, elves-<service>, created by tools/install-local-deps.sh;
+#                          else the caller); the state directory must let it in
 #   ELVES_LOCAL_LOAD_CPUS  CPUs that k6 gets to itself, e.g. 0 (default: none, k6 and the
 #                          system share every core); the system runs on the others
 # Paths, ports and the service list come from the Python (tools/facts.sh: `elves local env`).
@@ -102,10 +103,6 @@ start_supervisor() {
   mkdir -p "${LOCAL_LOGS_DIR}"
   # Children a dead supervisor left behind would hold the ports: end them by their PIDs.
   "${ELVES}" local reap
-  # As root, the services (which parse what the network sends them) run as an unprivileged user.
-  if [[ ${EUID} -eq 0 && -z ${ELVES_LOCAL_SERVICE_USER:-} ]]; then
-    export ELVES_LOCAL_SERVICE_USER=nobody
-  fi
   log "starting the supervisor (log: ${LOCAL_SUPERVISOR_LOG})"
   setsid "${ELVES}" local supervise >>"${LOCAL_SUPERVISOR_LOG}" 2>&1 </dev/null &
 }

@@ -10,6 +10,9 @@
 # Debian starts a service when its package is installed; this script forbids that
 # for the time of the install (policy-rc.d), as the local mode runs its own instances.
 #
+# It also creates an unprivileged system user per service (the supervisor, when root, runs
+# each service as its own user; elves.local.os_users).
+#
 # Settings (environment):
 #   ELVES_APT_MAX_AGE_HOURS  refresh apt's lists when older than this (default: 24)
 set -Eeuo pipefail
@@ -20,6 +23,8 @@ readonly PACKAGES=(
   python3-venv curl shellcheck haproxy iptables conntrack etcd-server
 )
 readonly POLICY_RC=/usr/sbin/policy-rc.d
+# elves.local.os_users.SERVICE_USERS (a tier-1 test compares the two).
+readonly SERVICE_USERS=(elves-gateway elves-registry elves-ingestor)
 
 readonly SCRIPT_NAME=install-local-deps
 # shellcheck source=lib/log.sh
@@ -77,9 +82,21 @@ install_packages() {
     "${missing[@]}"
 }
 
+create_service_users() {
+  local user
+  for user in "${SERVICE_USERS[@]}"; do
+    if ! id -u "${user}" >/dev/null 2>&1; then
+      log "creating the system user ${user}"
+      as_root useradd --system --user-group --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin "${user}"
+    fi
+  done
+}
+
 main() {
   [[ -r /etc/debian_version ]] || die "this script installs Debian packages; this is not Debian"
   install_packages
+  create_service_users
 }
 
 main "$@"

@@ -48,6 +48,8 @@ QUEUE_INGESTOR_DATA = "elves.ingestor.data.in"
 QUEUE_REGISTRY_APPLOG = "elves.registry.applog.in"
 QUEUE_REGISTRY_INGESTOR = "elves.registry.ingestor.in"
 WORK_QUEUES = (QUEUE_INGESTOR_DATA, QUEUE_REGISTRY_APPLOG, QUEUE_REGISTRY_INGESTOR)
+# Where rejected and over-delivered messages go, routed to <queue>.dlq.
+DEAD_LETTER_EXCHANGE = "elves.dlx"
 DEAD_LETTER_SUFFIX = ".dlq"
 DEAD_LETTER_QUEUES = tuple(q + DEAD_LETTER_SUFFIX for q in WORK_QUEUES)
 # The registry's copy of every data request the broker dead-letters, so that it can mark the

@@ -29,9 +29,9 @@ import pika
 import requests
 
 from elves.constants import EXCHANGE, TEST_ID_HEADER
+from elves.data_plane import BROKER_USERS, HARNESS, MIGRATOR
 from elves.engine.ledger import SERVICE_KEY_HEADER, read_ledger
 from elves.local import infra
-from elves.local.infra import USER
 from elves.local.layout import Layout
 from elves.local.ports import HOST
 
@@ -185,12 +185,14 @@ def wait_scratch_empty(stack: Any, pods: set[str]) -> None:
 
 
 class Broker:
-    """A publisher-confirm channel on the local RabbitMQ, as user elves."""
+    """A publisher-confirm channel on the local RabbitMQ, as a user of the system (by default
+    the harness's own: publishes and inspects, declares nothing)."""
 
-    def __init__(self, stack: Any) -> None:
-        password = Layout(stack.settings.state_dir).secret("rabbitmq-password")
+    def __init__(self, stack: Any, user: str = HARNESS) -> None:
+        broker_user = BROKER_USERS[user]
+        password = Layout(stack.settings.state_dir).secret(broker_user.secret())
         parameters = pika.ConnectionParameters(
-            host=HOST, port=stack.ports.amqp, credentials=pika.PlainCredentials(USER, password),
+            host=HOST, port=stack.ports.amqp, credentials=pika.PlainCredentials(broker_user.name, password),
             connection_attempts=3, retry_delay=1, socket_timeout=10, blocked_connection_timeout=30)
         self.connection = pika.BlockingConnection(parameters)
         self.channel = self.connection.channel()
@@ -233,7 +235,9 @@ class Broker:
 
 @contextlib.contextmanager
 def private_vhost_and_database(stack: Any, name: str) -> Iterator[tuple[str, str]]:
-    """An empty vhost and database called `name`, owned by the stack's user, removed after.
+    """An empty vhost and database called `name`, removed after: the services' broker users
+    have their own permissions there and the harness's all of them; the migration role owns
+    the database.
 
     Removed, not only left empty: the engine sums queue depths over vhosts, so a leftover
     queue would count in a LoadTest's figures."""
@@ -249,10 +253,14 @@ def private_vhost_and_database(stack: Any, name: str) -> Iterator[tuple[str, str
 
     async def provision() -> None:
         await remove()
-        for args in (("add_vhost", name), ("set_permissions", "-p", name, USER, ".*", ".*", ".*")):
+        # The services' users with their own permissions, as in the system's vhost; the harness's
+        # (the services' integration tests) with all of them.
+        grants = [(user.name, user.configure, user.write, user.read) for key, user in BROKER_USERS.items()
+                  if key != HARNESS] + [(BROKER_USERS[HARNESS].name, ".*", ".*", ".*")]
+        for args in (("add_vhost", name), *(("set_permissions", "-p", name, *grant) for grant in grants)):
             code, output = await rabbitmq.ctl(*args)
             assert code == 0, f"rabbitmqctl {' '.join(args)} failed: {output}"
-        code, output = await postgres.psql(f"CREATE DATABASE {database} OWNER {USER};\n")
+        code, output = await postgres.psql(f"CREATE DATABASE {database} OWNER {MIGRATOR.name};\n")
         assert code == 0, f"creating database {database} failed: {output}"
 
     asyncio.run(provision())

@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from elves.local import infra
+from elves.data_plane import BROKER_USERS, HARNESS, MIGRATOR
 from elves.local.layout import Layout
 from elves.local.ports import HOST
 from sut_helpers import private_vhost_and_database
@@ -28,12 +28,12 @@ def test_service_integration_tests_pass(exclusive_stack) -> None:
         env = {
             **os.environ,
             "ELVES_IT_RABBITMQ_PORT": str(ports.amqp),
-            "ELVES_IT_RABBITMQ_USER": infra.USER,
-            "ELVES_IT_RABBITMQ_PASSWORD": layout.secret("rabbitmq-password"),
+            "ELVES_IT_RABBITMQ_USER": BROKER_USERS[HARNESS].name,
+            "ELVES_IT_RABBITMQ_PASSWORD": layout.secret(BROKER_USERS[HARNESS].secret()),
             "ELVES_IT_RABBITMQ_VHOST": vhost,
             "ELVES_IT_DB_URL": f"jdbc:postgresql://{HOST}:{ports.postgres}/{database}",
-            "ELVES_IT_DB_USER": infra.USER,
-            "ELVES_IT_DB_PASSWORD": layout.secret("postgres-password"),
+            "ELVES_IT_DB_USER": MIGRATOR.name,
+            "ELVES_IT_DB_PASSWORD": layout.secret(MIGRATOR.secret()),
         }
         maven = subprocess.run(
             # The unit tests already ran in tier 1; `-Dtest` names none so only failsafe runs.

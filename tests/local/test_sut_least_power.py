@@ -1,24 +1,37 @@
-"""Least power for the local mode's processes, shown on the running stack:
-the registry's API answers only callers holding the service key, every replica listens on
-loopback only and, when the stack runs as root, as an unprivileged user; the ingestor
-publishes its results on an AMQP connection of its own, apart from the one it consumes on."""
+"""Least power for the local mode's processes, shown on the running stack: the registry's API
+answers only callers holding the service key, every replica listens on loopback only and, when
+the stack runs as root, as a user of its own, as the infrastructure runs as its packages'
+users; the ingestor publishes its results on an AMQP connection of its own, apart from the one
+it consumes on. The data plane (elves.data_plane): the registry's database role reads and
+writes rows and nothing more, the reset's role only empties the tables, each service's broker
+user touches only its own queues, and no broker user may reach a management API."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import ipaddress
 import json
 import os
+import pwd
+import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pika
+import pytest
 import requests
+from pika.exceptions import ChannelClosedByBroker
 from prerequisites import require
 from sut_helpers import Gateway, ledger, unique, wait_jobs_finished, wait_ledger
 
-from elves.constants import DEPLOYMENTS, TEST_ID_HEADER
-from elves.local.ports import HOST
+from elves.constants import DEPLOYMENTS, EXCHANGE, GATEWAY, INGESTOR, QUEUE_INGESTOR_DATA, REGISTRY, TEST_ID_HEADER
+from elves.data_plane import BROKER_USERS, DATABASE, REGISTRY_ROLE, RESET
 from elves.engine.ledger import SERVICE_KEY_HEADER
+from elves.local import infra
+from elves.local.layout import Layout
+from elves.local.os_users import service_user
+from elves.local.ports import HOST
 
 HTTP_TIMEOUT_SECONDS = 10
 TCP_LISTEN, TCP_ESTABLISHED = "0A", "01"  # socket states in /proc/<pid>/net/tcp
@@ -177,16 +190,157 @@ def test_every_replica_listens_on_loopback_only(local_stack):
         assert not outside, f"{replica['pod']} listens beyond loopback: {outside}"
 
 
-def test_started_as_root_the_replicas_run_as_an_unprivileged_user(local_stack):
-    # Started by an unprivileged user, the replicas are that user: nothing to prove.
-    require(os.geteuid() == 0, "root: the tier runs the stack as root to prove its replicas drop to another user")
+def _ids(pid: int) -> dict[str, list[str]]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return {line.split(":")[0]: line.split()[1:] for line in status.splitlines()
+            if line.startswith(("Uid:", "Gid:", "Groups:"))}
+
+
+def _require_root() -> None:
+    # Started by an unprivileged user, everything runs as that user: nothing to prove.
+    require(os.geteuid() == 0, "root: the tier runs the stack as root to prove its processes drop to users of their own")
+
+
+def test_started_as_root_each_service_runs_as_a_user_of_its_own(local_stack):
+    _require_root()
     for replica in _replicas(local_stack):
-        status = Path(f"/proc/{replica['pid']}/status").read_text()
-        ids = {line.split(":")[0]: line.split()[1:] for line in status.splitlines()
-               if line.startswith(("Uid:", "Gid:", "Groups:"))}
+        ids = _ids(replica["pid"])
         # Root's group too is power: it reads whatever root's group may.
         for field, values in ids.items():
             assert "0" not in values, f"{replica['pod']} (pid {replica['pid']}) runs with {field} {values}"
+        deployment = replica["pod"].rsplit("-", 1)[0]
+        expected = pwd.getpwnam(service_user(deployment)).pw_uid
+        assert set(ids["Uid"]) == {str(expected)}, f"{replica['pod']} runs as uid {ids['Uid']}, not {expected}"
+
+
+def test_started_as_root_the_infrastructure_runs_as_its_packages_users(local_stack):
+    _require_root()
+    state = local_stack.supervisor.state()
+    expected = {"epmd": "rabbitmq", "rabbitmq": "rabbitmq", "postgres": "postgres", "prometheus": "prometheus"}
+    pids = {name: component["pid"] for name, component in state["infra"].items()}
+    pids["proxy"] = state["proxy"]["pid"]
+    expected["proxy"] = "haproxy"
+    for name, pid in pids.items():
+        ids = _ids(pid)
+        assert set(ids["Uid"]) == {str(pwd.getpwnam(expected[name]).pw_uid)}, f"{name} (pid {pid}) runs as {ids}"
+        assert "0" not in ids["Gid"] + ids["Groups"], f"{name} (pid {pid}) runs with root's group: {ids}"
+
+
+def test_a_service_cannot_read_another_services_environment(local_stack):
+    _require_root()
+    pids = {replica["pod"].rsplit("-", 1)[0]: replica["pid"] for replica in _replicas(local_stack)}
+    for reader, target in ((GATEWAY, REGISTRY), (INGESTOR, GATEWAY), (REGISTRY, INGESTOR)):
+        entry = pwd.getpwnam(service_user(reader))
+        read = subprocess.run(["cat", f"/proc/{pids[target]}/environ"], user=entry.pw_uid, group=entry.pw_gid,
+                              extra_groups=[], capture_output=True, timeout=10)
+        assert read.returncode != 0 and not read.stdout, f"{reader} read {target}'s environment"
+        assert b"Permission denied" in read.stderr, read.stderr
+
+
+# ---- the data plane -------------------------------------------------------------------------
+
+def _psql(stack, role, sql: str) -> subprocess.CompletedProcess:
+    """Runs `sql` as a database role of the system, over TCP with its password."""
+    env = {**os.environ, "PGPASSWORD": Layout(stack.settings.state_dir).secret(role.secret())}
+    return subprocess.run([str(infra.POSTGRES_BIN / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", HOST,
+                           "-p", str(stack.ports.postgres), "-U", role.name, "-d", DATABASE, "-At", "-c", sql],
+                          env=env, capture_output=True, text=True, timeout=30)
+
+
+def test_the_registry_connects_with_a_role_that_owns_nothing(local_stack):
+    local_stack.wait_ready()
+    code, output = asyncio.run(infra.Postgres("postgres", Layout(local_stack.settings.state_dir), local_stack.ports)
+                               .psql(f"SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = '{DATABASE}';\n"))
+    assert code == 0, output
+    assert REGISTRY_ROLE.name in output.split(), f"the registry's connections are not its role's: {output}"
+    assert "postgres" not in output.split(), output
+
+
+def _assert_refused(stack, role, refused: dict[str, str]) -> None:
+    """Each statement, run as `role`, fails with its reason."""
+    for sql, why in refused.items():
+        answer = _psql(stack, role, sql)
+        assert answer.returncode != 0 and why in answer.stderr, f"{sql}: {answer.returncode} {answer.stderr}"
+
+
+def test_the_registrys_role_reads_and_writes_rows_and_nothing_more(local_stack):
+    assert _psql(local_stack, REGISTRY_ROLE, "SELECT count(*) FROM users").returncode == 0
+    refused = {
+        "DROP TABLE users": "must be owner",
+        "ALTER TABLE users ADD COLUMN evil text": "must be owner",
+        "TRUNCATE users": "permission denied",
+        "CREATE TABLE evil (id int)": "permission denied for schema public",
+        "SELECT * FROM flyway_schema_history": "permission denied",
+        "SELECT rolpassword FROM pg_authid": "permission denied",
+    }
+    _assert_refused(local_stack, REGISTRY_ROLE, refused)
+
+
+def test_the_reset_role_may_empty_the_tables_but_not_read_them(local_stack):
+    refused = {
+        "SELECT count(*) FROM activity_logs": "permission denied",
+        "DELETE FROM users": "permission denied",
+        "TRUNCATE flyway_schema_history": "permission denied",
+        "DROP TABLE users": "must be owner",
+    }
+    _assert_refused(local_stack, RESET, refused)
+    # The privilege it has, without using it (emptying the tables is test_stack_reset's).
+    granted = _psql(local_stack, RESET, "SELECT count(*) FROM information_schema.table_privileges "
+                                        f"WHERE grantee = '{RESET.name}' AND privilege_type <> 'TRUNCATE'")
+    assert granted.returncode == 0 and granted.stdout.strip() == "0", granted
+
+
+def _channel(stack, service: str):
+    user = BROKER_USERS[service]
+    credentials = pika.PlainCredentials(user.name, Layout(stack.settings.state_dir).secret(user.secret()))
+    connection = pika.BlockingConnection(pika.ConnectionParameters(
+        host=HOST, port=stack.ports.amqp, credentials=credentials, connection_attempts=3, retry_delay=1,
+        socket_timeout=10))
+    return connection, connection.channel()
+
+
+def _refused(stack, service: str, attempt) -> str:
+    """What the broker answers `attempt(channel)` for the service's user: its refusal."""
+    connection, channel = _channel(stack, service)
+    try:
+        with pytest.raises(ChannelClosedByBroker) as closed:
+            attempt(channel)
+        return f"{closed.value.reply_code} {closed.value.reply_text}"
+    finally:
+        if connection.is_open:
+            connection.close()
+
+
+def test_the_gateways_broker_user_cannot_consume_a_queue_or_declare_an_exchange(local_stack):
+    local_stack.wait_ready()
+    consume = _refused(local_stack, GATEWAY, lambda channel: channel.basic_get(QUEUE_INGESTOR_DATA, auto_ack=False))
+    assert consume.startswith("403 ACCESS_REFUSED") and QUEUE_INGESTOR_DATA in consume, consume
+    declare = _refused(local_stack, GATEWAY, lambda channel: channel.exchange_declare("elves.evil", "fanout"))
+    assert declare.startswith("403 ACCESS_REFUSED") and "elves.evil" in declare, declare
+    # It still publishes, which is all it needs.
+    connection, channel = _channel(local_stack, GATEWAY)
+    try:
+        channel.exchange_declare(EXCHANGE, "direct", passive=True)
+    finally:
+        connection.close()
+
+
+def test_the_registrys_broker_user_cannot_consume_the_ingestors_queue(local_stack):
+    refused = _refused(local_stack, REGISTRY, lambda channel: channel.basic_get(QUEUE_INGESTOR_DATA, auto_ack=False))
+    assert refused.startswith("403 ACCESS_REFUSED"), refused
+
+
+def test_no_broker_user_is_tagged_and_no_management_api_listens(local_stack):
+    rabbitmq = infra.RabbitMQ("rabbitmq", Layout(local_stack.settings.state_dir), local_stack.ports)
+    code, output = asyncio.run(rabbitmq.ctl("list_users", "--formatter", "json"))
+    assert code == 0, output
+    users = {user["user"]: user["tags"] for user in json.loads(output)}
+    assert set(users) == {user.name for user in BROKER_USERS.values()}, users
+    assert all(tags == [] for tags in users.values()), users
+    code, output = asyncio.run(rabbitmq.ctl("status", "--formatter", "json"))
+    assert code == 0, output
+    protocols = {listener["protocol"] for listener in json.loads(output)["listeners"]}
+    assert protocols == {"amqp", "clustering", "http/prometheus"}, protocols
 
 
 def test_the_ingestor_publishes_on_a_connection_apart_from_the_one_it_consumes_on(local_stack):

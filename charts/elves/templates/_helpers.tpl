@@ -113,9 +113,9 @@ capabilities:
 {{- .Values.secrets.existingSecret | default (include "elves.fullname" .) }}
 {{- end }}
 
-{{/* elves.secretValue: base64 of a key of the release Secret: the given value, else the one the Secret already holds (kept across upgrades), else a new random one; takes (dict "root" $ "key" "..." "value" "..."). */}}
+{{/* elves.secretValue: base64 of a key of a release Secret (the release's own, or "secret"): the given value, else the one the Secret already holds (kept across upgrades), else a new random one; takes (dict "root" $ "key" "..." "value" "..." ["secret" "..."]). */}}
 {{- define "elves.secretValue" -}}
-{{- $existing := lookup "v1" "Secret" .root.Release.Namespace (include "elves.secretName" .root) | default dict }}
+{{- $existing := lookup "v1" "Secret" .root.Release.Namespace (.secret | default (include "elves.secretName" .root)) | default dict }}
 {{- $kept := dig "data" .key "" $existing }}
 {{- if .value }}
 {{- .value | toString | b64enc }}
@@ -136,18 +136,32 @@ capabilities:
 {{- if .Values.rabbitmq.enabled }}5672{{ else }}{{ .Values.externalRabbitmq.port }}{{ end }}
 {{- end }}
 
-{{/* elves.rabbitmq.username: the RabbitMQ user of the services. */}}
-{{- define "elves.rabbitmq.username" -}}
-{{- if .Values.rabbitmq.enabled }}{{ .Values.rabbitmq.auth.username }}{{ else }}{{ .Values.externalRabbitmq.username }}{{ end }}
+{{/* elves.dataPlane: the services' RabbitMQ users and PostgreSQL roles (files/data-plane.json, written from operator/elves/data_plane.py). */}}
+{{- define "elves.dataPlane" -}}
+{{- .Files.Get "files/data-plane.json" }}
 {{- end }}
 
-{{/* elves.rabbitmq.passwordKeyRef: secretKeyRef of the RabbitMQ password (the release Secret, or externalRabbitmq.existingSecret). */}}
+{{/* elves.serviceSecretName: the Secret with one service's own credentials (secrets.existingSecret holds every one); takes (dict "root" $ "name" "gateway"). */}}
+{{- define "elves.serviceSecretName" -}}
+{{- .root.Values.secrets.existingSecret | default (printf "%s-%s" (include "elves.fullname" .root) .name) }}
+{{- end }}
+
+{{/* elves.rabbitmq.username: the RabbitMQ user of a service (its own in the release's RabbitMQ); takes (dict "root" $ "name" "gateway"). */}}
+{{- define "elves.rabbitmq.username" -}}
+{{- if .root.Values.rabbitmq.enabled }}{{ (get (include "elves.dataPlane" .root | fromJson).rabbitmq .name).user }}{{ else }}{{ .root.Values.externalRabbitmq.username }}{{ end }}
+{{- end }}
+
+{{/* elves.rabbitmq.passwordKeyRef: secretKeyRef of a service's RabbitMQ password (its own Secret, or externalRabbitmq's); takes (dict "root" $ "name" "gateway"). */}}
 {{- define "elves.rabbitmq.passwordKeyRef" -}}
-{{- if and (not .Values.rabbitmq.enabled) .Values.externalRabbitmq.existingSecret }}
-name: {{ .Values.externalRabbitmq.existingSecret | quote }}
-key: {{ .Values.externalRabbitmq.existingSecretPasswordKey | quote }}
+{{- $values := .root.Values }}
+{{- if and (not $values.rabbitmq.enabled) $values.externalRabbitmq.existingSecret }}
+name: {{ $values.externalRabbitmq.existingSecret | quote }}
+key: {{ $values.externalRabbitmq.existingSecretPasswordKey | quote }}
+{{- else if $values.rabbitmq.enabled }}
+name: {{ include "elves.serviceSecretName" . }}
+key: {{ ternary (printf "rabbitmq-%s-password" .name) "rabbitmq-password" (not (empty $values.secrets.existingSecret)) }}
 {{- else }}
-name: {{ include "elves.secretName" . }}
+name: {{ include "elves.secretName" .root }}
 key: rabbitmq-password
 {{- end }}
 {{- end }}
@@ -166,16 +180,19 @@ key: rabbitmq-password
 {{- end }}
 {{- end }}
 
-{{/* elves.postgresql.username: the PostgreSQL user of the registry. */}}
+{{/* elves.postgresql.username: the PostgreSQL role of the registry at run time (in the release's PostgreSQL: one that owns nothing). */}}
 {{- define "elves.postgresql.username" -}}
-{{- if .Values.postgresql.enabled }}{{ .Values.postgresql.auth.username }}{{ else }}{{ .Values.externalPostgresql.username }}{{ end }}
+{{- if .Values.postgresql.enabled }}{{ (include "elves.dataPlane" . | fromJson).postgresql.registry }}{{ else }}{{ .Values.externalPostgresql.username }}{{ end }}
 {{- end }}
 
-{{/* elves.postgresql.passwordKeyRef: secretKeyRef of the PostgreSQL password (the release Secret, or externalPostgresql.existingSecret). */}}
+{{/* elves.postgresql.passwordKeyRef: secretKeyRef of the registry's PostgreSQL password (its own Secret, or externalPostgresql's). */}}
 {{- define "elves.postgresql.passwordKeyRef" -}}
 {{- if and (not .Values.postgresql.enabled) .Values.externalPostgresql.existingSecret }}
 name: {{ .Values.externalPostgresql.existingSecret | quote }}
 key: {{ .Values.externalPostgresql.existingSecretPasswordKey | quote }}
+{{- else if .Values.postgresql.enabled }}
+name: {{ include "elves.serviceSecretName" (dict "root" . "name" "registry") }}
+key: {{ ternary "postgres-registry-password" "postgres-password" (not (empty .Values.secrets.existingSecret)) }}
 {{- else }}
 name: {{ include "elves.secretName" . }}
 key: postgres-password
@@ -196,7 +213,7 @@ key: postgres-password
 
 {{/* elves.managedEnv: names of the environment variables the chart sets on the services itself (services.*.env may not repeat them). */}}
 {{- define "elves.managedEnv" -}}
-SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE ELVES_SHUTDOWN_TIMEOUT SERVER_TOMCAT_MAXKEEPALIVEREQUESTS SPRING_RABBITMQ_HOST SPRING_RABBITMQ_PORT SPRING_RABBITMQ_USERNAME SPRING_RABBITMQ_PASSWORD SPRING_DATASOURCE_URL SPRING_DATASOURCE_USERNAME SPRING_DATASOURCE_PASSWORD ELVES_JWT_SECRET ELVES_SERVICE_KEY ELVES_REGISTRY_URL ELVES_INGESTOR_SCRATCH_DIR
+SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFECYCLE_TIMEOUT_PER_SHUTDOWN_PHASE ELVES_SHUTDOWN_TIMEOUT SERVER_TOMCAT_MAXKEEPALIVEREQUESTS SPRING_RABBITMQ_HOST SPRING_RABBITMQ_PORT SPRING_RABBITMQ_USERNAME SPRING_RABBITMQ_PASSWORD ELVES_RABBITMQ_DECLARE SPRING_DATASOURCE_URL SPRING_DATASOURCE_USERNAME SPRING_DATASOURCE_PASSWORD ELVES_REGISTRY_MIGRATION_USERNAME ELVES_REGISTRY_MIGRATION_PASSWORD ELVES_REGISTRY_RESET_ROLE ELVES_JWT_SECRET ELVES_SERVICE_KEY ELVES_REGISTRY_URL ELVES_INGESTOR_SCRATCH_DIR
 {{- end }}
 
 {{/* elves.validateValues: every check the schema cannot express, reported together in one failure. */}}
@@ -215,7 +232,7 @@ SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFE
 {{- $errors = append $errors "postgresql.enabled=false needs externalPostgresql.password or externalPostgresql.existingSecret" }}
 {{- end }}
 {{- if .Values.secrets.existingSecret }}
-{{- range $path, $value := dict "secrets.jwtSecret" .Values.secrets.jwtSecret "secrets.serviceKey" .Values.secrets.serviceKey "rabbitmq.auth.password" .Values.rabbitmq.auth.password "postgresql.auth.password" .Values.postgresql.auth.password }}
+{{- range $path, $value := dict "secrets.jwtSecret" .Values.secrets.jwtSecret "secrets.serviceKey" .Values.secrets.serviceKey "postgresql.auth.password" .Values.postgresql.auth.password }}
 {{- if $value }}
 {{- $errors = append $errors (printf "%s is set, but secrets.existingSecret is used instead: put the value in that Secret" $path) }}
 {{- end }}

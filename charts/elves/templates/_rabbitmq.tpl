@@ -1,10 +1,15 @@
 {{/* elves.rabbitmq.configData: the files of /etc/rabbitmq (the image's defaults are replaced, so they are repeated here). */}}
 {{- define "elves.rabbitmq.configData" -}}
 {{- $rabbitmq := .Values.rabbitmq -}}
+definitions.json.in: |
+  {{- include "elves.rabbitmq.definitions" . | nindent 2 }}
 enabled_plugins: |
   [{{ join "," $rabbitmq.plugins }}].
 rabbitmq.conf: |
   listeners.tcp.default = 5672
+  # The services' users and their permissions, written at boot by the init container from
+  # definitions.json.in and their Secrets; with definitions to load, no default user is made.
+  load_definitions = /var/lib/rabbitmq-definitions/definitions.json
   prometheus.tcp.port = 15692
   {{- if has "rabbitmq_management" $rabbitmq.plugins }}
   management.tcp.port = 15672
@@ -28,4 +33,17 @@ rabbitmq.conf: |
 {{- $bound := .Values.rabbitmq.deadLetterBound -}}
 {{- $definition := dict "max-length" (int64 $bound.maxLength) "max-length-bytes" (include "elves.bytes" $bound.maxBytes | int64) "overflow" "reject-publish" -}}
 i=0; until [ -s "$HOME/.erlang.cookie" ]; do [ $i -lt 300 ] || exit 1; i=$((i+1)); sleep 1; done; rabbitmqctl await_startup --timeout 300 && rabbitmqctl set_policy --apply-to queues elves-dead-letter-bound '^elves\..+\.dlq$' '{{ toJson $definition }}'
+{{- end }}
+
+{{/* elves.rabbitmq.definitions: RabbitMQ's definitions with a placeholder per password (files/data-plane.json: a user per service, no tags, limited to its queues). */}}
+{{- define "elves.rabbitmq.definitions" -}}
+{{- $users := (include "elves.dataPlane" . | fromJson).rabbitmq }}
+{{- $list := list }}
+{{- $permissions := list }}
+{{- range $name := list "gateway" "registry" "ingestor" }}
+{{- $user := get $users $name }}
+{{- $list = append $list (dict "name" $user.user "password" (printf "__PASSWORD_%s__" $name) "tags" "") }}
+{{- $permissions = append $permissions (dict "user" $user.user "vhost" "/" "configure" $user.configure "write" $user.write "read" $user.read) }}
+{{- end }}
+{{- dict "vhosts" (list (dict "name" "/")) "users" $list "permissions" $permissions | toPrettyJson }}
 {{- end }}

@@ -44,10 +44,15 @@ the dashboards (kube-state-metrics `deployment` and `container` labels) and the 
 - name: SPRING_RABBITMQ_PORT
   value: {{ include "elves.rabbitmq.port" $root | quote }}
 - name: SPRING_RABBITMQ_USERNAME
-  value: {{ include "elves.rabbitmq.username" $root | quote }}
+  value: {{ include "elves.rabbitmq.username" (dict "root" $root "name" .name) | quote }}
 - name: SPRING_RABBITMQ_PASSWORD
   valueFrom:
-    secretKeyRef: {{- include "elves.rabbitmq.passwordKeyRef" $root | trim | nindent 6 }}
+    secretKeyRef: {{- include "elves.rabbitmq.passwordKeyRef" (dict "root" $root "name" .name) | trim | nindent 6 }}
+{{- if $root.Values.rabbitmq.enabled }}
+# The queues it consumes: it declares those (and the exchanges), which its user may.
+- name: ELVES_RABBITMQ_DECLARE
+  value: {{ (get (include "elves.dataPlane" $root | fromJson).rabbitmq .name).declare | quote }}
+{{- end }}
 {{- if eq .name "gateway" }}
 - name: ELVES_JWT_SECRET
   valueFrom:
@@ -72,6 +77,19 @@ the dashboards (kube-state-metrics `deployment` and `container` labels) and the 
 - name: SPRING_DATASOURCE_PASSWORD
   valueFrom:
     secretKeyRef: {{- include "elves.postgresql.passwordKeyRef" $root | trim | nindent 6 }}
+{{- if $root.Values.postgresql.enabled }}
+{{- $roles := (include "elves.dataPlane" $root | fromJson).postgresql }}
+# Flyway runs as the tables' owner; the runtime role above gets only their rows.
+- name: ELVES_REGISTRY_MIGRATION_USERNAME
+  value: {{ $roles.migrator | quote }}
+- name: ELVES_REGISTRY_MIGRATION_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "elves.serviceSecretName" (dict "root" $root "name" "registry") }}
+      key: postgres-migrator-password
+- name: ELVES_REGISTRY_RESET_ROLE
+  value: {{ $roles.reset | quote }}
+{{- end }}
 {{- end }}
 {{- if eq .name "ingestor" }}
 - name: ELVES_INGESTOR_SCRATCH_DIR

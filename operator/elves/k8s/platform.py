@@ -42,9 +42,10 @@ PURGE_QUEUES_COMMAND = [
     "sh", "-c", 'existing=$(rabbitmqctl -q list_queues --no-table-headers name) || exit 1; '
                 'for queue; do if printf "%s\\n" "$existing" | grep -qxF "$queue"; then '
                 'rabbitmqctl -q purge_queue "$queue" || exit 1; fi; done', "purge", *SYSTEM_QUEUES]
-# The chart's container has POSTGRES_USER, POSTGRES_DB and POSTGRES_PASSWORD.
+# The chart's container has POSTGRES_DB and the reset role (TRUNCATE on the tables it empties,
+# nothing more: elves.data_plane) in ELVES_RESET_ROLE and ELVES_RESET_PASSWORD.
 EMPTY_DATABASE_COMMAND = [
-    "sh", "-c", 'PGPASSWORD="$POSTGRES_PASSWORD" psql -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U "$POSTGRES_USER" '
+    "sh", "-c", 'PGPASSWORD="$ELVES_RESET_PASSWORD" psql -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U "$ELVES_RESET_ROLE" '
                 '-d "$POSTGRES_DB" -c "$1"', "empty", EMPTY_DATABASE_SQL]
 # The states a snapshot's seal vouches for: taken before the test, restored after it.
 SEAL_TAKEN, SEAL_RESTORED = "taken", "restored"

@@ -90,8 +90,14 @@ def _token(args: argparse.Namespace) -> int:
 
 def _prepare(_: argparse.Namespace) -> int:
     from elves.local.layout import create, generate_secrets
+    from elves.local.trust import UntrustedStateDir, check_state_dir
 
     layout = Layout(Settings.from_env().state_dir)
+    try:
+        check_state_dir(layout)
+    except UntrustedStateDir as error:
+        print(f"elves local prepare: {error}", file=sys.stderr)
+        return 1
     if create(layout):
         print(f"created {layout.root}", file=sys.stderr)
     elif not layout.marker.exists():

@@ -9,20 +9,23 @@ only; nothing touches the system-wide services of the Debian packages.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import logging
 import os
-import pwd
 import shutil
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from elves import data_plane
 from elves.constants import (DEAD_LETTER_POLICY, DEAD_LETTER_POLICY_DEFINITION, DEAD_LETTER_POLICY_PATTERN,
                              EMPTY_DATABASE_SQL, SYSTEM_QUEUES)
 from elves.local import http
 from elves.local.layout import Layout
+from elves.local.os_users import check_reachable, let_pass, own, own_tree, unprivileged
 from elves.local.ports import HOST, Ports
 from elves.local.processes import Child, run_command
 from elves.local.prometheus_config import render_config
@@ -35,7 +38,11 @@ PROMETHEUS = Path("/usr/bin/prometheus")
 RABBITMQ_NODE = "elves@localhost"
 # The queue metrics the verdict reads; the dynamic shovels that re-drive a DLQ (elves.rabbitmq.redrive).
 PLUGINS = ("rabbitmq_prometheus", "rabbitmq_shovel")
-DATABASE = USER = "elves"
+DATABASE = data_plane.DATABASE
+# The single user and role of an older layout, an administrator and the database's owner:
+# removed once the per-service users and roles are in place (elves.data_plane).
+RETIRED_USERS = ("elves", "guest")
+RETIRED_ROLES = ("elves",)
 READY_POLL_SECONDS = 0.5
 COMMAND_TIMEOUT_SECONDS = 60.0
 
@@ -54,6 +61,15 @@ def _require(path: Path, package: str) -> None:
         raise InfraError(f"{path} not found: install {package} with tools/install-local-deps.sh")
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write a file readable by its owner only, from its first byte on."""
+    partial = path.with_suffix(".tmp")
+    partial.unlink(missing_ok=True)
+    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+        out.write(text)
+    partial.replace(path)
+
+
 @dataclass
 class Component:
     name: str
@@ -61,6 +77,22 @@ class Component:
     ports: Ports
     start_timeout: float = 120.0  # from start to ready
     stop_grace: float = 30.0
+    # The OS user it runs as under a root supervisor (its Debian package's; elves.local.os_users).
+    system_user = ""
+
+    @property
+    def os_user(self) -> str | None:
+        return unprivileged(self.system_user) if self.system_user else None
+
+    def own(self, *directories: Path) -> None:
+        """Directories of its own, under the state directory, which it must be able to reach."""
+        for base in (self.layout.root, self.layout.run, self.layout.logs):
+            base.mkdir(parents=True, exist_ok=True)
+        if self.os_user:
+            check_reachable(self.layout.root, self.os_user, self.name)
+            let_pass(self.layout.root, self.layout.run, self.layout.logs)
+        for directory in directories:
+            own(directory, self.os_user)
 
     def prepare(self) -> None:
         """Write configuration files; called before every start."""
@@ -79,17 +111,21 @@ class Component:
 
 
 class Epmd(Component):
+    system_user = "rabbitmq"
+
     def child(self) -> Child:
         _require(Path("/usr/bin/epmd"), "erlang-base (with rabbitmq-server)")
         env = {**_base_env(), "ERL_EPMD_ADDRESS": HOST}
         return Child("epmd", ["/usr/bin/epmd", "-port", str(self.ports.epmd)], env,
-                     self.layout.logs / "epmd.log")
+                     self.layout.logs / "epmd.log", user=self.os_user)
 
     async def ready(self) -> bool:
         return await http.port_open(HOST, self.ports.epmd)
 
 
 class RabbitMQ(Component):
+    system_user = "rabbitmq"
+
     @property
     def home(self) -> Path:
         return self.layout.rabbitmq / "home"  # holds the Erlang cookie of our node
@@ -97,6 +133,14 @@ class RabbitMQ(Component):
     @property
     def config_file(self) -> Path:
         return self.layout.rabbitmq / "rabbitmq.conf"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.layout.logs / "rabbitmq"
+
+    @property
+    def definitions_file(self) -> Path:
+        return self.layout.rabbitmq / "definitions.json"
 
     def env(self) -> dict[str, str]:
         rabbit = self.layout.rabbitmq
@@ -109,56 +153,48 @@ class RabbitMQ(Component):
             "RABBITMQ_DIST_PORT": str(self.ports.erlang_distribution),
             "ERL_EPMD_PORT": str(self.ports.epmd),
             "RABBITMQ_MNESIA_BASE": str(rabbit / "mnesia"),
-            "RABBITMQ_LOG_BASE": str(self.layout.logs / "rabbitmq"),
+            "RABBITMQ_LOG_BASE": str(self.log_dir),
             "RABBITMQ_CONFIG_FILE": str(self.config_file),
             "RABBITMQ_ADVANCED_CONFIG_FILE": str(rabbit / "advanced.config"),
             "RABBITMQ_CONF_ENV_FILE": str(rabbit / "rabbitmq-env.conf"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.layout.enabled_plugins),
-            "RABBITMQ_PID_FILE": str(self.layout.run / "rabbitmq.pid"),
-            "ERL_CRASH_DUMP": str(self.layout.logs / "rabbitmq-erl_crash.dump"),
+            "RABBITMQ_PID_FILE": str(rabbit / "rabbitmq.pid"),
+            "ERL_CRASH_DUMP": str(self.log_dir / "erl_crash.dump"),
             "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
         }
 
     def prepare(self) -> None:
         _require(RABBITMQ_BIN / "rabbitmq-server", "rabbitmq-server")
-        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.own(self.layout.rabbitmq, self.home, self.log_dir)
         # What `rabbitmq-plugins --offline enable` writes, for our node only.
         self.layout.enabled_plugins.write_text(f"[{','.join(PLUGINS)}].\n")
         # Our own (empty) files, so the system-wide ones under /etc/rabbitmq are not read.
         (self.layout.rabbitmq / "advanced.config").write_text("[].\n")
         (self.layout.rabbitmq / "rabbitmq-env.conf").write_text("")
-        password = self.layout.secret("rabbitmq-password")
-        # default_user applies when the node starts with an empty database: our user
-        # replaces guest, and the password comes from the generated secret.
+        # Boot imports the users and their permissions (data_plane.BROKER_USERS); with
+        # definitions to load, RabbitMQ creates no default user either.
+        write_private(self.definitions_file, json.dumps(definitions(self.layout), indent=1))
         config = f"""\
 listeners.tcp.1 = {HOST}:{self.ports.amqp}
 loopback_users = none
-default_vhost = /
-default_user = {USER}
-default_pass = {password}
-default_user_tags.administrator = true
-default_permissions.configure = .*
-default_permissions.read = .*
-default_permissions.write = .*
+load_definitions = {self.definitions_file}
 prometheus.tcp.ip = {HOST}
 prometheus.tcp.port = {self.ports.rabbitmq_prometheus}
 log.console = false
 log.file.level = info
 disk_free_limit.absolute = 100MB
 """
-        self.config_file.write_text(config)
-        self.config_file.chmod(0o600)
+        write_private(self.config_file, config)
+        # Its files, and what an earlier run as another user (root) left: its database, its cookie.
+        own_tree(self.layout.rabbitmq, self.os_user)
 
     def child(self) -> Child:
         return Child("rabbitmq", [str(RABBITMQ_BIN / "rabbitmq-server")], self.env(),
-                     self.layout.logs / "rabbitmq.out")
+                     self.layout.logs / "rabbitmq.out", user=self.os_user)
 
     async def ready(self) -> bool:
         return (await http.port_open(HOST, self.ports.amqp)
                 and await http.probe(HOST, self.ports.rabbitmq_prometheus, "/metrics", 3.0) == 200)
-
-    async def after_ready(self) -> None:
-        await self.bound_dead_letter_queues()
 
     async def bound_dead_letter_queues(self) -> None:
         """The DLQs' bound (elves.constants), on every start: set_policy is idempotent."""
@@ -169,7 +205,24 @@ disk_free_limit.absolute = 100MB
 
     async def ctl(self, *args: str, timeout: float = COMMAND_TIMEOUT_SECONDS) -> tuple[int, str]:
         return await run_command([str(RABBITMQ_BIN / "rabbitmqctl"), "-n", RABBITMQ_NODE, *args],
-                                 timeout, env=self.env())
+                                 timeout, env=self.env(), user=self.os_user)
+
+    async def after_ready(self) -> None:
+        await self.retire_old_users()
+        await self.bound_dead_letter_queues()
+
+    async def retire_old_users(self) -> None:
+        """Users of an older layout (one administrator for every service) go."""
+        code, output = await self.ctl("list_users", "-q", "--no-table-headers")
+        if code != 0:
+            raise InfraError(f"rabbitmqctl list_users failed: {output.strip()}")
+        existing = {line.split()[0] for line in output.splitlines() if line.strip()}
+        for user in RETIRED_USERS:
+            if user in existing:
+                code, output = await self.ctl("delete_user", user)
+                if code != 0:
+                    raise InfraError(f"rabbitmqctl delete_user {user} failed: {output.strip()}")
+                log.info("rabbitmq: removed the user %s of an older layout", user)
 
     async def purge_queues(self) -> list[str]:
         """Empty the system's queues (those that exist); returns the ones purged."""
@@ -188,6 +241,8 @@ disk_free_limit.absolute = 100MB
 
 
 class Postgres(Component):
+    system_user = "postgres"  # initdb and postgres refuse to run as root anyway
+
     @property
     def data_dir(self) -> Path:
         return self.layout.postgres / "data"
@@ -196,36 +251,11 @@ class Postgres(Component):
     def socket_dir(self) -> Path:
         return self.layout.run / "postgres"
 
-    @property
-    def os_user(self) -> str | None:
-        # initdb and postgres refuse to run as root; as root we run them as `postgres`.
-        return "postgres" if os.geteuid() == 0 else None
-
-    def _own(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if self.os_user:
-            entry = pwd.getpwnam(self.os_user)
-            shutil.chown(path, entry.pw_uid, entry.pw_gid)
-
-    def _check_reachable(self, directory: Path) -> None:
-        """PostgreSQL runs as another user: every directory above its data must let it pass."""
-        for parent in directory.resolve().parents:
-            if not parent.stat().st_mode & 0o001:
-                raise InfraError(
-                    f"PostgreSQL runs as user {self.os_user} and cannot pass {parent} "
-                    f"(mode {parent.stat().st_mode & 0o777:o}): put the state directory "
-                    "(ELVES_STATE_DIR) under directories others may enter")
-
     def prepare(self) -> None:
         _require(POSTGRES_BIN / "postgres", "postgresql-15")
-        self.layout.secret("postgres-password")  # fail early when it is missing
-        if self.os_user:
-            self._check_reachable(self.layout.root)
-        for path in (self.layout.postgres, self.socket_dir):
-            self._own(path)
-        # The postgres user must be able to reach its directories under ours.
-        for parent in (self.layout.root, self.layout.run):
-            parent.chmod(parent.stat().st_mode | 0o111)
+        for role in data_plane.DATABASE_ROLES:
+            self.layout.secret(role.secret())  # fail early when one is missing
+        self.own(self.layout.postgres, self.socket_dir)
 
     async def initialise(self) -> None:
         if (self.data_dir / "PG_VERSION").exists():
@@ -267,31 +297,39 @@ class Postgres(Component):
         return code == 0
 
     async def after_ready(self) -> None:
-        password = self.layout.secret("postgres-password").replace("'", "''")
-        sql = f"""
-SELECT 'CREATE ROLE {USER} LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{USER}')\\gexec
-ALTER ROLE {USER} WITH LOGIN PASSWORD '{password}';
-SELECT 'CREATE DATABASE {DATABASE} OWNER {USER}'
-  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{DATABASE}')\\gexec
-"""
-        code, output = await self.psql(sql)
-        if code != 0:
-            raise InfraError(f"creating the {USER} role and database failed: {output.strip()}")
+        passwords = {role.name: self.layout.secret(role.secret()) for role in data_plane.DATABASE_ROLES}
+        steps = [("creating the roles and the database", data_plane.roles_sql(passwords), "postgres")]
+        # An older layout's role hands its tables over in the database, then goes.
+        for role in RETIRED_ROLES:
+            steps += [(f"retiring role {role}", data_plane.retire_sql(role, drop=False), DATABASE),
+                      (f"retiring role {role}", data_plane.retire_sql(role, drop=True), "postgres")]
+        for what, sql, database in steps:
+            code, output = await self.psql(sql, database)
+            if code != 0:
+                raise InfraError(f"{what} failed: {output.strip()}")
 
     async def truncate_tables(self) -> None:
-        """Empty every table of the system's database but the migration history."""
-        code, output = await self.psql(EMPTY_DATABASE_SQL, DATABASE)
+        """Empty every table of the system's database but the migration history, as the
+        reset role (TRUNCATE on those tables, nothing else)."""
+        env = {**_base_env(), "PGPASSWORD": self.layout.secret(data_plane.RESET.secret())}
+        argv = [str(POSTGRES_BIN / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", HOST,
+                "-p", str(self.ports.postgres), "-U", data_plane.RESET.name, "-d", DATABASE]
+        code, output = await run_command(argv, COMMAND_TIMEOUT_SECONDS, env=env, stdin=EMPTY_DATABASE_SQL)
         if code != 0:
             raise InfraError(f"emptying the database failed: {output.strip()}")
 
 
 class Prometheus(Component):
+    system_user = "prometheus"
+
     @property
     def targets_file(self) -> Path:
         return self.layout.prometheus / "targets" / "services.json"
 
     def prepare(self) -> None:
         _require(PROMETHEUS, "prometheus")
+        self.own(self.layout.prometheus)
+        own_tree(self.layout.prometheus, self.os_user)
         self.targets_file.parent.mkdir(parents=True, exist_ok=True)
         if not self.targets_file.exists():
             self.targets_file.write_text("[]\n")
@@ -309,10 +347,29 @@ class Prometheus(Component):
             "--web.enable-lifecycle",
             "--enable-feature=native-histograms",
         ]
-        return Child("prometheus", argv, _base_env(), self.layout.logs / "prometheus.log")
+        return Child("prometheus", argv, _base_env(), self.layout.logs / "prometheus.log", user=self.os_user)
 
     async def ready(self) -> bool:
         return await http.probe(HOST, self.ports.prometheus, "/-/ready", 2.0) == 200
+
+
+def password_hash(password: str, salt: bytes | None = None) -> str:
+    """RabbitMQ's rabbit_password_hashing_sha256: base64(salt + sha256(salt + password))."""
+    salt = os.urandom(4) if salt is None else salt
+    return base64.b64encode(salt + hashlib.sha256(salt + password.encode()).digest()).decode()
+
+
+def definitions(layout: Layout) -> dict:
+    """RabbitMQ's definitions: the system's vhost, a user per service without tags, each
+    with its permissions (data_plane.BROKER_USERS)."""
+    users = data_plane.BROKER_USERS.values()
+    return {
+        "vhosts": [{"name": data_plane.VHOST}],
+        "users": [{"name": user.name, "password_hash": password_hash(layout.secret(user.secret())),
+                   "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": []} for user in users],
+        "permissions": [{"user": user.name, "vhost": data_plane.VHOST, "configure": user.configure,
+                         "write": user.write, "read": user.read} for user in users],
+    }
 
 
 COMPONENTS = {"epmd": Epmd, "rabbitmq": RabbitMQ, "postgres": Postgres, "prometheus": Prometheus}

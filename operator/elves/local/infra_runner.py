@@ -16,6 +16,7 @@ from typing import Any
 
 from elves.local import infra
 from elves.local.operations import Operations
+from elves.local.os_users import MissingUser
 from elves.local.processes import Child
 from elves.local.replicas import STABLE_SECONDS, restart_delay
 
@@ -78,6 +79,9 @@ class InfraRunner:
             self._on_children_changed()
             await infra.wait_ready(component, child, time.monotonic() + component.start_timeout)
             await component.after_ready()
+        except MissingUser as error:
+            state.phase, state.detail = "failed", str(error)
+            raise infra.InfraError(str(error)) from None
         except infra.InfraError as error:
             state.phase, state.detail = "failed", str(error)
             raise

@@ -11,7 +11,10 @@ from secrets import token_hex
 from dataclasses import dataclass
 from pathlib import Path
 
-SECRET_NAMES = ("jwt-secret", "postgres-password", "rabbitmq-password", "service-key", "control-token")
+from elves.data_plane import SECRET_NAMES as DATA_PLANE_SECRETS
+
+# Generated once; a broker and a database password per user and role (elves.data_plane).
+SECRET_NAMES = ("jwt-secret", "service-key", "control-token", *DATA_PLANE_SECRETS)
 SECRET_BYTES = 32
 # The file that says "the local mode created this directory": ./cleanup.sh removes a state
 # directory only when it holds this file, never an arbitrary path from the environment.

@@ -51,6 +51,7 @@ from pathlib import Path
 from elves.local.infra import InfraError
 from elves.local.kernel_nat import KernelNat
 from elves.local.layout import Layout
+from elves.local.os_users import MissingUser, own, unprivileged
 from elves.local.ports import HOST, MAX_SLOTS, Ports
 from elves.local.processes import Child, cpu_seconds_of
 
@@ -134,7 +135,8 @@ class Balancer:
         self.services = {name: port for name, port in ports.proxied().items() if name in backends}
         self._backends = backends
         self.config_file = layout.run / "haproxy.cfg"
-        self.admin_socket = layout.run / "haproxy.sock"
+        # In a directory of HAProxy's own: unprivileged, it creates its socket there.
+        self.admin_socket = layout.run / "haproxy" / "admin.sock"
         self.child: Child | None = None
         self._in_rotation: dict[str, set[int]] = {}  # slots HAProxy has in rotation, per service
         self._slot_of = {name: {ports.replica_http(name, slot): slot for slot in range(MAX_SLOTS)}
@@ -157,11 +159,16 @@ class Balancer:
         self._task = asyncio.ensure_future(self._loop())
 
     async def _start_child(self) -> None:
+        try:
+            user = unprivileged("haproxy")
+        except MissingUser as error:
+            raise ProxyError(str(error)) from None
         self.layout.run.mkdir(parents=True, exist_ok=True)
+        own(self.admin_socket.parent, user)
         self.admin_socket.unlink(missing_ok=True)
         self.config_file.write_text(render_config(self.ports, self.services, self.admin_socket))
         self.child = Child("proxy", [str(HAPROXY), "-db", "-f", str(self.config_file)], {},
-                           self.layout.logs / "haproxy.log")
+                           self.layout.logs / "haproxy.log", user=user)
         self.child.start()
         self._in_rotation = {name: set() for name in self.services}
         loop = asyncio.get_running_loop()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import shutil
 import signal
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from elves.local import http, services
 from elves.local.background import Background
 from elves.local.layout import Layout
 from elves.local.operations import Operations
+from elves.local.os_users import MissingUser, own, service_user, unprivileged
 from elves.local.ports import HOST, Ports
 from elves.local.processes import Child
 from elves.local.replicas import READINESS_TIMEOUT_SECONDS, DeploymentSpec, Replica, Restart, Start, Stop, plan
@@ -95,6 +95,10 @@ class Reconciler:
 
     def _reconcile(self, spec: DeploymentSpec, now: float) -> None:
         why = services.missing_executable(self.settings, self.layout, spec.name)
+        try:
+            self._os_user(spec.name)
+        except MissingUser as error:
+            why = why or str(error)
         if why:
             self.blocked[spec.name] = why
         else:
@@ -111,15 +115,16 @@ class Reconciler:
             elif isinstance(action, Restart):
                 self._start(spec, action.replica, now)
 
+    def _os_user(self, deployment: str) -> str | None:
+        """The services parse what the network sends them: under a root supervisor each runs as
+        a user of its own (elves.local.os_users), or as ELVES_LOCAL_SERVICE_USER when set."""
+        return self.settings.service_user or unprivileged(service_user(deployment))
+
     def _start(self, spec: DeploymentSpec, replica: Replica, now: float) -> None:
-        # The services parse what the network sends them: under a root supervisor they run as
-        # ELVES_LOCAL_SERVICE_USER (deployments.sh sets one).
-        user = self.settings.service_user or None
+        user = self._os_user(spec.name)
         if spec.name == INGESTOR:
-            scratch = self.layout.scratch / replica.pod
-            scratch.mkdir(parents=True, exist_ok=True)
-            if user:
-                shutil.chown(scratch, user)  # the replica writes its volumes there
+            self.layout.scratch.mkdir(parents=True, exist_ok=True)
+            own(self.layout.scratch / replica.pod, user)  # the replica writes its volumes there, alone
         try:
             child = Child(replica.pod, services.command(self.settings, self.layout, spec.name),
                           services.environment(self.settings, self.layout, self.ports, spec, replica),

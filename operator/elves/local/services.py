@@ -15,8 +15,9 @@ import shutil
 import zipfile
 from pathlib import Path
 
+from elves import data_plane
 from elves.constants import GATEWAY, INGESTOR, REGISTRY
-from elves.local.infra import DATABASE, USER
+from elves.local.infra import DATABASE
 from elves.local.jvm import java_tool_options
 from elves.local.layout import Layout
 from elves.local.ports import HOST, Ports
@@ -109,12 +110,14 @@ def environment(settings: Settings, layout: Layout, ports: Ports,
     # The ingestor has no public HTTP: its server port is the management port.
     server = ports.replica_http(spec.name, replica.slot) or management
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "JAVA_HOME")}
+    broker_user = data_plane.BROKER_USERS[spec.name]
     env.update({
         "HOSTNAME": replica.pod,
         "SPRING_RABBITMQ_HOST": HOST,
         "SPRING_RABBITMQ_PORT": str(ports.amqp),
-        "SPRING_RABBITMQ_USERNAME": USER,
-        "SPRING_RABBITMQ_PASSWORD": layout.secret("rabbitmq-password"),
+        "SPRING_RABBITMQ_USERNAME": broker_user.name,
+        "SPRING_RABBITMQ_PASSWORD": layout.secret(broker_user.secret()),
+        "ELVES_RABBITMQ_DECLARE": data_plane.declare_setting(spec.name),
         "JAVA_TOOL_OPTIONS": java_tool_options(spec.memory_bytes),
     })
     if spec.name in (GATEWAY, REGISTRY):
@@ -124,8 +127,11 @@ def environment(settings: Settings, layout: Layout, ports: Ports,
         env["ELVES_REGISTRY_URL"] = ports.url(ports.registry)
     if spec.name == REGISTRY:
         env["SPRING_DATASOURCE_URL"] = f"jdbc:postgresql://{HOST}:{ports.postgres}/{DATABASE}"
-        env["SPRING_DATASOURCE_USERNAME"] = USER
-        env["SPRING_DATASOURCE_PASSWORD"] = layout.secret("postgres-password")
+        env["SPRING_DATASOURCE_USERNAME"] = data_plane.REGISTRY_ROLE.name
+        env["SPRING_DATASOURCE_PASSWORD"] = layout.secret(data_plane.REGISTRY_ROLE.secret())
+        env["ELVES_REGISTRY_MIGRATION_USERNAME"] = data_plane.MIGRATOR.name
+        env["ELVES_REGISTRY_MIGRATION_PASSWORD"] = layout.secret(data_plane.MIGRATOR.secret())
+        env["ELVES_REGISTRY_RESET_ROLE"] = data_plane.RESET.name
     if spec.name == INGESTOR:
         env["ELVES_INGESTOR_SCRATCH_DIR"] = str(layout.scratch / replica.pod)
     if spec.name in (GATEWAY, REGISTRY) and settings.local_balancing == "kernel":

@@ -34,6 +34,7 @@ from elves.local.proxy import Balancer
 from elves.local.reconciler import Reconciler
 from elves.local.replicas import Replica
 from elves.local.settings import Settings
+from elves.local.trust import UntrustedStateDir, check_state_dir
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ class Supervisor:
     # ---- life cycle -------------------------------------------------------------------
 
     async def run(self) -> int:
+        check_state_dir(self.layout)  # before the lock: its file is under the state directory
         self._lock.take()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -212,6 +214,6 @@ def main(settings: Settings | None = None) -> int:
     try:
         settings = settings or Settings.from_env()
         return asyncio.run(Supervisor(settings).run())
-    except (LockError, infra.InfraError, ValueError) as error:
+    except (LockError, infra.InfraError, UntrustedStateDir, ValueError) as error:
         log.error("%s", error)
         return 1

@@ -76,7 +76,8 @@ def test_every_container_has_requests_limits_probes_and_a_pinned_image(helm, val
                 for resource in ("cpu", "memory"):
                     if not (resources.get(section) or {}).get(resource):
                         problems.append(f"{where}: no {section}.{resource}")
-            if not is_hook(obj):  # a helm test pod runs to completion: nothing to probe
+            # A helm test pod and an init container run to completion: nothing to probe.
+            if not is_hook(obj) and container not in spec.get("initContainers", []):
                 for probe in ("readinessProbe", "livenessProbe"):
                     if probe not in container:
                         problems.append(f"{where}: no {probe}")

@@ -31,7 +31,7 @@ def test_services_get_the_environment_of_the_architecture(helm):
     for name in SERVICES:
         assert env[name]["SPRING_RABBITMQ_HOST"]["value"] == f"rabbitmq.{NAMESPACE}.svc"
         assert env[name]["SPRING_RABBITMQ_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
-            "name": "elves", "key": "rabbitmq-password"}
+            "name": f"elves-{name}", "key": "rabbitmq-password"}
         assert "-XX:+ExitOnOutOfMemoryError" in env[name]["JAVA_TOOL_OPTIONS"]["value"]
     assert env["gateway"]["ELVES_JWT_SECRET"]["valueFrom"]["secretKeyRef"] == {"name": "elves", "key": "jwt-secret"}
     assert env["gateway"]["ELVES_REGISTRY_URL"]["value"] == f"http://registry.{NAMESPACE}.svc:8081"
@@ -69,10 +69,10 @@ def test_generated_secret_is_kept_and_explicit_values_win(helm):
     objects = render(helm)
     secret = named(objects, "Secret", "elves")
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
-    assert set(secret["data"]) == {"jwt-secret", "service-key", "rabbitmq-password", "postgres-password"}
+    assert set(secret["data"]) == {"jwt-secret", "service-key", "postgres-password"}
     assert all(len(base64.b64decode(v)) >= 32 for v in secret["data"].values())
-    given = named(render(helm, CHART / "ci" / "all-features-values.yaml"), "Secret", "elves")
-    assert base64.b64decode(given["data"]["rabbitmq-password"]).decode() == "a-fixed-rabbitmq-password"
+    given = named(render(helm, None, "postgresql.auth.password=a-fixed-postgres-password"), "Secret", "elves")
+    assert base64.b64decode(given["data"]["postgres-password"]).decode() == "a-fixed-postgres-password"
     for name in ("gateway", "registry"):
         env = env_of(named(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0])
         assert env["ELVES_SERVICE_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "elves", "key": "service-key"}
@@ -84,7 +84,8 @@ def test_an_existing_secret_replaces_the_generated_one_everywhere(helm):
     refs = [e["valueFrom"]["secretKeyRef"] for _, spec in pod_specs(objects) for c in spec["containers"]
             for e in c.get("env", []) if "secretKeyRef" in e.get("valueFrom", {})]
     assert refs and {r["name"] for r in refs} == {"gitops-secrets"}
-    assert {r["key"] for r in refs} >= {"jwt-secret", "service-key", "rabbitmq-password", "postgres-password"}
+    assert {r["key"] for r in refs} >= {"jwt-secret", "service-key", "rabbitmq-gateway-password",
+                                        "postgres-registry-password", "postgres-migrator-password"}
     secret_rules = [rule for _, rule in rules_of(objects, "Role") if "secrets" in rule["resources"]]
     assert [rule["resourceNames"] for rule in secret_rules] == [["gitops-secrets"]]
     error = template_error(helm, "secrets.existingSecret=gitops-secrets", "secrets.jwtSecret=" + "x" * 40)

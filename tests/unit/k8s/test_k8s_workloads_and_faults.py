@@ -318,14 +318,16 @@ def test_a_reset_purges_the_queues_that_exist_and_empties_the_database(tmp_path)
     _fake(tmp_path, "rabbitmqctl", f'echo "$*" >>{calls}\n'
                                    f'if [ "$2" = list_queues ]; then printf "{existing}\\n"; fi\n')
     _fake(tmp_path, "psql", f'echo "PGPASSWORD=$PGPASSWORD $*" >>{calls}\n')
-    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "POSTGRES_USER": "elves",
-           "POSTGRES_DB": "elves", "POSTGRES_PASSWORD": "s3cret"}
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "POSTGRES_USER": "superuser",
+           "POSTGRES_DB": "elves", "POSTGRES_PASSWORD": "superuser's", "ELVES_RESET_ROLE": "elves_reset",
+           "ELVES_RESET_PASSWORD": "s3cret"}
     assert subprocess.run(PURGE_QUEUES_COMMAND, env=env, timeout=30).returncode == 0
     assert subprocess.run(EMPTY_DATABASE_COMMAND, env=env, timeout=30).returncode == 0
     lines = calls.read_text().splitlines()
     assert lines[0] == "-q list_queues --no-table-headers name"
     assert lines[1:4] == [f"-q purge_queue {queue}" for queue in WORK_QUEUES]
-    assert lines[4].startswith("PGPASSWORD=s3cret -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U elves -d elves -c ")
+    # As the reset role, never as the superuser.
+    assert lines[4].startswith("PGPASSWORD=s3cret -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U elves_reset -d elves -c ")
     assert EMPTY_DATABASE_SQL.strip().splitlines()[-1] in lines  # the SQL arrives whole, as psql's -c
     # A broker that does not answer fails the reset (and so the test, naming it).
     _fake(tmp_path, "rabbitmqctl", "echo 'Error: unable to perform an operation on node' >&2; exit 69\n")

@@ -57,3 +57,11 @@ def test_the_scripts_do_not_restate_what_the_python_owns():
              for n, line in enumerate(path.read_text().splitlines(), 1)
              if restated.search(line) and not line.lstrip().startswith("#")]
     assert not found, "\n".join(found)
+
+
+def test_install_local_deps_creates_the_service_users_the_supervisor_runs_them_as():
+    from elves.local.os_users import SERVICE_USERS
+
+    script = (REPO / "tools" / "install-local-deps.sh").read_text()
+    declared = re.search(r"^readonly SERVICE_USERS=\(([^)]*)\)", script, re.MULTILINE)
+    assert declared and tuple(declared.group(1).split()) == SERVICE_USERS

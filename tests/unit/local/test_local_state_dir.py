@@ -29,7 +29,10 @@ def test_prepare_creates_and_marks_the_directory_with_private_secrets(tmp_path):
     assert elves("local", "prepare", state_dir=state).returncode == 0
     assert (state / ".elves-state").is_file()
     secrets = sorted(p.name for p in (state / "secrets").iterdir())
-    assert secrets == ["control-token", "jwt-secret", "postgres-password", "rabbitmq-password", "service-key"]
+    # A broker password per service (and the harness), a database password per role.
+    assert secrets == ["control-token", "jwt-secret", "postgres-migrator-password", "postgres-registry-password",
+                       "postgres-reset-password", "rabbitmq-gateway-password", "rabbitmq-harness-password",
+                       "rabbitmq-ingestor-password", "rabbitmq-registry-password", "service-key"]
     assert (state / "secrets").stat().st_mode & 0o777 == 0o700
     first = {}
     for path in (state / "secrets").iterdir():

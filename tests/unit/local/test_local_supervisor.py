@@ -7,8 +7,10 @@ meets the real local stack. Each wait polls with a deadline.
 import json
 import os
 import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import polling
@@ -27,6 +29,9 @@ OFFSET = free_offset(range(6000, 39000, 1500))
 PORTS = Ports(OFFSET or 0)
 BASE = PORTS.url(PORTS.supervisor)
 STANDIN = Path(__file__).with_name("standin_service.py")
+# Under a root supervisor the stand-ins run as the service users (elves.local.os_users), who
+# may not enter the venv's interpreter's home (/root/.pyenv): the system's Python runs them.
+STANDIN_PYTHON = "/usr/bin/python3" if os.geteuid() == 0 and Path("/usr/bin/python3").exists() else sys.executable
 REPO = Path(__file__).resolve().parents[3]
 # With 2 CPUs or more the stack runs split: the last CPU is the load's (ELVES_LOCAL_LOAD_CPUS).
 AVAILABLE = frozenset(os.sched_getaffinity(0))
@@ -56,9 +61,13 @@ def metric(name, **labels):
 @pytest.fixture(scope="module")
 def supervisor(tmp_path_factory):
     assert OFFSET is not None, "no free port offset for the test supervisor"
-    state_dir = tmp_path_factory.mktemp("elves-state")
+    # Not under pytest's private temporary directory: HAProxy and the stand-ins run as other
+    # users under a root supervisor, and must pass every directory above the state.
+    top = Path(tempfile.mkdtemp(prefix="elves-supervisor-test-"))
+    top.chmod(0o755)
+    state_dir = top / "state"
     env = {**os.environ, "ELVES_STATE_DIR": str(state_dir), "ELVES_LOCAL_PORT_OFFSET": str(OFFSET),
-           "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{sys.executable} {STANDIN}",
+           "ELVES_LOCAL_INFRA": "", "ELVES_LOCAL_SERVICE_COMMAND": f"{STANDIN_PYTHON} {STANDIN}",
            # The kernel's balancing (the default) where root may set it up, HAProxy otherwise.
            "ELVES_LOCAL_BALANCING": "kernel", "ELVES_LOCAL_LOAD_CPUS": str(LOAD_CPU or "")}
     generate_secrets(Layout(state_dir))
@@ -72,6 +81,7 @@ def supervisor(tmp_path_factory):
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def test_a_killed_replica_is_restarted_and_counted(supervisor):

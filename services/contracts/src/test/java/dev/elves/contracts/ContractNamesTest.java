@@ -44,6 +44,7 @@ class ContractNamesTest {
 	@Test
 	void exchangeDeadLetterSuffixAndTestIdHeaderEqualThePythonConstants() {
 		assertThat(Queues.EXCHANGE).isEqualTo(python.get("EXCHANGE"));
+		assertThat(Queues.DEAD_LETTER_EXCHANGE).isEqualTo(python.get("DEAD_LETTER_EXCHANGE"));
 		assertThat(Queues.DEAD_LETTER_SUFFIX).isEqualTo(python.get("DEAD_LETTER_SUFFIX"));
 		assertThat(ElvesHeaders.TEST_ID).isEqualTo(python.get("TEST_ID_HEADER"));
 	}

@@ -2,6 +2,7 @@ package dev.elves.contracts.messaging;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 import dev.elves.contracts.Queues;
 import dev.elves.contracts.Route;
@@ -24,10 +25,13 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The broker topology, the JSON converter and the broker settings all three services share.
- * Whichever service connects first declares everything, so start-up order does not matter.
+ * Every service declares the exchanges, and the queues it consumes with their dead-letter
+ * queues and bindings ({@link TopologyProperties}; by default all of them). A publisher's message
+ * to a queue whose consumer has never connected to the broker is unroutable: the publisher
+ * learns it (a returned message) and answers 503 until then.
  */
 @Configuration(proxyBeanMethods = false)
-@EnableConfigurationProperties(MessagingProperties.class)
+@EnableConfigurationProperties({ MessagingProperties.class, TopologyProperties.class })
 @PropertySource("classpath:elves-messaging.properties")
 public class MessagingConfiguration {
 
@@ -37,8 +41,9 @@ public class MessagingConfiguration {
 	}
 
 	@Bean
-	Declarables elvesTopology(MessagingProperties properties) {
-		return topology(properties.deliveryLimit(), properties.queueMaxLength(), properties.queueMaxBytes().toBytes());
+	Declarables elvesTopology(MessagingProperties properties, TopologyProperties topology) {
+		return topology(properties.deliveryLimit(), properties.queueMaxLength(), properties.queueMaxBytes().toBytes(),
+				topology::declares);
 	}
 
 	/**
@@ -61,12 +66,17 @@ public class MessagingConfiguration {
 	 * letters to {@link Queues#REGISTRY_DEAD_REQUESTS}.
 	 */
 	public static Declarables topology(int deliveryLimit, long maxLength, long maxBytes) {
+		return topology(deliveryLimit, maxLength, maxBytes, (queue) -> true);
+	}
+
+	/** The exchanges, and of the queues (with their dead-letter queues and bindings) those {@code declared}. */
+	public static Declarables topology(int deliveryLimit, long maxLength, long maxBytes, Predicate<String> declared) {
 		List<Declarable> declarables = new ArrayList<>();
 		DirectExchange exchange = new DirectExchange(Queues.EXCHANGE, true, false);
 		DirectExchange deadLetters = new DirectExchange(Queues.DEAD_LETTER_EXCHANGE, true, false);
 		declarables.add(exchange);
 		declarables.add(deadLetters);
-		for (String name : Queues.WORK_QUEUES) {
+		for (String name : Queues.WORK_QUEUES.stream().filter(declared).toList()) {
 			String deadLetterName = Queues.deadLetterQueue(name);
 			Queue queue = QueueBuilder.durable(name)
 				.quorum()
@@ -85,16 +95,18 @@ public class MessagingConfiguration {
 		}
 		// The registry's copy of the ingestor's dead letters: no dead-letter exchange of its own (the
 		// original is in the DLQ), and a delivery limit so a copy that keeps failing is dropped.
-		Queue deadRequests = QueueBuilder.durable(Queues.REGISTRY_DEAD_REQUESTS)
-			.quorum()
-			.deliveryLimit(deliveryLimit)
-			.build();
-		declarables.add(deadRequests);
-		declarables.add(BindingBuilder.bind(deadRequests)
-			.to(deadLetters)
-			.with(Queues.deadLetterQueue(Queues.INGESTOR_DATA)));
+		if (declared.test(Queues.REGISTRY_DEAD_REQUESTS)) {
+			Queue deadRequests = QueueBuilder.durable(Queues.REGISTRY_DEAD_REQUESTS)
+				.quorum()
+				.deliveryLimit(deliveryLimit)
+				.build();
+			declarables.add(deadRequests);
+			declarables.add(BindingBuilder.bind(deadRequests)
+				.to(deadLetters)
+				.with(Queues.deadLetterQueue(Queues.INGESTOR_DATA)));
+		}
 		for (Route route : Route.ALL) {
-			for (String name : route.queues()) {
+			for (String name : route.queues().stream().filter(declared).toList()) {
 				declarables.add(new Binding(name, Binding.DestinationType.QUEUE, Queues.EXCHANGE, route.routingKey(),
 						null));
 			}

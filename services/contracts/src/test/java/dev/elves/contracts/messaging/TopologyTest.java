@@ -32,6 +32,25 @@ class TopologyTest {
 	}
 
 	@Test
+	void aServiceDeclaresTheExchangesAndOnlyTheQueuesItConsumesWithTheirDeadLetterQueuesAndBindings() {
+		TopologyProperties ingestor = new TopologyProperties(List.of(Queues.INGESTOR_DATA));
+		List<String> names = MessagingConfiguration.topology(7, 1000, 5000L, ingestor::declares)
+			.getDeclarables()
+			.stream()
+			.map((declarable) -> (declarable instanceof Queue queue) ? "queue " + queue.getName()
+					: (declarable instanceof Binding binding) ? "binding " + binding.getDestination()
+							: "exchange " + ((org.springframework.amqp.core.Exchange) declarable).getName())
+			.toList();
+		assertThat(names).containsExactlyInAnyOrder("exchange " + Queues.EXCHANGE,
+				"exchange " + Queues.DEAD_LETTER_EXCHANGE, "queue " + Queues.INGESTOR_DATA,
+				"queue " + Queues.INGESTOR_DATA + ".dlq", "binding " + Queues.INGESTOR_DATA + ".dlq",
+				"binding " + Queues.INGESTOR_DATA);
+		TopologyProperties publisherOnly = new TopologyProperties(List.of());
+		assertThat(MessagingConfiguration.topology(7, 1000, 5000L, publisherOnly::declares).getDeclarables())
+			.hasSize(2);
+	}
+
+	@Test
 	void aDataRequestReachesTheIngestorAndTheRegistryLogQueue() {
 		assertThat(reached(Queues.EXCHANGE, "data.requested")).containsExactlyInAnyOrder(Queues.INGESTOR_DATA,
 				Queues.REGISTRY_APPLOG);

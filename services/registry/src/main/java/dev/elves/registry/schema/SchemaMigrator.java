@@ -1,11 +1,13 @@
 package dev.elves.registry.schema;
 
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 import javax.sql.DataSource;
 
 import dev.elves.registry.RegistryProperties;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,7 +20,9 @@ import org.springframework.stereotype.Component;
 /**
  * Migrates the schema (Flyway) in the background, retrying until PostgreSQL answers, then starts
  * the consumers. The service therefore starts, reports "not ready" and says why, instead of
- * crashing in a loop while the database is still coming up.
+ * crashing in a loop while the database is still coming up. With a migration role of its own
+ * ({@link MigrationProperties}), Flyway connects as that role and then grants the runtime role
+ * what it needs (db/grants/afterMigrate.sql).
  */
 @Component
 public class SchemaMigrator implements SmartLifecycle {
@@ -37,8 +41,15 @@ public class SchemaMigrator implements SmartLifecycle {
 
 	private volatile Thread worker;
 
-	SchemaMigrator(DataSource dataSource, RabbitListenerEndpointRegistry listeners, RegistryProperties properties) {
-		this.flyway = Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load();
+	SchemaMigrator(DataSource dataSource, RabbitListenerEndpointRegistry listeners, RegistryProperties properties,
+			MigrationProperties migration) {
+		FluentConfiguration flyway = Flyway.configure()
+			.locations("classpath:db/migration", "classpath:db/grants")
+			.placeholders(Map.of("runtimeRole", migration.runtimeRole(), "resetRole", migration.resetRole()));
+		this.flyway = (migration.ownRole()
+				? flyway.dataSource(migration.url(), migration.username(), migration.password())
+				: flyway.dataSource(dataSource))
+			.load();
 		this.listeners = listeners;
 		this.properties = properties;
 	}
