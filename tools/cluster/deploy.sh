@@ -320,7 +320,6 @@ Run a load test and follow it:
 
 Look at it:
   kubectl -n ${ns} port-forward svc/gateway 8080:8080
-  kubectl -n ${ns} port-forward svc/rabbitmq 15672:15672      # RabbitMQ management UI
 EOF
   if [[ ${SKIP_MONITORING} != 1 ]]; then
     cat <<EOF
