@@ -443,7 +443,7 @@ def report(name: str, lt: dict) -> None:
     """One line of figures a person reads in the test log (pytest -rA shows it)."""
     results = only_run(lt)
     print(f"{name}: phase {lt['status']['phase']}, requests {results['requests']}, failed rate "
-          f"{results.get('errorRate')}, drain {results.get('drainSeconds')} s, ledger {results['ledger']}, "
+          f"{results.get('errorRate')}, drain {results.get('drainSeconds')} s, ledger {results.get('ledger')}, "
           + ", ".join(f"{d}: restarts {r['restarts']}, unready {longest_unready_seconds(results, d):.0f} s"
                       for d, r in results["deployments"].items())
           + f"; faults: {[f.get('message') for f in lt['status']['runs'][0]['faults']]}")

@@ -9,6 +9,8 @@ from typing import Any
 
 import requests
 
+from elves.engine.blips import TransientError
+
 LEDGER_TIMEOUT_SECONDS = 10.0
 SERVICE_KEY_HEADER = "X-Elves-Service-Key"
 
@@ -17,9 +19,12 @@ class LedgerError(RuntimeError):
     """The registry's ledger could not be read."""
 
 
-class LedgerUnavailable(LedgerError):
+class LedgerUnavailable(LedgerError, TransientError):
     """The registry did not answer, or answered that it cannot now (502, 503, 504): what a
-    replica that is restarting does. Asking again later may succeed."""
+    replica that is restarting does, or one whose database just restarted. Asking again later
+    may succeed, so the analysis waits it out (with the phase machine's deadline)."""
+
+    harness_reason = "LedgerUnavailable"
 
 
 UNAVAILABLE_STATUSES = frozenset({502, 503, 504})

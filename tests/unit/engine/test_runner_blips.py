@@ -144,3 +144,35 @@ def test_prometheus_paused_for_15s_during_the_drain_and_the_run_still_reaches_it
     assert status.verdict is not None and status.verdict.checks
     assert not [c for c in status.conditions if c.type == "HarnessError"]
     assert any(e.message.startswith("recovered after ") and "did not answer within" in e.message for e in events)
+
+
+def test_a_ledger_the_registry_cannot_serve_for_a_moment_after_the_drain_is_waited_out(
+        make_loadtest, known_run_prometheus):
+    """A registry whose database restarted near the end of the load answers 503 for a while:
+    the analysis waits for the ledger rather than judging the run without it."""
+    namespace, name, _ = RUN.test_id.split("/")
+    test = make_loadtest(load={"scenario": "system-mix", "rate": "180/min", "duration": "60s"},
+                         drain={"timeout": "60s"})
+    test.metadata.name = name
+    ctx = Context(test)
+    at = lambda epoch: datetime.fromtimestamp(epoch, tz=timezone.utc)  # noqa: E731
+    status = LoadTestStatus(phase="Draining", started_at=at(RUN.t0), current_run=0, runs=[RunStatus(
+        index=0, test_id=RUN.test_id, phase="Draining", started_at=at(RUN.t0), load_started_at=at(RUN.load_start),
+        load_ended_at=at(RUN.load_end))], snapshot=SystemSnapshot())
+    status.progress.step = "drain"
+    platform = FakePlatform(known_run_prometheus.url, lock_holder=f"{namespace}/{name}")
+    clock = FakeClock(RUN.load_end + 1)
+    platform.ledger_error = "database restarting"
+    for _ in range(200):  # the drain waits for the ledger until its timeout, then the analysis asks again
+        result = step(ctx, status, platform, clock)
+        status = result.status
+        assert not status.final, "judged without the ledger"
+        if status.progress.step == "analyze" and "database restarting" in status.progress.retrying:
+            break
+        clock.t += max(result.delay, 0.5)
+    assert status.progress.step == "analyze" and "database restarting" in status.progress.retrying
+    platform.ledger_error = ""
+    clock.t += result.delay
+    status, _ = drive(ctx, platform, clock, status=result.status)
+    assert status.phase in ("Succeeded", "Failed"), harness_error(status).message
+    assert status.results.ledger is not None

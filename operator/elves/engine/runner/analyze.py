@@ -7,6 +7,7 @@ from pathlib import Path
 
 from elves.engine import analysis
 from elves.engine.analysis import AnalysisError, leave_out_warmup, ledger_since
+from elves.engine.ledger import LedgerUnavailable
 from elves.engine.compare import CompareError, baseline_checks, load_summary
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc
 from elves.engine.runner.drain import logged_endpoints, run_window
@@ -39,6 +40,8 @@ def analyze(tick: Tick) -> float:
     window = run_window(tick, end=epoch(run.drained_at) if run.drained_at else tick.now)
     try:
         ledger = ledger_since(tick.ctx.ledger(tick.platform, plan.test_id), run.ledger_baseline)
+    except LedgerUnavailable:
+        raise  # a registry that cannot answer now (a replica or its database restarting): waited out
     except Exception as exc:  # noqa: BLE001 - analysed without it; the lost_* checks then fail with why
         ledger = None
         tick.events.append(progress(f"the registry's ledger is unavailable: {exc}"))
