@@ -113,21 +113,25 @@ def paused_prometheus(tmp_path):
     server.stop()
 
 
-def test_prometheus_paused_for_15s_during_the_drain_and_the_run_still_reaches_its_verdict(
-        make_loadtest, paused_prometheus):
+def a_run_in_its_drain(make_loadtest, prometheus_url: str):
+    """The known run (engine_testkit.RUN) in its drain, as the driver saved it: its load has
+    just ended. (ctx, status, platform, clock)"""
     namespace, name, _ = RUN.test_id.split("/")
     document_test = make_loadtest(load={"scenario": "system-mix", "rate": "180/min", "duration": "60s"},
                                   drain={"timeout": "60s"})
     document_test.metadata.name = name
-    ctx = Context(document_test)
     at = lambda epoch: datetime.fromtimestamp(epoch, tz=timezone.utc)  # noqa: E731
-    # A run in its drain, as the driver saved it: the known run's load has just ended.
     status = LoadTestStatus(phase="Draining", started_at=at(RUN.t0), current_run=0, runs=[RunStatus(
         index=0, test_id=RUN.test_id, phase="Draining", started_at=at(RUN.t0), load_started_at=at(RUN.load_start),
         load_ended_at=at(RUN.load_end))], snapshot=SystemSnapshot())
     status.progress.step = "drain"
-    platform = FakePlatform(paused_prometheus.url, lock_holder=f"{namespace}/{name}")
-    clock = FakeClock(RUN.load_end + 1)
+    return (Context(document_test), status, FakePlatform(prometheus_url, lock_holder=f"{namespace}/{name}"),
+            FakeClock(RUN.load_end + 1))
+
+
+def test_prometheus_paused_for_15s_during_the_drain_and_the_run_still_reaches_its_verdict(
+        make_loadtest, paused_prometheus):
+    ctx, status, platform, clock = a_run_in_its_drain(make_loadtest, paused_prometheus.url)
 
     os.kill(paused_prometheus.process.pid, signal.SIGSTOP)
     resume = threading.Timer(15.0, os.kill, (paused_prometheus.process.pid, signal.SIGCONT))
@@ -150,18 +154,7 @@ def test_a_ledger_the_registry_cannot_serve_for_a_moment_after_the_drain_is_wait
         make_loadtest, known_run_prometheus):
     """A registry whose database restarted near the end of the load answers 503 for a while:
     the analysis waits for the ledger rather than judging the run without it."""
-    namespace, name, _ = RUN.test_id.split("/")
-    test = make_loadtest(load={"scenario": "system-mix", "rate": "180/min", "duration": "60s"},
-                         drain={"timeout": "60s"})
-    test.metadata.name = name
-    ctx = Context(test)
-    at = lambda epoch: datetime.fromtimestamp(epoch, tz=timezone.utc)  # noqa: E731
-    status = LoadTestStatus(phase="Draining", started_at=at(RUN.t0), current_run=0, runs=[RunStatus(
-        index=0, test_id=RUN.test_id, phase="Draining", started_at=at(RUN.t0), load_started_at=at(RUN.load_start),
-        load_ended_at=at(RUN.load_end))], snapshot=SystemSnapshot())
-    status.progress.step = "drain"
-    platform = FakePlatform(known_run_prometheus.url, lock_holder=f"{namespace}/{name}")
-    clock = FakeClock(RUN.load_end + 1)
+    ctx, status, platform, clock = a_run_in_its_drain(make_loadtest, known_run_prometheus.url)
     platform.ledger_error = "database restarting"
     for _ in range(200):  # the drain waits for the ledger until its timeout, then the analysis asks again
         result = step(ctx, status, platform, clock)
