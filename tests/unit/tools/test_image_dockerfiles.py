@@ -12,11 +12,16 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import yaml
+
+# The reader the Docker-less operator build uses: one parser of Dockerfile instructions.
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "images" / "operator"))
+import dockerfile as dockerfile_recipe  # noqa: E402
 
 from elves.constants import DEPLOYMENTS
 
@@ -68,19 +73,8 @@ class Dockerfile:
 def parse_dockerfile(path: Path) -> Dockerfile:
     """Instructions with their continuation lines joined, comments dropped, grouped by stage."""
     text = path.read_text()
-    logical, pending = [], ""
-    for line in text.splitlines():
-        if not pending and (not line.strip() or line.lstrip().startswith("#")):
-            continue
-        if line.rstrip().endswith("\\"):
-            pending += line.rstrip()[:-1] + " "
-            continue
-        logical.append(pending + line)
-        pending = ""
     global_args, stages = {}, []
-    for line in logical:
-        keyword, _, args = line.strip().partition(" ")
-        keyword, args = keyword.upper(), args.strip()
+    for keyword, args in dockerfile_recipe.instructions(text):
         if keyword == "FROM":
             words = args.split()
             name = words[2] if len(words) == 3 and words[1].upper() == "AS" else None
