@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from elves.constants import DEAD_LETTER_POLICY
 from elves.study.suite import scale_document
 from kube import REPO, Cluster, CommandFailed, run
 from ledger_checks import assert_nothing_lost_or_persisted_twice
@@ -512,6 +513,10 @@ def test_the_kill_matrix_under_load_loses_nothing(installed: Cluster, tmp_path: 
             assert fault["message"].startswith("killed the main process"), fault
     assert_nothing_lost_or_persisted_twice(results)
     assert_queues_back_to_empty(results)
+    # The restarted broker still bounds its dead-letter queues (the policy comes back with it).
+    policies = installed.kubectl("exec", "-n", NAMESPACE, "rabbitmq-0", "-c", "rabbitmq", "--",
+                                 "rabbitmqctl", "list_policies", "--formatter", "json", timeout=60)
+    assert DEAD_LETTER_POLICY in {p["name"] for p in json.loads(policies)}, policies
     for deployment in ("gateway", "registry", "ingestor"):
         kills = sum(1 for f in document["spec"]["faults"] if f.get("killPod", {}).get("deployment") == deployment)
         restarts = results["deployments"][deployment]["restarts"]

@@ -28,14 +28,7 @@ rabbitmq.conf: |
   {{- end }}
 {{- end }}
 
-{{/* elves.rabbitmq.deadLetterPolicy: the postStart script: waits (with deadlines) for the server's Erlang cookie, so the CLI never writes one of its own, and for the node to boot; then sets the policy bounding every `<queue>.dlq` (elves.constants.DEAD_LETTER_POLICY). */}}
-{{- define "elves.rabbitmq.deadLetterPolicy" -}}
-{{- $bound := .Values.rabbitmq.deadLetterBound -}}
-{{- $definition := dict "max-length" (int64 $bound.maxLength) "max-length-bytes" (include "elves.bytes" $bound.maxBytes | int64) "overflow" "reject-publish" -}}
-i=0; until [ -s "$HOME/.erlang.cookie" ]; do [ $i -lt 300 ] || exit 1; i=$((i+1)); sleep 1; done; rabbitmqctl await_startup --timeout 300 && rabbitmqctl set_policy --apply-to queues elves-dead-letter-bound '^elves\..+\.dlq$' '{{ toJson $definition }}'
-{{- end }}
-
-{{/* elves.rabbitmq.definitions: RabbitMQ's definitions with a placeholder per password (files/data-plane.json: a user per service, no tags, limited to its queues). */}}
+{{/* elves.rabbitmq.definitions: RabbitMQ's definitions with a placeholder per password (files/data-plane.json: a user per service, no tags, limited to its queues) and the policy bounding every `<queue>.dlq` (elves.constants.DEAD_LETTER_POLICY). RabbitMQ loads them at every boot, so the policy also reaches queues declared before it existed; no hook or CLI call has to race the node's start. */}}
 {{- define "elves.rabbitmq.definitions" -}}
 {{- $users := (include "elves.dataPlane" . | fromJson).rabbitmq }}
 {{- $list := list }}
@@ -45,5 +38,8 @@ i=0; until [ -s "$HOME/.erlang.cookie" ]; do [ $i -lt 300 ] || exit 1; i=$((i+1)
 {{- $list = append $list (dict "name" $user.user "password" (printf "__PASSWORD_%s__" $name) "tags" "") }}
 {{- $permissions = append $permissions (dict "user" $user.user "vhost" "/" "configure" $user.configure "write" $user.write "read" $user.read) }}
 {{- end }}
-{{- dict "vhosts" (list (dict "name" "/")) "users" $list "permissions" $permissions | toPrettyJson }}
+{{- $bound := .Values.rabbitmq.deadLetterBound }}
+{{- $deadLetterBound := dict "max-length" (int64 $bound.maxLength) "max-length-bytes" (include "elves.bytes" $bound.maxBytes | int64) "overflow" "reject-publish" }}
+{{- $policy := dict "vhost" "/" "name" "elves-dead-letter-bound" "pattern" "^elves\\..+\\.dlq$" "apply-to" "queues" "priority" 0 "definition" $deadLetterBound }}
+{{- dict "vhosts" (list (dict "name" "/")) "users" $list "permissions" $permissions "policies" (list $policy) | toPrettyJson }}
 {{- end }}

@@ -1,11 +1,10 @@
 """Tier 1: the chart bounds every dead-letter queue with the policy the local stack sets
-(elves.constants), from the RabbitMQ container's postStart hook, and with nothing else."""
+(elves.constants), in the definitions RabbitMQ loads at every boot, and with nothing else."""
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
 
 from chart_testkit import named, render
 
@@ -13,22 +12,24 @@ from elves.constants import (DEAD_LETTER_POLICY, DEAD_LETTER_POLICY_DEFINITION, 
                              DEAD_LETTER_QUEUES, SYSTEM_QUEUES)
 
 
-def set_policy(helm, *sets: str) -> list[str]:
-    """The arguments of the `rabbitmqctl set_policy` the broker's postStart hook runs."""
-    container = named(render(helm, None, *sets), "StatefulSet", "rabbitmq")["spec"]["template"]["spec"]["containers"][0]
-    command = container["lifecycle"]["postStart"]["exec"]["command"]
-    assert command[:2] == ["sh", "-c"]
-    words = shlex.split(command[2])
-    start = words.index("set_policy")
-    # It waits for the node first, with a deadline, and sets the policy only once the node is up.
-    assert words[start - 1] == "rabbitmqctl" and "await_startup" in words[:start] and "--timeout" in words[:start]
-    return words[start + 1:]
+def policies(helm, *sets: str) -> list[dict]:
+    """The policies of the definitions file the broker loads at boot."""
+    config = named(render(helm, None, *sets), "ConfigMap", "rabbitmq-config")["data"]
+    return json.loads(config["definitions.json.in"]).get("policies", [])
 
 
-def test_the_hook_sets_the_policy_the_local_stack_sets(helm):
-    args = set_policy(helm)
-    assert args == ["--apply-to", "queues", DEAD_LETTER_POLICY, DEAD_LETTER_POLICY_PATTERN,
-                    json.dumps(DEAD_LETTER_POLICY_DEFINITION, separators=(",", ":"), sort_keys=True)]
+def test_the_definitions_hold_the_policy_the_local_stack_sets(helm):
+    policy, = policies(helm)
+    assert (policy["name"], policy["pattern"], policy["apply-to"], policy["vhost"]) == (
+        DEAD_LETTER_POLICY, DEAD_LETTER_POLICY_PATTERN, "queues", "/")
+    assert policy["definition"] == DEAD_LETTER_POLICY_DEFINITION
+
+
+def test_no_start_hook_races_the_broker(helm):
+    """A postStart hook runs while the node boots; one that called rabbitmqctl before the node
+    answered failed after a restart, and the kubelet killed the broker again and again."""
+    broker = named(render(helm), "StatefulSet", "rabbitmq")["spec"]["template"]["spec"]["containers"][0]
+    assert "postStart" not in broker.get("lifecycle", {})
 
 
 def test_the_policy_reaches_every_dead_letter_queue_and_no_other():
@@ -37,6 +38,6 @@ def test_the_policy_reaches_every_dead_letter_queue_and_no_other():
 
 
 def test_the_bound_follows_the_values(helm):
-    args = set_policy(helm, "rabbitmq.deadLetterBound.maxLength=500", "rabbitmq.deadLetterBound.maxBytes=2Mi")
-    assert json.loads(args[-1]) == {"max-length": 500, "max-length-bytes": 2 * 1024 * 1024,
+    policy, = policies(helm, "rabbitmq.deadLetterBound.maxLength=500", "rabbitmq.deadLetterBound.maxBytes=2Mi")
+    assert policy["definition"] == {"max-length": 500, "max-length-bytes": 2 * 1024 * 1024,
                                     "overflow": "reject-publish"}
