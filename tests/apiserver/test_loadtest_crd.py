@@ -56,6 +56,7 @@ VALID_SPEC: dict[str, Any] = {
                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["load"]}]}]}}}},
     "ttlSecondsAfterFinished": 3600,
+    "baseline": {"loadTest": "case-3-fault-tolerance", "pick": "lastPassed", "failOn": "p99:+25%"},
     "slo": [
         {"metric": "lost_requests", "op": "==", "value": 0},
         {"metric": "http_req_failed_rate", "op": "<", "value": 0.01},
@@ -112,6 +113,8 @@ INVALID_SPECS = [
     pytest.param({"slo": [{"metric": "happiness", "op": ">", "value": 1}]},
                  "spec.slo[0].metric", id="slo-unknown-metric"),
     pytest.param({"sweep": {"system.replicas.ingestor": 3}}, "spec.sweep", id="sweep-not-a-list"),
+    pytest.param({"baseline": {"pick": "best"}}, "spec.baseline.pick", id="baseline-pick-unknown"),
+    pytest.param({"baseline": {"loadTest": "Case_3"}}, "spec.baseline.loadTest", id="baseline-loadtest-not-a-name"),
 ]
 
 # Rules across fields (CEL in the CRD): spec fragment -> the object the error is reported
@@ -147,6 +150,10 @@ BROKEN_RULES = [
                  "spec.system.env", "env.registry: only the registry's tunables", id="env-datasource"),
     pytest.param({"system": {"env": {"ingestor": {"JAVA_TOOL_OPTIONS": "-javaagent:/tmp/x.jar"}}}},
                  "spec.system.env", "env.ingestor: only the ingestor's tunables", id="env-java-tool-options"),
+    pytest.param({"baseline": {"loadTest": None, "pick": None}}, "spec.baseline", "exactly one of report",
+                 id="baseline-neither-file-nor-loadtest"),
+    pytest.param({"baseline": {"loadTest": None}}, "spec.baseline", "pick chooses among the reports of loadTest",
+                 id="baseline-pick-without-loadtest"),
 ]
 
 
@@ -238,6 +245,20 @@ def test_a_spec_breaking_a_rule_across_fields_is_rejected_saying_which(
     assert result.returncode != 0, f"accepted: {fragment}"
     assert f"{where}: Invalid value" in result.stderr and says in result.stderr, \
         f"the error does not say {says!r} about {where}: {result.stderr}"
+
+
+def test_a_baseline_file_is_refused_naming_the_field_and_a_baseline_by_loadtest_is_accepted(
+        control_plane: cp.ControlPlane, loadtest_crd: dict[str, Any]) -> None:
+    """The operator cannot read a file on the machine that wrote the LoadTest: on a cluster the
+    earlier run is named by its LoadTest (the local mode reads the same models, and files)."""
+    by_file = merged(VALID_SPEC, {"baseline": {"loadTest": None, "pick": None, "report": "reports/case-3/summary.json"}})
+    result = dry_run_apply(control_plane, loadtest("by-file", by_file))
+    assert result.returncode != 0, "a baseline file was accepted"
+    assert "spec.baseline.report: Forbidden: report is a file path, which the operator cannot read" in result.stderr \
+        and "baseline: {loadTest: NAME, pick: lastPassed}" in result.stderr, result.stderr
+    for baseline in ({"loadTest": "x", "pick": "lastPassed"}, {"loadTest": "x"}):
+        accepted = dry_run_apply(control_plane, loadtest("by-loadtest", {**VALID_SPEC, "baseline": baseline}))
+        assert accepted.returncode == 0, f"{baseline}: {accepted.stderr}"
 
 
 def _set_status(plane: cp.ControlPlane, name: str, status: dict[str, Any]) -> Any:

@@ -66,7 +66,8 @@
 # Pruning reports (ELVES_REPORTS_KEPT per LoadTest name): they outlive the LoadTest, so no owner
 # reference removes them. Their names carry the time they were made and RBAC cannot select by
 # label, so list and delete cannot be narrowed below these namespaces; the operator lists only
-# `elves.dev/report=true` and deletes only those.
+# `elves.dev/report=true` and deletes only those. The same list finds spec.baseline.loadTest's
+# earlier report (a LoadTest runs only in these namespaces, and its baseline is in its own).
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [list, delete]

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Callable, TextIO
 
+from elves.engine.compare.history import ReportDirectory
 from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
 from elves.engine.credentials import max_seconds_from_env
 from elves.engine.models.errors import SpecError
@@ -103,8 +104,9 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
         print(f"elves run: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
 
+    # The reports this command writes are the history spec.baseline.loadTest picks from.
     ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url, timeouts=timeouts,
-                  driver=f"elves run, pid {os.getpid()}")
+                  driver=f"elves run, pid {os.getpid()}", reports=ReportDirectory(reports_dir))
     prom = ctx.prometheus(platform)
     live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS, system_namespace=prom.system_namespace)
     clock = SystemClock()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from elves.k8s import names
 from elves.k8s.kube import Kube, api_client
-from elves.k8s.report import reports
+from elves.k8s.report import report_facts, reports
 
 
 def register(subcommands) -> None:
@@ -42,7 +42,7 @@ def _reports(args: argparse.Namespace) -> int:
     kube = Kube(api_client())
     if args.fetch:
         return _fetch(kube, args.namespace, args.fetch, args.output or Path("reports") / args.fetch)
-    rows = [_row(c) for c in reports(kube, args.namespace, args.loadtest)]
+    rows = [report_facts(c) for c in reports(kube, args.namespace, args.loadtest)]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -55,14 +55,6 @@ def _reports(args: argparse.Namespace) -> int:
     for row in rows:
         print("  ".join(row[c].ljust(widths[c]) for c in columns).rstrip())
     return 0
-
-
-def _row(configmap: dict) -> dict[str, str]:
-    meta = configmap["metadata"]
-    annotations = meta.get("annotations") or {}
-    return {"name": meta["name"], "loadtest": (meta.get("labels") or {}).get(names.LABEL_LOADTEST, ""),
-            "phase": annotations.get(names.ANNOTATION_PHASE, ""), "verdict": annotations.get(names.ANNOTATION_VERDICT, ""),
-            "finished": annotations.get(names.ANNOTATION_FINISHED_AT, "")}
 
 
 def _fetch(kube: Kube, namespace: str, name: str, output: Path) -> int:

@@ -28,7 +28,7 @@ from elves.k8s.kube import Kube
 from elves.k8s.names import Owner
 from elves.k8s.platform import SEAL_RESTORED, KubernetesPlatform
 from elves.k8s.policy import Policy, refusals
-from elves.k8s.report import extract_command, prune_reports, store_report
+from elves.k8s.report import ReportConfigMaps, extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
 
 log = logging.getLogger(__name__)
@@ -105,9 +105,11 @@ class Driver:
         with self._guard:
             return self._locks.setdefault(key, threading.Lock())
 
-    def _context(self, test: LoadTest) -> Context:
+    def context(self, test: LoadTest) -> Context:
+        """What the phase machine gets for `test` on this cluster: the operator's settings, and the
+        report ConfigMaps as the history spec.baseline.loadTest picks from."""
         return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts(),
-                       http_timeout=self.settings.http_timeout_seconds)
+                       http_timeout=self.settings.http_timeout_seconds, reports=ReportConfigMaps(self.kube))
 
     # --- one step ----------------------------------------------------------------------
 
@@ -130,7 +132,7 @@ class Driver:
             if test is None or problems:
                 result_status, events = self._refuse(key, before, platform, problems)
             else:
-                result = step(self._context(test), before, platform, self.clock)
+                result = step(self.context(test), before, platform, self.clock)
                 result_status, events = result.status, result.events
                 if result.status.progress.retrying:
                     self._retry_at[key] = self.clock.now() + result.delay
@@ -270,7 +272,7 @@ class Driver:
             trust_restored(before, platform)
             if not before.final:
                 test, _ = parse(body)
-                ctx = self._context(test) if test is not None else _Owner(key)
+                ctx = self.context(test) if test is not None else _Owner(key)
                 result = abort(ctx, before, platform, self.clock, "the LoadTest was deleted")  # type: ignore[arg-type]
                 after = result.status
                 self._announce(key, before, after, result.events, emit)

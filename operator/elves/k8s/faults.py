@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from elves.engine.modelbase import cluster_breaches
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.plan import expand_sweep
 
@@ -25,6 +26,7 @@ def cluster_problems(spec: LoadTestSpec, caps: Caps | None = None) -> list[str]:
     """The parts of a valid spec that only the local mode can do, or that ask for more than
     the caps allow, each with its field."""
     problems = _over_caps(spec, caps) if caps is not None else []
+    problems += cluster_breaches(spec, "spec")  # what the CRD refuses, should it predate the rule
     script = spec.load.script
     if script is not None and script.path is not None:
         problems.append("spec.load.script.path: a file path works in local mode only; on a cluster put the "

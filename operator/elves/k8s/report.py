@@ -9,15 +9,20 @@ and summary.json (everything in the page but the plots) is always kept.
 from __future__ import annotations
 
 import tempfile
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
+
+from elves.engine.compare import CompareError, parse_summary
+from elves.engine.compare.history import StoredReport
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import SUMMARY, write_report
 from elves.engine.status import LoadTestStatus
 from elves.k8s import manifests, names
-from elves.k8s.kube import Kube
+from elves.k8s.kube import ApiUnavailable, Kube, describe
 
 MAX_REPORT_CHARS = 900 * 1024
 TOO_BIG_PAGE = ("<!doctype html><title>{name}</title><p>The report of {name} was too big for a ConfigMap "
@@ -37,12 +42,67 @@ def reports(kube: Kube, namespace: str, loadtest: str | None = None) -> list[dic
                   reverse=True)
 
 
+def report_facts(configmap: dict[str, Any]) -> dict[str, str]:
+    """What a report ConfigMap says of itself in its labels and annotations (`elves reports`
+    lists them; a baseline is chosen by them)."""
+    meta = configmap["metadata"]
+    annotations = meta.get("annotations") or {}
+    return {"name": meta["name"], "loadtest": (meta.get("labels") or {}).get(names.LABEL_LOADTEST, ""),
+            "phase": annotations.get(names.ANNOTATION_PHASE, ""), "verdict": annotations.get(names.ANNOTATION_VERDICT, ""),
+            "finished": annotations.get(names.ANNOTATION_FINISHED_AT, "")}
+
+
 def prune_reports(kube: Kube, namespace: str, loadtest: str, keep: int) -> list[str]:
     """Delete all but the newest `keep` reports of LoadTest name `loadtest`; their names."""
     old = [c["metadata"]["name"] for c in reports(kube, namespace, loadtest)[keep:]]
     for name in old:
         kube.delete_configmap(namespace, name)
     return old
+
+
+class ReportConfigMaps:
+    """The report history spec.baseline.loadTest picks from on a cluster
+    (elves.engine.compare.history): the report ConfigMaps of the LoadTest's namespace, told
+    apart by their labels and annotations. The summary comes from the listing itself, so a
+    report pruned in between cannot slip away (the operator may list ConfigMaps wherever
+    LoadTests run: it prunes their reports there)."""
+
+    where = "in the report ConfigMaps"
+
+    def __init__(self, kube: Kube):
+        self.kube = kube
+        self._summaries: dict[str, str | None] = {}  # by StoredReport.name, from the last listing
+
+    def reports(self, namespace: str, load_test: str) -> list[StoredReport]:
+        try:
+            found = reports(self.kube, namespace, load_test)
+        except ApiUnavailable:
+            raise  # a blip: the phase machine tries the analysis again
+        except ApiException as exc:
+            raise CompareError(f"the report ConfigMaps of namespace {namespace} cannot be listed: "
+                               f"{describe(exc)}") from None
+        stored = []
+        for configmap in found:
+            facts = report_facts(configmap)
+            report = StoredReport(f"configmap/{facts['name']}", configmap["metadata"].get("namespace", namespace),
+                                  facts["loadtest"], facts["phase"], _time(facts["finished"]))
+            self._summaries[report.name] = (configmap.get("data") or {}).get(names.REPORT_SUMMARY_KEY)
+            stored.append(report)
+        return stored
+
+    def summary(self, report: StoredReport) -> dict[str, Any]:
+        text = self._summaries.get(report.name)
+        if text is None:
+            raise CompareError(f"{report.name} in namespace {report.namespace} has no {names.REPORT_SUMMARY_KEY}")
+        return parse_summary(text, f"{report.name} ({names.REPORT_SUMMARY_KEY})")
+
+
+def _time(text: str | None) -> datetime | None:
+    """An annotation's ISO time; None when it is missing or not one (never the newest then)."""
+    try:
+        return datetime.fromisoformat(text) if text else None
+    except ValueError:
+        return None
 
 
 def store_report(kube: Kube, loadtest: dict[str, Any], test: LoadTest, status: LoadTestStatus,

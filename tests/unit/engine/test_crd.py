@@ -65,3 +65,14 @@ def test_constraints_become_patterns_enums_minimums_and_cel():
     assert not any("self.value" in r["rule"] for r in objective["x-kubernetes-validations"])
     sweep = spec["properties"]["sweep"]["additionalProperties"]["items"]
     assert sweep == {"x-kubernetes-int-or-string": True}
+
+
+def test_a_baseline_file_is_refused_by_the_crd_alone_naming_the_field():
+    """The local mode reads the same models and a file path (test_models); kube-apiserver
+    refuses one, naming spec.baseline.report (tests/apiserver/test_loadtest_crd.py)."""
+    spec = crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    baseline = spec["properties"]["baseline"]
+    refusals = [r for r in baseline["x-kubernetes-validations"] if r.get("fieldPath") == ".report"]
+    assert [(r["rule"], r["reason"]) for r in refusals] == [("!has(self.report)", "FieldValueForbidden")]
+    assert "loadTest" in refusals[0]["message"]
+    assert baseline["properties"]["pick"]["enum"] == ["lastPassed"]

@@ -94,6 +94,13 @@ def test_custom_script_and_stages_without_duration(make_loadtest):
     assert spec.load.effective_mix == {"default": 1.0}
 
 
+def test_a_baseline_is_a_file_or_a_loadtest_whose_last_passed_report_is_the_default(make_loadtest):
+    by_file = make_loadtest(baseline={"report": "reports/nightly-20261120-120000"}).spec.baseline
+    assert (by_file.report, by_file.load_test) == ("reports/nightly-20261120-120000", None)  # the local mode reads files
+    by_name = make_loadtest(baseline={"loadTest": "nightly"}).spec.baseline
+    assert (by_name.load_test, by_name.chosen_pick) == ("nightly", "lastPassed")
+
+
 # Each case: (what to change in the base document, the field path the message must name, words it must say).
 BASE_LOAD = {"scenario": "system-mix", "rate": "120/min", "duration": "2m"}
 INVALID = {
@@ -112,6 +119,16 @@ INVALID = {
     "iterations with rate": ({"load": {**BASE_LOAD, "iterations": 100}}, "spec.load", "iterations (a fixed number"),
     "baseline with a bad threshold": ({"baseline": {"report": "reports/x", "failOn": "p99:10%"}},
                                       "spec.baseline.failOn", "say +10% (a rise)"),
+    "baseline with neither report nor loadTest": ({"baseline": {"failOn": "p99:+10%"}}, "spec.baseline",
+                                                  "set exactly one of report (a summary file, local mode) or loadTest"),
+    "baseline with report and loadTest": ({"baseline": {"report": "reports/x", "loadTest": "nightly"}},
+                                          "spec.baseline", "set exactly one of report"),
+    "baseline pick unknown": ({"baseline": {"loadTest": "nightly", "pick": "best"}}, "spec.baseline.pick",
+                              "'lastPassed'"),
+    "baseline pick of a file": ({"baseline": {"report": "reports/x", "pick": "lastPassed"}}, "spec.baseline",
+                                "pick chooses among the reports of loadTest: set loadTest"),
+    "baseline loadTest not a name": ({"baseline": {"loadTest": "Nightly_Run"}}, "spec.baseline.loadTest",
+                                     "should match pattern"),
     "sweep of a bad rate": ({"sweep": {"load.rate": ["fast"]}}, "spec.sweep", "load.rate[0] = 'fast'"),
     "sweep of zero users": ({"sweep": {"load.users": [0]}}, "spec.sweep", "load.users[0] = 0"),
     "sweep of too many runners": ({"sweep": {"load.parallelism": [1, 101]}}, "spec.sweep",

@@ -13,16 +13,17 @@ compared. `spec.baseline` applies the same rules inside a run (`baseline_checks`
     rules.py       the rules, their syntax and defaults
     comparison.py  judging the rows: the comparison, its outcome, spec.baseline's checks
     text.py        the terminal table, the outcome lines, the HTML section
+    history.py     spec.baseline.loadTest: the earlier run picked from the report history
 """
 
 from elves.engine.compare.comparison import (BREACHED, INCOMPARABLE, PASSED, Breach, Comparison, baseline_checks,
                                              compare, compare_paths, compare_runs)
 from elves.engine.compare.figures import Row
 from elves.engine.compare.rules import DEFAULT_THRESHOLDS, DEFAULTS_HELP, RULES_HELP, Threshold, parse_thresholds
-from elves.engine.compare.summaries import CompareError, known_fields, load_summary, summary_status
+from elves.engine.compare.summaries import CompareError, known_fields, load_summary, parse_summary, summary_status
 from elves.engine.compare.text import html_section, text_lines
 
 __all__ = ["BREACHED", "INCOMPARABLE", "PASSED", "Breach", "Comparison", "CompareError", "DEFAULTS_HELP",
            "DEFAULT_THRESHOLDS", "RULES_HELP", "Row", "Threshold", "baseline_checks", "compare", "compare_paths",
-           "compare_runs", "html_section", "known_fields", "load_summary", "parse_thresholds", "summary_status",
-           "text_lines"]
+           "compare_runs", "html_section", "known_fields", "load_summary", "parse_summary", "parse_thresholds",
+           "summary_status", "text_lines"]

@@ -53,13 +53,21 @@ def load_summary(path: Path) -> dict[str, Any]:
     """A summary.json, given itself or its report directory."""
     file = path / "summary.json" if path.is_dir() else path
     try:
-        summary = json.loads(file.read_text(encoding="utf-8"))
+        text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CompareError(f"{file} not found: give a summary.json or a report directory") from None
+    return parse_summary(text, str(file))
+
+
+def parse_summary(text: str, where: str) -> dict[str, Any]:
+    """A summary.json's text (read from a file, or a report ConfigMap's key), parsed;
+    CompareError naming `where` when it is not one."""
+    try:
+        summary = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CompareError(f"{file} is not JSON: {exc}") from None
+        raise CompareError(f"{where} is not JSON: {exc}") from None
     if not isinstance(summary, dict) or "status" not in summary:
-        raise CompareError(f"{file} is not an Elves summary (no status)")
+        raise CompareError(f"{where} is not an Elves summary (no status)")
     return summary
 
 

@@ -9,9 +9,10 @@ from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, Valida
 
 from elves.constants import DEPLOYMENTS
 from elves.engine.compare import parse_thresholds
+from elves.engine.compare.history import DEFAULT_PICK, Pick
 from elves.engine.models.errors import message
 from elves.engine.models.faults import Fault
-from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN
+from elves.engine.models.fields import DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN
 from elves.engine.models.load import Load
 from elves.engine.models.objectives import DEFAULT_OBJECTIVES, Objective
 from elves.engine.models.system import System, set_path
@@ -78,11 +79,36 @@ def _thresholds(text: str | None) -> str | None:
 class Baseline(SpecModel):
     """An earlier run to compare this one with; each rule of `elves compare` becomes a check of the verdict."""
 
-    report: str = Field(min_length=1, description="The earlier run's summary.json or report directory,"
-                        " relative to the LoadTest file (local mode).")
+    rules = (
+        Rule("has(self.report) != has(self.loadTest)",
+             "set exactly one of report (a summary file, local mode) or loadTest (an earlier run from the report history)",
+             lambda b: (b.report is None) == (b.load_test is None)),
+        Rule("!has(self.pick) || has(self.loadTest)", "pick chooses among the reports of loadTest: set loadTest",
+             lambda b: b.pick is not None and b.load_test is None),
+    )
+    cluster_rules = (
+        Rule("!has(self.report)",
+             "report is a file path, which the operator cannot read: on a cluster name the earlier run's LoadTest"
+             " instead (baseline: {loadTest: NAME, pick: lastPassed})",
+             lambda b: b.report is not None, field_path=".report"),
+    )
+
+    report: str | None = Field(None, min_length=1, description="The earlier run's summary.json or report directory,"
+                               " relative to the LoadTest file (local mode only; refused on a cluster).")
+    load_test: str | None = Field(
+        None, pattern=DNS_LABEL_PATTERN, max_length=63,
+        description="The earlier run by its LoadTest's name (this one's own for a gate against its last good run):"
+                    " one of its reports in this namespace, as pick chooses (the report ConfigMaps on a cluster,"
+                    " the report directories of elves run locally).")
+    pick: Pick | None = Field(None, description="Which report of loadTest: lastPassed (the default) is the newest"
+                                                " whose verdict passed. When none fits, the baseline check fails.")
     fail_on: Annotated[str | None, AfterValidator(_thresholds)] = Field(
         None, description="Rules as `elves compare --fail-on` takes them, on top of its default rules"
                           " (`elves compare --help`), e.g. p99:+25%,restarts:off.")
+
+    @property
+    def chosen_pick(self) -> Pick:
+        return self.pick or DEFAULT_PICK
 
 
 class LoadTestSpec(SpecModel):

@@ -9,6 +9,7 @@ from elves.engine import analysis
 from elves.engine.analysis import AnalysisError, leave_out_warmup, ledger_since
 from elves.engine.ledger import LedgerUnavailable
 from elves.engine.compare import CompareError, baseline_checks, load_summary
+from elves.engine.compare.history import find_baseline, wanted
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc
 from elves.engine.runner.drain import logged_endpoints, run_window
 from elves.engine.runner.outcome import cleanup, set_condition, set_outcome_conditions
@@ -20,18 +21,26 @@ from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, sweep_
 
 
 def _baseline_checks(tick: Tick, results: RunResults) -> list[Check]:
-    """spec.baseline's thresholds as checks; an unreadable baseline is one failed check
-    (a regression gate that cannot look must not pass)."""
-    baseline = tick.ctx.test.spec.baseline
+    """spec.baseline's thresholds as checks; a baseline that cannot be read or found is one
+    failed check (a regression gate that cannot look must not pass)."""
+    baseline, ctx = tick.ctx.test.spec.baseline, tick.ctx
     assert baseline is not None
-    path = Path(baseline.report)
-    if not path.is_absolute() and tick.ctx.source_dir is not None:
-        path = tick.ctx.source_dir / path
     try:
-        summary = load_summary(path)
+        if baseline.report is not None:
+            target = f"readable: {baseline.report}"
+            path = Path(baseline.report)
+            if not path.is_absolute() and ctx.source_dir is not None:
+                path = ctx.source_dir / path
+            name, summary = baseline.report, load_summary(path)
+        else:
+            assert baseline.load_test is not None
+            target = wanted(baseline.load_test, ctx.namespace, baseline.chosen_pick)
+            if ctx.reports is None:
+                raise CompareError(f"{tick.platform.name} keeps no report history to look in")
+            name, summary = find_baseline(ctx.reports, ctx.namespace, baseline.load_test, baseline.chosen_pick)
     except CompareError as exc:
-        return [Check(name="baseline", target=f"readable: {baseline.report}", ok=False, detail=str(exc))]
-    return baseline_checks(summary, baseline.report, results, baseline.fail_on)
+        return [Check(name="baseline", target=target, ok=False, detail=str(exc))]
+    return baseline_checks(summary, name, results, baseline.fail_on)
 
 
 def analyze(tick: Tick) -> float:

@@ -9,6 +9,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from elves.constants import LOCAL_TEST_NAMESPACE
+from elves.engine.compare.history import ReportHistory
 from elves.engine.credentials import DEFAULT_MAX_SECONDS
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models.loadtest import LoadTest
@@ -69,11 +71,17 @@ class Context:
     # both hold the system); the operator leaves it empty so a restart re-takes its lock.
     driver: str = ""
     http_timeout: float = LEDGER_TIMEOUT_SECONDS  # each read of the registry's ledger
+    # Where spec.baseline.loadTest finds earlier reports (None: nowhere, and such a baseline fails).
+    reports: ReportHistory | None = None
+
+    @property
+    def namespace(self) -> str:
+        """The test's namespace; a local file may leave it out."""
+        return self.test.metadata.namespace or LOCAL_TEST_NAMESPACE
 
     @property
     def owner(self) -> str:
-        meta = self.test.metadata
-        key = f"{meta.namespace or 'local'}/{meta.name}"
+        key = f"{self.namespace}/{self.test.metadata.name}"
         return f"{key} ({self.driver})" if self.driver else key
 
     def plans(self) -> list[RunPlan]:
