@@ -282,6 +282,15 @@ def k6_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
     return scenarios
 
 
+def vu_ceiling(scenarios: dict[str, Any]) -> int | None:
+    """The most VUs an open model's scenarios let k6 start (their maxVUs together, over every
+    runner: execution segments split them); None for a closed model, whose VUs are its load."""
+    ceilings = [scenario.get("maxVUs") for scenario in scenarios.values()]
+    if not ceilings or None in ceilings:
+        return None
+    return sum(ceilings)
+
+
 # --- faults -------------------------------------------------------------------------
 
 def fault_schedule(spec: LoadTestSpec) -> list[PlannedFault]:
