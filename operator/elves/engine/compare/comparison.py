@@ -106,8 +106,7 @@ def _limited_problem(one: Side) -> str | None:
         limits = generator_limits(run.results) if run.results is not None else []
         if limits:
             where = f"{run.label} of {one.called}" if run.label else one.called
-            return (f"{where} was limited by its load generator, not the system ({'; '.join(limits)}): its figures"
-                    " are k6's, so they say nothing of the system")
+            return f"{where} was limited by its load generator, not the system, so its figures are k6's: {'; '.join(limits)}"
     return None
 
 
