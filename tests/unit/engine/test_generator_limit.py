@@ -14,8 +14,8 @@ from elves.engine.drive import EXIT_FAILED, EXIT_LIMITED, EXIT_PASSED, exit_code
 from elves.engine.generator_limit import generator_limits
 from elves.engine.platform import RunKey
 from elves.engine.report import HTML, SUMMARY, write_report
-from elves.engine.status import GeneratorCpu, Ledger, RunResults, Window
-from elves.engine.verdict import evaluate, phase_of
+from elves.engine.status import GeneratorCpu, Ledger, LoadTestStatus, RunResults, RunStatus, Verdict, Window
+from elves.engine.verdict import evaluate, phase_of, sweep_table
 from engine_testkit import RUN
 from test_runner import drive
 from test_runner_blips import a_run_in_its_drain
@@ -129,3 +129,17 @@ def test_a_platform_that_cannot_tell_the_cpu_leaves_it_unknown_not_limited(make_
     status, _ = drive(ctx, platform, clock, status=status)  # runner_cpu: none measured
     assert status.results.generator_cpu is None and status.phase in ("Succeeded", "Failed")
     assert any("CPU unknown" in line for line in summary_text(status, "60s"))
+
+
+def test_a_sweeps_table_names_the_point_the_generator_limited():
+    held = RunStatus(index=0, test_id="t/x/0", point={"load.rate": "10/s"}, phase="Succeeded", results=results(),
+                     verdict=Verdict(passed=True))
+    short = RunStatus(index=1, test_id="t/x/1", point={"load.rate": "900/s"}, phase="Limited",
+                      results=results(dropped_iterations=40),
+                      verdict=Verdict(passed=False, limited_by=generator_limits(results(dropped_iterations=40))))
+    rows = sweep_table([held, short])
+    assert [(row.passed, row.limited) for row in rows] == [(True, False), (False, True)]
+    status = LoadTestStatus(phase="Limited", runs=[held, short], sweep=rows, verdict=short.verdict)
+    lines = summary_text(status, "60s")
+    header = next(i for i, line in enumerate(lines) if line.startswith("run ") and line.rstrip().endswith("verdict"))
+    assert [lines[header + 2].split()[-1], lines[header + 3].split()[-1]] == ["passed", "limited"]
