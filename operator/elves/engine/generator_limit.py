@@ -28,9 +28,10 @@ def busiest(runners: list[GeneratorCpu]) -> GeneratorCpu | None:
 
 
 def at_vu_ceiling(results: RunResults) -> bool:
-    """Every VU the plan allows was busy at once: the next iteration due had none to run on.
-    (One scenario at its own maxVUs while the others have room shows as dropped iterations:
-    k6 drops exactly the iterations a scenario has no VU for.)"""
+    """k6 brought up every VU the plan allows. It adds a VU beyond the pre-allocated ones only
+    when an arrival found none free, so at the ceiling it had no room left. (One scenario at its
+    own maxVUs while the others have room shows as dropped iterations: k6 drops exactly the
+    arrivals a scenario has no free VU for.)"""
     ceiling, busy = results.vus_ceiling, results.vus_max
     return ceiling is not None and ceiling > 0 and busy is not None and busy >= ceiling
 
@@ -42,7 +43,8 @@ def generator_limits(results: RunResults) -> list[str]:
         reasons.append(f"k6 dropped {results.dropped_iterations:,} iterations: no VU was free to start them on time"
                        " (raise spec.load.vus, or spread the load with spec.load.parallelism)")
     if at_vu_ceiling(results):
-        reasons.append(f"k6 had all {results.vus_ceiling:,} VUs the plan allows busy at once (raise spec.load.vus.max)")
+        reasons.append(f"k6 brought up all {results.vus_ceiling:,} VUs the plan allows, adding each only when none"
+                       " was free (raise spec.load.vus.max)")
     cpu = results.generator_cpu
     if cpu is not None and cpu.cores > 0 and cpu.share >= CPU_SHARE_LIMIT:
         reasons.append(f"a k6 runner used {cpu.cores_used:.2f} of its {cpu.cores:g} core(s) ({cpu.share:.0%}) over the"
@@ -52,11 +54,11 @@ def generator_limits(results: RunResults) -> list[str]:
 
 
 def generator_text(results: RunResults) -> str:
-    """The rule's figures for people: `k6: 0 dropped iterations; at most 12 of 240 VUs busy;
-    busiest runner 0.31 of 1 core (31%)`."""
+    """The rule's figures for people: `k6: 0 dropped iterations; at most 12 of 240 VUs active;
+    busiest runner 0.31 of 1 core(s) (31%)`."""
     ceiling = f" of {results.vus_ceiling:,}" if results.vus_ceiling else ""
     vus = "-" if results.vus_max is None else f"{results.vus_max:,.0f}"
     cpu = results.generator_cpu
     cpu_text = ("CPU unknown" if cpu is None else
                 f"busiest runner {cpu.cores_used:.2f} of {cpu.cores:g} core(s) ({cpu.share:.0%})")
-    return f"k6: {results.dropped_iterations:,} dropped iterations; at most {vus}{ceiling} VUs busy; {cpu_text}"
+    return f"k6: {results.dropped_iterations:,} dropped iterations; at most {vus}{ceiling} VUs active; {cpu_text}"

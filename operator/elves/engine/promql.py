@@ -213,13 +213,14 @@ def k6_mean_latency(test_id: str, window: str, by: str | None = "endpoint", endp
 
 
 def k6_vus(test_id: str | None = None) -> str:
-    """VUs busy now over all runners of a run, or of every run when no test id is given
-    (k6 carries the global `testid` tag here too)."""
+    """VUs active now over all runners of a run, or of every run when no test id is given
+    (k6 carries the global `testid` tag here too). An open model's scenarios start their
+    pre-allocated VUs at once and add one, up to maxVUs, only when an arrival found none free."""
     return f"sum({selector(K6_VUS, testid=test_id)})"
 
 
 def k6_vus_max(test_id: str, window: str) -> str:
-    """The most VUs busy at once over a window, all runners together."""
+    """The most VUs active at once over a window, all runners together."""
     return f"max_over_time(({k6_vus(test_id)})[{window}:{SUBQUERY_STEP}])"
 
 

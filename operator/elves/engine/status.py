@@ -141,10 +141,12 @@ class RunResults(StatusModel):
     rate: float = 0.0
     error_rate: float | None = None
     dropped_iterations: int = 0
-    vus_max: float | None = Field(None, description="The most VUs busy at once, all runners together.")
-    vus_ceiling: int | None = Field(
-        None, description="The most VUs the plan lets k6 start (its arrival-rate scenarios' maxVUs together); none"
-                          " for a closed model, whose VUs are the load itself.")
+    vus_max: float | None = Field(None, description=(
+        "The most VUs k6 had active at once, all runners together (an open model starts its pre-allocated VUs at"
+        " once and adds one, up to maxVUs, only when an arrival found none free)."))
+    vus_ceiling: int | None = Field(None, description=(
+        "The most VUs the plan lets k6 bring up (its arrival-rate scenarios' maxVUs together); none when reaching it"
+        " says nothing: a closed model (its VUs are its load) or a pool that cannot grow (maxVUs = preAllocatedVUs)."))
     generator_cpu: GeneratorCpu | None = Field(
         None, description="The busiest k6 runner's CPU over the load; none when the platform cannot tell.")
     endpoints: dict[str, EndpointResult] = Field(default_factory=dict)
@@ -181,8 +183,8 @@ class Verdict(StatusModel):
     passed: bool = Field(description="Every objective held and the load was the one asked for (limitedBy is empty).")
     checks: list[Check] = Field(default_factory=list)
     limited_by: list[str] = Field(default_factory=list, description=(
-        "Why the load generator, not the system, limited the load (dropped iterations, every VU busy, a runner's"
-        " CPU full): the figures are k6's, and the run ends Limited. Empty when it did not."))
+        "Why the load generator, not the system, limited the load (dropped iterations, every VU the plan allows"
+        " brought up, a runner's CPU full): the figures are k6's, and the run ends Limited. Empty when it did not."))
     breakpoint: Breakpoint | None = None
 
 

@@ -53,4 +53,4 @@ def test_spec_baseline_against_a_limited_baseline_is_a_failed_check_naming_why(k
     (check,) = baseline_checks(limited, "before", results)
     assert (check.name, check.ok) == ("baseline", False)
     assert check.detail.startswith("nothing to compare: the baseline, before, was limited by its load generator")
-    assert "k6 had all 40 VUs the plan allows busy at once" in check.detail
+    assert "k6 brought up all 40 VUs the plan allows" in check.detail

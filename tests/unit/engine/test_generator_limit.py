@@ -1,4 +1,4 @@
-"""The harness-limited outcome: when k6 dropped iterations, had every VU the plan allows busy, or a
+"""The harness-limited outcome: when k6 dropped iterations, brought up every VU the plan allows, or a
 runner used its cores to the full, the run ends Limited, whatever its objectives said: not Passed
 (the load asked for was not offered) and not the system's Failed. `elves run` exits 3 and says so,
 and so do the report and the LoadTest's status; a run within every limit keeps its own verdict."""
@@ -12,6 +12,7 @@ import pytest
 from elves.engine.console import summary_text, verdict_line
 from elves.engine.drive import EXIT_FAILED, EXIT_LIMITED, EXIT_PASSED, exit_code
 from elves.engine.generator_limit import generator_limits
+from elves.engine.plan import plan_runs, vu_ceiling
 from elves.engine.platform import RunKey
 from elves.engine.report import HTML, SUMMARY, write_report
 from elves.engine.status import GeneratorCpu, Ledger, LoadTestStatus, RunResults, RunStatus, Verdict, Window
@@ -31,7 +32,7 @@ def results(**figures) -> RunResults:
 
 CAUSES = {
     "dropped iterations": ({"dropped_iterations": 12}, "k6 dropped 12 iterations"),
-    "every VU busy": ({"vus_max": 40.0, "vus_ceiling": 40}, "k6 had all 40 VUs the plan allows busy at once"),
+    "every VU brought up": ({"vus_max": 40.0, "vus_ceiling": 40}, "k6 brought up all 40 VUs the plan allows"),
     "a runner's CPU full": ({"generator_cpu": GeneratorCpu(cores_used=0.93, cores=1)},
                             "a k6 runner used 0.93 of its 1 core(s) (93%)"),
 }
@@ -143,3 +144,17 @@ def test_a_sweeps_table_names_the_point_the_generator_limited():
     lines = summary_text(status, "60s")
     header = next(i for i, line in enumerate(lines) if line.startswith("run ") and line.rstrip().endswith("verdict"))
     assert [lines[header + 2].split()[-1], lines[header + 3].split()[-1]] == ["passed", "limited"]
+
+
+def test_the_vu_ceiling_is_the_open_models_pool_when_k6_may_grow_it(make_loadtest):
+    def ceiling(**load):
+        (plan,) = plan_runs(make_loadtest(load={"scenario": "system-mix", "rate": "120/min", "duration": "1m", **load}))
+        return plan.scenarios, vu_ceiling(plan.scenarios)
+
+    scenarios, planned = ceiling()
+    assert planned == sum(s["maxVUs"] for s in scenarios.values()) > sum(s["preAllocatedVUs"] for s in scenarios.values())
+    assert ceiling(mix={"getData": 1}, vus={"preAllocated": 40, "max": 80})[1] == 80
+    # k6 starts a pool that cannot grow whole: at its ceiling from the first second, which says nothing.
+    assert ceiling(vus={"preAllocated": 40})[1] is None
+    # A closed model's VUs are its load, not a ceiling.
+    assert ceiling(rate=None, users=8)[1] is None

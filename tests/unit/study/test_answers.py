@@ -42,9 +42,9 @@ def test_a_run_the_suite_measured_busy_is_inconclusive_with_the_suites_reason():
 
 @pytest.mark.parametrize("figures, said", [
     ({"dropped_iterations": 169}, "k6 dropped 169 iterations"),
-    ({"vus_max": 90.0, "vus_ceiling": 90}, "k6 had all 90 VUs the plan allows busy at once"),
+    ({"vus_max": 90.0, "vus_ceiling": 90}, "k6 brought up all 90 VUs the plan allows"),
     ({"generator_cpu": GeneratorCpu(cores_used=0.97, cores=1)}, "a k6 runner used 0.97 of its 1 core(s) (97%)"),
-], ids=["dropped iterations", "every VU busy", "a runner's CPU full"])
+], ids=["dropped iterations", "every VU brought up", "a runner's CPU full"])
 def test_a_run_the_verdict_would_call_limited_is_inconclusive_for_the_same_reason(figures, said):
     run = results(**figures)
     found = answer(case(runs=[run]))
