@@ -216,8 +216,11 @@ class LocalPlatform:
                     os.killpg(process.pid, signal.SIGKILL)
             load.killed = True
         now = time.time()
-        for runner in load.cpu:
-            runner.sample(now)  # before poll() collects an ended process, and its CPU time with it
+        for process, runner in zip(load.processes, load.cpu):
+            # Before poll() collects an ended process, and its CPU time with it; once collected,
+            # its pid may be another process's.
+            if process.returncode is None:
+                runner.sample(now)
         codes = [p.poll() for p in load.processes]
         if any(code is None for code in codes):
             return LoadStatus("running")
