@@ -119,7 +119,7 @@ def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Clu
 
 def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
     """Applies a LoadTest and waits as a user or a CI job would, with `kubectl wait
-    --for=condition=Completed` (True on any end: Succeeded, Failed or Error); returns it."""
+    --for=condition=Completed` (True on any end: Succeeded, Failed, Limited or Error); returns it."""
     cluster.kubectl("apply", "-n", NAMESPACE, "-f", str(manifest))
     try:
         cluster.kubectl("wait", f"loadtest/{name}", "-n", NAMESPACE, "--for=condition=Completed",
@@ -130,7 +130,7 @@ def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
                              + json.dumps(lt.get("status"), indent=1)[:4000]) from None
     lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
     conditions = {c["type"]: c for c in lt["status"]["conditions"]}
-    assert lt["status"]["phase"] in ("Succeeded", "Failed", "Error")
+    assert lt["status"]["phase"] in ("Succeeded", "Failed", "Limited", "Error")
     assert conditions["Completed"]["observedGeneration"] == lt["metadata"]["generation"]
     assert conditions["Failed"]["status"] == ("False" if lt["status"]["phase"] == "Succeeded" else "True")
     return lt
@@ -342,7 +342,7 @@ def test_killed_ingestor_shows_as_a_restart(installed: Cluster) -> None:
 def test_fault_case_scale_and_kill_then_restore(installed: Cluster) -> None:
     lt = run_loadtest(installed, FAULTS_LOADTEST, "e2e-faults")
     status = lt["status"]
-    assert status["phase"] in ("Succeeded", "Failed"), json.dumps(status, indent=1)[:4000]
+    assert status["phase"] in ("Succeeded", "Failed", "Limited"), json.dumps(status, indent=1)[:4000]
     assert status["summary"]["lost"] in (0, "0"), status["summary"]
     # Prometheus followed the scale fault: the ingestor went to 0 replicas and came back.
     low = promql(installed, f'min(min_over_time(kube_deployment_status_replicas{{namespace="{NAMESPACE}", deployment="ingestor"}}[15m]))')

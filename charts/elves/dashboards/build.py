@@ -263,7 +263,7 @@ def load() -> dict:
                    [target(promql.k6_requests_failed(TEST_ID, RATE), "{{endpoint}}")]),
         timeseries("Dropped iterations (cumulative)", [target(promql.k6_dropped_iterations(TEST_ID, RATE), "dropped")],
                    description="Arrivals k6 could not start for want of a VU: above 0, the load was not what was asked."),
-        timeseries("Virtual users busy", [target(promql.k6_vus(), "VUs")]),
+        timeseries("Virtual users active", [target(promql.k6_vus(), "VUs")]),
         row("Gateway"),
         timeseries("Requests accepted per endpoint (gateway)",
                    [target(rate_of("elves_gateway_requests_accepted_total", "endpoint"), "{{endpoint}}")],

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from elves.engine import promql
 from elves.engine.prometheus import Prometheus, PrometheusError
-from elves.engine.format import observed_text, percent_text, text_table
+from elves.engine.format import observed_text, percent_text, sweep_verdict, text_table
+from elves.engine.generator_limit import generator_text
 from elves.engine.report.html import warmup_text
 from elves.engine.status import LoadTestStatus
 from elves.engine.summary import failures_text
@@ -120,7 +121,7 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
                        f" lost {ledger.lost_requests} requests, {ledger.lost_logs} logs;"
                        f" {ledger.duplicates} duplicates discarded")
         drained = format_seconds(results.drain_seconds) if results.drain_completed else f"not within {drain_timeout}"
-        out.append(f"dropped iterations: {results.dropped_iterations}; drained in {drained}")
+        out.append(f"{generator_text(results)}; drained in {drained}")
     if status.sweep:
         out.append("")
         keys = list(status.sweep[0].point)
@@ -130,7 +131,7 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
                 format_rate(r.throughput), "-" if r.speedup is None else f"{r.speedup:.2f}x",
                 "-" if r.efficiency is None else f"{r.efficiency * 100:.0f}%", format_seconds(r.p99),
                 percent_text(r.error_rate),
-                _n(r.queue_depth_max), _n(r.lost), "passed" if r.passed else "failed"]
+                _n(r.queue_depth_max), _n(r.lost), sweep_verdict(r)]
             for r in status.sweep])
     if status.verdict is not None:
         out.append("")
@@ -162,8 +163,11 @@ def verdict_line(status: LoadTestStatus) -> str:
         return f"Verdict: ERROR{reason}"
     checks = status.verdict.checks if status.verdict else []
     passed = sum(c.ok for c in checks)
-    word = "PASSED" if status.phase == "Succeeded" else "FAILED"
     missed = [c.name for c in checks if not c.ok]
+    if status.phase == "Limited" and status.verdict is not None:
+        return (f"Verdict: LIMITED by the load generator, not the system ({passed}/{len(checks)} checks, on k6's"
+                f" figures): {'; '.join(status.verdict.limited_by)}")
+    word = "PASSED" if status.phase == "Succeeded" else "FAILED"
     return f"Verdict: {word} ({passed}/{len(checks)} checks)" + (f"; missed: {', '.join(missed)}" if missed else "")
 
 

@@ -3,7 +3,8 @@ show progress, write the report. Nothing here knows which platform it drives
 (elves.local.commands hands it the LocalPlatform).
 
 Exit codes: 0 passed, 1 failed (an objective missed), 2 harness error (bad spec file,
-local stack not running, k6 script error, Prometheus unreachable, interrupted).
+local stack not running, k6 script error, Prometheus unreachable, interrupted), 3 limited
+(the load generator, not the system, limited the load: elves.engine.generator_limit).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from elves.engine.report import HTML, write_report
 from elves.engine.runner import Context, SystemClock, Timeouts, abort, step
 from elves.engine.status import LoadTestStatus
 
-EXIT_PASSED, EXIT_FAILED, EXIT_HARNESS_ERROR = 0, 1, 2
+EXIT_PASSED, EXIT_FAILED, EXIT_HARNESS_ERROR, EXIT_LIMITED = 0, 1, 2, 3
 LIVE_REFRESH_SECONDS = 2.0  # how often the progress line re-reads Prometheus
 PLAIN_PROGRESS_SECONDS = 10.0  # without a terminal, one progress line this often
 
@@ -83,7 +84,8 @@ def harness_cpu_line(began_wall: float, began_self: float, began_children: float
 
 
 def exit_code(status: LoadTestStatus) -> int:
-    return {"Succeeded": EXIT_PASSED, "Failed": EXIT_FAILED}.get(status.phase, EXIT_HARNESS_ERROR)
+    return {"Succeeded": EXIT_PASSED, "Failed": EXIT_FAILED, "Limited": EXIT_LIMITED}.get(status.phase,
+                                                                                      EXIT_HARNESS_ERROR)
 
 
 def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: str | None = None,

@@ -12,6 +12,7 @@ import math
 from html import escape
 from typing import Any, Iterable
 
+from elves.engine.status import SweepRow
 from elves.engine.units import format_rate, format_seconds
 
 MIB = 2**20
@@ -53,6 +54,11 @@ def observed_text(name: str, value: float | None) -> str:
     if "reqs_rate" in name:
         return value_text(value, "rate")
     return value_text(value)
+
+
+def sweep_verdict(row: SweepRow) -> str:
+    """A sweep point's outcome in one word: passed, failed, or limited (by the load generator)."""
+    return "limited" if row.limited else "passed" if row.passed else "failed"
 
 
 def html_table(headers: list[str], rows: list[list[str]]) -> str:

@@ -282,6 +282,19 @@ def k6_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
     return scenarios
 
 
+def vu_ceiling(scenarios: dict[str, Any]) -> int | None:
+    """The most VUs an open model's scenarios let k6 bring up (their maxVUs together, over every
+    runner: execution segments split them). None when reaching it says nothing: a closed model,
+    whose VUs are its load, or a pool that cannot grow (k6 starts the pre-allocated VUs at once,
+    so a pool whose maxVUs are its preAllocatedVUs is at its ceiling from the first second)."""
+    ceilings = [scenario.get("maxVUs") for scenario in scenarios.values()]
+    if not ceilings or None in ceilings:
+        return None
+    if all(scenario["maxVUs"] <= scenario.get("preAllocatedVUs", 0) for scenario in scenarios.values()):
+        return None
+    return sum(ceilings)
+
+
 # --- faults -------------------------------------------------------------------------
 
 def fault_schedule(spec: LoadTestSpec) -> list[PlannedFault]:

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 from elves.engine.models.faults import FaultAction
 from elves.engine.models.spec import Runner
 from elves.engine.models.system import System
-from elves.engine.status import ContainerWatch, SystemSnapshot
+from elves.engine.status import ContainerWatch, GeneratorCpu, SystemSnapshot
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,10 @@ class Platform(Protocol):
     def load_status(self, run: RunKey) -> LoadStatus: ...
 
     def stop_load(self, run: RunKey) -> None: ...
+
+    def generator_cpu(self, run: RunKey, start: float, end: float) -> list[GeneratorCpu]:
+        """Each k6 runner's mean CPU between `start` and `end` (epoch seconds, the load) and the
+        cores it may use; the runners it cannot tell about are left out (none: unknown)."""
 
     def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
         """Inject the action of one fault (ScaleFault, KillPodFault, ...); says what was done."""

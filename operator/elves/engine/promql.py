@@ -25,6 +25,9 @@ Prometheus 2.42 with native histograms):
   `kube_deployment_spec_replicas`, `kube_deployment_status_replicas_ready` (label
   `deployment`), `kube_pod_container_status_restarts_total`,
   `kube_pod_container_status_last_terminated_reason` (label `container` = the deployment).
+- On a cluster only, the kubelets' cAdvisor (kube-prometheus-stack scrapes it):
+  `container_cpu_usage_seconds_total` (labels `namespace`, `pod`, `container`), read for the
+  k6 runner pods (k6-operator names their container `k6`), in the LoadTest's namespace.
 
 Every query of the system's own series (its queues, deployments, containers and JVMs) takes
 the system's namespace and selects only that namespace's series, so on a shared cluster
@@ -68,6 +71,8 @@ K6_TIMEOUT_ERROR_CODE = "1050"  # k6's error_code of a request that hit its time
 JVM_HEAP = "jvm_memory_used_bytes"
 JVM_GC_PAUSE = "jvm_gc_pause_seconds_sum"
 PROCESS_CPU = "process_cpu_time_ns_total"
+CONTAINER_CPU = "container_cpu_usage_seconds_total"
+K6_RUNNER_CONTAINER = "k6"  # k6-operator's name for the runner pods' container
 
 # A rate over less than a few scrapes/pushes is noise; 30 s spans six 5 s scrapes.
 RATE_WINDOW = "30s"
@@ -208,13 +213,14 @@ def k6_mean_latency(test_id: str, window: str, by: str | None = "endpoint", endp
 
 
 def k6_vus(test_id: str | None = None) -> str:
-    """VUs busy now over all runners of a run, or of every run when no test id is given
-    (k6 carries the global `testid` tag here too)."""
+    """VUs active now over all runners of a run, or of every run when no test id is given
+    (k6 carries the global `testid` tag here too). An open model's scenarios start their
+    pre-allocated VUs at once and add one, up to maxVUs, only when an arrival found none free."""
     return f"sum({selector(K6_VUS, testid=test_id)})"
 
 
 def k6_vus_max(test_id: str, window: str) -> str:
-    """The most VUs busy at once over a window, all runners together."""
+    """The most VUs active at once over a window, all runners together."""
     return f"max_over_time(({k6_vus(test_id)})[{window}:{SUBQUERY_STEP}])"
 
 
@@ -371,3 +377,10 @@ def jvm_gc_seconds(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, nam
 def cpu_cores(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """CPU used over a window, in cores (mean), all replicas together, by `application`."""
     return f"sum by (application) (rate({_application(PROCESS_CPU, deployments, namespace)}[{window}])) / 1e9"
+
+
+def k6_runner_cpu_cores(pods: Iterable[str], window: str, *, namespace: str) -> str:
+    """Each k6 runner pod's mean CPU over a window, in cores, by `pod` (cluster only: cAdvisor's
+    series; the runners run in the LoadTest's namespace, which `namespace` names)."""
+    usage = system_selector(CONTAINER_CPU, namespace, pod="~" + regex_of(pods), container=K6_RUNNER_CONTAINER)
+    return f"sum by (pod) (rate({usage}[{window}]))"

@@ -16,8 +16,11 @@ from pydantic import Field, WithJsonSchema
 
 from elves.engine.modelbase import StatusModel
 
-Phase = Literal["Pending", "Preparing", "Running", "Draining", "Analyzing", "Succeeded", "Failed", "Error"]
-FINAL_PHASES = ("Succeeded", "Failed", "Error")
+# The ends: Succeeded (every objective held), Failed (the system missed one), Limited (the load
+# generator, not the system, limited the load: elves.engine.generator_limit), Error (the harness
+# could not run the test).
+Phase = Literal["Pending", "Preparing", "Running", "Draining", "Analyzing", "Succeeded", "Failed", "Limited", "Error"]
+FINAL_PHASES = ("Succeeded", "Failed", "Limited", "Error")
 Scalar = int | float | str
 
 
@@ -44,7 +47,8 @@ class Step(StrEnum):
 class Condition(StatusModel):
     """As Kubernetes' metav1.Condition. Types: Completed (the test ended, whatever the
     outcome: what `kubectl wait --for=condition=Completed` waits for), Failed (it ended in
-    Failed or Error), Ready (it ended in Succeeded), Running, Passed, HarnessError."""
+    Failed, Limited or Error), Ready (it ended in Succeeded), Running, Passed, HarnessLimited
+    (the load generator limited the load), HarnessError."""
 
     type: str
     status: Literal["True", "False", "Unknown"]
@@ -102,6 +106,17 @@ class DeploymentResult(StatusModel):
     cpu_cores: float | None = Field(None, description="Mean CPU used over the run, all replicas, in cores.")
 
 
+class GeneratorCpu(StatusModel):
+    """A k6 runner's CPU over the load against the cores it may use (a run's results keep its busiest runner's)."""
+
+    cores_used: float = Field(description="Its mean CPU over the load, in cores.")
+    cores: float = Field(description="The cores it may use: its CPU limit on a cluster, the CPUs it may run on locally.")
+
+    @property
+    def share(self) -> float:
+        return self.cores_used / self.cores if self.cores > 0 else 0.0
+
+
 class Ledger(StatusModel):
     """k6's successful requests against what the registry persisted for this test id."""
 
@@ -126,7 +141,14 @@ class RunResults(StatusModel):
     rate: float = 0.0
     error_rate: float | None = None
     dropped_iterations: int = 0
-    vus_max: float | None = None
+    vus_max: float | None = Field(None, description=(
+        "The most VUs k6 had active at once, all runners together (an open model starts its pre-allocated VUs at"
+        " once and adds one, up to maxVUs, only when an arrival found none free)."))
+    vus_ceiling: int | None = Field(None, description=(
+        "The most VUs the plan lets k6 bring up (its arrival-rate scenarios' maxVUs together); none when reaching it"
+        " says nothing: a closed model (its VUs are its load) or a pool that cannot grow (maxVUs = preAllocatedVUs)."))
+    generator_cpu: GeneratorCpu | None = Field(
+        None, description="The busiest k6 runner's CPU over the load; none when the platform cannot tell.")
     endpoints: dict[str, EndpointResult] = Field(default_factory=dict)
     total: EndpointResult = Field(default_factory=EndpointResult)
     queues: dict[str, QueueResult] = Field(default_factory=dict)
@@ -158,8 +180,11 @@ class Breakpoint(StatusModel):
 
 
 class Verdict(StatusModel):
-    passed: bool
+    passed: bool = Field(description="Every objective held and the load was the one asked for (limitedBy is empty).")
     checks: list[Check] = Field(default_factory=list)
+    limited_by: list[str] = Field(default_factory=list, description=(
+        "Why the load generator, not the system, limited the load (dropped iterations, every VU the plan allows"
+        " brought up, a runner's CPU full): the figures are k6's, and the run ends Limited. Empty when it did not."))
     breakpoint: Breakpoint | None = None
 
 
@@ -215,6 +240,7 @@ class SweepRow(StatusModel):
     queue_depth_max: float | None = None
     lost: int | None = None
     passed: bool | None = None
+    limited: bool = Field(False, description="The load generator limited this run's load (its verdict's limitedBy).")
 
 
 class Progress(StatusModel):

@@ -27,7 +27,8 @@ def summarize(status: LoadTestStatus) -> Summary:
         summary.verdict = f"Error: {reasons[0]}" if reasons else "Error"
     elif status.verdict is not None:
         passed = sum(1 for c in checks if c.ok)
-        summary.verdict = f"{'Passed' if status.verdict.passed else 'Failed'} {passed}/{len(checks)}"
+        word = "Limited" if status.verdict.limited_by else "Passed" if status.verdict.passed else "Failed"
+        summary.verdict = f"{word} {passed}/{len(checks)}"
     results = status.results
     if results is not None:
         summary.rate = format_rate(results.rate)

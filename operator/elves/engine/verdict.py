@@ -2,7 +2,8 @@
 
 A check whose metric has no data fails (you cannot claim an objective you did not
 measure). A raw PromQL objective that Prometheus rejects is a harness error (VerdictError),
-not a failure of the system.
+not a failure of the system. A run whose load the generator limited (elves.engine.generator_limit)
+keeps its checks but passes none: it is Limited, neither the system's Passed nor its Failed.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import operator
 from collections.abc import Callable
 
 from elves.engine import promql
+from elves.engine.generator_limit import generator_limits
 from elves.engine.models.objectives import Objective, LATENCY_METRICS, MEAN_LATENCY
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError, PrometheusUnavailable
 from elves.engine.summary import deepest, failures_text, work_queues
-from elves.engine.status import Breakpoint, Check, RunResults, RunStatus, SweepRow, Verdict
+from elves.engine.status import Breakpoint, Check, Phase, RunResults, RunStatus, SweepRow, Verdict
 from elves.engine.units import Duration
 
 OPS: dict[str, Callable[[float, float], bool]] = {
@@ -120,7 +122,19 @@ def evaluate(objectives: list[Objective], results: RunResults, prom: Prometheus 
     if not results.drain_completed:
         checks.append(Check(name="drain_completed", observed=0, target="== 1", ok=False,
                             detail="queues not empty or ledger incomplete when the drain timed out"))
-    return Verdict(passed=all(c.ok for c in checks), checks=checks)
+    return verdict_of(checks, generator_limits(results))
+
+
+def verdict_of(checks: list[Check], limited_by: list[str]) -> Verdict:
+    """Passed when every check held and the load was the one asked for."""
+    return Verdict(passed=all(c.ok for c in checks) and not limited_by, checks=checks, limited_by=limited_by)
+
+
+def phase_of(verdict: Verdict) -> Phase:
+    """How a run (or a test) with this verdict ends."""
+    if verdict.limited_by:
+        return "Limited"
+    return "Succeeded" if verdict.passed else "Failed"
 
 
 # --- breakpoint ---------------------------------------------------------------------
@@ -205,7 +219,8 @@ def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
     for run in runs:
         results = run.results
         row = SweepRow(index=run.index, point=dict(run.point),
-                       passed=run.verdict.passed if run.verdict else None)
+                       passed=run.verdict.passed if run.verdict else None,
+                       limited=bool(run.verdict and run.verdict.limited_by))
         if results is not None:
             row.rate = results.rate
             row.throughput = results.throughput

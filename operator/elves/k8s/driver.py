@@ -38,7 +38,7 @@ Emit = Callable[[str, str, str], None]
 SAVE_ATTEMPTS = 3
 WAITING_PHASES = ("Pending", "Preparing")
 # Event reasons that become Grafana annotations: the phases, the faults and the end.
-ANNOTATED = ("Phase", "Fault", "Succeeded", "Failed", "Error")
+ANNOTATED = ("Phase", "Fault", "Succeeded", "Failed", "Limited", "Error")
 # A person's way out when the system cannot be restored (the chart uninstalled, a Deployment
 # gone, a snapshot that is not the operator's): a deleted LoadTest keeps its finalizer until
 # the restore succeeds, or until it carries this annotation set to "true".

@@ -24,12 +24,14 @@ from elves.engine import k6
 from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
 from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
+from elves.engine.prometheus import Prometheus
 from elves.engine.runner import utc
-from elves.engine.status import ContainerWatch, SystemSnapshot
+from elves.engine.status import ContainerWatch, GeneratorCpu, SystemSnapshot
 from elves.k8s import archive, faults, manifests, names, workloads
 from elves.k8s.kube import Kube, exec_failure
 from elves.k8s.loadstate import load_status
 from elves.k8s.lock import SystemLock
+from elves.k8s.runner_cpu import runner_cpu
 from elves.k8s.settings import OperatorSettings
 
 log = logging.getLogger(__name__)
@@ -257,6 +259,13 @@ class KubernetesPlatform:
     def stop_load(self, run: RunKey) -> None:
         """Delete the run's TestRun; k6-operator's Jobs and pods go with it."""
         self.kube.delete_testrun(self.namespace, names.testrun_name(self.owner.name, run.index))
+
+    def generator_cpu(self, run: RunKey, start: float, end: float) -> list[GeneratorCpu]:
+        """The run's runner pods (kept until the test has its verdict) against their CPU limits."""
+        name = names.testrun_name(self.owner.name, run.index)
+        pods = self.kube.pods(self.namespace, f"{names.K6_LABEL_TESTRUN}={name},{names.K6_LABEL_RUNNER}=true")
+        prom = Prometheus(self.prometheus_url(), system_namespace=self.system_namespace)
+        return runner_cpu(prom, pods, self.namespace, start, end)
 
     # ---- faults and the ledger ----------------------------------------------------------
 

@@ -18,7 +18,8 @@ STARTUP_GRACE_SECONDS = 10.0
 def register(subcommands) -> None:
     """Add this part's subcommands; each sets `handler` to a function(args) -> exit code."""
     run = subcommands.add_parser(
-        "run", help="run a LoadTest in local mode (exit 0 passed, 1 failed, 2 harness error)",
+        "run", help="run a LoadTest in local mode (exit 0 passed, 1 failed, 2 harness error, 3 limited by the load"
+                    " generator)",
         description="Run a LoadTest file against the local stack (./deployments.sh --local) and write a report.")
     run.add_argument("file", help="a LoadTest YAML file")
     run.add_argument("--prometheus", metavar="URL", help="Prometheus to read results from (default: the local one)")

@@ -24,10 +24,13 @@ from elves.engine.models.faults import (
 )
 from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptFile
-from elves.engine.status import ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, SystemSnapshot
+from elves.engine.status import (
+    ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, GeneratorCpu, SystemSnapshot,
+)
 from elves.local import cpus, k6
 from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
 from elves.local.layout import Layout
+from elves.local.load_cpu import RunnerCpu
 from elves.local.ports import Ports
 from elves.local.processes import is_alive, start_time_of
 from elves.local.settings import Settings
@@ -50,6 +53,7 @@ class _Load:
     stop_requested: float | None = None
     killed: bool = False
     started: float = field(default_factory=time.monotonic)
+    cpu: list[RunnerCpu] = field(default_factory=list)  # one per process, sampled on each look at the load
 
 
 class LocalPlatform:
@@ -196,6 +200,7 @@ class LocalPlatform:
                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True))
             load.logs.append(str(log_path))
+        load.cpu = [RunnerCpu(process.pid) for process in load.processes]
         self._loads[run.test_id] = load
         log.info("k6 started for %s: %d runner(s)%s, logs %s", run.test_id, len(load.processes),
                  f" on CPUs {load_cpus}" if load_cpus else "", load.logs)
@@ -210,6 +215,12 @@ class LocalPlatform:
                 if process.poll() is None:
                     os.killpg(process.pid, signal.SIGKILL)
             load.killed = True
+        now = time.time()
+        for process, runner in zip(load.processes, load.cpu):
+            # Before poll() collects an ended process, and its CPU time with it; once collected,
+            # its pid may be another process's.
+            if process.returncode is None:
+                runner.sample(now)
         codes = [p.poll() for p in load.processes]
         if any(code is None for code in codes):
             return LoadStatus("running")
@@ -226,6 +237,11 @@ class LocalPlatform:
         for process in load.processes:
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)  # k6 stops gracefully and flushes its output
+
+    def generator_cpu(self, run: RunKey, start: float, end: float) -> list[GeneratorCpu]:
+        load = self._loads.get(run.test_id)
+        measured = [runner.over(start, end) for runner in load.cpu] if load is not None else []
+        return [cpu for cpu in measured if cpu is not None]
 
     # ---- faults and the ledger ------------------------------------------------------
 

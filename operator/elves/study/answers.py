@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from elves.constants import WORK_QUEUES
 from elves.engine.format import observed_text, percent_text, value_text
+from elves.engine.generator_limit import generator_limits
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.status import RunResults, RunStatus
 from elves.engine.summary import deepest
@@ -43,11 +44,12 @@ class Answer:
 # --- runs that cannot answer ---------------------------------------------------------------
 
 def generator_reasons(result: CaseResult, run: RunStatus) -> list[str]:
+    """Why the generator, not the system, set the run's load: the verdict's rule
+    (elves.engine.generator_limit), applied to the figures so that a summary written before the
+    rule is judged by it too; and, what only the study counts, k6 sending less than the plan asked."""
     r = run.results
     assert r is not None
-    reasons = []
-    if r.dropped_iterations:
-        reasons.append(f"k6 dropped {r.dropped_iterations:,} iterations (no VU free to start them)")
+    reasons = generator_limits(r)
     counted = offered(result.test, run)
     if counted is not None and counted.asked and counted.sent < OFFERED_SHARE * counted.asked:
         reasons.append(f"k6 sent {counted.sent:,} of the {counted.asked:,.0f} {counted.unit} asked"

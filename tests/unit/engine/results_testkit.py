@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from elves.engine.analysis import RunWindow, analyze, utc
 from elves.engine.models.loadtest import LoadTest, parse_loadtest
 from elves.engine.prometheus import Prometheus
@@ -34,17 +36,20 @@ def known_run(prom: Prometheus, spec: dict[str, Any] | None = None,
     return test, results, verdict
 
 
-def changed(results: RunResults, changes: dict[str, dict[str, Any]]) -> RunResults:
+def changed(results: RunResults, changes: dict[str, Any]) -> RunResults:
     """A copy of `results`; `total`, `ledger` take fields to update, `queues`, `deployments`,
-    `endpoints` a dict of {name: fields}."""
+    `endpoints` a dict of {name: fields}; a plain figure (`dropped_iterations`) or a part the
+    results lack (`generator_cpu`) takes its new value."""
     copy = results.model_copy(deep=True)
     for part, fields in changes.items():
         target = getattr(copy, part)
         if isinstance(target, dict):
             for name, values in fields.items():
                 target[name] = target[name].model_copy(update=values)
-        else:
+        elif isinstance(target, BaseModel):
             setattr(copy, part, target.model_copy(update=fields))
+        else:
+            setattr(copy, part, fields)
     return copy
 
 

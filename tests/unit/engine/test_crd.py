@@ -76,3 +76,40 @@ def test_a_baseline_file_is_refused_by_the_crd_alone_naming_the_field():
     assert [(r["rule"], r["reason"]) for r in refusals] == [("!has(self.report)", "FieldValueForbidden")]
     assert "loadTest" in refusals[0]["message"]
     assert baseline["properties"]["pick"]["enum"] == ["lastPassed"]
+
+
+def not_in_schema(schema: dict[str, Any], value: Any, path: str = "status") -> list[str]:
+    """Where `value` has a field the schema does not declare (the API server would drop it from
+    the stored status) or a value outside its enum."""
+    if "enum" in schema and value not in schema["enum"]:
+        return [f"{path} = {value!r} not in {schema['enum']}"]
+    if isinstance(value, dict) and "properties" in schema:
+        return [problem for key, item in value.items()
+                for problem in (not_in_schema(schema["properties"][key], item, f"{path}.{key}")
+                                if key in schema["properties"] else [f"{path}.{key} undeclared"])]
+    if isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
+        return [p for key, item in value.items() for p in not_in_schema(schema["additionalProperties"], item, path)]
+    if isinstance(value, list) and "items" in schema:
+        return [p for index, item in enumerate(value) for p in not_in_schema(schema["items"], item, f"{path}[{index}]")]
+    return []
+
+
+def test_a_limited_tests_status_is_stored_whole_and_shown_by_kubectl_get():
+    from datetime import datetime, timezone
+
+    from elves.engine.status import GeneratorCpu, LoadTestStatus, RunResults, RunStatus, Summary, Verdict, Window
+
+    now = datetime(2026, 11, 26, tzinfo=timezone.utc)
+    results = RunResults(window=Window(start=now, end=now), load_seconds=60, dropped_iterations=4, vus_max=40,
+                         vus_ceiling=40, generator_cpu=GeneratorCpu(cores_used=0.95, cores=1))
+    verdict = Verdict(passed=False, limited_by=["k6 dropped 4 iterations"])
+    status = LoadTestStatus(phase="Limited", runs=[RunStatus(index=0, test_id="t/x/0", phase="Limited", results=results,
+                                                             verdict=verdict)],
+                            results=results, verdict=verdict, summary=Summary(verdict="Limited 3/3"))
+    written = status.model_dump(mode="json", by_alias=True, exclude_none=True)
+    version = crd_manifest()["spec"]["versions"][0]
+    assert not_in_schema(version["schema"]["openAPIV3Schema"]["properties"]["status"], written) == []
+    assert written["verdict"]["limitedBy"] and written["results"]["generatorCpu"] and written["results"]["vusCeiling"]
+    # `kubectl get lt` shows the phase and the verdict's words.
+    columns = {c["name"]: c["jsonPath"] for c in version["additionalPrinterColumns"]}
+    assert (columns["Phase"], columns["Verdict"]) == (".status.phase", ".status.summary.verdict")

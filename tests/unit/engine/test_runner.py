@@ -24,7 +24,7 @@ from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey
 from elves.engine.runner import Context, Event, Timeouts, abort, set_condition, set_outcome_conditions, step
-from elves.engine.status import ContainerWatch, DeploymentSnapshot, LoadTestStatus, SystemSnapshot
+from elves.engine.status import ContainerWatch, DeploymentSnapshot, GeneratorCpu, LoadTestStatus, SystemSnapshot
 from engine_testkit import free_port
 
 
@@ -132,6 +132,12 @@ class FakePlatform:
 
     def stop_load(self, run: RunKey) -> None:
         self.calls.append(("stop_load", run.test_id))
+
+    runner_cpu: list[GeneratorCpu] = field(default_factory=list)  # what generator_cpu answers (none: unknown)
+
+    def generator_cpu(self, run: RunKey, start: float, end: float) -> list[GeneratorCpu]:
+        self.calls.append(("generator_cpu", (run, start, end)))
+        return self.runner_cpu
 
     # A killPod whose container dies this many seconds later (None: applied at once).
     kill_takes: float | None = None

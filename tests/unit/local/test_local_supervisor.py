@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import polling
@@ -109,30 +110,51 @@ def cpus_allowed(pid):
                 if line.startswith("Cpus_allowed_list:"))
 
 
-def test_k6_gets_a_cpu_of_its_own_and_the_system_the_others(supervisor, tmp_path):
-    require(LOAD_CPU is not None, "a second CPU: with one, the stack has none to give k6")
+def run_standin_k6(supervisor, tmp_path, k6_program: str, test_id: str):
+    """k6 as `elves run` starts it, from the stack's split: `k6_program` (a script with its #! line)
+    in k6's place, run by a LocalPlatform until it finished, looked at as the runner looks at it.
+    (platform, run)"""
     from elves.engine.platform import LoadRun, ScriptFile
     from elves.local.platform import LocalPlatform
     from elves.local.settings import Settings
 
-    system = cpus.cpu_list(AVAILABLE - {LOAD_CPU})
-    assert state()["cpus"] == {"system": system, "load": str(LOAD_CPU)}
-    for name in ("gateway", "registry", "ingestor"):
-        assert cpus_allowed(state()["deployments"][name]["pods"][0]["pid"]) == system, name
-
-    # k6 as `elves run` starts it, from the stack's split: a stand-in that writes where it ran.
     k6 = tmp_path / "k6"
-    k6.write_text('#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status > "$0.cpus"\n')
+    k6.write_text(k6_program)
     k6.chmod(0o755)
     script = tmp_path / "script.js"
     script.write_text("export default function () {}\n")
     _, state_dir = supervisor
     platform = LocalPlatform(Settings.from_env({**os.environ, "ELVES_STATE_DIR": str(state_dir),
                                                 "ELVES_LOCAL_PORT_OFFSET": str(OFFSET), "ELVES_K6": str(k6)}))
-    run = LoadRun(index=1, test_id="elves/cpus/1", script=ScriptFile(str(script)), scenarios={})
+    run = LoadRun(index=1, test_id=test_id, script=ScriptFile(str(script)), scenarios={})
     platform.start_load(run)
-    wait_for(lambda: platform.load_status(run.key).state == "finished", "the stand-in k6 to finish", 10)
+    wait_for(lambda: platform.load_status(run.key).state == "finished", "the stand-in k6 to finish", 30)
+    return platform, run
+
+
+def test_k6_gets_a_cpu_of_its_own_and_the_system_the_others(supervisor, tmp_path):
+    require(LOAD_CPU is not None, "a second CPU: with one, the stack has none to give k6")
+    system = cpus.cpu_list(AVAILABLE - {LOAD_CPU})
+    assert state()["cpus"] == {"system": system, "load": str(LOAD_CPU)}
+    for name in ("gateway", "registry", "ingestor"):
+        assert cpus_allowed(state()["deployments"][name]["pods"][0]["pid"]) == system, name
+
+    # A stand-in k6 that writes where it ran.
+    run_standin_k6(supervisor, tmp_path, '#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status > "$0.cpus"\n',
+                   "elves/cpus/1")
     assert (tmp_path / "k6.cpus").read_text().split() == ["Cpus_allowed_list:", str(LOAD_CPU)]
+
+
+def test_each_k6_runners_cpu_over_the_load_is_measured_against_the_cpu_it_runs_on(supervisor, tmp_path):
+    require(LOAD_CPU is not None, "a second CPU: with one, the stack has none to give k6")
+    # A stand-in k6 busy for 2 s of wall time: what CPU it gets depends on the machine, what it
+    # may use is the load's one CPU.
+    began = time.time()
+    platform, run = run_standin_k6(supervisor, tmp_path, f"#!{sys.executable}\nimport time\nstart = time.time()\n"
+                                   "while time.time() - start < 2: pass\n", "elves/cpu-used/1")
+    (runner,) = platform.generator_cpu(run.key, began, time.time())
+    assert runner.cores == 1 and 0 < runner.cores_used <= 1.05
+    assert platform.generator_cpu(run.key, began - 60, began) == []  # nothing sampled before the load
 
 
 def test_exit_code_3_of_the_jvm_is_reported_as_oomkilled(supervisor):

@@ -4,8 +4,11 @@ load) is Inconclusive and says why."""
 
 from __future__ import annotations
 
+import pytest
+
 from answers_kit import case, checks, fault, results, timeline
-from elves.engine.status import Breakpoint, DeploymentResult, EndpointResult, Ledger, QueueResult
+from elves.engine.generator_limit import generator_limits
+from elves.engine.status import Breakpoint, DeploymentResult, EndpointResult, GeneratorCpu, Ledger, QueueResult
 from elves.study.answers import answer
 from elves.study.figures import asked_text, sent_text
 
@@ -37,9 +40,18 @@ def test_a_run_the_suite_measured_busy_is_inconclusive_with_the_suites_reason():
     assert found.outcome == "Inconclusive" and "other processes used 0.80 cores on average" in found.text
 
 
-def test_a_run_whose_k6_dropped_iterations_is_inconclusive():
-    found = answer(case(runs=[results(dropped_iterations=169)]))
-    assert found.outcome == "Inconclusive" and "k6 dropped 169 iterations" in found.text
+@pytest.mark.parametrize("figures, said", [
+    ({"dropped_iterations": 169}, "k6 dropped 169 iterations"),
+    ({"vus_max": 90.0, "vus_ceiling": 90}, "k6 brought up all 90 VUs the plan allows"),
+    ({"generator_cpu": GeneratorCpu(cores_used=0.97, cores=1)}, "a k6 runner used 0.97 of its 1 core(s) (97%)"),
+], ids=["dropped iterations", "every VU brought up", "a runner's CPU full"])
+def test_a_run_the_verdict_would_call_limited_is_inconclusive_for_the_same_reason(figures, said):
+    run = results(**figures)
+    found = answer(case(runs=[run]))
+    assert found.outcome == "Inconclusive" and found.text.startswith(generator_limits(run)[0])
+    assert said in found.text and "What it measured (not an answer): Yes" in found.text
+    within = results(vus_max=89.0, vus_ceiling=90, generator_cpu=GeneratorCpu(cores_used=0.85, cores=1))
+    assert answer(case(runs=[within])).outcome == "Yes"
 
 
 def test_a_run_whose_k6_sent_well_under_what_was_asked_is_inconclusive():

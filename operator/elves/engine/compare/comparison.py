@@ -3,7 +3,8 @@ run applies to itself) judge the same way.
 
 The outcome is 0 only when the new run is as good as its baseline by every rule; 1 when a
 figure crossed a rule or is missing; 2 when nothing can be compared (a side without a run
-that has results, a LoadTest of another shape) or a rule the user wrote watches nothing.
+that has results, a LoadTest of another shape, a run whose load the generator limited: its
+figures are k6's, not the system's) or a rule the user wrote watches nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from elves.engine.compare.figures import VERDICT, Row, change_text, format_value, rows, run_figures
 from elves.engine.compare.rules import Threshold, parse_thresholds, too_few_text, watching
 from elves.engine.compare.summaries import RunView, Side, load_summary, side, summary_label, summary_status
+from elves.engine.generator_limit import generator_limits
 from elves.engine.status import Check, RunResults
 
 PASSED, BREACHED, INCOMPARABLE = 0, 1, 2
@@ -98,6 +100,16 @@ def _shape_problem(before: Side, after: Side) -> str | None:
     return None
 
 
+def _limited_problem(one: Side) -> str | None:
+    """Why a side's figures are not the system's: its load generator limited a run's load."""
+    for run in one.measured:
+        limits = generator_limits(run.results) if run.results is not None else []
+        if limits:
+            where = f"{run.label} of {one.called}" if run.label else one.called
+            return f"{where} was limited by its load generator, not the system, so its figures are k6's: {'; '.join(limits)}"
+    return None
+
+
 def compare_runs(before: Side, after: Side, thresholds: list[Threshold]) -> Comparison:
     """Each run of `after` against its counterpart in `before` (a sweep point by point)."""
     comparison = Comparison(before.name or before.role, after.name or after.role, thresholds)
@@ -119,8 +131,12 @@ def compare(baseline: dict[str, Any], new: dict[str, Any], thresholds: list[Thre
             names: tuple[str, str] = ("", "")) -> Comparison:
     """The comparison of two summary documents (summary.json as parsed), named `names` (their
     LoadTest and date) in what it says."""
-    return compare_runs(side(summary_status(baseline), names[0], "the baseline"),
-                        side(summary_status(new), names[1], "the new run"), thresholds)
+    before = side(summary_status(baseline), names[0], "the baseline")
+    after = side(summary_status(new), names[1], "the new run")
+    comparison = compare_runs(before, after, thresholds)
+    # The figures are still shown; none is judged as the system's.
+    comparison.problem = comparison.problem or _limited_problem(before) or _limited_problem(after)
+    return comparison
 
 
 def compare_paths(baseline: Path, new: Path, fail_on: str | None = None) -> Comparison:
@@ -144,6 +160,10 @@ def baseline_checks(baseline: dict[str, Any], name: str, results: RunResults, fa
     else:
         measured = [r for r in earlier.runs[run_index:run_index + 1] if r.results is not None]
         missing = f"run {run_index} of {earlier.called} has no results ({earlier.state})"
+    limited = _limited_problem(Side(name, measured[:1], earlier.state, earlier.role))
+    if limited:
+        return [Check(name="baseline", target=f"a run of {name} with the load it asked for", ok=False,
+                      detail=f"nothing to compare: {limited}")]
     if not measured:
         return [Check(name="baseline", target=f"a run with results in {name}", ok=False,
                       detail=f"nothing to compare: {missing}")]

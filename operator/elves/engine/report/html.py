@@ -7,7 +7,8 @@ from typing import Any
 
 import yaml
 
-from elves.engine.format import html_table, observed_text, value_text
+from elves.engine.format import html_table, observed_text, sweep_verdict, value_text
+from elves.engine.generator_limit import generator_text
 from elves.engine.report.svg import Marker, chart
 from elves.engine.status import LoadTestStatus, RunStatus
 from elves.engine.summary import failures_text
@@ -22,6 +23,7 @@ table { border-collapse: collapse; margin: 6px 0 12px; } td, th { padding: 3px 1
        text-align: right; } th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
 .badge { display: inline-block; padding: 2px 10px; border-radius: 10px; color: #fff; font-weight: 600; }
 .Succeeded { background: #2e7d32; } .Failed { background: #c62828; } .Error { background: #ef6c00; }
+.Limited { background: #6a1b9a; }
 .Running, .Pending, .Preparing, .Draining, .Analyzing { background: #1565c0; }
 .ok { color: #2e7d32; font-weight: 600; } .bad { color: #c62828; font-weight: 600; }
 .muted { color: #777; } .chart { display: block; margin: 4px 0 10px; }
@@ -67,7 +69,7 @@ def sweep_html(status: LoadTestStatus) -> str:
             f"{row.efficiency * 100:.0f} %" if row.efficiency is not None else "-",
             value_text(row.p95, "seconds"), value_text(row.p99, "seconds"), value_text(row.error_rate, "percent"),
             value_text(row.queue_depth_max), value_text(row.lost),
-            "<span class='ok'>passed</span>" if row.passed else "<span class='bad'>failed</span>"])
+            f"<span class='{'ok' if row.passed else 'bad'}'>{sweep_verdict(row)}</span>"])
     headers = ["run"] + keys + ["rate", "throughput", "speedup", "efficiency", "p95", "p99", "failed",
                                 "deepest queue", "lost", "verdict"]
     return ("<h2>Sweep</h2><p class='muted'>Throughput is completed work per second over load and drain;"
@@ -107,6 +109,15 @@ def plots_html(run: RunStatus, series: dict[str, Any] | None) -> str:
     return "".join(f"<h3>{escape(c.split('<title>')[1].split('</title>')[0])}</h3>{c}" for c in charts)
 
 
+def limited_html(limited_by: list[str]) -> str:
+    """Why the load generator, not the system, limited the load (nothing when it did not)."""
+    if not limited_by:
+        return ""
+    items = "".join(f"<li>{escape(why)}</li>" for why in limited_by)
+    return (f"<p class='bad'>Limited by the load generator, not the system: the figures below are k6's as much as"
+            f" the system's, so no objective, met or missed, is the system's verdict.</p><ul>{items}</ul>")
+
+
 def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
     parts = [f"<h2>{escape(title)}</h2>"]
     if run.message:
@@ -126,8 +137,7 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
             parts.append(f"<p>{escape(why)}.</p>")
         if warmup_text(results):
             parts.append(f"<p>{escape(warmup_text(results))}.</p>")
-        parts.append(f"<p>Dropped iterations: <b>{results.dropped_iterations}</b>; most VUs busy: "
-                     f"{value_text(results.vus_max)}; drain: "
+        parts.append(f"<p>{escape(generator_text(results))}; drain: "
                      f"{format_seconds(results.drain_seconds) if results.drain_completed else 'did not complete'};"
                      f" throughput stability (last minute over first): {value_text(results.throughput_stability)}.</p>")
         parts.append("<h3>Queues</h3>" + html_table(["queue", "deepest", "final"], [
@@ -181,7 +191,8 @@ def page(document: dict[str, Any], status: LoadTestStatus, series: dict[str, Any
         lines.append(f"<p class='bad'>Harness error ({escape(condition.reason)}): {escape(condition.message)}</p>")
     if note:
         lines.append(f"<p class='muted'>{escape(note)}</p>")
-    lines.append("<h2>Verdict</h2>" + verdict_table(status))
+    lines.append("<h2>Verdict</h2>" + (limited_html(status.verdict.limited_by) if status.verdict else "")
+                 + verdict_table(status))
     lines.append(sweep_html(status))
     for run in status.runs:
         point = ", ".join(f"{k} = {v}" for k, v in run.point.items())

@@ -6,18 +6,21 @@ import time
 from pathlib import Path
 
 from elves.engine import analysis
-from elves.engine.analysis import AnalysisError, leave_out_warmup, ledger_since
+from elves.engine.analysis import AnalysisError, RunWindow, leave_out_warmup, ledger_since
+from elves.engine.generator_limit import busiest
 from elves.engine.ledger import LedgerUnavailable
 from elves.engine.compare import CompareError, baseline_checks, load_summary
 from elves.engine.compare.history import find_baseline, wanted
+from elves.engine.plan import vu_ceiling
+from elves.engine.platform import RunKey
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc
 from elves.engine.runner.drain import logged_endpoints, run_window
-from elves.engine.runner.outcome import cleanup, set_condition, set_outcome_conditions
+from elves.engine.runner.outcome import cleanup, set_condition, set_outcome_conditions, set_verdict_conditions
 from elves.engine.runner.prepare import prepare_run
 from elves.engine.runner.tick import Tick
-from elves.engine.status import Check, RunResults, Step, Verdict
+from elves.engine.status import Check, GeneratorCpu, RunResults, RunStatus, Step, Verdict
 from elves.engine.summary import summarize
-from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, sweep_table
+from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, phase_of, sweep_table, verdict_of
 
 
 def _baseline_checks(tick: Tick, results: RunResults) -> list[Check]:
@@ -43,6 +46,17 @@ def _baseline_checks(tick: Tick, results: RunResults) -> list[Check]:
     return baseline_checks(summary, name, results, baseline.fail_on)
 
 
+def _generator_cpu(tick: Tick, window: RunWindow) -> GeneratorCpu | None:
+    """The busiest k6 runner's CPU over the load, as the platform measured it (None: unknown)."""
+    try:
+        runners = tick.platform.generator_cpu(RunKey(tick.plan.index, tick.plan.test_id), window.load_start,
+                                              window.load_end)
+    except Exception as exc:  # noqa: BLE001 - judged without it; the report says it is unknown
+        tick.events.append(progress(f"the load generator's CPU is unknown: {exc}"))
+        return None
+    return busiest(runners)
+
+
 def analyze(tick: Tick) -> float:
     run, plan, spec = tick.run, tick.plan, tick.ctx.test.spec
     prom = tick.ctx.prometheus(tick.platform)
@@ -57,12 +71,13 @@ def analyze(tick: Tick) -> float:
     began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
     try:
         results = analysis.analyze(prom, window, ledger, logged_endpoints(tick))
+        results.vus_ceiling = vu_ceiling(plan.scenarios)
+        results.generator_cpu = _generator_cpu(tick, window)
         if plan.warmup_seconds > 0:
             leave_out_warmup(results, prom, window, plan.warmup_seconds)
         verdict = evaluate(spec.objectives, results, prom, window.end)
         if spec.baseline is not None:
-            verdict.checks += _baseline_checks(tick, results)
-            verdict.passed = all(c.ok for c in verdict.checks)
+            verdict = verdict_of(verdict.checks + _baseline_checks(tick, results), verdict.limited_by)
         if spec.load.profile == "breakpoint":
             verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, window.load_start,
                                                  window.load_end, plan.profile, plan.warmup_seconds)
@@ -74,9 +89,11 @@ def analyze(tick: Tick) -> float:
     run.finished_at = utc(tick.now)
     run.analysis_seconds = round(time.monotonic() - began, 3)
     tick.events.append(progress(f"analysis and verdict took {run.analysis_seconds:.2f}s"))
-    run.phase = "Succeeded" if verdict.passed else "Failed"
+    run.phase = phase_of(verdict)
     failed = [c.name for c in verdict.checks if not c.ok]
-    tick.events.append(progress(f"run {run.index}: {'passed' if verdict.passed else 'failed: ' + ', '.join(failed)}"))
+    said = ("limited by the load generator: " + "; ".join(verdict.limited_by) if verdict.limited_by else
+            "passed" if verdict.passed else "failed: " + ", ".join(failed))
+    tick.events.append(progress(f"run {run.index}: {said}"))
     if tick.status.current_run + 1 < len(tick.plans):
         tick.status.current_run += 1
         prepare_run(tick)
@@ -85,39 +102,37 @@ def analyze(tick: Tick) -> float:
     return 0.0
 
 
-def _finish(tick: Tick) -> None:
-    status = tick.status
-    runs = status.runs
-    checks = []
+def _test_verdict(runs: list[RunStatus]) -> Verdict:
+    """The test's verdict from its runs': every check and every limit, named by run in a sweep."""
+    checks, limited_by = [], []
     for run in runs:
         prefix = f"run {run.index} " if len(runs) > 1 else ""
-        for check in (run.verdict.checks if run.verdict else []):
-            checks.append(check.model_copy(update={"name": prefix + check.name}))
-    passed = all(r.verdict is not None and r.verdict.passed for r in runs)
-    last = runs[-1]
-    status.verdict = Verdict(passed=passed, checks=checks,
-                             breakpoint=last.verdict.breakpoint if last.verdict else None)
-    status.results = last.results
-    if len(runs) > 1:
-        status.sweep = sweep_table(runs)
+        verdict = run.verdict or Verdict(passed=False)
+        checks += [check.model_copy(update={"name": prefix + check.name}) for check in verdict.checks]
+        limited_by += [f"run {run.index}: {why}" if prefix else why for why in verdict.limited_by]
+    last = runs[-1].verdict
+    return Verdict(passed=all(r.verdict is not None and r.verdict.passed for r in runs), checks=checks,
+                   limited_by=limited_by, breakpoint=last.breakpoint if last else None)
+
+
+def _finish(tick: Tick) -> None:
+    status = tick.status
+    status.verdict = verdict = _test_verdict(status.runs)
+    status.results = status.runs[-1].results
+    if len(status.runs) > 1:
+        status.sweep = sweep_table(status.runs)
     cleanup(tick.ctx, status, tick.platform, tick.events)
-    status.phase = "Succeeded" if passed else "Failed"
+    status.phase = phase_of(verdict)
     status.finished_at = utc(tick.now)
     status.progress.step = Step.DONE
     status.progress.waiting_for = ""
     status.progress.deadline = None
-    failed = [c for c in checks if not c.ok]
     set_condition(status, "Running", "False", status.phase, "", tick.now)
-    set_condition(status, "Passed", "True" if passed else "False",
-                  "ObjectivesMet" if passed else "ObjectivesMissed",
-                  "; ".join(f"{c.name}: observed {_observed(c.observed)}, wanted {c.target}"
-                            + (f" ({c.detail})" if c.detail else "") for c in failed),
-                  tick.now)
+    set_verdict_conditions(status, tick.now)
     set_outcome_conditions(status, tick.now)
     status.summary = summarize(status)
-    tick.events.append(Event(status.phase, f"{status.phase}: {len(checks) - len(failed)}/{len(checks)} checks passed",
-                             "Normal" if passed else "Warning"))
-
-
-def _observed(value: float | None) -> str:
-    return "no data" if value is None else f"{value:.4g}"
+    held = sum(c.ok for c in verdict.checks)
+    tick.events.append(Event(status.phase, f"{status.phase}: {held}/{len(verdict.checks)} checks passed"
+                             + (f"; the load generator limited the load: {'; '.join(verdict.limited_by)}"
+                                if verdict.limited_by else ""),
+                             "Normal" if verdict.passed else "Warning"))

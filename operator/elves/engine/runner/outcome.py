@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from elves.engine.platform import Platform, RunKey
 from elves.engine.runner.context import Context, Event, progress, utc, warning
-from elves.engine.status import Condition, LoadTestStatus
+from elves.engine.status import Check, Condition, LoadTestStatus
 from elves.engine.summary import summarize
 
 
@@ -21,13 +21,41 @@ def set_condition(status: LoadTestStatus, type_: str, value: str, reason: str, m
                                        last_transition_time=utc(now), observed_generation=status.observed_generation))
 
 
+def _observed(value: float | None) -> str:
+    return "no data" if value is None else f"{value:.4g}"
+
+
+def _missed_text(checks: list[Check]) -> str:
+    """The checks that failed: `name: observed 3, wanted == 0 (detail)`, joined by "; "."""
+    return "; ".join(f"{c.name}: observed {_observed(c.observed)}, wanted {c.target}"
+                     + (f" ({c.detail})" if c.detail else "") for c in checks if not c.ok)
+
+
+def set_verdict_conditions(status: LoadTestStatus, now: float) -> None:
+    """From the test's verdict: Passed (every objective held, on the load asked for) and
+    HarnessLimited (the load generator, not the system, limited the load)."""
+    verdict = status.verdict
+    assert verdict is not None
+    missed, limited = _missed_text(verdict.checks), "; ".join(verdict.limited_by)
+    if limited:
+        set_condition(status, "Passed", "False", "HarnessLimited",
+                      limited + (f"; missed, on k6's figures: {missed}" if missed else ""), now)
+        set_condition(status, "HarnessLimited", "True", "GeneratorLimited",
+                      f"the load generator, not the system, limited the load: {limited}", now)
+        return
+    set_condition(status, "Passed", "True" if verdict.passed else "False",
+                  "ObjectivesMet" if verdict.passed else "ObjectivesMissed", missed, now)
+    set_condition(status, "HarnessLimited", "False", "LoadOffered", "", now)
+
+
 def set_outcome_conditions(status: LoadTestStatus, now: float) -> None:
     """The Job-like conditions tools wait on: Completed on any end (so `kubectl wait
-    --for=condition=Completed` returns whatever the outcome), Failed on Failed or Error,
-    Ready on Succeeded. While the test is under way all three are False, reason the phase."""
+    --for=condition=Completed` returns whatever the outcome), Failed on Failed, Limited or
+    Error, Ready on Succeeded. While the test is under way all three are False, reason the phase."""
     phase = status.phase
     harness = next((c for c in status.conditions if c.type == "HarnessError" and c.status == "True"), None)
     missed = next((c for c in status.conditions if c.type == "Passed" and c.status == "False"), None)
+    limited = next((c for c in status.conditions if c.type == "HarnessLimited" and c.status == "True"), None)
     if not status.final:
         for type_ in ("Completed", "Failed", "Ready"):
             set_condition(status, type_, "False", phase, f"the test is {phase.lower()}", now)
@@ -37,6 +65,8 @@ def set_outcome_conditions(status: LoadTestStatus, now: float) -> None:
         set_condition(status, "Failed", "True", harness.reason, harness.message, now)
     elif phase == "Failed":
         set_condition(status, "Failed", "True", "ObjectivesMissed", missed.message if missed else "", now)
+    elif phase == "Limited":
+        set_condition(status, "Failed", "True", "HarnessLimited", limited.message if limited else "", now)
     else:
         set_condition(status, "Failed", "False", phase, "", now)
     set_condition(status, "Ready", "True" if phase == "Succeeded" else "False", phase,
