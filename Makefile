@@ -74,7 +74,7 @@ helm: ## helm built from its Go module at the pinned version
 kubernetes: ## kube-apiserver and friends built from the Go module proxy (cached)
 	tools/build-kubernetes.sh
 
-crds: ## upstream CRDs (prometheus-operator, k6-operator) from their Go modules
+crds: ## upstream CRDs (prometheus-operator, k6-operator, KEDA) from their Go modules
 	tools/fetch-crds.sh
 
 services: ## build the Spring Boot services

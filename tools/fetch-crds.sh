@@ -4,9 +4,11 @@
 #       ServiceMonitor, PodMonitor, PrometheusRule, Prometheus, Alertmanager, ...
 #   ${ELVES_CACHE:-$HOME/.cache/elves}/crds/k6-operator-$K6_OPERATOR_VERSION/
 #       TestRun, PrivateLoadZone
-# Both come from the projects' Go modules through the Go module proxy (checked against
+#   ${ELVES_CACHE:-$HOME/.cache/elves}/crds/keda-$KEDA_VERSION/
+#       ScaledObject, TriggerAuthentication, ... (the chart's and the operator's autoscalers)
+# All come from the projects' Go modules through the Go module proxy (checked against
 # the sum database), because no chart repository or GitHub download is reachable here.
-# Prints the two directories, one a line. Does nothing when they are already complete.
+# Prints the directories, one a line. Does nothing when they are already complete.
 #
 # Settings (environment):
 #   ELVES_CACHE   cache root (default $HOME/.cache/elves)
@@ -57,6 +59,7 @@ main() {
     example/prometheus-operator-crd "prometheus-operator-$PROMETHEUS_OPERATOR_VERSION"
   copy_crds github.com/grafana/k6-operator "$K6_OPERATOR_VERSION" \
     config/crd/bases "k6-operator-$K6_OPERATOR_VERSION"
+  copy_crds github.com/kedacore/keda/v2 "$KEDA_VERSION" config/crd/bases "keda-$KEDA_VERSION"
 }
 
 main "$@"

@@ -48,6 +48,9 @@ QUEUE_INGESTOR_DATA = "elves.ingestor.data.in"
 QUEUE_REGISTRY_APPLOG = "elves.registry.applog.in"
 QUEUE_REGISTRY_INGESTOR = "elves.registry.ingestor.in"
 WORK_QUEUES = (QUEUE_INGESTOR_DATA, QUEUE_REGISTRY_APPLOG, QUEUE_REGISTRY_INGESTOR)
+# The work queue whose length KEDA scales a deployment on (spec.system.autoscaling, the chart's
+# services.<name>.autoscaling); the deployments not named here are scaled by the HPA on CPU.
+SCALED_ON_QUEUE = {INGESTOR: QUEUE_INGESTOR_DATA}
 # Where rejected and over-delivered messages go, routed to <queue>.dlq.
 DEAD_LETTER_EXCHANGE = "elves.dlx"
 DEAD_LETTER_SUFFIX = ".dlq"

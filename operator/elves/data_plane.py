@@ -14,7 +14,10 @@ on the exchange; to consume, read on the queue. So each may configure, bind and 
 its own queues, the publishers may write to the exchange, and the gateway reads nothing. No
 user has a tag: none may use the management API (the plugin is off anyway). The re-drive's
 shovel and the reset's purges go through rabbitmqctl (the node's Erlang cookie), not through
-a user.
+a user. KEDA (a cluster's autoscaling on queue length) connects as a user of its own that may
+do nothing but open the vhost: it reads a queue's length with a passive queue.declare, which
+RabbitMQ answers without configure, write or read permission, so it can neither consume,
+publish nor declare.
 
 PostgreSQL. The migration role owns the database and its tables (Flyway, run by the
 registry at start-up with this role's credentials); after each migration it grants the
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 
 from elves.constants import (DEAD_LETTER_EXCHANGE, DEAD_LETTER_SUFFIX, EXCHANGE, GATEWAY, INGESTOR, QUEUE_INGESTOR_DATA,
                              QUEUE_REGISTRY_APPLOG, QUEUE_REGISTRY_DEAD_REQUESTS, QUEUE_REGISTRY_INGESTOR, REGISTRY,
-                             SYSTEM_QUEUES)
+                             SCALED_ON_QUEUE, SYSTEM_QUEUES)
 
 DATABASE = "elves"
 VHOST = "/"
@@ -92,6 +95,9 @@ DEFAULT_EXCHANGE = "amq.default"
 BROKER_USERS[HARNESS] = BrokerUser(f"elves-{HARNESS}", configure="^$",
                                    write=exactly(EXCHANGE, DEFAULT_EXCHANGE, *SYSTEM_QUEUES),
                                    read=exactly(*EXCHANGES, *SYSTEM_QUEUES))
+# KEDA's user on a cluster (not the local mode's: autoscaling needs a cluster): the vhost only.
+KEDA = "keda"
+KEDA_USER = BrokerUser(f"elves-{KEDA}", configure=exactly(), write=exactly(), read=exactly())
 
 
 @dataclass(frozen=True)
@@ -155,13 +161,15 @@ def retire_sql(role: str, drop: bool) -> str:
 def chart_facts() -> dict:
     """What the chart needs of this module (charts/elves/files/data-plane.json, which a tier-1
     test keeps equal to this): the services' broker users and database roles."""
-    services = (GATEWAY, REGISTRY, INGESTOR)
+    users = {service: BROKER_USERS[service] for service in (GATEWAY, REGISTRY, INGESTOR)} | {KEDA: KEDA_USER}
     return {
-        "rabbitmq": {service: {"user": BROKER_USERS[service].name, "configure": BROKER_USERS[service].configure,
-                               "write": BROKER_USERS[service].write, "read": BROKER_USERS[service].read,
-                               "declare": declare_setting(service)} for service in services},
+        "rabbitmq": {name: {"user": user.name, "configure": user.configure, "write": user.write, "read": user.read,
+                            "declare": declare_setting(name) if name in CONSUMES else ""}
+                     for name, user in users.items()},
         "postgresql": {"database": DATABASE, "migrator": MIGRATOR.name, "registry": REGISTRY_ROLE.name,
                        "reset": RESET.name},
+        # The queue KEDA watches for each deployment it may scale.
+        "scaledOnQueue": dict(SCALED_ON_QUEUE),
     }
 
 

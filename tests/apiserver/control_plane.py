@@ -72,11 +72,12 @@ def kubernetes_bin_dir() -> Path:
 
 
 def upstream_crd_dirs() -> list[Path]:
-    """Where tools/fetch-crds.sh puts the prometheus-operator and k6-operator CRDs."""
+    """Where tools/fetch-crds.sh puts the prometheus-operator, k6-operator and KEDA CRDs."""
     pinned = versions()
     return [
         cache_dir() / "crds" / f"prometheus-operator-{pinned['PROMETHEUS_OPERATOR_VERSION']}",
         cache_dir() / "crds" / f"k6-operator-{pinned['K6_OPERATOR_VERSION']}",
+        cache_dir() / "crds" / f"keda-{pinned['KEDA_VERSION']}",
     ]
 
 
@@ -87,6 +88,7 @@ def upstream_crd_dirs() -> list[Path]:
 UPSTREAM_CRDS = (
     "monitoring.coreos.com_servicemonitors", "monitoring.coreos.com_podmonitors",
     "monitoring.coreos.com_prometheusrules", "k6.io_testruns", "k6.io_privateloadzones",
+    "keda.sh_scaledobjects", "keda.sh_triggerauthentications",
 )
 
 

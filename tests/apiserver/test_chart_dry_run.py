@@ -1,5 +1,5 @@
 """The elves chart, rendered with each charts/elves/ci/*.yaml, passes a server-side dry run
-on a real kube-apiserver that has the prometheus-operator and k6-operator CRDs: every
+on a real kube-apiserver that has the prometheus-operator, k6-operator and KEDA CRDs: every
 object is one the API server would store (schemas, CRD kinds, RBAC, admission), and every
 pod template meets the `restricted` Pod Security Standard.
 """
@@ -18,9 +18,10 @@ from . import control_plane as cp
 
 CHART = cp.REPO / "charts" / "elves"
 CI_VALUES = sorted((CHART / "ci").glob("*.yaml"))
-# The API groups a cluster with kube-prometheus-stack and k6-operator offers, so templates
-# that check .Capabilities render what they would render there.
-CLUSTER_API_VERSIONS = ("monitoring.coreos.com/v1", "k6.io/v1alpha1")
+# The API groups a cluster with kube-prometheus-stack, k6-operator and KEDA offers, so templates
+# that check .Capabilities render what they would render there (all-features-values.yaml's
+# autoscalers among them).
+CLUSTER_API_VERSIONS = ("monitoring.coreos.com/v1", "k6.io/v1alpha1", "keda.sh/v1alpha1")
 
 
 def render(values: Path, namespace: str) -> str:
@@ -80,3 +81,5 @@ def test_the_rendered_chart_passes_a_server_side_dry_run(
     applied = [line for line in result.stdout.splitlines() if line.endswith("(server dry run)")]
     rendered = [doc for doc in yaml.safe_load_all(manifests) if doc]
     assert len(applied) == len(rendered), result.stdout
+    if values.stem == "all-features-values":  # the autoscalers, checked against KEDA's own CRDs
+        assert {"ScaledObject", "TriggerAuthentication", "HorizontalPodAutoscaler"} <= {d["kind"] for d in rendered}

@@ -109,7 +109,7 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 def chart_repo(plane: cp.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Helm chart repository on 127.0.0.1 with the stand-ins at the pinned versions."""
     versions = cluster_versions()
-    prometheus_crds, k6_crds = cp.upstream_crd_dirs()
+    prometheus_crds, k6_crds = cp.upstream_crd_dirs()[:2]
     sources = tmp_path_factory.mktemp("stand-in-charts")
     served = tmp_path_factory.mktemp("chart-repo")
     charts = [

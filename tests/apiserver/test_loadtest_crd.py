@@ -154,6 +154,17 @@ BROKEN_RULES = [
                  id="baseline-neither-file-nor-loadtest"),
     pytest.param({"baseline": {"loadTest": None}}, "spec.baseline", "pick chooses among the reports of loadTest",
                  id="baseline-pick-without-loadtest"),
+    # Its autoscaler owns an autoscaled deployment's replicas: a scale fault would be undone.
+    pytest.param({"system": {"replicas": None, "autoscaling": {"ingestor": {"maxReplicas": 6}}}, "sweep": None},
+                 "spec", "faults: a scale fault on the ingestor, which system.autoscaling.ingestor autoscales",
+                 id="scale-fault-on-an-autoscaled-deployment"),
+    pytest.param({"sweep": {"system.autoscaling.ingestor.mode": ["fixed", "keda"]}},
+                 "spec", "faults: a scale fault on the ingestor", id="scale-fault-on-a-swept-autoscaler"),
+    pytest.param({"system": {"autoscaling": {"ingestor": {}}}, "faults": [], "sweep": None},
+                 "spec.system", "replicas.ingestor: the ingestor is autoscaled", id="fixed-replicas-and-autoscaler"),
+    pytest.param({"system": {"autoscaling": {"ingestor": {"minReplicas": 6, "maxReplicas": 5}}}},
+                 "spec.system.autoscaling.ingestor", "minReplicas must not be above maxReplicas",
+                 id="autoscaling-bounds"),
 ]
 
 

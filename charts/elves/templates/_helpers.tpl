@@ -252,6 +252,7 @@ SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFE
 {{- end }}
 {{- end }}
 {{- end }}
+{{- $errors = concat $errors (include "elves.autoscaling.errors" . | fromJsonArray) }}
 {{- $images := dict "operator.image" .Values.operator.image "rabbitmq.image" .Values.rabbitmq.image "postgresql.image" .Values.postgresql.image }}
 {{- range $name, $service := .Values.services }}
 {{- $_ := set $images (printf "services.%s.image" $name) $service.image }}

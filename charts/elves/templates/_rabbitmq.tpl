@@ -28,12 +28,12 @@ rabbitmq.conf: |
   {{- end }}
 {{- end }}
 
-{{/* elves.rabbitmq.definitions: RabbitMQ's definitions with a placeholder per password (files/data-plane.json: a user per service, no tags, limited to its queues) and the policy bounding every `<queue>.dlq` (elves.constants.DEAD_LETTER_POLICY). RabbitMQ loads them at every boot, so the policy also reaches queues declared before it existed; no hook or CLI call has to race the node's start. */}}
+{{/* elves.rabbitmq.definitions: RabbitMQ's definitions with a placeholder per password (files/data-plane.json: a user per service, no tags, limited to its queues, and KEDA's, which may only open the vhost) and the policy bounding every `<queue>.dlq` (elves.constants.DEAD_LETTER_POLICY). RabbitMQ loads them at every boot, so the policy also reaches queues declared before it existed; no hook or CLI call has to race the node's start. */}}
 {{- define "elves.rabbitmq.definitions" -}}
 {{- $users := (include "elves.dataPlane" . | fromJson).rabbitmq }}
 {{- $list := list }}
 {{- $permissions := list }}
-{{- range $name := list "gateway" "registry" "ingestor" }}
+{{- range $name := list "gateway" "registry" "ingestor" "keda" }}
 {{- $user := get $users $name }}
 {{- $list = append $list (dict "name" $user.user "password" (printf "__PASSWORD_%s__" $name) "tags" "") }}
 {{- $permissions = append $permissions (dict "user" $user.user "vhost" "/" "configure" $user.configure "write" $user.write "read" $user.read) }}

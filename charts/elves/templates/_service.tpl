@@ -122,7 +122,11 @@ metadata:
   namespace: {{ $root.Release.Namespace }}
   labels: {{- include "elves.labels" . | nindent 4 }}
 spec:
+  {{- if include "elves.autoscaled" . }}
+  # The autoscaler owns the replica count: an upgrade must not reset it (templates/_autoscaling.tpl).
+  {{- else }}
   replicas: {{ $service.replicas }}
+  {{- end }}
   revisionHistoryLimit: 3
   selector:
     matchLabels: {{- include "elves.selectorLabels" . | nindent 6 }}

@@ -21,7 +21,7 @@ from elves.engine.compare.history import ReportDirectory
 from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
 from elves.engine.credentials import max_seconds_from_env
 from elves.engine.models.errors import SpecError
-from elves.engine.models.loadtest import load_file
+from elves.engine.models.loadtest import LoadTest, load_file
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import HTML, write_report
@@ -89,7 +89,10 @@ def exit_code(status: LoadTestStatus) -> int:
 
 
 def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: str | None = None,
-             reports_dir: Path = Path("reports"), out: TextIO = sys.stdout) -> int:
+             reports_dir: Path = Path("reports"), out: TextIO = sys.stdout,
+             refuse: Callable[[LoadTest], list[str]] = lambda test: []) -> int:
+    """Run the one LoadTest of the file to its end; `refuse` names the fields the platform cannot
+    honour (the test is then not started: exit 2)."""
     try:
         tests = load_file(path)
     except SpecError as exc:
@@ -99,6 +102,9 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
         print(f"{path}: holds {len(tests)} LoadTests; elves run takes one per file", file=sys.stderr)
         return EXIT_HARNESS_ERROR
     test = tests[0]
+    if problems := refuse(test):
+        print(f"{path}: " + "; ".join(problems), file=sys.stderr)
+        return EXIT_HARNESS_ERROR
     try:
         timeouts = Timeouts(run_credential_max=max_seconds_from_env(dict(os.environ)))
         platform = make_platform()

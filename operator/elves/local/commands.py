@@ -72,9 +72,11 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from elves.engine.drive import run_file
+    from elves.local.cluster_only import cluster_only_problems
     from elves.local.platform import LocalPlatform
 
-    return run_file(args.file, LocalPlatform, prometheus_url=args.prometheus, reports_dir=Path(args.reports))
+    return run_file(args.file, LocalPlatform, prometheus_url=args.prometheus, reports_dir=Path(args.reports),
+                    refuse=cluster_only_problems)
 
 
 def _token(args: argparse.Namespace) -> int:

@@ -13,13 +13,14 @@ import subprocess
 from chart_testkit import CHART, env_of, named, render
 
 from elves.constants import DEPLOYMENTS
-from elves.data_plane import BROKER_USERS, MIGRATOR, REGISTRY_ROLE, RESET, chart_facts, declare_setting
+from elves.data_plane import (BROKER_USERS, KEDA, KEDA_USER, MIGRATOR, REGISTRY_ROLE, RESET, chart_facts,
+                              declare_setting)
 
 RELEASE = "elves"
 # The keys each per-service Secret holds, and nothing else.
 OWN_KEYS = {"gateway": {"rabbitmq-password"}, "ingestor": {"rabbitmq-password"},
             "registry": {"rabbitmq-password", "postgres-password", "postgres-migrator-password"},
-            "reset": {"postgres-reset-password"}}
+            "reset": {"postgres-reset-password"}, "keda": {"rabbitmq-username", "rabbitmq-password"}}
 
 
 def pod(helm: str, kind: str, name: str) -> dict:
@@ -41,7 +42,8 @@ def test_each_service_has_a_secret_of_its_own_credentials_and_reads_no_other_ser
         secret = named(render(helm), "Secret", f"{RELEASE}-{name}")
         assert set(secret["data"]) == keys, name
         assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
-        assert all(len(base64.b64decode(value)) >= 32 for value in secret["data"].values())
+        assert all(len(base64.b64decode(value)) >= 32 for key, value in secret["data"].items()
+                   if key.endswith("-password"))
     shared = named(render(helm), "Secret", RELEASE)
     assert not {key for key in shared["data"] if "rabbitmq" in key}, "no broker password in the shared Secret"
     for name in DEPLOYMENTS:
@@ -78,18 +80,18 @@ def test_rabbitmq_loads_a_user_per_service_with_its_permissions_and_no_managemen
     # The init container's own command, run here on the rendered template with stand-in passwords.
     [init] = spec["initContainers"]
     refs = secret_refs(init)
+    broker_users = {name: BROKER_USERS[name] for name in DEPLOYMENTS} | {KEDA: KEDA_USER}
     assert {name: (r["name"], r["key"]) for name, r in refs.items()} == {
-        f"PASSWORD_{name.upper()}": (f"{RELEASE}-{name}", "rabbitmq-password") for name in DEPLOYMENTS}
+        f"PASSWORD_{name.upper()}": (f"{RELEASE}-{name}", "rabbitmq-password") for name in broker_users}
     (tmp_path / "definitions.json.in").write_text(config["definitions.json.in"])
     script = init["command"][-1].replace("/etc/rabbitmq/", f"{tmp_path}/").replace(
         "/var/lib/rabbitmq-definitions/", f"{tmp_path}/")
-    passwords = {f"PASSWORD_{name.upper()}": f"pw{name}123" for name in DEPLOYMENTS}
+    passwords = {f"PASSWORD_{name.upper()}": f"pw{name}123" for name in broker_users}
     assert subprocess.run(["sh", "-ec", script], env={**os.environ, **passwords}, timeout=30).returncode == 0
     definitions = json.loads((tmp_path / "definitions.json").read_text())
     users = {user["name"]: user for user in definitions["users"]}
-    assert set(users) == {BROKER_USERS[name].name for name in DEPLOYMENTS}
-    for name in DEPLOYMENTS:
-        user = BROKER_USERS[name]
+    assert set(users) == {user.name for user in broker_users.values()}
+    for name, user in broker_users.items():
         assert users[user.name]["password"] == f"pw{name}123" and users[user.name]["tags"] == ""
         [permission] = [p for p in definitions["permissions"] if p["user"] == user.name]
         assert (permission["configure"], permission["write"], permission["read"]) == (

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, Valida
 from elves.constants import DEPLOYMENTS
 from elves.engine.compare import parse_thresholds
 from elves.engine.compare.history import DEFAULT_PICK, Pick
+from elves.engine.models.autoscaling import SCALE_FAULT_RULES
 from elves.engine.models.errors import message
 from elves.engine.models.faults import Fault
 from elves.engine.models.fields import DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN
@@ -49,10 +50,11 @@ class Runner(SpecModel):
 
 
 LOAD_SWEEP_FIELDS = ("rate", "users", "parallelism")  # spec.load's fields a sweep may set
-SWEEP_PATH_PATTERN = (r"^(system\.(replicas|resources|env)\.(" + "|".join(DEPLOYMENTS)
+SWEEP_PATH_PATTERN = (r"^(system\.(replicas|resources|env|autoscaling)\.(" + "|".join(DEPLOYMENTS)
                       + r")(\.[A-Za-z_][A-Za-z0-9_]*)?|load\.(" + "|".join(LOAD_SWEEP_FIELDS) + "))$")
 SWEEP_KEYS = "sweep keys are system.replicas.<deployment>, system.resources.<deployment>.<memory|cpu>," \
-             " system.env.<deployment>.<NAME>, load.rate, load.users or load.parallelism"
+             " system.env.<deployment>.<NAME>, system.autoscaling.<deployment>.<field>, load.rate, load.users" \
+             " or load.parallelism"
 
 
 def _sweep_value(value: Any) -> Any:
@@ -119,6 +121,7 @@ class LoadTestSpec(SpecModel):
              lambda spec: _late_fault(spec) is not None,
              lambda spec: f"faults[{_late_fault(spec)}].at = {spec.faults[_late_fault(spec)].at} is not before"  # type: ignore[index]
                           f" the end of the load ({spec.load.duration_seconds:g}s)"),
+        *SCALE_FAULT_RULES,
     )
     # Checked for each key of spec.sweep by its field validator.
     field_rules = (

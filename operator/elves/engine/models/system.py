@@ -1,4 +1,4 @@
-"""spec.system: the replicas, resources and service settings a test asks of each deployment."""
+"""spec.system: the replicas, resources, service settings and autoscaling a test asks of each deployment."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import Field, create_model
 
 from elves.constants import DEPLOYMENTS, TUNABLES
+from elves.engine.models.autoscaling import REPLICAS_RULES, Autoscaling, autoscaled
 from elves.engine.models.fields import EnvName, EnvValue
 from elves.engine.modelbase import Rule, SpecModel
 from elves.engine.units import Cpu, Memory
@@ -65,9 +66,18 @@ class DeploymentChange:
 class System(SpecModel):
     """The system under test as this test wants it; unset parts stay as they are."""
 
+    rules = REPLICAS_RULES
+
     replicas: Replicas = Field(default_factory=Replicas)
     resources: Resources = Field(default_factory=Resources)
     env: Env = Field(default_factory=Env)
+    autoscaling: Autoscaling = Field(default_factory=Autoscaling, description=(
+        "Hand a deployment's replicas to an autoscaler for the run (cluster only): KEDA on the work queue's length "
+        "for the ingestor, the HPA on CPU for the gateway and the registry."))
+
+    def autoscaled(self) -> list[str]:
+        """The deployments an autoscaler owns in this system."""
+        return autoscaled(self.autoscaling)
 
     def changes(self) -> list[DeploymentChange]:
         """One change per deployment this system sets anything of, in DEPLOYMENTS order."""
