@@ -220,8 +220,10 @@ def k6_vus(test_id: str | None = None) -> str:
 
 
 def k6_vus_max(test_id: str, window: str) -> str:
-    """The most VUs active at once over a window, all runners together."""
-    return f"max_over_time(({k6_vus(test_id)})[{window}:{SUBQUERY_STEP}])"
+    """The most VUs active at once over a window, all runners together. Stepped every second,
+    not SUBQUERY_STEP: k6 pushes its gauge every few seconds, and on a run of a few seconds no
+    5 s step (aligned to the clock, not to the run) may fall after the first push."""
+    return f"max_over_time(({k6_vus(test_id)})[{window}:1s])"
 
 
 def k6_samples_present(test_id: str, window: str) -> str:
