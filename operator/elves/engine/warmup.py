@@ -3,9 +3,9 @@
 A freshly started JVM answers slowly while its JIT compiles the hot paths: a breakpoint ramp
 started then finds the JIT's limit, not the system's (issue 21.5: 34/s on a cold stack, 681/s
 warm). The warm-up holds a light constant load (elves.engine.plan.warmup_stages); this module
-reads, from Prometheus, the first moment within it when both
-- every deployment's busiest JVM compiles less than JIT_SETTLED_MS_PER_SECOND, and
-- the warm-up's p99 over the last window is within P99_SETTLED_CHANGE of the window before,
+reads, from Prometheus, the moment within it from which, to its end, both
+- every deployment's busiest JVM compiled less than JIT_SETTLED_MS_PER_SECOND, and
+- the warm-up's p99 over the last window was within P99_SETTLED_CHANGE of the window before,
 and says so; a breakpoint found after a warm-up that never settled is marked (Breakpoint.warm).
 """
 
@@ -16,10 +16,12 @@ from elves.engine.prometheus import Prometheus
 from elves.engine.status import WarmupSettling
 from elves.engine.units import format_duration
 
-# A JVM that spends less than 2.5 % of a core on compiling has compiled what the load runs
-# hot; what is left are rarely run methods whose compilation no longer shows in the latency.
-# While it warms up the JIT takes several hundred ms per second.
-JIT_SETTLED_MS_PER_SECOND = 25.0
+# A JVM that spends less than 5 % of a core on compiling has compiled what the load runs
+# hot; what is left are re-compilations and rarely run methods whose compilation no longer
+# shows in the latency. On the local stack (2026-11-26, bench/results/2026-11-26-warmup-auto-
+# cold-stack.txt) a cold gateway and registry compiled 500-670 ms per second in the first
+# minute of 100/s, still 150-300 at two minutes, and 10-50 once warm higher up the ramp.
+JIT_SETTLED_MS_PER_SECOND = 50.0
 # Two windows' p99 within a fifth of each other: what is left is the noise of a light load's
 # few hundred requests per window, not a JVM getting faster.
 P99_SETTLED_CHANGE = 0.2
@@ -53,14 +55,18 @@ def p99_settled(p99: Points, t: float) -> bool:
 
 
 def settled_at(jit: dict[str, Points], p99: Points, hold_start: float, end: float) -> float | None:
-    """The first step from `hold_start` (the constant load reached) to `end` when both settled;
-    the p99's two windows must both lie within the constant load."""
-    t = hold_start + 2 * WINDOW_SECONDS
-    while t <= end + 1e-9:
-        if jit_settled(jit, t) and p99_settled(p99, t):
-            return t
-        t += STEP_SECONDS
-    return None
+    """The first step from which both stayed settled to the end of the warm-up (None: they were
+    not settled at its end). Staying matters: the JIT goes quiet and busy again while it works
+    through the paths, and what the ramp after the warm-up meets is the JVMs at its end. The
+    p99's two windows must both lie within the constant load (from `hold_start`)."""
+    first = hold_start + 2 * WINDOW_SECONDS
+    steps = [first + i * STEP_SECONDS for i in range(int((end - first) // STEP_SECONDS) + 1)] if end >= first else []
+    since = None
+    for t in reversed(steps):
+        if not (jit_settled(jit, t) and p99_settled(p99, t)):
+            break
+        since = t
+    return since
 
 
 def measure(prom: Prometheus, test_id: str, load_start: float, hold_start: float, end: float) -> WarmupSettling:

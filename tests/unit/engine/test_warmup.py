@@ -56,6 +56,10 @@ def test_it_keeps_warming_while_one_jvm_compiles_or_the_p99_still_falls():
     falling = grid(lambda t: 0.040 + 0.003 * max(0.0, 70 - t))
     found = warmup.judge({"gateway": compiling_until(0)}, falling, LOAD_START, HOLD, END)
     assert found.settled_after_seconds == 10 + 90
+    # Quiet from 20 s, then busy again from 90 to 95 s: settled only once it stayed quiet.
+    relapse = grid(lambda t: 400.0 if t < 20 or 90 <= t <= 95 else 5.0)
+    found = warmup.judge({"gateway": relapse}, STEADY_P99, LOAD_START, HOLD, END)
+    assert found.settled_after_seconds == 10 + 100
     # Two windows of a p99 must both lie within the constant load: never settled in the first 40 s.
     found = warmup.judge({"gateway": compiling_until(0)}, STEADY_P99, LOAD_START, HOLD, END)
     assert found.settled_after_seconds == 10 + 2 * warmup.WINDOW_SECONDS
