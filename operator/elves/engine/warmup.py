@@ -14,7 +14,6 @@ from __future__ import annotations
 from elves.engine import promql
 from elves.engine.prometheus import Prometheus
 from elves.engine.status import WarmupSettling
-from elves.engine.units import format_duration
 
 # A JVM that spends less than 5 % of a core on compiling has compiled what the load runs
 # hot; what is left are re-compilations and rarely run methods whose compilation no longer
@@ -89,20 +88,20 @@ def judge(jit: dict[str, Points], p99: Points, load_start: float, hold_start: fl
     return WarmupSettling(
         settled=at is not None, settled_after_seconds=None if at is None else round(at - load_start, 3),
         timeout_seconds=round(end - load_start, 3), jit_ms_per_second=jit_then, p99=_at(p99, when),
-        reason="" if at is not None else _why_not(jit, when, end - load_start))
+        reason="" if at is not None else _why_not(jit, when))
 
 
 def _last_step(start: float, end: float) -> float:
     return start + (end - start) // STEP_SECONDS * STEP_SECONDS
 
 
-def _why_not(jit: dict[str, Points], t: float, bound: float) -> str:
+def _why_not(jit: dict[str, Points], t: float) -> str:
+    """What kept the warm-up from settling, at its end `t`."""
     if not jit:
         return ("no JIT compilation series (jvm_compilation_time_ms_total) in Prometheus: whether the JVMs"
                 " were warm is not known")
-    within = f"within the warm-up ({format_duration(bound)}, spec.load.warmupTimeout)"
     if not jit_settled(jit, t):
-        still = sorted(app for app, points in jit.items() if (_at(points, t) or 0) >= JIT_SETTLED_MS_PER_SECOND
-                       or _at(points, t) is None)
-        return f"the JIT of {', '.join(still)} was still compiling at the end of it: not settled {within}"
-    return f"the p99 was still changing by more than {P99_SETTLED_CHANGE:.0%} a window: not settled {within}"
+        busy = sorted(app for app, points in jit.items()
+                      if (value := _at(points, t)) is None or value >= JIT_SETTLED_MS_PER_SECOND)
+        return f"the JIT of {' and '.join(busy)} was still compiling"
+    return f"the p99 still changed by more than {P99_SETTLED_CHANGE:.0%} from one window to the next"

@@ -52,12 +52,13 @@ def settling_text(s: Any) -> str:
     figures = f"JIT compilation {jit}, p99 {format_seconds(s.p99)}"
     if s.settled:
         return f"the JVMs settled after {format_duration(s.settled_after_seconds)} ({figures})"
-    return f"NOT SETTLED: {s.reason} ({figures} at its end)"
+    return (f"NOT SETTLED within the warm-up's {format_duration(s.timeout_seconds)} (spec.load.warmupTimeout):"
+            f" {s.reason}; at its end {figures}")
 
 
 def breakpoint_text(b: Any) -> str:
     """A breakpoint in one sentence, marked when the warm-up before it did not settle."""
-    text = (f"{b.check} broke {format_duration(b.at_seconds)} into the ramp, at a planned {format_rate(b.rate)}"
+    text = (f"{b.check} broke {format_duration(b.at_seconds)} into the load, at a planned {format_rate(b.rate)}"
             f" (k6 achieved {format_rate(b.achieved_rate)})")
     if not b.warm:
         text += "; found before the JVMs were warm: it may be the JIT's breakpoint, not the system's"
