@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from elves.constants import DEAD_LETTER_QUEUES, DEPLOYMENTS, WORK_QUEUES
-from elves.engine import promql
+from elves.engine import promql, warmup
 
 HERE = Path(__file__).resolve().parent
 ALERT_QUERIES = HERE.parent / "alerts" / "queries.yaml"
@@ -289,6 +289,11 @@ def services() -> dict:
                    unit="percentunit", description="Share of wall time spent in GC pauses."),
         timeseries("CPU", [target(gauge_of("process_cpu_usage", "application, pod", "max", **apps), "{{pod}}")],
                    unit="percentunit"),
+        timeseries("JIT compilation", [
+            target(f"{rate_of(promql.JVM_COMPILATION, 'application, pod', **apps)} / 1000", "{{pod}}"),
+        ], unit="percentunit", description="Time the JIT compiler spent, as a share of one core: high while a"
+                   " fresh JVM compiles its hot paths. A measured warm-up (load.warmup: auto) waits for it to"
+                   f" fall under {warmup.JIT_SETTLED_MS_PER_SECOND / 10:g} %."),
         timeseries("Live threads", [target(gauge_of("jvm_threads_live_threads", "application, pod", "max", **apps),
                                            "{{pod}}")]),
         row("HTTP and listeners"),

@@ -9,7 +9,7 @@ from elves.engine import promql
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.format import observed_text, percent_text, sweep_verdict, text_table
 from elves.engine.generator_limit import generator_text
-from elves.engine.report.html import warmup_text
+from elves.engine.report.html import breakpoint_text, warmup_text
 from elves.engine.status import LoadTestStatus
 from elves.engine.summary import failures_text
 from elves.engine.units import format_duration, format_rate, format_seconds
@@ -139,9 +139,7 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
             [c.name, observed_text(c.name, c.observed), c.target, "ok" if c.ok else "MISSED" + (f" ({c.detail})" if c.detail else "")]
             for c in status.verdict.checks])
         if status.verdict.breakpoint is not None:
-            b = status.verdict.breakpoint
-            out.append(f"breakpoint: {b.check} broke at {format_duration(b.at_seconds)}, planned rate "
-                       f"{format_rate(b.rate)} (achieved {format_rate(b.achieved_rate)})")
+            out.append(f"breakpoint: {breakpoint_text(status.verdict.breakpoint)}")
     return out
 
 

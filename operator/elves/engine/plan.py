@@ -76,6 +76,7 @@ class RunPlan:
     users: int
     profile: list[Segment] = field(default_factory=list)
     warmup_seconds: float = 0.0  # left out of the verdict and the breakpoint
+    warmup_auto: bool = False  # the warm-up is measured: did the JVMs settle in it? (engine.warmup)
 
 
 def test_id(namespace: str | None, name: str, run: int) -> str:
@@ -135,7 +136,10 @@ _PROFILE_SHAPES: dict[str, list[tuple[float, float]]] = {
     "breakpoint": [(1.0, 1.0)],
 }
 ENDURANCE_RAMP_SECONDS = 60.0
-WARMUP_FRACTION = 0.1  # of the peak rate, reached at the end of a warm-up
+# Of the peak rate, reached at the end of a warm-up: light enough that a cold JVM's slow
+# answers do not pile up into a queue, enough that the hot paths reach the JIT's thresholds.
+WARMUP_FRACTION = 0.1
+AUTO_WARMUP_RAMP_SECONDS = 10.0  # an auto warm-up's way up to its rate, before it holds it
 
 
 def profile_stages(profile: str, peak_per_second: float, duration: float) -> list[tuple[float, float]]:
@@ -155,6 +159,20 @@ def profile_stages(profile: str, peak_per_second: float, duration: float) -> lis
             for (start, end), (_, target) in zip(zip(starts, boundaries), shape)]
 
 
+def warmup_stages(rate: float, seconds: float, auto: bool) -> list[tuple[float, float]]:
+    """The warm-up: a ramp to `rate` over its whole length; an auto one ramps briefly and then
+    holds the rate, because whether the latency has settled (elves.engine.warmup) can only be
+    read from a load that does not change.
+
+    An auto warm-up lasts its whole bound, settled or not: k6 cannot end a stage early, and a
+    warm-up run of its own, stopped once settled, would need a second k6 run (on a cluster a
+    second TestRun with its Secret and script) per run. The report says when it settled."""
+    if not auto:
+        return [(round(seconds, 3), rate)]
+    ramp = round(min(AUTO_WARMUP_RAMP_SECONDS, seconds / 4), 3)
+    return [(ramp, rate), (round(seconds - ramp, 3), rate)]
+
+
 def total_stages(load: Load) -> list[tuple[float, float]] | None:
     """The total-rate stages of the load (profile or spec stages), held to the duration; None for a flat rate."""
     duration = load.duration_seconds
@@ -163,8 +181,7 @@ def total_stages(load: Load) -> list[tuple[float, float]] | None:
         warmup = load.warmup_seconds
         if warmup <= 0:
             return profile_stages(load.profile, load.rate.per_second, duration)
-        # The warm-up ramps to a tenth of the peak; the profile follows over the rest of the time.
-        return [(round(warmup, 3), load.rate.per_second * WARMUP_FRACTION),
+        return [*warmup_stages(load.rate.per_second * WARMUP_FRACTION, warmup, load.warmup_auto),
                 *profile_stages(load.profile, load.rate.per_second, round(duration - warmup, 3))]
     if load.stages is None or load.closed:
         return None
@@ -349,5 +366,6 @@ def plan_runs(test: LoadTest, source_dir: Path | None = None) -> list[RunPlan]:
             users=point.load.users,
             profile=rate_profile(point.load),
             warmup_seconds=point.load.warmup_seconds,
+            warmup_auto=point.load.warmup_auto and point.load.warmup_seconds > 0,
         ))
     return plans

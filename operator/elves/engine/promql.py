@@ -20,7 +20,8 @@ Prometheus 2.42 with native histograms):
   `channel`, `queue`): summed over channels, by `queue`.
 - The services' Micrometer registries (`/actuator/prometheus`, common tag `application` =
   the deployment): `jvm_memory_used_bytes{area="heap"}`, `jvm_gc_pause_seconds_sum`
-  (counter) and `process_cpu_time_ns_total` (counter).
+  (counter), `jvm_compilation_time_ms_total` (counter, the JIT's time) and `process_cpu_time_ns_total`
+  (counter).
 - kube-state-metrics (or the local supervisor, which serves the same series):
   `kube_deployment_spec_replicas`, `kube_deployment_status_replicas_ready` (label
   `deployment`), `kube_pod_container_status_restarts_total`,
@@ -70,6 +71,7 @@ K6_RETRIES = "k6_elves_retries_total"  # the scripts' elves_retries counter (lib
 K6_TIMEOUT_ERROR_CODE = "1050"  # k6's error_code of a request that hit its timeout
 JVM_HEAP = "jvm_memory_used_bytes"
 JVM_GC_PAUSE = "jvm_gc_pause_seconds_sum"
+JVM_COMPILATION = "jvm_compilation_time_ms_total"  # Micrometer's JvmCompilationMetrics, by `compiler`
 PROCESS_CPU = "process_cpu_time_ns_total"
 CONTAINER_CPU = "container_cpu_usage_seconds_total"
 K6_RUNNER_CONTAINER = "k6"  # k6-operator's name for the runner pods' container
@@ -374,6 +376,13 @@ def jvm_heap_max(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, names
 def jvm_gc_seconds(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
     """Seconds spent in garbage-collection pauses within a window, all replicas, by `application`."""
     return f"sum by (application) (increase({_application(JVM_GC_PAUSE, deployments, namespace)}[{window}]))"
+
+
+def jvm_compilation_ms_per_second(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
+    """The JIT's compilation time per second over a window, of the busiest JVM (replica) of each
+    deployment, by `application`: a replica still compiling is cold even when the others are not."""
+    per_jvm = f"sum without (compiler) (rate({_application(JVM_COMPILATION, deployments, namespace)}[{window}]))"
+    return f"max by (application) ({per_jvm})"
 
 
 def cpu_cores(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:

@@ -134,6 +134,19 @@ class Ledger(StatusModel):
     duplicates: int = Field(0, description="Redelivered messages the consumers discarded.")
 
 
+class WarmupSettling(StatusModel):
+    """What a measured warm-up (spec.load.warmup: auto) found (elves.engine.warmup)."""
+
+    settled: bool = Field(description="The services' JIT compilation and the warm-up's p99 settled within the bound.")
+    settled_after_seconds: float | None = Field(None, description="Seconds into the load when both had settled.")
+    timeout_seconds: float = Field(description="The bound: the warm-up's length (spec.load.warmupTimeout).")
+    jit_ms_per_second: dict[str, float] = Field(
+        default_factory=dict, description="Each deployment's busiest JVM's JIT compilation time (ms per second)"
+        " when the warm-up settled, or at its end.")
+    p99: float | None = Field(None, description="The warm-up's p99 (seconds) then.")
+    reason: str = Field("", description="Why it did not settle, in words.")
+
+
 class RunResults(StatusModel):
     window: Window
     load_seconds: float
@@ -160,6 +173,8 @@ class RunResults(StatusModel):
     warmup_seconds: float = Field(0.0, description="The warm-up at the start of the load, left out of the verdict.")
     warmup: EndpointResult | None = Field(None, description="The requests of the warm-up (when there was one);"
                                           " endpoints and total then cover the load after it.")
+    warmup_settling: WarmupSettling | None = Field(
+        None, description="A measured warm-up (warmup: auto): whether and when the JVMs settled.")
     throughput_stability: float | None = Field(
         None, description="2xx answers in the load's last minute over its first (runs of 2 minutes or more).")
 
@@ -177,6 +192,8 @@ class Breakpoint(StatusModel):
     achieved_rate: float | None = Field(None, description="Requests per second k6 achieved at that moment.")
     at_seconds: float
     check: str
+    warm: bool = Field(True, description="False when the measured warm-up (warmup: auto) ended before the"
+                       " services' JIT and the p99 settled: the breakpoint may be the cold JVMs', not the system's.")
 
 
 class Verdict(StatusModel):

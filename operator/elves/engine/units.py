@@ -18,6 +18,9 @@ from pydantic_core import core_schema
 
 # "90s", "5m", "1h", "100ms", "1.5s", and k6/Go-style sequences such as "1m30s".
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
+# A warm-up: "auto" (measured: until the JVMs have compiled and the latency has settled) or a duration.
+WARMUP_AUTO = "auto"
+WARMUP_PATTERN = rf"^({WARMUP_AUTO}|{DURATION_PATTERN[1:-1]})$"
 # "120/min", "2/s", "7200/h", "0.5/s".
 RATE_PATTERN = r"^[0-9]+(\.[0-9]+)?/(s|min|h)$"
 # Kubernetes memory quantities: "512Mi", "2Gi", "1G", "1048576".
@@ -38,6 +41,16 @@ def parse_duration(text: str) -> float:
     if not isinstance(text, str) or not re.fullmatch(DURATION_PATTERN, text):
         raise ValueError(f"{text!r} is not a duration: write a number with ms, s, m or h (90s, 5m, 1h, 1m30s)")
     return sum(float(n) * _DURATION_UNITS[u] for n, _, u in re.findall(r"([0-9]+(\.[0-9]+)?)(ms|s|m|h)", text))
+
+
+def parse_warmup(text: str) -> float | None:
+    """Seconds of a warm-up duration, None for "auto"; ValueError naming both forms otherwise."""
+    if text == WARMUP_AUTO:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is neither auto nor a duration (90s, 5m, 1m30s)") from None
 
 
 def format_duration(seconds: float) -> str:
@@ -140,6 +153,15 @@ class Quantity:
 @dataclass(frozen=True)
 class Duration(Quantity, pattern=DURATION_PATTERN, parser=parse_duration):
     seconds: float
+
+
+@dataclass(frozen=True)
+class Warmup(Quantity, pattern=WARMUP_PATTERN, parser=parse_warmup):
+    seconds: float | None  # None: auto, measured (elves.engine.warmup)
+
+    @property
+    def auto(self) -> bool:
+        return self.seconds is None
 
 
 @dataclass(frozen=True)

@@ -180,9 +180,11 @@ def first_sustained_breach(points: list[tuple[float, float | None]], objective: 
 
 
 def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str, load_start: float,
-                    load_end: float, profile: list[Segment], warmup_seconds: float = 0.0) -> Breakpoint | None:
+                    load_end: float, profile: list[Segment], warmup_seconds: float = 0.0,
+                    warm: bool = True) -> Breakpoint | None:
     """The planned arrival rate at the first moment any objective broke during a ramp (after
-    the warm-up, when there is one: a cold JVM is not the system's limit)."""
+    the warm-up, when there is one: a cold JVM is not the system's limit); `warm` False marks it
+    as found after a measured warm-up that did not settle (elves.engine.warmup)."""
     first: tuple[float, str] | None = None
     for objective in objectives:
         expr = timeline_query(objective, test_id, prom.system_namespace)
@@ -203,7 +205,7 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
     t, check = first
     achieved = prom.value(promql.k6_request_rate(test_id, by=None), t)
     return Breakpoint(rate=rate_at(profile, t - load_start), achieved_rate=achieved,
-                      at_seconds=round(t - load_start, 3), check=check)
+                      at_seconds=round(t - load_start, 3), check=check, warm=warm)
 
 
 # --- sweeps -------------------------------------------------------------------------

@@ -129,28 +129,54 @@ def test_spike_has_two_spikes_with_a_drop_between():
 
 def test_breakpoint_is_a_linear_ramp_to_the_rate(make_loadtest):
     load = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
-                               "profile": "breakpoint"}).spec.load
+                               "profile": "breakpoint", "warmup": "0s"}).spec.load
     segments = plan.rate_profile(load)
     assert plan.rate_at(segments, 0) == 0
     assert plan.rate_at(segments, 300) == pytest.approx(5.0)
     assert plan.rate_at(segments, 600) == pytest.approx(10.0)
 
 
-def test_a_breakpoint_ramp_warms_up_first_by_default(make_loadtest):
+def test_a_breakpoint_ramp_holds_a_measured_warmup_first_by_default(make_loadtest):
     load = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
                                "profile": "breakpoint"}).spec.load
-    assert load.warmup_seconds == 60
+    assert load.warmup_auto and load.warmup_seconds == 120  # the default bound
     segments = plan.rate_profile(load)
-    assert plan.rate_at(segments, 60) == pytest.approx(1.0)  # a tenth of the peak after the warm-up
-    assert (segments[1].start, segments[1].start_rate) == (60, pytest.approx(1.0))
+    # Up to a tenth of the peak in 10 s, held there to the bound: a load whose p99 can settle.
+    assert [(s.start, s.end, s.end_rate) for s in segments[:2]] == [(0, 10, pytest.approx(1.0)),
+                                                                     (10, 120, pytest.approx(1.0))]
+    # The measured ramp starts after the warm-up and reaches the peak at the end.
+    assert plan.rate_at(segments, 120) == pytest.approx(1.0) and segments[2].start == 120
+    assert plan.rate_at(segments, 600) == pytest.approx(10.0)
+    run = plan.plan_runs(make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                                             "profile": "breakpoint"}))[0]
+    assert (run.warmup_seconds, run.warmup_auto) == (120, True)
+    stages = run.scenarios["getData"]["stages"]
+    assert [s["duration"] for s in stages] == ["10s", "110s", "480s"]
+    # At most half a short ramp; warmupTimeout sets the bound.
     short = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "2m",
                                 "profile": "breakpoint"}).spec.load
-    assert short.warmup_seconds == 24  # a fifth of a short ramp
+    assert short.warmup_seconds == 60
+    bounded = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                                  "profile": "breakpoint", "warmupTimeout": "3m"}).spec.load
+    assert bounded.warmup_seconds == 180 and plan.rate_profile(bounded)[2].start == 180
+
+
+def test_a_warmup_duration_is_still_a_ramp_and_0s_turns_it_off(make_loadtest):
+    timed = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                                "profile": "breakpoint", "warmup": "1m"}).spec.load
+    assert not timed.warmup_auto and timed.warmup_seconds == 60
+    segments = plan.rate_profile(timed)
+    assert (segments[0].end, segments[0].end_rate) == (60, pytest.approx(1.0))  # one ramp to a tenth
+    assert segments[1].start_rate == pytest.approx(1.0)
+    assert not plan.plan_runs(make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                                                  "profile": "breakpoint", "warmup": "1m"}))[0].warmup_auto
     off = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "2m",
                               "profile": "breakpoint", "warmup": "0s"}).spec.load
     assert off.warmup_seconds == 0 and plan.rate_at(plan.rate_profile(off), 0) == 0
-    assert plan.plan_runs(make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
-                                              "profile": "breakpoint"}))[0].warmup_seconds == 60
+    # A spike profile warms up only when asked to, and can be measured too.
+    spike = {"scenario": "system-mix", "rate": "600/min", "duration": "10m", "profile": "spike"}
+    assert make_loadtest(load=spike).spec.load.warmup_seconds == 0
+    assert make_loadtest(load={**spike, "warmup": "auto"}).spec.load.warmup_auto
 
 
 def test_a_flat_rate_has_no_warmup_and_a_warmup_needs_a_profile(make_loadtest):
@@ -159,6 +185,25 @@ def test_a_flat_rate_has_no_warmup_and_a_warmup_needs_a_profile(make_loadtest):
     assert make_loadtest(load={"scenario": "system-mix", "rate": "60/s", "duration": "1m"}).spec.load.warmup_seconds == 0
     with pytest.raises((SpecError, ValueError), match="warmup needs a profile"):
         make_loadtest(load={"scenario": "system-mix", "rate": "60/s", "duration": "1m", "warmup": "10s"})
+    with pytest.raises((SpecError, ValueError), match="warmup needs a profile"):
+        make_loadtest(load={"scenario": "system-mix", "rate": "60/s", "duration": "1m", "warmup": "auto"})
+
+
+@pytest.mark.parametrize("load, says", [
+    ({"warmup": "soon"}, "spec.load.warmup: 'soon' is neither auto nor a duration"),
+    ({"warmup": "10m"}, "warmup must be shorter than duration"),
+    ({"warmupTimeout": "10m"}, "warmupTimeout must be shorter than duration"),
+    ({"warmupTimeout": "5"}, "spec.load.warmupTimeout: '5' is not a duration"),
+    ({"warmup": "1m", "warmupTimeout": "2m"}, "warmupTimeout needs warmup: auto"),
+    ({"profile": "spike", "warmupTimeout": "2m"}, "warmupTimeout needs warmup: auto"),
+])
+def test_a_bad_warmup_is_refused_naming_the_field(make_loadtest, load, says):
+    from elves.engine.models.errors import SpecError
+
+    with pytest.raises(SpecError) as refused:
+        make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m", "profile": "breakpoint",
+                            **load})
+    assert says in str(refused.value)
 
 
 def test_endurance_ramps_up_within_a_minute_then_holds():

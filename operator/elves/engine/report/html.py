@@ -33,13 +33,36 @@ pre { background: #f7f7f7; padding: 10px; overflow-x: auto; font-size: 12px; }
 
 
 def warmup_text(results: Any) -> str | None:
-    """The warm-up in one sentence (None without one): its requests are in neither table nor verdict."""
+    """The warm-up in one sentence (None without one): its requests are in neither table nor verdict;
+    a measured one says whether and when the JVMs settled."""
     w = results.warmup
     if w is None:
         return None
-    return (f"warm-up: the first {format_duration(results.warmup_seconds)} ({w.requests} requests,"
+    text = (f"warm-up: the first {format_duration(results.warmup_seconds)} ({w.requests} requests,"
             f" p99 {format_seconds(w.p99)}, failed {value_text(w.error_rate, 'percent')}) are left out of the"
             " tables, the verdict and the breakpoint")
+    if (settling := getattr(results, "warmup_settling", None)) is not None:
+        text += "; " + settling_text(settling)
+    return text
+
+
+def settling_text(s: Any) -> str:
+    """A measured warm-up's finding: when the JIT and the p99 settled, or why they did not."""
+    jit = ", ".join(f"{app} {ms:g} ms/s" for app, ms in s.jit_ms_per_second.items()) or "unknown"
+    figures = f"JIT compilation {jit}, p99 {format_seconds(s.p99)}"
+    if s.settled:
+        return f"the JVMs settled after {format_duration(s.settled_after_seconds)} ({figures})"
+    return (f"NOT SETTLED within the warm-up's {format_duration(s.timeout_seconds)} (spec.load.warmupTimeout):"
+            f" {s.reason}; at its end {figures}")
+
+
+def breakpoint_text(b: Any) -> str:
+    """A breakpoint in one sentence, marked when the warm-up before it did not settle."""
+    text = (f"{b.check} broke {format_duration(b.at_seconds)} into the load, at a planned {format_rate(b.rate)}"
+            f" (k6 achieved {format_rate(b.achieved_rate)})")
+    if not b.warm:
+        text += "; found before the JVMs were warm: it may be the JIT's breakpoint, not the system's"
+    return text
 
 
 def verdict_table(status: LoadTestStatus) -> str:
@@ -51,9 +74,7 @@ def verdict_table(status: LoadTestStatus) -> str:
     html = html_table(["check", "observed", "objective", "", "note"], rows)
     breakpoint = status.verdict.breakpoint
     if breakpoint is not None:
-        html += (f"<p><b>Breakpoint:</b> {escape(breakpoint.check)} broke {format_duration(breakpoint.at_seconds)}"
-                 f" into the ramp, at a planned {format_rate(breakpoint.rate)}"
-                 f" (k6 achieved {format_rate(breakpoint.achieved_rate)}).</p>")
+        html += f"<p><b>Breakpoint:</b> {escape(breakpoint_text(breakpoint))}.</p>"
     return html
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from elves.engine import analysis
+from elves.engine import analysis, warmup
 from elves.engine.analysis import AnalysisError, RunWindow, leave_out_warmup, ledger_since
 from elves.engine.generator_limit import busiest
 from elves.engine.ledger import LedgerUnavailable
@@ -75,12 +75,18 @@ def analyze(tick: Tick) -> float:
         results.generator_cpu = _generator_cpu(tick, window)
         if plan.warmup_seconds > 0:
             leave_out_warmup(results, prom, window, plan.warmup_seconds)
+        if plan.warmup_auto:
+            # The profile's first segment is the warm-up's way up to its constant load.
+            results.warmup_settling = warmup.measure(prom, plan.test_id, window.load_start,
+                                                     window.load_start + plan.profile[0].end,
+                                                     min(window.load_end, window.load_start + plan.warmup_seconds))
         verdict = evaluate(spec.objectives, results, prom, window.end)
         if spec.baseline is not None:
             verdict = verdict_of(verdict.checks + _baseline_checks(tick, results), verdict.limited_by)
         if spec.load.profile == "breakpoint":
             verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, window.load_start,
-                                                 window.load_end, plan.profile, plan.warmup_seconds)
+                                                 window.load_end, plan.profile, plan.warmup_seconds,
+                                                 warm=results.warmup_settling is None or results.warmup_settling.settled)
     except AnalysisError as exc:
         raise HarnessError("NoLoadData", str(exc)) from None
     except VerdictError as exc:
