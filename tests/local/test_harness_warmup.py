@@ -21,7 +21,8 @@ def test_a_breakpoint_ramp_on_cold_jvms_reports_the_warmed_system_or_says_it_cou
         "drain": {"timeout": "3m"},
         "slo": [{"metric": "http_req_duration_p99", "op": "<", "value": "50ms"}],
     }))
-    assert run.exit_code in (0, 1), run.output  # passed or failed: the harness ran it
+    # Passed, failed, or limited by k6 (a ramp past the knee may run out of VUs): the harness ran it.
+    assert run.exit_code in (0, 1, 3), run.output
     settling = run.run_results()["warmupSettling"]
     # Every service's JIT was read: the metric and its query hold on the real services.
     assert set(settling["jitMsPerSecond"]) == {"gateway", "registry", "ingestor"}, settling
