@@ -11,7 +11,7 @@ back later (compare, the study) is judged as the run was.
 
 from __future__ import annotations
 
-from elves.engine.status import GeneratorCpu, RunResults
+from elves.engine.status import GeneratorCpu, RunResults, Verdict
 
 # Any dropped iteration: the plan sizes the VU pool so that an honest run drops none
 # (elves.engine.scenarios.vus_for), so one dropped means k6 had no VU to start it on time.
@@ -36,10 +36,15 @@ def at_vu_ceiling(results: RunResults) -> bool:
     return ceiling is not None and ceiling > 0 and busy is not None and busy >= ceiling
 
 
-def generator_limits(results: RunResults) -> list[str]:
-    """Why the load generator limited the run's load, each with what to change; empty when it did not."""
+def generator_limits(results: RunResults, drops_judged: bool = False) -> list[str]:
+    """Why the load generator limited the run's load, each with what to change; empty when it did not.
+    `drops_judged`: the LoadTest states its own dropped_iterations objective, which then judges the
+    drops as the system's. A fault can drop iterations the system caused: calls hung on a killed
+    gateway or a restarting broker hold VUs until their timeout, and the pool sized for a healthy
+    system runs out (tier 4's kill matrix dropped 3 of 240 that way). The VU ceiling and k6's CPU
+    still count: no objective makes k6's own limits the system's."""
     reasons = []
-    if results.dropped_iterations > DROPPED_ITERATIONS_ALLOWED:
+    if results.dropped_iterations > DROPPED_ITERATIONS_ALLOWED and not drops_judged:
         reasons.append(f"k6 dropped {results.dropped_iterations:,} iterations: no VU was free to start them on time"
                        " (raise spec.load.vus, or spread the load with spec.load.parallelism)")
     if at_vu_ceiling(results):
@@ -51,6 +56,15 @@ def generator_limits(results: RunResults) -> list[str]:
                        " load (give it more: spec.load.parallelism, spec.runner.resources; locally"
                        " ELVES_LOCAL_LOAD_CPUS)")
     return reasons
+
+
+def judged_limits(results: RunResults, verdict: Verdict | None) -> list[str]:
+    """A finished run's limits as its verdict judged them (with its LoadTest's objectives in
+    hand); the rule on the figures alone for a summary written before verdicts said so (no
+    limitedBy in it: the committed study runs)."""
+    if verdict is not None and "limited_by" in verdict.model_fields_set:
+        return list(verdict.limited_by)
+    return generator_limits(results)
 
 
 def generator_text(results: RunResults) -> str:

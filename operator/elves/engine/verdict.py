@@ -107,8 +107,9 @@ def observe_promql(objective: Objective, prom: Prometheus, at: float) -> tuple[f
 
 
 def evaluate(objectives: list[Objective], results: RunResults, prom: Prometheus | None = None,
-             at: float | None = None) -> Verdict:
-    """Every objective as a check; passed when all hold (and the system drained)."""
+             at: float | None = None, drops_judged: bool = False) -> Verdict:
+    """Every objective as a check; passed when all hold (and the system drained). `drops_judged`:
+    the LoadTest's own objectives judge dropped iterations (elves.engine.generator_limit)."""
     checks = []
     for objective in objectives:
         if objective.promql is not None:
@@ -122,7 +123,7 @@ def evaluate(objectives: list[Objective], results: RunResults, prom: Prometheus 
     if not results.drain_completed:
         checks.append(Check(name="drain_completed", observed=0, target="== 1", ok=False,
                             detail="queues not empty or ledger incomplete when the drain timed out"))
-    return verdict_of(checks, generator_limits(results))
+    return verdict_of(checks, generator_limits(results, drops_judged))
 
 
 def verdict_of(checks: list[Check], limited_by: list[str]) -> Verdict:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from elves.constants import WORK_QUEUES
 from elves.engine.format import observed_text, percent_text, value_text
-from elves.engine.generator_limit import generator_limits
+from elves.engine.generator_limit import judged_limits
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.status import RunResults, RunStatus
 from elves.engine.summary import deepest
@@ -49,7 +49,7 @@ def generator_reasons(result: CaseResult, run: RunStatus) -> list[str]:
     rule is judged by it too; and, what only the study counts, k6 sending less than the plan asked."""
     r = run.results
     assert r is not None
-    reasons = generator_limits(r)
+    reasons = judged_limits(r, run.verdict)
     counted = offered(result.test, run)
     if counted is not None and counted.asked and counted.sent < OFFERED_SHARE * counted.asked:
         reasons.append(f"k6 sent {counted.sent:,} of the {counted.asked:,.0f} {counted.unit} asked"

@@ -16,7 +16,8 @@ from elves.engine.prometheus import Prometheus
 from elves.engine.report import write_report
 from elves.engine.status import LoadTestStatus, RunResults, RunStatus, Verdict
 from elves.engine.summary import summarize
-from elves.engine.verdict import evaluate
+from elves.engine.generator_limit import generator_limits
+from elves.engine.verdict import evaluate, phase_of, verdict_of
 from engine_testkit import RUN
 
 LEDGER = {"requests": 120, "results": {"done": 120, "failed": 0}, "logs": 180,
@@ -62,10 +63,12 @@ def write_summary(directory: Path, known: tuple[LoadTest, RunResults, Verdict],
     runs = []
     for index, point in enumerate(points or [{}]):
         run_results = changed(changed(results, changes), (per_run or [{}] * (index + 1))[index])
-        runs.append(RunStatus(index=index, test_id=f"{RUN.test_id}{index}", point=point, phase="Succeeded",
+        # The verdict as the run would have judged its changed figures (a limited run says so).
+        run_verdict = verdict_of(verdict.checks, generator_limits(run_results))
+        runs.append(RunStatus(index=index, test_id=f"{RUN.test_id}{index}", point=point, phase=phase_of(run_verdict),
                               load_started_at=utc(RUN.load_start), load_ended_at=utc(RUN.load_end),
-                              results=run_results, verdict=verdict))
-    status = LoadTestStatus(phase="Succeeded", runs=runs, results=runs[-1].results, verdict=verdict)
+                              results=run_results, verdict=run_verdict))
+    status = LoadTestStatus(phase=runs[-1].phase, runs=runs, results=runs[-1].results, verdict=runs[-1].verdict)
     status.summary = summarize(status)
     write_report(directory, test, status, None)
     return directory

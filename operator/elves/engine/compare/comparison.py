@@ -16,7 +16,7 @@ from typing import Any
 from elves.engine.compare.figures import VERDICT, Row, change_text, format_value, rows, run_figures
 from elves.engine.compare.rules import Threshold, parse_thresholds, too_few_text, watching
 from elves.engine.compare.summaries import RunView, Side, load_summary, side, summary_label, summary_status
-from elves.engine.generator_limit import generator_limits
+from elves.engine.generator_limit import judged_limits
 from elves.engine.status import Check, RunResults
 
 PASSED, BREACHED, INCOMPARABLE = 0, 1, 2
@@ -103,7 +103,7 @@ def _shape_problem(before: Side, after: Side) -> str | None:
 def _limited_problem(one: Side) -> str | None:
     """Why a side's figures are not the system's: its load generator limited a run's load."""
     for run in one.measured:
-        limits = generator_limits(run.results) if run.results is not None else []
+        limits = judged_limits(run.results, run.verdict) if run.results is not None else []
         if limits:
             where = f"{run.label} of {one.called}" if run.label else one.called
             return f"{where} was limited by its load generator, not the system, so its figures are k6's: {'; '.join(limits)}"

@@ -170,3 +170,9 @@ class LoadTestSpec(SpecModel):
         if self.slo is not None:
             return list(self.slo)
         return [Objective.model_validate(o) for o in DEFAULT_OBJECTIVES]
+
+    @property
+    def judges_drops(self) -> bool:
+        """The LoadTest states how many dropped iterations it tolerates (its faults may cause some),
+        so they are the system's to judge, not a sign of k6's limit (elves.engine.generator_limit)."""
+        return any(o.metric == "dropped_iterations" for o in self.slo or [])

@@ -80,7 +80,7 @@ def analyze(tick: Tick) -> float:
             results.warmup_settling = warmup.measure(prom, plan.test_id, window.load_start,
                                                      window.load_start + plan.profile[0].end,
                                                      min(window.load_end, window.load_start + plan.warmup_seconds))
-        verdict = evaluate(spec.objectives, results, prom, window.end)
+        verdict = evaluate(spec.objectives, results, prom, window.end, drops_judged=spec.judges_drops)
         if spec.baseline is not None:
             verdict = verdict_of(verdict.checks + _baseline_checks(tick, results), verdict.limited_by)
         if spec.load.profile == "breakpoint":
