@@ -66,8 +66,9 @@ def keda_problems(spec: LoadTestSpec, keda: Keda, keda_served: Callable[[], bool
     if not wanted:
         return []
     if not keda_served():
-        why = (f"this cluster does not serve KEDA's API ({SCALED_OBJECT.api_version}): install KEDA (the chart's "
-               "NOTES.txt shows the helm command), then `helm upgrade` the elves release so it renders KEDA's "
+        why = (f"this cluster does not serve KEDA's API ({SCALED_OBJECT.api_version}): install KEDA (`helm upgrade "
+               "--install keda keda --repo https://kedacore.github.io/charts -n keda --create-namespace`), then "
+               "`helm upgrade` the elves release so it renders KEDA's "
                "TriggerAuthentication, or use mode: fixed")
     elif not (keda.trigger_authentication and keda.rabbitmq_host):
         why = ("the elves release was installed without KEDA's TriggerAuthentication (the operator has no "
