@@ -21,9 +21,9 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
 from elves.engine import k6
-from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
 from elves.engine.blips import TransientError
 from elves.engine.models.autoscaling import CpuAutoscaling, QueueAutoscaling
+from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
 from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
 from elves.engine.prometheus import Prometheus
