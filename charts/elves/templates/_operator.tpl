@@ -94,3 +94,37 @@
 {{- append .Values.operator.loadTestNamespaces .Release.Namespace | uniq | toJson }}
 {{- end }}
 {{- end }}
+
+{{/* elves.operator.kedaSettings: what a LoadTest's KEDA ScaledObject needs from this release (the TriggerAuthentication and RabbitMQ's address), only where the release renders them; without them the operator refuses mode: keda, saying what to install. */}}
+{{- define "elves.operator.kedaSettings" -}}
+{{- if include "elves.keda" . }}
+- name: ELVES_KEDA_TRIGGER_AUTHENTICATION
+  value: {{ include "elves.keda.triggerAuthenticationName" . | quote }}
+- name: ELVES_KEDA_RABBITMQ_HOST
+  value: {{ include "elves.keda.rabbitmqHost" . | quote }}
+{{- end }}
+{{- end }}
+
+{{/* elves.operator.autoscalerRules: spec.system.autoscaling: each service's autoscaler (KEDA's ScaledObject for a service on a work queue, else the HPA; named after the service, as the chart's) created, read, patched (settings, KEDA's pause) and deleted (a run's, or an HPA for mode: fixed): the verbs of elves.k8s.autoscalers.VERBS. RBAC cannot narrow create by name. */}}
+{{- define "elves.operator.autoscalerRules" -}}
+{{- $keda := list }}
+{{- $hpa := list }}
+{{- range $name := keys .Values.services | sortAlpha }}
+{{- if include "elves.autoscaling.queue" (dict "root" $ "name" $name) }}
+{{- $keda = append $keda $name }}
+{{- else }}
+{{- $hpa = append $hpa $name }}
+{{- end }}
+{{- end }}
+{{- range $rule := list (dict "group" "keda.sh" "resource" "scaledobjects" "names" $keda) (dict "group" "autoscaling" "resource" "horizontalpodautoscalers" "names" $hpa) }}
+{{- if $rule.names }}
+- apiGroups: [{{ $rule.group }}]
+  resources: [{{ $rule.resource }}]
+  verbs: [create]
+- apiGroups: [{{ $rule.group }}]
+  resources: [{{ $rule.resource }}]
+  resourceNames: {{ $rule.names | toJson }}
+  verbs: [get, patch, delete]
+{{- end }}
+{{- end }}
+{{- end }}

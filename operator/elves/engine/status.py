@@ -312,11 +312,22 @@ class DeploymentSnapshot(StatusModel):
     resources: ContainerResources = Field(default_factory=ContainerResources)
 
 
+class AutoscalerSnapshot(StatusModel):
+    """A deployment's autoscaler (KEDA ScaledObject or HPA) as it was: put back exactly."""
+
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    spec: dict[str, Any] = Field(default_factory=dict)
+
+
 class SystemSnapshot(StatusModel):
     """What a test may change of the system, as it was before: put back at the end."""
 
     deployments: dict[str, DeploymentSnapshot] = Field(default_factory=dict)
-    seal: str | None = Field(None, description="The operator's HMAC of the deployments: a snapshot changed by "
+    autoscalers: dict[str, AutoscalerSnapshot] = Field(
+        default_factory=dict, description="The autoscaler of each deployment that had one, by deployment; one a "
+                                          "run made where none was is deleted at the end.")
+    seal: str | None = Field(None, description="The operator's HMAC of the deployments and autoscalers: a snapshot changed by "
                                                "anyone else is not restored.")
 
     def sealed_content(self) -> bytes:

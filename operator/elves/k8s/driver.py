@@ -24,6 +24,7 @@ from elves.engine.platform import RunKey
 from elves.engine.runner import Clock, Context, Event, SystemClock, abort, fail, step, utc
 from elves.engine.status import LoadTestStatus
 from elves.k8s import grafana
+from elves.k8s.autoscalers import SCALED_OBJECT
 from elves.k8s.kube import Kube
 from elves.k8s.names import Owner
 from elves.k8s.platform import SEAL_RESTORED, KubernetesPlatform
@@ -64,14 +65,17 @@ def document(body: dict[str, Any]) -> dict[str, Any]:
             "spec": body.get("spec")}
 
 
-def parse(body: dict[str, Any], policy: Policy | None = None) -> tuple[LoadTest | None, list[str]]:
+def parse(body: dict[str, Any], policy: Policy | None = None,
+          keda_served: Callable[[], bool] = lambda: False) -> tuple[LoadTest | None, list[str]]:
     """The LoadTest, and what keeps it from running here (each naming its field): a spec that
     does not parse (no LoadTest then), or, given the cluster's policy, what it may not ask for."""
     try:
         test = parse_loadtest(document(body), "LoadTest")
     except SpecError as exc:
         return None, exc.problems
-    return test, refusals(body["metadata"]["namespace"], test.spec, policy) if policy is not None else []
+    if policy is None:
+        return test, []
+    return test, refusals(body["metadata"]["namespace"], test.spec, policy, keda_served)
 
 
 def trust_restored(status: LoadTestStatus, platform: KubernetesPlatform) -> None:
@@ -128,7 +132,8 @@ class Driver:
             platform = KubernetesPlatform(self.settings, self.kube, Owner.of(body))
             trust_restored(before, platform)
             # Every rule that authorises the test, before the phase machine may change anything.
-            test, problems = parse(body, self.settings.policy())
+            test, problems = parse(body, self.settings.policy(),
+                                   lambda: self.kube.serves(SCALED_OBJECT.group, SCALED_OBJECT.version))
             if test is None or problems:
                 result_status, events = self._refuse(key, before, platform, problems)
             else:

@@ -31,11 +31,6 @@ def cluster_problems(spec: LoadTestSpec, caps: Caps | None = None) -> list[str]:
     if script is not None and script.path is not None:
         problems.append("spec.load.script.path: a file path works in local mode only; on a cluster put the "
                         "script in a ConfigMap and name it in spec.load.script.configMap")
-    # The operator does not create ScaledObjects and HPAs for a run yet (issue 24, point 2b):
-    # refused rather than run at fixed replicas while the spec says otherwise.
-    autoscaled = {d for point in expand_sweep(spec) for d in point.system.autoscaled()}
-    problems += [f"spec.system.autoscaling.{d}: this operator does not apply autoscalers for a run yet; use "
-                 f"fixed replicas (mode: fixed), or the chart's services.{d}.autoscaling" for d in sorted(autoscaled)]
     for index, fault in enumerate(spec.faults):
         if fault.pause is not None:
             problems.append(f"spec.faults[{index}].pause: freezing processes works in local mode only "
@@ -59,6 +54,11 @@ def _over_caps(spec: LoadTestSpec, caps: Caps) -> list[str]:
             if change.memory is not None and change.memory.bytes > caps.max_memory_bytes:
                 problems.append(f"spec.system.resources.{change.deployment}.memory: {change.memory} is "
                                 f"{memory_cap}{where}")
+        for deployment in point.system.autoscaled():
+            settings = getattr(point.system.autoscaling, deployment)
+            if settings.max_replicas > caps.max_replicas:
+                problems.append(f"spec.system.autoscaling.{deployment}.maxReplicas: {settings.max_replicas} is "
+                                f"{replicas_cap}{where}")
     for index, fault in enumerate(spec.faults):
         if fault.scale is not None and fault.scale.replicas > caps.max_replicas:
             problems.append(f"spec.faults[{index}].scale.replicas: {fault.scale.replicas} is {replicas_cap}")

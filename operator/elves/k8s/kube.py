@@ -17,10 +17,12 @@ from urllib3.exceptions import HTTPError
 
 from elves.constants import API_GROUP, API_VERSION, PLURAL
 from elves.engine.blips import TransientError
+from elves.k8s.autoscalers import Kind
 
 REQUEST_TIMEOUT_SECONDS = 15.0
 K6_GROUP, K6_VERSION, K6_PLURAL = "k6.io", "v1alpha1", "testruns"
 MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
 # Answers that say "not now" rather than "no": overloaded, restarting, a webhook or etcd away.
 TRANSIENT_STATUSES = (429, 500, 502, 503, 504)
 
@@ -211,6 +213,36 @@ class Kube:
 
     def scale_deployment(self, namespace: str, name: str, replicas: int) -> None:
         self._call(self.apps.patch_namespaced_deployment_scale, name, namespace, {"spec": {"replicas": replicas}})
+
+    # --- the system's autoscalers (elves.k8s.autoscalers: KEDA ScaledObjects, HPAs) ----------
+
+    def serves(self, group: str, version: str) -> bool:
+        """Whether the API server serves this API (discovery, open to every authenticated user)."""
+        try:
+            self._call(self.custom.get_api_resources, group, version)
+        except ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def autoscaler(self, namespace: str, kind: Kind, name: str) -> dict[str, Any] | None:
+        """None when there is none, or when the cluster does not serve its API."""
+        return self._get(self.custom.get_namespaced_custom_object, kind.group, kind.version, namespace, kind.plural,
+                         name)
+
+    def create_autoscaler(self, kind: Kind, body: dict[str, Any]) -> None:
+        self._call(self.custom.create_namespaced_custom_object, kind.group, kind.version,
+                   body["metadata"]["namespace"], kind.plural, body)
+
+    def patch_autoscaler(self, namespace: str, kind: Kind, name: str, ops: list[dict[str, Any]]) -> None:
+        """A JSON patch (whole maps replaced: what is not in the new spec goes)."""
+        self._call(self.custom.patch_namespaced_custom_object, kind.group, kind.version, namespace, kind.plural, name,
+                   ops, _content_type=JSON_PATCH)
+
+    def delete_autoscaler(self, namespace: str, kind: Kind, name: str) -> bool:
+        return self._delete(lambda: self._call(self.custom.delete_namespaced_custom_object, kind.group, kind.version,
+                                               namespace, kind.plural, name))
 
     # --- the test lock -----------------------------------------------------------------------
 

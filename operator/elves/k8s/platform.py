@@ -21,13 +21,15 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
 from elves.engine import k6
+from elves.engine.blips import TransientError
+from elves.engine.models.autoscaling import CpuAutoscaling, QueueAutoscaling
 from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
 from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
 from elves.engine.prometheus import Prometheus
 from elves.engine.runner import utc
-from elves.engine.status import ContainerWatch, GeneratorCpu, SystemSnapshot
-from elves.k8s import archive, faults, manifests, names, workloads
+from elves.engine.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
+from elves.k8s import archive, autoscalers, faults, manifests, names, workloads
 from elves.k8s.kube import Kube, exec_failure
 from elves.k8s.loadstate import load_status
 from elves.k8s.lock import SystemLock
@@ -60,6 +62,13 @@ MAX_ENV_VALUE_BYTES = 120 * 1024
 
 class LoadError(RuntimeError):
     """The load cannot be started; the message says what to fix."""
+
+
+class AutoscalerGoing(TransientError):
+    """An autoscaler of the same name is still being deleted (KEDA's finalizer): the step is tried
+    again, and the test ends in Error only when it lasts (elves.engine.blips)."""
+
+    harness_reason = "AutoscalerNotDeleted"
 
 
 class KubernetesPlatform:
@@ -121,9 +130,16 @@ class KubernetesPlatform:
         if self.seal_state(snapshot) == SEAL_TAKEN:
             snapshot.seal = self._seal(snapshot, SEAL_RESTORED)
 
+    def _autoscaler(self, deployment: str) -> dict[str, Any] | None:
+        """The deployment's autoscaler (the chart's or a run's), or None (also where its API is not served)."""
+        return self.kube.autoscaler(self.system, autoscalers.kind_of(deployment), deployment)
+
     def snapshot_system(self) -> SystemSnapshot:
         snapshot = SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name))
                                                for name in DEPLOYMENTS})
+        for name in DEPLOYMENTS:
+            if (existing := self._autoscaler(name)) is not None:
+                snapshot.autoscalers[name] = autoscalers.snapshot(existing)
         snapshot.seal = self._seal(snapshot, SEAL_TAKEN)
         return snapshot
 
@@ -134,6 +150,10 @@ class KubernetesPlatform:
         if state is None:
             raise LoadError("status.snapshot is not what the operator recorded for this LoadTest (changed since, "
                             "unsealed, or another LoadTest's): not restoring it; put the Deployments back by hand")
+        # The autoscalers first: one put back to the chart's settings (or deleted) no longer
+        # overrules the replicas restored next.
+        for name in DEPLOYMENTS:
+            self._restore_autoscaler(name, snapshot.autoscalers.get(name))
         for name, wanted in snapshot.deployments.items():
             deployment = self._deployment(name)
             ops = workloads.restore_ops(deployment, wanted)
@@ -141,6 +161,45 @@ class KubernetesPlatform:
                 self.kube.patch_deployment(self.system, name, ops)
             if deployment["spec"].get("replicas", 1) != wanted.replicas:
                 self.kube.scale_deployment(self.system, name, wanted.replicas)
+
+    def _restore_autoscaler(self, deployment: str, wanted: AutoscalerSnapshot | None) -> None:
+        """Put back what existed before the test exactly; remove what its runs created (an object
+        none of its runs made, appearing during the test, is someone else's and stays)."""
+        kind, current = autoscalers.kind_of(deployment), self._autoscaler(deployment)
+        if wanted is None:
+            if current is not None and autoscalers.made_by(current, self.owner.name):
+                self.kube.delete_autoscaler(self.system, kind, deployment)
+            return
+        if current is None:
+            meta = {"name": deployment, "namespace": self.system, "labels": wanted.labels,
+                    "annotations": wanted.annotations}
+            self.kube.create_autoscaler(kind, {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": meta,
+                                               "spec": wanted.spec})
+        elif ops := autoscalers.restore_ops(current, wanted):
+            self.kube.patch_autoscaler(self.system, kind, deployment, ops)
+
+    def _apply_autoscaling(self, deployment: str, settings: QueueAutoscaling | CpuAutoscaling) -> None:
+        """The run's autoscaler for the deployment, in the chart's shape (elves.k8s.autoscalers),
+        replacing the chart's for the run; mode: fixed takes an existing one out of the way."""
+        kind, current = autoscalers.kind_of(deployment), self._autoscaler(deployment)
+        if current is not None and current["metadata"].get("deletionTimestamp"):
+            # KEDA's finalizer is still removing the object a restore deleted: not yet.
+            raise AutoscalerGoing(f"{kind.kind} {self.system}/{deployment} is still being deleted")
+        if autoscalers.is_fixed(settings):
+            if current is None:
+                return
+            if kind == autoscalers.SCALED_OBJECT:
+                if ops := autoscalers.pause_ops(current):
+                    self.kube.patch_autoscaler(self.system, kind, deployment, ops)
+            else:
+                self.kube.delete_autoscaler(self.system, kind, deployment)
+            return
+        spec = autoscalers.spec_of(deployment, settings, self.settings.keda)
+        if current is None:
+            labels = autoscalers.run_labels(deployment, self.owner.name)
+            self.kube.create_autoscaler(kind, autoscalers.body(deployment, self.system, labels, spec))
+        elif ops := autoscalers.apply_ops(current, spec):
+            self.kube.patch_autoscaler(self.system, kind, deployment, ops)
 
     def reset(self) -> None:
         """Empty the queues and the database, then restart the services, as in the local mode:
@@ -159,7 +218,11 @@ class KubernetesPlatform:
             self.kube.patch_deployment(self.system, name, workloads.restart_patch(self.clock()))
 
     def apply_system(self, system: System) -> None:
-        """spec.system: env variables are set (others stay), limits changed, replicas scaled."""
+        """spec.system: autoscalers created, changed or taken out of the way, env variables set
+        (others stay), limits changed, replicas scaled (after the autoscalers, so a paused or
+        deleted one does not undo them)."""
+        for deployment, settings in system.autoscaling_settings().items():
+            self._apply_autoscaling(deployment, settings)
         changes = system.changes()
         for change in changes:
             if change.env or change.memory or change.cpu:

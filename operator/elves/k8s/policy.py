@@ -12,11 +12,13 @@ label would need the operator to read every Secret in every LoadTest namespace.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from elves.engine.models.spec import LoadTestSpec, Runner
+from elves.engine.plan import expand_sweep
+from elves.k8s.autoscalers import SCALED_OBJECT, Keda, kind_of
 from elves.k8s.faults import Caps, cluster_problems
 
 TOLERATION_FIELDS = ("key", "operator", "value", "effect")
@@ -37,19 +39,44 @@ class Policy:
     namespaces: tuple[str, ...]  # where LoadTests may run; () = anywhere
     caps: Caps
     runner: RunnerRules = field(default_factory=RunnerRules)
+    keda: Keda = field(default_factory=Keda)  # what a run's ScaledObject needs from the chart
 
 
-def refusals(namespace: str, spec: LoadTestSpec, policy: Policy) -> list[str]:
-    """Why this cluster will not run the test, each naming its field (empty: it may run)."""
+def refusals(namespace: str, spec: LoadTestSpec, policy: Policy,
+             keda_served: Callable[[], bool] = lambda: False) -> list[str]:
+    """Why this cluster will not run the test, each naming its field (empty: it may run).
+    `keda_served` asks the API server whether it serves KEDA's API (only when a run asks for KEDA)."""
     if policy.namespaces and namespace not in policy.namespaces:
         # Nothing else matters, and nothing else is said of a spec this operator will not look at.
         return [f"metadata.namespace: LoadTests in namespace {namespace} are not run by this operator; it runs "
                 f"them in {', '.join(policy.namespaces)} (the chart's operator.watchNamespaces, or "
                 "operator.loadTestNamespaces and its own namespace)"]
     problems = cluster_problems(spec, policy.caps)
+    problems += keda_problems(spec, policy.keda, keda_served)
     if spec.runner is not None:
         problems += runner_problems(spec.runner, policy.runner)
     return problems
+
+
+def keda_problems(spec: LoadTestSpec, keda: Keda, keda_served: Callable[[], bool]) -> list[str]:
+    """A run that asks for KEDA on a cluster without it, or under a chart installed before it, is
+    refused before anything changes, saying what to install (not a failed create halfway)."""
+    wanted = sorted({d for point in expand_sweep(spec) for d in point.system.autoscaled()
+                     if kind_of(d) == SCALED_OBJECT})
+    if not wanted:
+        return []
+    if not keda_served():
+        why = (f"this cluster does not serve KEDA's API ({SCALED_OBJECT.api_version}): install KEDA (`helm upgrade "
+               "--install keda keda --repo https://kedacore.github.io/charts -n keda --create-namespace`), then "
+               "`helm upgrade` the elves release so it renders KEDA's "
+               "TriggerAuthentication, or use mode: fixed")
+    elif not (keda.trigger_authentication and keda.rabbitmq_host):
+        why = ("the elves release was installed without KEDA's TriggerAuthentication (the operator has no "
+               "ELVES_KEDA_TRIGGER_AUTHENTICATION: the chart renders it only where KEDA's API is served and with "
+               "its own RabbitMQ, rabbitmq.enabled): `helm upgrade` the release now that KEDA is installed")
+    else:
+        return []
+    return [f"spec.system.autoscaling.{d}.mode: keda needs KEDA, and {why}" for d in wanted]
 
 
 def runner_problems(runner: Runner, rules: RunnerRules) -> list[str]:

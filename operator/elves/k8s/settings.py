@@ -1,8 +1,9 @@
 """The operator's settings, read once from ELVES_* environment variables.
 
-The chart sets the first six (charts/elves/templates/operator.yaml); the others have
-defaults that suit a cluster and can be changed through `operator.env`. A bad value
-stops the operator at start-up with the variable named, never later in a handler.
+The chart sets the first six (charts/elves/templates/operator.yaml; ELVES_KEDA_* too where the
+cluster serves KEDA's API); the others have defaults that suit a cluster and can be changed
+through `operator.env`. A bad value stops the operator at start-up with the variable named,
+never later in a handler.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from elves.engine.credentials import DEFAULT_MAX_SECONDS, max_seconds_from_env
 from elves.envvars import count, read
 from elves.engine.runner import Timeouts
 from elves.engine.units import parse_duration, parse_memory
+from elves.k8s.autoscalers import Keda
 from elves.k8s.faults import Caps
 from elves.k8s.policy import Policy, RunnerRules
 
@@ -153,6 +155,10 @@ class OperatorSettings:
     # What spec.runner may ask for (the chart's operator.runner): Secrets for envFromSecrets,
     # node labels and values, tolerations, affinity. Nothing unless the chart allows it.
     runner_rules: RunnerRules = field(default_factory=RunnerRules)
+    # What a run's KEDA ScaledObject needs from the chart (rendered only where KEDA's API is
+    # served): the TriggerAuthentication with KEDA's read-only RabbitMQ user and the AMQP address.
+    # Unset: a LoadTest asking for KEDA is refused, saying what to install.
+    keda: Keda = field(default_factory=Keda)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "OperatorSettings":
@@ -185,12 +191,14 @@ class OperatorSettings:
                                      tolerations=read(env, "ELVES_RUNNER_TOLERATIONS", "", _tolerations),
                                      affinity=read(env, "ELVES_RUNNER_AFFINITY", "false", _flag)),
             run_credential_max_seconds=max_seconds_from_env(env),
+            keda=Keda(trigger_authentication=read(env, "ELVES_KEDA_TRIGGER_AUTHENTICATION", "", str.strip),
+                      rabbitmq_host=read(env, "ELVES_KEDA_RABBITMQ_HOST", "", str.strip)),
         )
 
     def policy(self) -> Policy:
         """What a LoadTest may ask of this cluster, checked before it changes anything."""
         return Policy(namespaces=self.loadtest_namespaces, caps=Caps(self.max_replicas, self.max_memory_bytes),
-                      runner=self.runner_rules)
+                      runner=self.runner_rules, keda=self.keda)
 
     def timeouts(self) -> Timeouts:
         """The phase machine's deadlines, with the cluster's longer waits."""

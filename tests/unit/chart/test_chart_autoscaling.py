@@ -21,11 +21,15 @@ import pytest
 import yaml
 from prerequisites import require
 
-from chart_testkit import CHART, CLUSTER_API_VERSIONS, named, of_kind, render, run_helm, template_error
+from chart_testkit import (CHART, CLUSTER_API_VERSIONS, NAMESPACE, env_of, named, of_kind, render, run_helm,
+                           template_error)
 from test_chart_notes_and_helm_test import _upstream_chart_versions, render_notes
 
 from elves.constants import QUEUE_INGESTOR_DATA, SCALED_ON_QUEUE
 from elves.data_plane import KEDA_USER
+from elves.engine.models.autoscaling import settings_type
+from elves.k8s import autoscalers as k8s_autoscalers
+from elves.k8s.settings import OperatorSettings
 
 KEDA_API = "keda.sh/v1alpha1"
 WITH_KEDA = CLUSTER_API_VERSIONS + (KEDA_API,)
@@ -63,6 +67,50 @@ def test_the_ingestor_scales_on_its_queue_and_the_others_on_cpu(helm):
         "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]
 
 
+# The chart's value names and the LoadTest's field names of the same settings.
+CHART_TO_SPEC = {"minReplicas": "minReplicas", "maxReplicas": "maxReplicas", "messagesPerReplica": "messagesPerReplica",
+                 "pollingIntervalSeconds": "pollingInterval", "cooldownSeconds": "cooldown",
+                 "cpuUtilization": "cpuUtilization"}
+SETTINGS = {"ingestor": {"minReplicas": 0, "maxReplicas": 7, "messagesPerReplica": 35, "pollingIntervalSeconds": 5,
+                         "cooldownSeconds": 45},
+            "gateway": {"minReplicas": 2, "maxReplicas": 6, "cpuUtilization": 55},
+            "registry": {"minReplicas": 1, "maxReplicas": 3, "cpuUtilization": 90}}
+
+
+def test_a_loadtests_autoscalers_are_the_charts_for_the_same_settings(helm):
+    """One shape: what a run compares with fixed replicas is the autoscaler the chart installs."""
+    sets = [*ALL_ON, *(f"services.{d}.autoscaling.{k}={v}" for d, values in SETTINGS.items() for k, v in values.items())]
+    objects = render(helm, None, *sets, api_versions=WITH_KEDA)
+    # What the chart tells the operator, read as the operator reads it.
+    operator_env = {k: v["value"] for k, v in env_of(named(objects, "Deployment", "elves-operator")[
+        "spec"]["template"]["spec"]["containers"][0]).items() if "value" in v}
+    keda = OperatorSettings.from_env(operator_env).keda
+    for deployment, values in SETTINGS.items():
+        spec_values = {CHART_TO_SPEC[k]: (f"{v}s" if k.endswith("Seconds") else v) for k, v in values.items()}
+        settings = settings_type(deployment).model_validate(spec_values)
+        made = k8s_autoscalers.body(deployment, NAMESPACE, {}, k8s_autoscalers.spec_of(deployment, settings, keda))
+        chart = autoscalers(objects)[deployment]
+        assert (made["apiVersion"], made["kind"], made["metadata"]["name"], made["metadata"]["namespace"]) == \
+            (chart["apiVersion"], chart["kind"], chart["metadata"]["name"], chart["metadata"]["namespace"])
+        assert made["spec"] == chart["spec"], deployment
+
+
+def test_the_operator_learns_kedas_trigger_authentication_only_where_the_chart_renders_it(helm):
+    def operator_env(*sets, api_versions=WITH_KEDA):
+        container = named(render(helm, None, *sets, api_versions=api_versions), "Deployment",
+                          "elves-operator")["spec"]["template"]["spec"]["containers"][0]
+        return {k: v.get("value") for k, v in env_of(container).items() if k.startswith("ELVES_KEDA_")}
+
+    with_keda = render(helm, None, api_versions=WITH_KEDA)
+    assert operator_env() == {"ELVES_KEDA_TRIGGER_AUTHENTICATION": named(with_keda, "TriggerAuthentication",
+                                                                         "elves-keda-rabbitmq")["metadata"]["name"],
+                              "ELVES_KEDA_RABBITMQ_HOST": "amqp://rabbitmq.elves.svc:5672"}
+    # Without it the operator refuses mode: keda, saying what to install.
+    assert operator_env(api_versions=CLUSTER_API_VERSIONS) == {}
+    assert operator_env("rabbitmq.enabled=false", "externalRabbitmq.host=mq.example",
+                        "externalRabbitmq.password=pw") == {}
+
+
 def test_kedas_credentials_are_a_read_only_user_from_a_secret(helm):
     objects = render(helm, None, "services.ingestor.autoscaling.enabled=true", api_versions=WITH_KEDA)
     auth = named(objects, "TriggerAuthentication", "elves-keda-rabbitmq")["spec"]
@@ -75,8 +123,14 @@ def test_kedas_credentials_are_a_read_only_user_from_a_secret(helm):
     # A passive queue.declare (the queue's length) needs no permission: none is granted.
     assert (KEDA_USER.configure, KEDA_USER.write, KEDA_USER.read) == ("^$", "^$", "^$")
     # No workload reads KEDA's Secret.
+    def names_in(node) -> set[str]:
+        if isinstance(node, dict):
+            named_here = {v for k, v in node.items() if k in ("name", "secretName") and isinstance(v, str)}
+            return named_here.union(*(names_in(v) for v in node.values()))
+        return set().union(*(names_in(v) for v in node)) if isinstance(node, list) else set()
+
     for deployment in of_kind(objects, "Deployment"):
-        assert "elves-keda" not in yaml.safe_dump(deployment), deployment["metadata"]["name"]
+        assert "elves-keda" not in names_in(deployment["spec"]), deployment["metadata"]["name"]
     with_existing = render(helm, None, "services.ingestor.autoscaling.enabled=true", "secrets.existingSecret=mine",
                            api_versions=WITH_KEDA)
     refs = named(with_existing, "TriggerAuthentication", "elves-keda-rabbitmq")["spec"]["secretTargetRef"]

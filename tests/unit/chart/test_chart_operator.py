@@ -12,6 +12,8 @@ import json
 
 from chart_testkit import NAMESPACE, SERVICES, ci_values, env_of, named, of_kind, render, rules_of
 
+from elves.k8s import autoscalers
+
 
 # An operator serving two namespaces, with kopf peering (objects outside the release
 # namespace, so not part of a ci value set).
@@ -146,6 +148,29 @@ def test_operator_patches_deletes_and_writes_only_what_it_must(helm, values_file
         if name in bound_cluster_wide and {"configmaps", "secrets"} & set(rule["resources"]):
             assert set(rule["verbs"]) <= {"get", "list", "watch"}, (name, rule)
             assert "secrets" not in rule["resources"], (name, rule)
+
+
+@ci_values
+def test_operator_may_do_to_autoscalers_exactly_what_spec_system_autoscaling_does(helm, values_file):
+    """The verbs elves.k8s.autoscalers.VERBS names (what the platform calls: its tier-1 test holds
+    them to the calls), on each service's own kind and name, in the system's namespace only;
+    create cannot be narrowed by name."""
+    objects = render(helm, values_file)
+    kinds = (autoscalers.SCALED_OBJECT, autoscalers.HPA)
+    granted: dict[tuple, list] = {}
+    for obj in of_kind(objects, "Role") + of_kind(objects, "ClusterRole"):
+        for rule in obj["rules"]:
+            for kind in kinds:
+                if kind.plural in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        granted.setdefault((tuple(rule["apiGroups"]), kind.plural, verb), []).append(
+                            (obj["kind"], obj["metadata"].get("namespace"), tuple(rule.get("resourceNames", ()))))
+    expected = {}
+    for kind in kinds:
+        names = tuple(sorted(s for s in SERVICES if autoscalers.kind_of(s) == kind))
+        for verb in autoscalers.VERBS:
+            expected[((kind.group,), kind.plural, verb)] = [("Role", NAMESPACE, () if verb == "create" else names)]
+    assert granted == expected
 
 
 def test_load_test_namespaces_get_run_object_writes_there_only(helm):

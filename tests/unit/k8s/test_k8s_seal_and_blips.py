@@ -67,8 +67,10 @@ class Answering(BaseHTTPRequestHandler):
     status = 503
 
     def do_GET(self) -> None:  # noqa: N802
-        body = b'{"kind":"Status","message":"etcdserver: leader changed","code":%d}' % self.status
-        self.send_response(self.status)
+        self.answer(self.status, b'{"kind":"Status","message":"etcdserver: leader changed","code":%d}' % self.status)
+
+    def answer(self, status: int, body: bytes) -> None:
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

@@ -37,7 +37,7 @@ def deployment(name: str = "ingestor", wanted: int = 2, **status: int) -> dict[s
 
 
 def apply(document: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
-    """RFC 6902 `test` and `add` on object members: all these patches use."""
+    """RFC 6902 `test`, `add` and `remove` on object members: all these patches use."""
     result = copy.deepcopy(document)
     for op in ops:
         *parents, last = op["path"].lstrip("/").split("/")
@@ -47,6 +47,8 @@ def apply(document: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]
         key = int(last) if isinstance(node, list) else last
         if op["op"] == "test":
             assert node[key] == op["value"], f"test failed at {op['path']}"
+        elif op["op"] == "remove":
+            del node[key]
         else:
             assert op["op"] == "add"
             node[key] = op["value"]
@@ -137,10 +139,32 @@ def test_a_pod_to_kill_is_a_running_one_not_already_going():
 class RecordingKube:
     """The Kube calls a fault makes, recorded; pods and deployments from plain data."""
 
-    def __init__(self, pods: list[dict[str, Any]] | None = None, exec_error: Exception | None = None):
-        self.calls: list[tuple[Any, ...]] = []
+    def __init__(self, pods: list[dict[str, Any]] | None = None, exec_error: Exception | None = None,
+                 autoscalers: list[dict[str, Any]] | None = None):
+        self.calls: list[tuple[Any, ...]] = []  # what changed something
+        self.reads: list[tuple[Any, ...]] = []
         self.pods_by_name = {p["metadata"]["name"]: p for p in pods or []}
         self.exec_error = exec_error
+        # The system's ScaledObjects and HPAs by (kind, name), as the API server would keep them.
+        self.autoscalers = {(o["kind"], o["metadata"]["name"]): copy.deepcopy(o) for o in autoscalers or []}
+
+    def autoscaler(self, namespace: str, kind: Any, name: str) -> dict[str, Any] | None:
+        self.reads.append(("get", kind.plural, name))
+        return copy.deepcopy(self.autoscalers.get((kind.kind, name)))
+
+    def create_autoscaler(self, kind: Any, body: dict[str, Any]) -> None:
+        key = (kind.kind, body["metadata"]["name"])
+        assert key not in self.autoscalers, f"409: {key} exists"
+        self.calls.append(("create", kind.plural, body["metadata"]["name"]))
+        self.autoscalers[key] = copy.deepcopy(body)
+
+    def patch_autoscaler(self, namespace: str, kind: Any, name: str, ops: list[dict[str, Any]]) -> None:
+        self.calls.append(("patch", kind.plural, name))
+        self.autoscalers[(kind.kind, name)] = apply(self.autoscalers[(kind.kind, name)], ops)
+
+    def delete_autoscaler(self, namespace: str, kind: Any, name: str) -> bool:
+        self.calls.append(("delete", kind.plural, name))
+        return self.autoscalers.pop((kind.kind, name), None) is not None
 
     def deployment(self, namespace: str, name: str) -> dict[str, Any]:
         return deployment(name)

@@ -79,6 +79,10 @@ class System(SpecModel):
         """The deployments an autoscaler owns in this system."""
         return autoscaled(self.autoscaling)
 
+    def autoscaling_settings(self) -> dict[str, Any]:
+        """The autoscaling this system sets, by deployment (mode fixed too: it takes the chart's away)."""
+        return {d: getattr(self.autoscaling, d) for d in DEPLOYMENTS if getattr(self.autoscaling, d) is not None}
+
     def changes(self) -> list[DeploymentChange]:
         """One change per deployment this system sets anything of, in DEPLOYMENTS order."""
         changes = []

@@ -71,7 +71,7 @@ def apply(tick: Tick) -> float:
     if tick.status.current_run > 0 and tick.status.snapshot is not None:
         tick.platform.restore_system(tick.status.snapshot)  # undo the last run's faults first
     system = tick.plan.point.system
-    if system.changes():
+    if system.changes() or system.autoscaling_settings():
         tick.platform.apply_system(system)
         tick.events.append(progress(f"system: {system.as_written()}"))
     tick.goto(None, Step.WAIT_READY)
