@@ -2,7 +2,8 @@
 verdict, `elves run`, the report, `elves compare` and the study's answers apply.
 
 The load is an open model: k6 starts iterations at the planned rate whatever the system does,
-so the load falls short of the plan only when k6 itself does. When it did, every figure of the
+so the load falls short of the plan when k6 itself does, or when the system held every VU (a
+fault's hung calls): a LoadTest that expects the latter states a dropped_iterations objective. When it did, every figure of the
 run is k6's as much as the system's (the rate is what k6 managed, a latency includes k6 waiting
 for a VU or a core), and the run ends Limited: neither Passed (the load asked for was not
 offered) nor the system's Failed. The figures come from the run's results, so a summary read

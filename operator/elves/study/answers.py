@@ -45,8 +45,9 @@ class Answer:
 
 def generator_reasons(result: CaseResult, run: RunStatus) -> list[str]:
     """Why the generator, not the system, set the run's load: the verdict's rule
-    (elves.engine.generator_limit), applied to the figures so that a summary written before the
-    rule is judged by it too; and, what only the study counts, k6 sending less than the plan asked."""
+    (elves.engine.generator_limit) as the verdict judged it, or applied to the figures for a
+    summary written before verdicts said so; and, what only the study counts, k6 sending less
+    than the plan asked."""
     r = run.results
     assert r is not None
     reasons = judged_limits(r, run.verdict)
