@@ -49,11 +49,14 @@ def figures(prometheus_url: str, runs):
 def test_k6_with_two_vus_for_six_drops_iterations_at_its_vu_ceiling(prometheus_server, slow, tmp_path, vus, ceiling):
     runs = run_k6(prometheus_server.url, slow, tmp_path, SCRIPT, {**LOAD, "vus": vus}, name="two-vus")
     results = figures(prometheus_server.url, runs)
-    dropped = runs.summary["metrics"]["dropped_iterations"]["count"]
-    assert (results.vus_ceiling, results.vus_max, results.dropped_iterations) == (ceiling, 2, dropped)
-    assert dropped > 20  # about two-thirds of 80
+    # k6's end-of-test summary can miss the one iteration dropped as the scenario stops, which its
+    # remote write still delivers (seen in CI: 56 in the summary, 57 in Prometheus): within one.
+    counted = runs.summary["metrics"]["dropped_iterations"]["count"]
+    assert (results.vus_ceiling, results.vus_max) == (ceiling, 2)
+    assert abs(results.dropped_iterations - counted) <= 1, (results.dropped_iterations, counted)
+    assert results.dropped_iterations > 20  # about two-thirds of 80
     reasons = [why.split(":")[0] for why in generator_limits(results)]
-    assert reasons[0] == f"k6 dropped {dropped:,} iterations"
+    assert reasons[0] == f"k6 dropped {results.dropped_iterations:,} iterations"
     assert reasons[1:] == (["k6 brought up all 2 VUs the plan allows, adding each only when none was free"
                             " (raise spec.load.vus.max)"] if ceiling else [])
 
