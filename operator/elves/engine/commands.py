@@ -1,4 +1,4 @@
-"""The engine's subcommands: `elves report`, `elves crd`, `elves scenarios`, `elves validate`
+"""The engine's subcommands: `elves report`, `elves crd`, `elves profile`, `elves scenarios`, `elves validate`
 (`elves run` needs a platform: elves.local.commands registers it)."""
 
 from __future__ import annotations
@@ -28,6 +28,12 @@ def register(subcommands) -> None:
     crd.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
     crd.set_defaults(handler=_crd)
 
+    profile = subcommands.add_parser(
+        "profile", help="print the built-in SystemUnderTest (Elves' own system) the chart ships",
+        description="Generate charts/elves/files/system-under-test.yaml from elves.engine.models.target.")
+    profile.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
+    profile.set_defaults(handler=_profile)
+
     facts = subcommands.add_parser(
         "scenarios", help="print the built-in scenarios' facts the k6 scripts read",
         description="Generate loadtests/lib/scenario-facts.js from elves.engine.scenarios.")
@@ -55,6 +61,12 @@ def _crd(args: argparse.Namespace) -> int:
 
     resource = next(r for r in RESOURCES if r.kind == args.kind)
     return _generated(args, lambda: crd_yaml(resource), lambda path: write_crd(path, resource))
+
+
+def _profile(args: argparse.Namespace) -> int:
+    from elves.engine.profile import profile_yaml, write_profile
+
+    return _generated(args, profile_yaml, write_profile)
 
 
 def _scenarios(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""The engine's commands as a person types them: validate, crd, scenarios, and run's bad-input path."""
+"""The engine's commands as a person types them: validate, crd, profile, scenarios, and run's bad-input path."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import yaml
 
 from elves.cli import main as elves_main
 from elves.engine.crd import SYSTEM_UNDER_TEST, crd_yaml
+from elves.engine.profile import profile_yaml
 from elves.engine.scenarios import facts_module
 
 
@@ -37,7 +38,7 @@ def test_run_of_a_missing_file_exits_2(tmp_path, capsys):
 
 @pytest.mark.parametrize(("command", "generated"), [
     (["crd"], crd_yaml), (["crd", "--kind", "SystemUnderTest"], lambda: crd_yaml(SYSTEM_UNDER_TEST)),
-    (["scenarios"], facts_module)])
+    (["profile"], profile_yaml), (["scenarios"], facts_module)])
 def test_a_generator_prints_or_writes_its_file(tmp_path, capsys, command, generated):
     assert elves_main(command) == 0
     assert capsys.readouterr().out == generated()
