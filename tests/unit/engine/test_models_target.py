@@ -112,3 +112,27 @@ def test_the_crd_states_the_same_rules_on_the_same_fields():
     assert ledger["properties"]["registry"] == {
         "description": "Elves' own ledger: the registry's /api/v1/ledger (the built-in profile's).",
         "type": "object", "nullable": True, "properties": {}}
+
+
+def test_a_loadtest_names_its_target_or_judges_the_builtin_one(make_loadtest):
+    assert make_loadtest().spec.system_under_test == "elves" and make_loadtest().spec.target is None
+    assert make_loadtest(target={"systemUnderTest": "orders"}).spec.system_under_test == "orders"
+
+
+@pytest.mark.parametrize("target, named", [
+    ({}, "spec.target.systemUnderTest: required field is missing"),
+    ({"systemUnderTest": "Orders"}, "spec.target.systemUnderTest: String should match pattern"),
+    ({"systemUnderTest": "orders", "namespace": "shop"}, "spec.target.namespace: unknown field"),
+])
+def test_a_bad_target_is_refused_naming_the_field(make_loadtest, target, named):
+    with pytest.raises(SpecError) as error:
+        make_loadtest(target=target)
+    assert any(line.startswith(named) for line in error.value.problems), error.value.problems
+
+
+def test_the_loadtest_crd_states_the_target():
+    spec = crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    target = spec["properties"]["target"]
+    assert target["required"] == ["systemUnderTest"]
+    assert target["properties"]["systemUnderTest"]["pattern"].startswith("^[a-z0-9]")
+    assert "load" in spec["required"] and "target" not in spec["required"]
