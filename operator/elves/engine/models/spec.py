@@ -118,8 +118,7 @@ class Target(SpecModel):
 
     system_under_test: str = Field(
         pattern=DNS_SUBDOMAIN_PATTERN, max_length=253,
-        description="The SystemUnderTest's name, in the LoadTest's namespace (`elves` names the built-in one,"
-                    " in the chart's release namespace).")
+        description="The SystemUnderTest's name, in the LoadTest's namespace.")
 
 
 class LoadTestSpec(SpecModel):
