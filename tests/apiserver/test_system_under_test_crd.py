@@ -4,12 +4,12 @@ validate` names it (tests/unit/engine/test_models_target.py). A LoadTest's spec.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 import pytest
 import yaml
+from foreign_system import FOREIGN_SPEC, foreign_system
 
 from . import control_plane as cp
 
@@ -17,17 +17,7 @@ CRDS = cp.REPO / "charts" / "elves" / "crds"
 PROFILE = cp.REPO / "charts" / "elves" / "files" / "system-under-test.yaml"
 NAMESPACE = "sut-crd"
 
-FOREIGN: dict[str, Any] = {
-    "workloads": [{"name": "orders-api"}, {"name": "orders-db", "kind": "StatefulSet"},
-                  {"selector": {"matchLabels": {"app.kubernetes.io/part-of": "orders"}}}],
-    "queues": {"rabbitmq": ["orders.in"]},
-    "testIdHeader": "X-Test-Id",
-    "ledger": {"accepted": {"endpoint": "placeOrder"},
-               "persisted": {"promql": 'sum(orders_saved_total{test_id="$TEST_ID"})'}},
-    "drained": {"ledgerComplete": False},
-}
-
-# spec fields replacing FOREIGN's -> the field the error names, and what it says.
+# spec fields replacing the foreign system's -> the field the error names, and what it says.
 INVALID = [
     pytest.param({"workloads": []}, "spec.workloads", "should have at least 1 items", id="no-workloads"),
     pytest.param({"workloads": [{"name": "a", "selector": {"matchLabels": {"app": "a"}}}]},
@@ -46,9 +36,8 @@ INVALID = [
 ]
 
 
-def system_under_test(name: str, spec: dict[str, Any]) -> str:
-    return json.dumps({"apiVersion": "elves.dev/v1alpha1", "kind": "SystemUnderTest",
-                       "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec})
+def system_under_test(name: str, **spec: Any) -> str:
+    return json.dumps(foreign_system(name, NAMESPACE, **spec))
 
 
 @pytest.fixture(scope="module")
@@ -64,17 +53,17 @@ def dry_run_apply(plane: cp.ControlPlane, manifest: str) -> Any:
 
 def test_the_builtin_profile_and_a_foreign_system_are_accepted(control_plane: cp.ControlPlane, crds: None) -> None:
     profile = yaml.safe_load(PROFILE.read_text())
-    result = dry_run_apply(control_plane, system_under_test("elves", profile["spec"]))
+    result = dry_run_apply(control_plane, system_under_test("elves", **profile["spec"]))
     assert result.returncode == 0, result.stderr
-    control_plane.kubectl("apply", "-f", "-", stdin=system_under_test("orders", FOREIGN))
+    control_plane.kubectl("apply", "-f", "-", stdin=system_under_test("orders"))
     stored = json.loads(control_plane.kubectl("get", "sut", "orders", "-n", NAMESPACE, "-o", "json").stdout)
-    assert stored["spec"] == FOREIGN
+    assert stored["spec"] == FOREIGN_SPEC
 
 
 @pytest.mark.parametrize(("fields", "field", "says"), INVALID)
 def test_a_bad_system_under_test_is_refused_naming_the_field(control_plane: cp.ControlPlane, crds: None,
                                                              fields: dict[str, Any], field: str, says: str) -> None:
-    result = dry_run_apply(control_plane, system_under_test("bad", {**copy.deepcopy(FOREIGN), **fields}))
+    result = dry_run_apply(control_plane, system_under_test("bad", **fields))
     assert result.returncode != 0, f"accepted: {fields}"
     assert field in result.stderr and says in result.stderr, result.stderr
 

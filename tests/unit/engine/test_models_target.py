@@ -3,10 +3,10 @@ naming the field, by the model (`elves validate`) and by the CRD's rules alike."
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 import yaml
+
+from foreign_system import foreign_system
 
 from elves.cli import main as elves_main
 from elves.constants import DEPLOYMENTS, TEST_ID_HEADER, WORK_QUEUES
@@ -14,26 +14,7 @@ from elves.engine.crd import SYSTEM_UNDER_TEST, crd_manifest
 from elves.engine.models.errors import SpecError
 from elves.engine.models.target import builtin_profile, parse_system_under_test
 
-FOREIGN = {
-    "apiVersion": "elves.dev/v1alpha1",
-    "kind": "SystemUnderTest",
-    "metadata": {"name": "orders", "namespace": "shop"},
-    "spec": {
-        "workloads": [{"name": "orders-api"}, {"name": "orders-db", "kind": "StatefulSet"},
-                      {"selector": {"matchLabels": {"app.kubernetes.io/part-of": "orders"}}}],
-        "queues": {"rabbitmq": ["orders.in"]},
-        "testIdHeader": "X-Test-Id",
-        "ledger": {"accepted": {"endpoint": "placeOrder"},
-                   "persisted": {"promql": 'sum(orders_saved_total{test_id="$TEST_ID"})'}},
-        "drained": {"ledgerComplete": False},
-    },
-}
-
-
-def foreign(**spec):
-    document = copy.deepcopy(FOREIGN)
-    document["spec"].update(spec)
-    return document
+FOREIGN = foreign_system()
 
 
 def test_the_builtin_profile_is_elves_own_system_and_valid():
@@ -46,11 +27,11 @@ def test_the_builtin_profile_is_elves_own_system_and_valid():
 
 
 def test_a_foreign_system_is_read_with_defaults():
-    spec = parse_system_under_test(foreign(testIdHeader=TEST_ID_HEADER, drained={})).spec
+    spec = parse_system_under_test(foreign_system(testIdHeader=TEST_ID_HEADER, drained={})).spec
     assert [w.kind for w in spec.workloads] == ["Deployment", "StatefulSet", "Deployment"]
     assert spec.workloads[2].selector.match_labels == {"app.kubernetes.io/part-of": "orders"}
     assert spec.ledger.accepted.endpoint == "placeOrder" and spec.drained.ledger_complete is True
-    by_promql = parse_system_under_test(foreign(
+    by_promql = parse_system_under_test(foreign_system(
         queues={"promql": "sum by (queue) (my_queue_depth)"},
         ledger={"accepted": {"promql": 'sum(k6_http_reqs_total{testid="$TEST_ID", status="201"})'},
                 "persisted": {"promql": 'sum(saved_total{test="$TEST_ID"})'}})).spec
@@ -80,7 +61,7 @@ def test_a_foreign_system_is_read_with_defaults():
 ])
 def test_a_bad_system_under_test_is_refused_naming_the_field(spec, named):
     with pytest.raises(SpecError) as error:
-        parse_system_under_test(foreign(**spec), "orders.yaml")
+        parse_system_under_test(foreign_system(**spec), "orders.yaml")
     assert "orders.yaml: invalid SystemUnderTest" in str(error.value)
     assert any(line.startswith(named) for line in error.value.problems), error.value.problems
 
@@ -91,7 +72,7 @@ def test_elves_validate_reads_each_document_by_its_kind(tmp_path, capsys):
     assert elves_main(["validate", str(good)]) == 0
     assert capsys.readouterr().out == f"ok {good} (elves, orders)\n"
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump(foreign(queues={})))
+    bad.write_text(yaml.safe_dump(foreign_system(queues={})))
     assert elves_main(["validate", str(bad)]) == 1
     assert "spec.queues: set exactly one of rabbitmq" in capsys.readouterr().err
 
