@@ -205,3 +205,28 @@ def test_the_sweep_table_and_elves_run_show_the_cost_and_the_lag():
     assert "replica-s" in text
     scaling_lines = [line for line in text.splitlines() if line.startswith("ingestor") and "keda" in line]
     assert scaling_lines and "20.00s" in scaling_lines[0] and "340" in scaling_lines[0]
+
+
+def test_the_report_marks_the_lag_on_the_replica_timeline_and_tables_the_figures():
+    from datetime import datetime, timezone
+
+    from elves.engine.report.html import page
+
+    started = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    fixed = RunStatus(index=0, test_id="t/0", point={"system.autoscaling.ingestor.mode": "fixed"}, phase="Succeeded",
+                      results=scaled_results(keda(autoscaler="", replica_changes=0, triggered_at=None, trigger="",
+                                                  scale_up_lag_seconds=None, scale_down_seconds=None)))
+    scaled = RunStatus(index=1, test_id="t/1", point={"system.autoscaling.ingestor.mode": "keda"}, phase="Succeeded",
+                       load_started_at=started, results=scaled_results(keda()))
+    replicas = [{"label": "ingestor desired", "points": [[t, v] for t, v in DESIRED]},
+                {"label": "ingestor ready", "points": [[t, v] for t, v in READY]}]
+    status = LoadTestStatus(phase="Succeeded", runs=[fixed, scaled], sweep=sweep_table([fixed, scaled]))
+    html = page({"metadata": {"name": "autoscaling"}}, status,
+                {"runs": [{"index": 1, "series": {"replicas": replicas}}]})
+    run_1 = html.split("Run 1 (")[1]
+    replica_chart = run_1.split("<h3>Replicas per deployment")[1].split("<h3>Restarts per deployment")[0]
+    assert "ingestor trigger" in replica_chart and "ingestor +1 ready" in replica_chart
+    assert "<td>ingestor</td><td>keda</td><td>340</td><td>4</td><td>20.00s</td><td>10.00s</td>" in replica_chart
+    run_0 = html.split("Run 0 (")[1].split("Run 1 (")[0]
+    assert "<td>ingestor</td><td>none</td><td>340</td><td>0</td><td>-</td><td>did not scale</td>" in run_0
+    assert "<th>replica-seconds</th><th>scale-up lag</th>" in html

@@ -138,7 +138,7 @@ def scaling_html(run: RunStatus) -> str:
 
 def plots_html(run: RunStatus, series: dict[str, Any] | None) -> str:
     if not series:
-        return "<p class='muted'>No time series saved for this run.</p>"
+        return "<p class='muted'>No time series saved for this run.</p>" + scaling_html(run)
     points = [p[0] for lines in series.values() for line in lines for p in line["points"]]
     x_range = (min(points, default=0.0), max(points, default=1.0))
     markers = run_markers(run)
