@@ -67,6 +67,12 @@ for label, title in (("proxy", "through the proxy"), ("direct", "straight to the
     p99s = ", ".join(f"{r['p99']:.1f}" for r in runs)
     print(f"  {title:<24} p50 {med[label]['p50']:.2f} ms  p99 {med[label]['p99']:.2f} ms (rounds: {p99s})  "
           f"failed {100 * max(r['failed'] for r in runs):.2f} %  dropped {sum(r['dropped'] for r in runs)}")
+    # Per round, so a cold first round is told from a steady loss; each failure by its status.
+    for n, r in enumerate(runs, 1):
+        if r["failed"] or r.get("failures"):
+            why = ", ".join(f"{count} x {'no answer' if status == '0' else 'HTTP ' + status}"
+                            for status, count in r.get("failures", {}).items())
+            print(f"    round {n}: failed {100 * r['failed']:.2f} % of {r['requests']} ({why or 'no status counted'})")
 print(f"  p99 overhead of the proxy (medians): {med['proxy']['p99'] - med['direct']['p99']:+.2f} ms, "
       f"p50 {med['proxy']['p50'] - med['direct']['p50']:+.2f} ms")
 # The services' CPU without their JIT compiler threads: a young JVM's compiling is no cost of the requests.

@@ -6,6 +6,17 @@
 // ELVES_SERVICE_KEY for the registry.
 import http from 'k6/http';
 import { check } from 'k6';
+import { Counter } from 'k6/metrics';
+
+// Each failed answer counted by its status (0: no answer: a reset connection or the 10 s
+// timeout), so a bench can say why requests failed, not only how many.
+const FAILURE_STATUSES = [0, 400, 401, 404, 429, 500, 502, 503, 504];
+const failures = Object.fromEntries(FAILURE_STATUSES.map((s) => [s, new Counter(`failed_status_${s}`)]));
+const otherFailures = new Counter('failed_status_other');
+
+function countFailure(res, expected) {
+  if (res.status !== expected) (failures[res.status] || otherFailures).add(1);
+}
 
 const target = __ENV.ELVES_BENCH_TARGET || 'getData';
 const rate = Number(__ENV.ELVES_BENCH_RATE || '50');
@@ -51,6 +62,7 @@ export default function () {
   if (registryReads[target]) {
     res = http.get(url + registryReads[target], { headers: serviceKey, timeout: '10s' });
     check(res, { answered: (r) => r.status === 200 });
+    countFailure(res, 200);
   } else if (target === 'getData') {
     const hour = Math.floor(Math.random() * 23);
     const body = JSON.stringify({
@@ -68,12 +80,14 @@ export default function () {
       timeout: '10s',
     });
     check(res, { accepted: (r) => r.status === 202 });
+    countFailure(res, 202);
   } else if (target === 'getUser') {
     res = http.get(`${url}/api/v1/users/me`, {
       headers: { Authorization: `Bearer ${__ENV.ELVES_BENCH_TOKEN}`, 'X-Elves-Test-Id': testId },
       timeout: '10s',
     });
     check(res, { answered: (r) => r.status === 200 });
+    countFailure(res, 200);
   } else {
     const body = JSON.stringify({ userId: `bench-${Math.floor(Math.random() * 500)}` });
     res = http.post(`${url}/api/v1/logs`, body, {
@@ -81,5 +95,6 @@ export default function () {
       timeout: '10s',
     });
     check(res, { stored: (r) => r.status === 201 });
+    countFailure(res, 201);
   }
 }

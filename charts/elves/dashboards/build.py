@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from elves.constants import DEAD_LETTER_QUEUES, DEPLOYMENTS, WORK_QUEUES
+from elves.constants import DEAD_LETTER_QUEUES, DEPLOYMENTS, SCALED_ON_QUEUE, WORK_QUEUES
 from elves.engine import promql, warmup
 
 HERE = Path(__file__).resolve().parent
@@ -45,7 +45,7 @@ def target(expr: str, legend: str = "", ref: str = "A") -> dict:
 
 
 def timeseries(title: str, targets: list[dict], unit: str = "short", description: str = "",
-               stack: bool = False, step: bool = False) -> dict:
+               stack: bool = False, step: bool = False, overrides: list[dict] = ()) -> dict:
     return {
         "type": "timeseries",
         "title": title,
@@ -62,12 +62,21 @@ def timeseries(title: str, targets: list[dict], unit: str = "short", description
                     "stacking": {"mode": "normal" if stack else "none", "group": "A"},
                 },
             },
-            "overrides": [],
+            "overrides": list(overrides),
         },
         "options": {"legend": {"displayMode": "table", "placement": "bottom", "calcs": ["max", "lastNotNull"]},
                     "tooltip": {"mode": "multi", "sort": "desc"}},
         "targets": [dict(t, refId=chr(ord("A") + i)) for i, t in enumerate(targets)],
     }
+
+
+def by_name(pattern: str, properties: dict) -> dict:
+    """A field override for the series whose display name matches `pattern` (a regex)."""
+    return {"matcher": {"id": "byRegexp", "options": pattern},
+            "properties": [{"id": name, "value": value} for name, value in properties.items()]}
+
+
+DASHED_DESIRED = by_name(".* desired", {"custom.lineStyle": {"fill": "dash", "dash": [10, 10]}})
 
 
 def row(title: str) -> dict:
@@ -226,10 +235,22 @@ def queue_pileup() -> dict:
             target(rate_of("elves_messages_dead_lettered_total", "queue"), "dead-lettered {{queue}}"),
         ], unit="ops", description="Redeliveries the registry recognised, and poison messages sent to a DLQ."),
         row("Deployments"),
-        timeseries("Replicas (desired and ready)", [
+        timeseries("Replicas (dashed: desired; solid: ready)", [
             target(promql.replicas_desired(**scoped), "{{deployment}} desired"),
             target(promql.replicas_ready(**scoped), "{{deployment}} ready"),
-        ], step=True, description="Scale faults and spec.system.replicas show here."),
+        ], step=True, overrides=[DASHED_DESIRED],
+            description="What each deployment is asked to run against what is Ready: the gap is a scale-up "
+                        "starting, a crash or a kill. Scale faults, spec.system.replicas and the autoscalers "
+                        "(spec.system.autoscaling) show here."),
+        timeseries("Queue-scaled replicas beside their work queue", [
+            target(promql.replicas_desired(list(SCALED_ON_QUEUE), **scoped), "{{deployment}} desired"),
+            target(promql.replicas_ready(list(SCALED_ON_QUEUE), **scoped), "{{deployment}} ready"),
+            target(promql.queue_messages_ready(list(SCALED_ON_QUEUE.values()), **scoped), "{{queue}} ready messages"),
+        ], step=True, overrides=[DASHED_DESIRED, by_name(".* ready messages", {"custom.axisPlacement": "right",
+                                                                                "custom.lineInterpolation": "linear"})],
+            description="The deployments KEDA scales on their work queue's length, with the messages ready in "
+                        "that queue (right axis: what KEDA compares with its target per replica). The scale-up "
+                        "lag is from the queue's sustained rise past the target to the added replica Ready."),
         timeseries("Container restarts (total)", [target(promql.restarts_total(**scoped), "{{container}}")],
                    step=True),
         timeseries("OOM kills", [target(promql.oom_kills(RATE, **scoped), "{{container}}")],

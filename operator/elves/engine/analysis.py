@@ -14,11 +14,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from elves.constants import DEPLOYMENTS, GATEWAY_ENDPOINTS
+from elves.constants import DEPLOYMENTS, GATEWAY_ENDPOINTS, SCALED_ON_QUEUE
 from elves.engine import promql
+from elves.engine.autoscaling_figures import HPA, KEDA, scaled, scaling_figures
 from elves.engine.histograms import Histogram, run_histograms
+from elves.engine.models.autoscaling import QueueAutoscaling, autoscaled
 from elves.engine.prometheus import Prometheus, Sample, Series
-from elves.engine.status import DeploymentResult, EndpointResult, Ledger, QueueResult, ReplicaPoint, RunResults, Window
+from elves.engine.status import (DeploymentResult, EndpointResult, Ledger, QueueResult, ReplicaPoint, RunResults,
+                                 ScalingFigures, Window)
 
 # k6 pushes its last samples when it stops; look a little past the load's end for them.
 K6_FLUSH_SLACK_SECONDS = 15.0
@@ -168,9 +171,13 @@ def queue_results(prom: Prometheus, window: RunWindow) -> dict[str, QueueResult]
     return {q: QueueResult(max=deepest.get(q), final=final.get(q)) for q in sorted(set(deepest) | set(final))}
 
 
+def _timeline_step(window: RunWindow) -> float:
+    return max(1.0, (window.end - window.load_start) / TIMELINE_POINTS)
+
+
 def replica_timeline(prom: Prometheus, window: RunWindow) -> dict[str, list[ReplicaPoint]]:
     """Per deployment, (desired, ready) replicas at the start and whenever they changed."""
-    step = max(1.0, (window.end - window.load_start) / TIMELINE_POINTS)
+    step = _timeline_step(window)
     namespace = prom.system_namespace
     desired = {s.labels.get("deployment", ""): dict(s.points) for s in
                prom.query_range(promql.replicas_desired(namespace=namespace), window.load_start, window.end, step)}
@@ -208,7 +215,38 @@ def longest_unready(timeline: list[ReplicaPoint], end: float) -> float | None:
     return longest
 
 
-def deployment_results(prom: Prometheus, window: RunWindow) -> dict[str, DeploymentResult]:
+def _queue_ready_points(prom: Prometheus, window: RunWindow, queue: str) -> list[tuple[float, float | None]]:
+    """The queue's ready messages over the load and the drain, as (seconds since the load's start, value)."""
+    series = prom.query_range(promql.queue_messages_ready([queue], namespace=prom.system_namespace),
+                              window.load_start, window.end, _timeline_step(window))
+    return [(t - window.load_start, v) for s in series[:1] for t, v in s.points]
+
+
+def scaling_results(prom: Prometheus, window: RunWindow, timelines: dict[str, list[ReplicaPoint]],
+                    autoscaling: Any = None) -> dict[str, ScalingFigures]:
+    """Autoscaling's figures of each deployment that `autoscaling` (spec.system.autoscaling) names
+    (mode fixed too: a sweep compares its cost with the autoscaler's) or whose desired replicas changed."""
+    named = [d for d in DEPLOYMENTS if autoscaling is not None and getattr(autoscaling, d) is not None]
+    owned = autoscaled(autoscaling) if autoscaling is not None else []
+    end, load_end = window.end - window.load_start, window.load_end - window.load_start
+    figures = {}
+    for deployment in DEPLOYMENTS:
+        timeline = timelines.get(deployment, [])
+        desired = [(p.t, p.desired) for p in timeline]
+        ready = [(p.t, p.ready) for p in timeline]
+        if deployment not in named and not scaled(desired):
+            continue
+        settings = getattr(autoscaling, deployment) if deployment in owned else None
+        queue = SCALED_ON_QUEUE.get(deployment) if isinstance(settings, QueueAutoscaling) else None
+        figures[deployment] = scaling_figures(
+            desired, ready, load_end, end, autoscaler=(KEDA if queue else HPA) if settings else "",
+            minimum=settings.min_replicas if settings else None, queue=queue,
+            depth=_queue_ready_points(prom, window, queue) if queue else (),
+            messages_per_replica=settings.messages_per_replica if queue else None)
+    return figures
+
+
+def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = None) -> dict[str, DeploymentResult]:
     span, at = window.system_range()
     namespace = prom.system_namespace
     restarts = prom.by_label(promql.restarts(span, namespace=namespace), "container", at)
@@ -217,6 +255,7 @@ def deployment_results(prom: Prometheus, window: RunWindow) -> dict[str, Deploym
     heap = prom.by_label(promql.jvm_heap_max(span, namespace=namespace), "application", at)
     gc = prom.by_label(promql.jvm_gc_seconds(span, namespace=namespace), "application", at)
     cpu = prom.by_label(promql.cpu_cores(span, namespace=namespace), "application", at)
+    scaling = scaling_results(prom, window, timelines, autoscaling)
     results = {}
     for deployment in DEPLOYMENTS:
         timeline = timelines.get(deployment, [])
@@ -225,7 +264,8 @@ def deployment_results(prom: Prometheus, window: RunWindow) -> dict[str, Deploym
             restarts=_int(restarts.get(deployment)), oom_kills=_int(ooms.get(deployment)),
             replicas_min=min(ready, default=None), replicas_max=max(ready, default=None),
             unready_seconds=longest_unready(timeline, window.end - window.load_start), timeline=timeline,
-            heap_max_bytes=heap.get(deployment), gc_seconds=gc.get(deployment), cpu_cores=cpu.get(deployment))
+            heap_max_bytes=heap.get(deployment), gc_seconds=gc.get(deployment), cpu_cores=cpu.get(deployment),
+            scaling=scaling.get(deployment))
     return results
 
 
@@ -308,11 +348,12 @@ def ledger_complete(ledger: Ledger) -> tuple[bool, str]:
 
 
 def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | None,
-            logged_endpoints: tuple[str, ...] = GATEWAY_ENDPOINTS) -> RunResults:
-    """The results of one run (raises AnalysisError or PrometheusError when it cannot)."""
+            logged_endpoints: tuple[str, ...] = GATEWAY_ENDPOINTS, autoscaling: Any = None) -> RunResults:
+    """The results of one run (raises AnalysisError or PrometheusError when it cannot);
+    `autoscaling`: the run's spec.system.autoscaling, whose deployments get scaling figures."""
     endpoints, total, dropped = k6_results(prom, window)
     queues = queue_results(prom, window)
-    deployments = deployment_results(prom, window)
+    deployments = deployment_results(prom, window, autoscaling)
     ledger_model = None
     if ledger is not None:
         ledger_model = ledger_result({e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from elves.engine import promql
 from elves.engine.prometheus import Prometheus, PrometheusError
-from elves.engine.format import observed_text, percent_text, sweep_verdict, text_table
+from elves.engine.format import SCALING_HEADERS, observed_text, percent_text, scaling_row, sweep_verdict, text_table
 from elves.engine.generator_limit import generator_text
 from elves.engine.report.html import breakpoint_text, warmup_text
 from elves.engine.status import LoadTestStatus
@@ -111,6 +111,10 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
             [d, str(v.restarts), str(v.oom_kills), f"{_n(v.replicas_min)}..{_n(v.replicas_max)}",
              format_seconds(v.unready_seconds)]
             for d, v in results.deployments.items()])
+        scaling = [[d] + scaling_row(v.scaling) for d, v in results.deployments.items() if v.scaling is not None]
+        if scaling:
+            out.append("")
+            out += _table(SCALING_HEADERS, scaling)
         ledger = results.ledger
         out.append("")
         if ledger is None:
@@ -126,12 +130,13 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
         out.append("")
         keys = list(status.sweep[0].point)
         out += _table(["run"] + keys + ["throughput", "speedup", "efficiency", "p99", "failed", "deepest", "lost",
-                                        "verdict"], [
+                                        "replica-s", "scale-up lag", "verdict"], [
             [str(r.index)] + [str(r.point.get(k)) for k in keys] + [
                 format_rate(r.throughput), "-" if r.speedup is None else f"{r.speedup:.2f}x",
                 "-" if r.efficiency is None else f"{r.efficiency * 100:.0f}%", format_seconds(r.p99),
                 percent_text(r.error_rate),
-                _n(r.queue_depth_max), _n(r.lost), sweep_verdict(r)]
+                _n(r.queue_depth_max), _n(r.lost), _replica_seconds(r.replica_seconds),
+                format_seconds(r.scale_up_lag_seconds), sweep_verdict(r)]
             for r in status.sweep])
     if status.verdict is not None:
         out.append("")
@@ -167,6 +172,10 @@ def verdict_line(status: LoadTestStatus) -> str:
                 f" figures): {'; '.join(status.verdict.limited_by)}")
     word = "PASSED" if status.phase == "Succeeded" else "FAILED"
     return f"Verdict: {word} ({passed}/{len(checks)} checks)" + (f"; missed: {', '.join(missed)}" if missed else "")
+
+
+def _replica_seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 def _n(value: float | None) -> str:

@@ -12,7 +12,7 @@ import math
 from html import escape
 from typing import Any, Iterable
 
-from elves.engine.status import SweepRow
+from elves.engine.status import ScalingFigures, SweepRow
 from elves.engine.units import format_rate, format_seconds
 
 MIB = 2**20
@@ -47,13 +47,27 @@ def percent_text(share: float | None) -> str:
 
 def observed_text(name: str, value: float | None) -> str:
     """A verdict check's observed value in the unit its metric speaks."""
-    if "duration" in name or "drain_seconds" in name:
+    if "duration" in name or "drain_seconds" in name or "scale_up_lag" in name or "scale_down_seconds" in name:
         return value_text(value, "seconds")
     if "failed_rate" in name:
         return value_text(value, "percent")
     if "reqs_rate" in name:
         return value_text(value, "rate")
     return value_text(value)
+
+
+SCALING_HEADERS = ["deployment", "autoscaler", "replica-s", "changes", "scale-up lag", "scale-down"]
+
+
+def scaling_row(figures: ScalingFigures) -> list[str]:
+    """A deployment's autoscaling figures in words (after its name): an autoscaler that never
+    added a replica "did not scale"; one not back at its minimum when the drain ended says so."""
+    lag = (format_seconds(figures.scale_up_lag_seconds) if figures.scale_up_lag_seconds is not None
+           else "did not scale" if figures.autoscaler else "-")
+    down = (format_seconds(figures.scale_down_seconds) if figures.scale_down_seconds is not None
+            else "did not scale" if not figures.replica_changes else "not by the drain's end")
+    cost = "-" if figures.replica_seconds is None else f"{figures.replica_seconds:.0f}"
+    return [figures.autoscaler or "none", cost, str(figures.replica_changes), lag, down]
 
 
 def sweep_verdict(row: SweepRow) -> str:

@@ -242,6 +242,12 @@ def queue_depth(queues: Iterable[str] | None = None, *, namespace: str) -> str:
     return f"sum by (queue) ({both})"
 
 
+def queue_messages_ready(queues: Iterable[str] = WORK_QUEUES, *, namespace: str) -> str:
+    """Messages ready for delivery in each queue, by `queue`: what KEDA's RabbitMQ scaler (AMQP,
+    QueueLength) compares with its target per replica."""
+    return f"sum by (queue) ({system_selector(QUEUE_READY, namespace, queue='~' + regex_of(queues))})"
+
+
 def queue_depth_max(window: str, queues: Iterable[str] | None = None, *, namespace: str) -> str:
     """The deepest each queue got over a window."""
     return f"max_over_time(({queue_depth(queues, namespace=namespace)})[{window}:{SUBQUERY_STEP}])"

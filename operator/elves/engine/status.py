@@ -92,6 +92,25 @@ class ReplicaPoint(StatusModel):
     ready: float | None = None
 
 
+class ScalingFigures(StatusModel):
+    """What autoscaling did to a deployment over the load and the drain (elves.engine.autoscaling_figures):
+    kept for a deployment that spec.system.autoscaling names (mode fixed too) or whose desired replicas changed."""
+
+    autoscaler: str = Field("", description="keda, hpa, or empty: no autoscaler, the replicas changed otherwise.")
+    replica_seconds: float | None = Field(None, description="Ready replicas integrated over the load and the drain: the cost.")
+    replica_changes: int = Field(0, description="How many times the desired count changed (flapping).")
+    minimum: float | None = Field(None, description="The desired count a scale-down returns to: the autoscaler's"
+                                                    " minReplicas, or the count at the load's start.")
+    trigger: str = Field("", description="What starts the scale-up lag: the work queue's rise past KEDA's"
+                                         " trigger, or the load's start (HPA).")
+    triggered_at: float | None = Field(None, description="Seconds since the load's start when the trigger came.")
+    scale_up_lag_seconds: float | None = Field(None, description="From the trigger to the first added replica Ready;"
+                                                                 " none: it did not scale up.")
+    scale_down_seconds: float | None = Field(None, description="From the load's end to the desired count back at its"
+                                                               " minimum; none: it did not scale, or not back down"
+                                                               " before the drain ended.")
+
+
 class DeploymentResult(StatusModel):
     restarts: int = 0
     oom_kills: int = 0
@@ -104,6 +123,8 @@ class DeploymentResult(StatusModel):
     heap_max_bytes: float | None = Field(None, description="Most JVM heap in use by one replica over the run.")
     gc_seconds: float | None = Field(None, description="Time in GC pauses over the run, all replicas.")
     cpu_cores: float | None = Field(None, description="Mean CPU used over the run, all replicas, in cores.")
+    scaling: ScalingFigures | None = Field(None, description="Autoscaling's figures, when spec.system.autoscaling"
+                                                             " names it or its desired replicas changed.")
 
 
 class GeneratorCpu(StatusModel):
@@ -256,6 +277,9 @@ class SweepRow(StatusModel):
     error_rate: float | None = None
     queue_depth_max: float | None = None
     lost: int | None = None
+    replica_seconds: float | None = Field(None, description="Ready replicas integrated over the run, the deployments"
+                                                            " with scaling figures together: the cost.")
+    scale_up_lag_seconds: float | None = Field(None, description="The slowest autoscaled deployment's scale-up lag.")
     passed: bool | None = None
     limited: bool = Field(False, description="The load generator limited this run's load (its verdict's limitedBy).")
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from elves.engine import promql
 from elves.engine.generator_limit import generator_limits
-from elves.engine.models.objectives import Objective, LATENCY_METRICS, MEAN_LATENCY
+from elves.engine.models.objectives import Objective, LATENCY_METRICS, MEAN_LATENCY, SCALING_METRICS
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError, PrometheusUnavailable
 from elves.engine.summary import deepest, failures_text, work_queues
@@ -91,7 +91,29 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
         spans = [d.unready_seconds for name, d in results.deployments.items()
                  if objective.deployment in (None, name) and d.unready_seconds is not None]
         return (max(spans), "") if spans else (None, "no replica samples")
+    if metric in SCALING_METRICS:
+        return observe_scaling(metric, objective.deployment, results)
     raise ValueError(f"unknown metric {metric!r}")  # the model's Literal makes this unreachable
+
+
+def observe_scaling(metric: str, deployment: str | None, results: RunResults) -> tuple[float | None, str]:
+    """An autoscaling figure (elves.engine.autoscaling_figures): of one deployment, or without one
+    the slowest lag or scale-down and the replica-seconds and changes summed."""
+    figures = {name: d.scaling for name, d in results.deployments.items()
+               if deployment in (None, name) and d.scaling is not None}
+    whom = f"the {deployment}" if deployment else "no deployment"
+    if not figures:
+        return None, f"{whom} was not autoscaled and its replicas did not change"
+    if metric == "replica_changes":
+        return float(sum(f.replica_changes for f in figures.values())), ""
+    if metric == "replica_seconds":
+        known = [f.replica_seconds for f in figures.values() if f.replica_seconds is not None]
+        return (sum(known), "") if known else (None, "no replica samples")
+    values = [getattr(f, metric) for f in figures.values() if getattr(f, metric) is not None]
+    if len(values) < len(figures):  # the slowest is one that never got there
+        return None, ("did not scale up" if metric == "scale_up_lag_seconds"
+                      else "did not scale back down to its minimum before the drain ended")
+    return max(values), ""
 
 
 def observe_promql(objective: Objective, prom: Prometheus, at: float) -> tuple[float | None, str]:
@@ -211,6 +233,15 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
 
 # --- sweeps -------------------------------------------------------------------------
 
+def sweep_scaling(results: RunResults) -> tuple[float | None, float | None]:
+    """A sweep row's cost and lag: ready replicas integrated over every deployment with scaling
+    figures, and the slowest autoscaled deployment's scale-up lag (None: none scaled up)."""
+    figures = [d.scaling for d in results.deployments.values() if d.scaling is not None]
+    cost = [f.replica_seconds for f in figures if f.replica_seconds is not None]
+    lags = [f.scale_up_lag_seconds for f in figures if f.autoscaler and f.scale_up_lag_seconds is not None]
+    return (sum(cost) if cost else None), (max(lags) if lags else None)
+
+
 def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
     """One row per run with throughput, speedup and scaling efficiency against the first point.
 
@@ -231,6 +262,7 @@ def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
             deepest_queue = deepest(results.queues)
             row.queue_depth_max = deepest_queue[1] if deepest_queue else None
             row.lost = results.ledger.lost_requests if results.ledger else None
+            row.replica_seconds, row.scale_up_lag_seconds = sweep_scaling(results)
         base_throughput = base.results.throughput if base and base.results else None
         if row.throughput is not None and base_throughput:
             row.speedup = row.throughput / base_throughput

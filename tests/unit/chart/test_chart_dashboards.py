@@ -57,6 +57,26 @@ def test_pileup_dashboard_shows_per_queue_rates_their_difference_and_consumers()
     assert panels["Delivered and acknowledged per queue (broker)"][1] == promql.queue_ack_rate("$__rate_interval", **ns)
 
 
+def test_pileup_dashboard_shows_desired_against_ready_replicas_beside_the_work_queue_they_scale_on():
+    dashboard = json.loads((CHART / "dashboards" / "queue-pileup.json").read_text())
+    panels = {p["title"]: p for p in dashboard["panels"]}
+    ns = {"namespace": "$namespace"}
+    replicas = panels["Replicas (dashed: desired; solid: ready)"]
+    assert [t["expr"] for t in replicas["targets"]] == [promql.replicas_desired(**ns), promql.replicas_ready(**ns)]
+    beside = panels["Queue-scaled replicas beside their work queue"]
+    assert [t["expr"] for t in beside["targets"]] == [
+        promql.replicas_desired(["ingestor"], **ns), promql.replicas_ready(["ingestor"], **ns),
+        promql.queue_messages_ready(["elves.ingestor.data.in"], **ns)]
+    # Side by side on one line, the queue on its own (right) axis, desired dashed in both.
+    assert replicas["gridPos"]["y"] == beside["gridPos"]["y"] and replicas["gridPos"]["x"] != beside["gridPos"]["x"]
+    right = [o for o in beside["fieldConfig"]["overrides"]
+             if {"id": "custom.axisPlacement", "value": "right"} in o["properties"]]
+    assert [o["matcher"]["options"] for o in right] == [".* ready messages"]
+    for panel in (replicas, beside):
+        assert any(p["id"] == "custom.lineStyle" for o in panel["fieldConfig"]["overrides"] for p in o["properties"]
+                   if o["matcher"]["options"] == ".* desired")
+
+
 def test_every_system_panel_of_every_dashboard_selects_one_namespace():
     # On a shared cluster, "All" namespaces would add another team's gateway to ours: the
     # variable is single-valued and every selector of the system's series (all but k6's,

@@ -63,6 +63,16 @@ def test_a_sweep_compares_fixed_replicas_with_the_autoscaler(make_loadtest):
     assert points[1].system.autoscaling.ingestor.max_replicas == 6, "the other settings stay"
 
 
+def test_a_sweep_point_that_breaks_the_system_rules_is_refused_at_validation_naming_it(make_loadtest):
+    # Fixed replicas for the ingestor, which the sweep's second point hands to KEDA: refused when
+    # the file is read, not when that run is planned.
+    with pytest.raises(SpecError) as error:
+        make_loadtest(system={"replicas": {"ingestor": 2}}, sweep={"system.autoscaling.ingestor.mode": ["fixed", "keda"]})
+    assert ("sweep: the sweep point system.autoscaling.ingestor.mode = 'keda': replicas.ingestor:"
+            " the ingestor is autoscaled") in str(error.value)
+    make_loadtest(system={"replicas": {"ingestor": 2}}, sweep={"system.autoscaling.ingestor.mode": ["fixed"]})
+
+
 def test_sweeps_of_autoscaling_fields_are_checked_like_the_fields(make_loadtest):
     points = expand_sweep(make_loadtest(sweep={"system.autoscaling.ingestor.maxReplicas": [2, 6]}).spec)
     assert [p.system.autoscaling.ingestor.max_replicas for p in points] == [2, 6]

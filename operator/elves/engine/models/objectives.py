@@ -17,8 +17,12 @@ MEAN_LATENCY = "http_req_duration_mean"
 HTTP_METRICS = ("http_req_failed_rate", "http_reqs_rate") + LATENCY_METRICS + (MEAN_LATENCY,)  # take `endpoint`
 QUEUE_METRICS = ("queue_depth_max", "queue_depth_final")  # take `queue`
 # unready_seconds: the longest stretch with fewer ready replicas than desired ("back within 60 s").
-POD_METRICS = ("pod_restarts", "oom_kills", "unready_seconds")  # take `deployment`
-TIME_METRICS = LATENCY_METRICS + (MEAN_LATENCY, "drain_seconds", "unready_seconds")  # values may be durations
+# The autoscaling figures (elves.engine.autoscaling_figures): the scale-up lag and the scale-down time
+# (the slowest deployment's without a `deployment`), replica-seconds and replica changes (summed).
+SCALING_TIMES = ("scale_up_lag_seconds", "scale_down_seconds")
+SCALING_METRICS = SCALING_TIMES + ("replica_seconds", "replica_changes")
+POD_METRICS = ("pod_restarts", "oom_kills", "unready_seconds") + SCALING_METRICS  # take `deployment`
+TIME_METRICS = LATENCY_METRICS + (MEAN_LATENCY, "drain_seconds", "unready_seconds") + SCALING_TIMES  # values may be durations
 # throughput_stability: 2xx answers in the load's last minute over its first (1 = steady).
 METRICS = ("lost_requests", "lost_logs", "duplicates", "dropped_iterations", "drain_seconds",
            "throughput_stability") + HTTP_METRICS + QUEUE_METRICS + POD_METRICS
@@ -53,6 +57,13 @@ def _names(names: tuple[str, ...]) -> str:
     return "[" + ", ".join(f"'{n}'" for n in names) + "]"
 
 
+def _words(names: tuple[str, ...]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+TIME_METRICS_TEXT = "http_req_duration_*, drain_seconds, unready_seconds, " + ", ".join(SCALING_TIMES)
+
+
 class Objective(SpecModel):
     """One service-level objective: a built-in metric or a raw PromQL expression against a value."""
 
@@ -66,20 +77,21 @@ class Objective(SpecModel):
              "queue applies only to queue_depth_max and queue_depth_final",
              lambda o: o.queue is not None and o.metric not in QUEUE_METRICS),
         Rule(f"!has(self.deployment) || (has(self.metric) && self.metric in {_names(POD_METRICS)})",
-             "deployment applies only to pod_restarts, oom_kills and unready_seconds",
+             f"deployment applies only to {_words(POD_METRICS)}",
              lambda o: o.deployment is not None and o.metric not in POD_METRICS),
         # No CEL: kube-apiserver's CEL cannot see an untyped field such as `value`.
-        Rule(None, "a duration value needs a time metric (http_req_duration_*, drain_seconds, unready_seconds)",
+        Rule(None, f"a duration value needs a time metric ({TIME_METRICS_TEXT})",
              lambda o: isinstance(o.value, Duration) and o.metric not in TIME_METRICS,
              lambda o: f"value {o.value.text!r} is a duration but {o.metric or 'promql'} is not a time;"
-                       " a duration value needs a time metric (http_req_duration_*, drain_seconds, unready_seconds)"),
+                       f" a duration value needs a time metric ({TIME_METRICS_TEXT})"),
     )
 
     metric: Metric | None = Field(None, description="A built-in metric (see the docs for the list).")
     promql: str | None = Field(None, min_length=1, description="A PromQL expression; its first value is compared.")
     endpoint: ExecName | None = Field(None, description="Only this endpoint (http_* metrics).")
     queue: str | None = Field(None, pattern=QUEUE_NAME_PATTERN, description="Only this queue (queue_depth_*).")
-    deployment: Deployment | None = Field(None, description="Only this deployment (pod_restarts, oom_kills, unready_seconds).")
+    deployment: Deployment | None = Field(None, description="Only this deployment (pod_restarts, oom_kills, unready_seconds,"
+                                                                            " the autoscaling figures).")
     op: Op
     value: SloValue
 

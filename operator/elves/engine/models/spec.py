@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Annotated, Any
 
@@ -73,6 +74,23 @@ def _late_fault(spec: LoadTestSpec) -> int | None:
     return next((i for i, fault in enumerate(spec.faults) if fault.at.seconds >= end), None)
 
 
+def _broken_sweep_point(spec: LoadTestSpec) -> str | None:
+    """The first sweep point whose spec.system breaks a rule of the system (e.g. replicas set for a
+    deployment the point hands to an autoscaler), said with the point's values; None when all hold."""
+    keys = [k for k in spec.sweep or {} if k.startswith("system.")]
+    base = spec.system.model_dump(by_alias=True, exclude_none=True)
+    for combination in itertools.product(*(spec.sweep[k] for k in keys)):  # type: ignore[index]
+        system = base
+        for key, value in zip(keys, combination):
+            system = set_path(system, key, value)
+        try:
+            System.model_validate(system)
+        except ValidationError as exc:
+            point = ", ".join(f"{k} = {v!r}" for k, v in zip(keys, combination))
+            return f"the sweep point {point}: {'; '.join(message(e) for e in exc.errors())}"
+    return None
+
+
 def _thresholds(text: str | None) -> str | None:
     parse_thresholds(text)
     return text
@@ -130,6 +148,10 @@ class LoadTestSpec(SpecModel):
              lambda spec: f"faults[{_late_fault(spec)}].at = {spec.faults[_late_fault(spec)].at} is not before"  # type: ignore[index]
                           f" the end of the load ({spec.load.duration_seconds:g}s)"),
         *SCALE_FAULT_RULES,
+        # CEL cannot build each point of a sweep: the model (elves validate, the operator's
+        # admission) checks every point's system as the run will have it.
+        Rule(None, "every sweep point's system must be valid", lambda spec: _broken_sweep_point(spec) is not None,
+             lambda spec: f"sweep: {_broken_sweep_point(spec)}"),
     )
     # Checked for each key of spec.sweep by its field validator.
     field_rules = (

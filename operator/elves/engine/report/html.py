@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from elves.engine.format import html_table, observed_text, sweep_verdict, value_text
+from elves.engine.format import SCALING_HEADERS, html_table, observed_text, scaling_row, sweep_verdict, value_text
 from elves.engine.generator_limit import generator_text
 from elves.engine.report.svg import Marker, chart
 from elves.engine.status import LoadTestStatus, RunStatus
@@ -90,9 +90,11 @@ def sweep_html(status: LoadTestStatus) -> str:
             f"{row.efficiency * 100:.0f} %" if row.efficiency is not None else "-",
             value_text(row.p95, "seconds"), value_text(row.p99, "seconds"), value_text(row.error_rate, "percent"),
             value_text(row.queue_depth_max), value_text(row.lost),
+            "-" if row.replica_seconds is None else f"{row.replica_seconds:.0f}",
+            value_text(row.scale_up_lag_seconds, "seconds"),
             f"<span class='{'ok' if row.passed else 'bad'}'>{sweep_verdict(row)}</span>"])
     headers = ["run"] + keys + ["rate", "throughput", "speedup", "efficiency", "p95", "p99", "failed",
-                                "deepest queue", "lost", "verdict"]
+                                "deepest queue", "lost", "replica-seconds", "scale-up lag", "verdict"]
     return ("<h2>Sweep</h2><p class='muted'>Throughput is completed work per second over load and drain;"
             " efficiency is the speedup over the first point divided by the growth of the swept value.</p>"
             + html_table(headers, rows))
@@ -109,9 +111,34 @@ def run_markers(run: RunStatus) -> list[Marker]:
     return markers
 
 
+def scaling_markers(run: RunStatus) -> list[Marker]:
+    """Where each autoscaled deployment's scale-up lag began (its trigger) and ended (a replica added and Ready)."""
+    markers = []
+    for name, deployment in (run.results.deployments.items() if run.results else []):
+        figures = deployment.scaling
+        if figures is None or figures.triggered_at is None:
+            continue
+        markers.append(Marker(figures.triggered_at, f"{name} trigger", "phase"))
+        if figures.scale_up_lag_seconds is not None:
+            markers.append(Marker(figures.triggered_at + figures.scale_up_lag_seconds, f"{name} +1 ready", "phase"))
+    return markers
+
+
+def scaling_html(run: RunStatus) -> str:
+    """The autoscaling figures under the replica timeline (deployments that have them)."""
+    rows = [[escape(d)] + [escape(cell) for cell in scaling_row(v.scaling)]
+            for d, v in (run.results.deployments.items() if run.results else []) if v.scaling is not None]
+    if not rows:
+        return ""
+    return ("<p class='muted'>Replica-seconds: ready replicas over the load and the drain (the cost). Scale-up lag:"
+            " from the trigger (the work queue past KEDA's target, or the load's start for the HPA) to the first added"
+            " replica Ready. Scale-down: from the load's end to the desired count back at its minimum.</p>"
+            + html_table(SCALING_HEADERS, rows))
+
+
 def plots_html(run: RunStatus, series: dict[str, Any] | None) -> str:
     if not series:
-        return "<p class='muted'>No time series saved for this run.</p>"
+        return "<p class='muted'>No time series saved for this run.</p>" + scaling_html(run)
     points = [p[0] for lines in series.values() for line in lines for p in line["points"]]
     x_range = (min(points, default=0.0), max(points, default=1.0))
     markers = run_markers(run)
@@ -123,11 +150,13 @@ def plots_html(run: RunStatus, series: dict[str, Any] | None) -> str:
               y_format=format_seconds),
         chart("Failed requests (share)", series.get("error_rate", []), x_range, markers,
               y_format=lambda v: f"{v * 100:.3g} %"),
-        chart("Replicas per deployment (dashed: desired)", series.get("replicas", []), x_range, markers,
-              dashed=lambda label: label.endswith("desired"), steps=True),
+        chart("Replicas per deployment (dashed: desired)", series.get("replicas", []), x_range,
+              markers + scaling_markers(run), dashed=lambda label: label.endswith("desired"), steps=True),
         chart("Restarts per deployment during the run", series.get("restarts", []), x_range, markers, steps=True),
     ]
-    return "".join(f"<h3>{escape(c.split('<title>')[1].split('</title>')[0])}</h3>{c}" for c in charts)
+    html = [f"<h3>{escape(c.split('<title>')[1].split('</title>')[0])}</h3>{c}" for c in charts]
+    html[-2] += scaling_html(run)  # under the replica timeline
+    return "".join(html)
 
 
 def limited_html(limited_by: list[str]) -> str:

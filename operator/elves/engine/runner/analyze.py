@@ -70,7 +70,7 @@ def analyze(tick: Tick) -> float:
         tick.events.append(progress(f"the registry's ledger is unavailable: {exc}"))
     began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
     try:
-        results = analysis.analyze(prom, window, ledger, logged_endpoints(tick))
+        results = analysis.analyze(prom, window, ledger, logged_endpoints(tick), plan.point.system.autoscaling)
         results.vus_ceiling = vu_ceiling(plan.scenarios)
         results.generator_cpu = _generator_cpu(tick, window)
         if plan.warmup_seconds > 0:
