@@ -1,15 +1,23 @@
 """The SystemUnderTest CRD on a real kube-apiserver: the built-in profile the chart ships and a
 foreign system go in; a bad one comes back with a message that names the field, as `elves
-validate` names it (tests/unit/engine/test_models_target.py). A LoadTest's spec.target too."""
+validate` names it (tests/unit/engine/test_models_target.py). A LoadTest's spec.target too, and
+the operator's read of it (elves.k8s.target) through the real client."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from foreign_system import FOREIGN_SPEC, foreign_system
+from kubernetes import config
+
+from elves.constants import WORK_QUEUES
+from elves.engine.models.loadtest import parse_loadtest
+from elves.k8s.kube import Kube
+from elves.k8s.target import resolve_target
 
 from . import control_plane as cp
 
@@ -79,3 +87,23 @@ def test_a_loadtest_names_its_target(control_plane: cp.ControlPlane, crds: None,
     assert (result.returncode == 0) == ok, result.stderr
     if not ok:
         assert "spec.target.systemUnderTest" in result.stderr, result.stderr
+
+
+def test_the_operator_reads_the_target_a_loadtest_names_and_falls_back_to_the_engines_profile(
+        control_plane: cp.ControlPlane, crds: None, kubeconfig: Path) -> None:
+    """What elves.k8s.target does on a real API server: a SystemUnderTest by name in the
+    LoadTest's namespace; no built-in one in the system namespace, so the engine's profile."""
+    control_plane.kubectl("apply", "-f", "-", stdin=system_under_test("read-by-name"))
+    kube = Kube(config.new_client_from_config(config_file=str(kubeconfig)))
+
+    def spec(**fields: Any):
+        return parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": "t"},
+                               "spec": {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "1m"},
+                                        **fields}}).spec
+
+    target, problems = resolve_target(kube, NAMESPACE, spec(target={"systemUnderTest": "read-by-name"}), "elves")
+    assert problems == [] and target.queues.rabbitmq == ["orders.in"]
+    target, problems = resolve_target(kube, NAMESPACE, spec(target={"systemUnderTest": "absent"}), "elves")
+    assert target is None and problems[0].startswith("spec.target.systemUnderTest: there is no SystemUnderTest")
+    target, problems = resolve_target(kube, NAMESPACE, spec(), "no-such-namespace")
+    assert problems == [] and target.queues.rabbitmq == list(WORK_QUEUES)
