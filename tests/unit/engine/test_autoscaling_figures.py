@@ -12,12 +12,11 @@ from elves.engine.autoscaling_figures import (
     scaling_figures,
 )
 from elves.engine.console import summary_text
-from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.models.autoscaling import Autoscaling
 from elves.engine.models.objectives import Objective
 from elves.engine.prometheus import Prometheus
 from elves.engine.status import DeploymentResult, LoadTestStatus, RunStatus, ScalingFigures
 from elves.engine.verdict import evaluate, sweep_table
-from conftest import document
 from engine_testkit import PrometheusServer, backfill
 from test_verdict import results as run_results
 
@@ -126,9 +125,9 @@ def scaled_run(tmp_path_factory):
                         (f'kube_deployment_status_replicas_ready{{namespace="elves",deployment="{name}"}}', 1, at)]
     server = PrometheusServer(workdir, data_dir=backfill(workdir, samples))
     window = RunWindow("cluster/autoscaling/0", load_start, load_start + LOAD_END, load_start + END)
-    autoscaling = parse_loadtest(document(system={"autoscaling": {
+    autoscaling = Autoscaling.model_validate({
         "ingestor": {"minReplicas": 1, "maxReplicas": 3, "messagesPerReplica": 20},
-        "registry": {"minReplicas": 1, "maxReplicas": 3}}})).spec.system.autoscaling
+        "registry": {"minReplicas": 1, "maxReplicas": 3}})
     yield deployment_results(Prometheus(server.url, system_namespace="elves"), window, autoscaling)
     server.stop()
 

@@ -206,3 +206,20 @@ def test_the_defaults_and_the_users_rules_are_one_list():
 def test_bad_rules_name_the_part_at_fault(text, message):
     with pytest.raises(CompareError, match=message.replace("+", r"\+").replace("(", r"\(").replace(")", r"\)")):
         parse_thresholds(text)
+
+
+def test_autoscaling_figures_are_compared_and_gated_when_the_user_asks():
+    baseline, new = pair()
+    results(baseline)["deployments"]["ingestor"]["scaling"] = {"autoscaler": "keda", "replicaSeconds": 400.0,
+                                                                "replicaChanges": 2, "scaleUpLagSeconds": 20.0}
+    results(new)["deployments"]["ingestor"]["scaling"] = {"autoscaler": "keda", "replicaSeconds": 600.0,
+                                                           "replicaChanges": 6, "scaleUpLagSeconds": 45.0}
+    comparison = judged(baseline, new)
+    shown = {line.row.figure: (line.row.baseline, line.row.new) for line in comparison.lines
+             if line.row.scope == "deployment ingestor"}
+    assert (shown["replica_seconds"], shown["replica_changes"], shown["scale_up_lag"]) == \
+        ((400.0, 600.0), (2, 6), (20.0, 45.0))
+    assert breaches(comparison) == [], "no default rule judges what autoscaling costs"
+    assert breaches(judged(baseline, new, "replica_seconds:+20%,scale_up_lag:+50%")) == [
+        ("replica_seconds:+20%", "deployment ingestor", "replica_seconds", "crossed"),
+        ("scale_up_lag:+50%", "deployment ingestor", "scale_up_lag", "crossed")]

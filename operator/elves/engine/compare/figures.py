@@ -45,6 +45,11 @@ DEPLOYMENT_FIGURES: dict[str, tuple[str, Reader]] = {
     "replicas_max": ("count", lambda d: d.replicas_max), "unready": ("seconds", lambda d: d.unready_seconds),
     "heap_max": ("bytes", lambda d: d.heap_max_bytes), "gc": ("seconds", lambda d: d.gc_seconds),
     "cpu_cores": ("count", lambda d: d.cpu_cores),
+    # What autoscaling did (kept for an autoscaled or rescaled deployment): no default rule, a
+    # user gates on them with --fail-on (replica_seconds:+20%, scale_up_lag:+50%).
+    "replica_seconds": ("count", lambda d: d.scaling.replica_seconds if d.scaling else None),
+    "replica_changes": ("count", lambda d: d.scaling.replica_changes if d.scaling else None),
+    "scale_up_lag": ("seconds", lambda d: d.scaling.scale_up_lag_seconds if d.scaling else None),
 }
 LEDGER_FIGURES: dict[str, tuple[str, Reader]] = {
     "lost": ("count", lambda led: led.lost_requests + led.lost_logs),
