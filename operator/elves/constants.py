@@ -9,6 +9,12 @@ API_VERSION = "v1alpha1"
 KIND = "LoadTest"
 PLURAL = "loadtests"
 SHORT_NAME = "lt"
+# The system a LoadTest judges (spec.target.systemUnderTest); the chart ships Elves' own system
+# as the SystemUnderTest BUILTIN_SYSTEM_UNDER_TEST in its release namespace.
+SUT_KIND = "SystemUnderTest"
+SUT_PLURAL = "systemundertests"
+SUT_SHORT_NAME = "sut"
+BUILTIN_SYSTEM_UNDER_TEST = "elves"
 
 # The namespace the system runs in; the local mode reports its processes under it too.
 SYSTEM_NAMESPACE = "elves"

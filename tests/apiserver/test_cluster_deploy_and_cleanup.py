@@ -259,7 +259,7 @@ def test_deploy_installs_monitoring_k6_operator_and_the_chart_and_cleanup_remove
     # The CRDs kube-prometheus-stack brought are marked, so cleanup may delete them.
     for crd in MONITORING_CRDS:
         assert get(plane, "crd", crd)["metadata"]["labels"].get(INSTALLED_BY) == "deployments.sh"
-    assert names(plane, "crd") >= {"testruns.k6.io", "loadtests.elves.dev"}
+    assert names(plane, "crd") >= {"testruns.k6.io", "loadtests.elves.dev", "systemundertests.elves.dev"}
 
     # kube-prometheus-stack got the remote-write receiver, native histograms, open selectors.
     stack = json.loads(get(plane, "configmap", "kube-prometheus-stack-values", "-n", "monitoring")
@@ -303,7 +303,8 @@ def test_deploy_installs_monitoring_k6_operator_and_the_chart_and_cleanup_remove
     assert removed.returncode == 0, removed.stderr
     assert releases(env) == {}
     assert not names(plane, "namespaces") & {NAMESPACE, "monitoring", "k6-operator-system"}
-    assert not names(plane, "crd") & {"loadtests.elves.dev", "testruns.k6.io", *MONITORING_CRDS}
+    assert not names(plane, "crd") & {"loadtests.elves.dev", "systemundertests.elves.dev", "testruns.k6.io",
+                                      *MONITORING_CRDS}
 
     again = script("cleanup", env=env)
     assert again.returncode == 0, again.stderr

@@ -8,7 +8,7 @@
 # on a cluster without Elves, does nothing and exits 0):
 #   1. every LoadTest in every namespace, waiting until the operator has let each one go:
 #      its finalizer aborts the test and restores the replicas the test changed;
-#   2. the elves release, then the LoadTest CRD (Helm never deletes CRDs from crds/), then
+#   2. the elves release, then the LoadTest and SystemUnderTest CRDs (Helm never deletes CRDs from crds/), then
 #      the elves namespace (with the Secret and the volumes Helm keeps);
 #   3. the k6-operator and kube-prometheus-stack releases, their namespaces and the
 #      prometheus-operator CRDs, but only those deploy.sh installed (they carry the label
@@ -121,11 +121,13 @@ delete_namespace() {
 
 remove_elves() {
   uninstall "${RELEASE}" "${NAMESPACE}"
-  if crd_exists "${CRD}"; then
+  local crd
+  for crd in "${CHART_CRDS[@]}"; do
+    crd_exists "${crd}" || continue
     REMOVED=1
-    log "deleting the CRD ${CRD}"
-    kube delete crd "${CRD}" --timeout="${TIMEOUT}" >/dev/null
-  fi
+    log "deleting the CRD ${crd}"
+    kube delete crd "${crd}" --timeout="${TIMEOUT}" >/dev/null
+  done
   if [[ ${SYSTEM_NAMESPACES} == *" ${NAMESPACE} "* ]]; then
     kube get namespace "${NAMESPACE}" >/dev/null 2>&1 && log "namespace ${NAMESPACE} is a system namespace: kept"
     return 0

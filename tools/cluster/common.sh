@@ -23,6 +23,9 @@ readonly TIMEOUT="${ELVES_TIMEOUT:-10m}"
 readonly CACHE="${ELVES_CACHE:-${HOME}/.cache/elves}"
 
 readonly CRD=loadtests.elves.dev
+# Every CRD of charts/elves/crds/ (applied by deploy.sh before the chart, which renders a
+# SystemUnderTest; deleted by cleanup.sh, as Helm never deletes them).
+readonly CHART_CRDS=("${CRD}" systemundertests.elves.dev)
 # Grafana's admin credentials in the monitoring namespace: deploy.sh generates them once and
 # kube-prometheus-stack's Grafana reads them (grafana.admin.existingSecret in
 # kube-prometheus-stack-values.yaml); the operator gets a copy for its annotations.

@@ -215,16 +215,18 @@ provide_images() {
 # ---- 4. the LoadTest CRD and the elves chart -----------------------------------------------
 
 apply_crd() {
-  local deadline established='{.status.conditions[?(@.type=="Established")].status}'
-  log "applying the LoadTest CRD (${CRD})"
+  local crd deadline established='{.status.conditions[?(@.type=="Established")].status}'
+  log "applying the elves CRDs (${CHART_CRDS[*]})"
   kube apply --server-side --force-conflicts --field-manager=elves-deploy \
     --filename "${CHART_DIR}/crds/" >/dev/null
   # Polled: `kubectl wait --for=condition=Established` fails at once, instead of waiting,
   # while a new CRD's status.conditions is still null.
   deadline=$((SECONDS + $(seconds_of "${TIMEOUT}")))
-  until [[ "$(kube get crd "${CRD}" -o "jsonpath=${established}")" == True ]]; do
-    ((SECONDS < deadline)) || die "the CRD ${CRD} is not Established after ${TIMEOUT}: kubectl get crd ${CRD} -o yaml"
-    sleep 0.2
+  for crd in "${CHART_CRDS[@]}"; do
+    until [[ "$(kube get crd "${crd}" -o "jsonpath=${established}")" == True ]]; do
+      ((SECONDS < deadline)) || die "the CRD ${crd} is not Established after ${TIMEOUT}: kubectl get crd ${crd} -o yaml"
+      sleep 0.2
+    done
   done
 }
 

@@ -34,6 +34,10 @@
 - apiGroups: [elves.dev]
   resources: [loadtests/finalizers]
   verbs: [update]
+# The SystemUnderTest a LoadTest names (spec.target.systemUnderTest), read when the test starts.
+- apiGroups: [elves.dev]
+  resources: [systemundertests]
+  verbs: [get]
 - apiGroups: [k6.io]
   resources: [testruns]
   verbs: [create, get, list, watch, delete]

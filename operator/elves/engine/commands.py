@@ -1,4 +1,4 @@
-"""The engine's subcommands: `elves report`, `elves crd`, `elves scenarios`, `elves validate`
+"""The engine's subcommands: `elves report`, `elves crd`, `elves profile`, `elves scenarios`, `elves validate`
 (`elves run` needs a platform: elves.local.commands registers it)."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from elves.constants import KIND, SUT_KIND
 from elves.engine.models.errors import SpecError
-from elves.engine.models.loadtest import load_file
+from elves.engine.models.loadtest import load_resources
 
 
 def register(subcommands) -> None:
@@ -19,10 +20,19 @@ def register(subcommands) -> None:
     report.add_argument("directory", metavar="DIR")
     report.set_defaults(handler=_report)
 
-    crd = subcommands.add_parser("crd", help="print the LoadTest CRD generated from the models",
-                                 description="Generate the LoadTest CustomResourceDefinition from the spec models.")
+    crd = subcommands.add_parser("crd", help="print a CRD (LoadTest, SystemUnderTest) generated from the models",
+                                 description="Generate the LoadTest or SystemUnderTest CustomResourceDefinition from"
+                                             " the models (the chart ships both in charts/elves/crds/).")
+    crd.add_argument("--kind", choices=(KIND, SUT_KIND), default=KIND,
+                     help="which resource's CRD (default: LoadTest)")
     crd.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
     crd.set_defaults(handler=_crd)
+
+    profile = subcommands.add_parser(
+        "profile", help="print the built-in SystemUnderTest (Elves' own system) the chart ships",
+        description="Generate charts/elves/files/system-under-test.yaml from elves.engine.models.target.")
+    profile.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
+    profile.set_defaults(handler=_profile)
 
     facts = subcommands.add_parser(
         "scenarios", help="print the built-in scenarios' facts the k6 scripts read",
@@ -30,8 +40,9 @@ def register(subcommands) -> None:
     facts.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
     facts.set_defaults(handler=_scenarios)
 
-    validate = subcommands.add_parser("validate", help="check LoadTest files against the models",
-                                      description="Validate LoadTest files; exit 1 when any is invalid.")
+    validate = subcommands.add_parser("validate", help="check LoadTest and SystemUnderTest files against the models",
+                                      description="Validate LoadTest and SystemUnderTest files; exit 1 when any is"
+                                                  " invalid.")
     validate.add_argument("files", nargs="+", metavar="FILE")
     validate.set_defaults(handler=_validate)
 
@@ -46,9 +57,16 @@ def _generated(args: argparse.Namespace, text: Callable[[], str], write: Callabl
 
 
 def _crd(args: argparse.Namespace) -> int:
-    from elves.engine.crd import crd_yaml, write_crd
+    from elves.engine.crd import RESOURCES, crd_yaml, write_crd
 
-    return _generated(args, crd_yaml, write_crd)
+    resource = next(r for r in RESOURCES if r.kind == args.kind)
+    return _generated(args, lambda: crd_yaml(resource), lambda path: write_crd(path, resource))
+
+
+def _profile(args: argparse.Namespace) -> int:
+    from elves.engine.profile import profile_yaml, write_profile
+
+    return _generated(args, profile_yaml, write_profile)
 
 
 def _scenarios(args: argparse.Namespace) -> int:
@@ -61,7 +79,7 @@ def _validate(args: argparse.Namespace) -> int:
     failed = 0
     for path in args.files:
         try:
-            tests = load_file(path)
+            tests = load_resources(path)
         except SpecError as exc:
             failed += 1
             print(exc, file=sys.stderr)

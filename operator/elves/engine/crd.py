@@ -1,4 +1,5 @@
-"""The LoadTest CustomResourceDefinition, generated from the models (never written by hand).
+"""Elves' CustomResourceDefinitions (LoadTest, SystemUnderTest), generated from the models
+(never written by hand).
 
 Pydantic gives JSON Schema; kube-apiserver wants a *structural* OpenAPI v3 schema: no
 $ref, no anyOf carrying types, `nullable` instead of a null type, boolean
@@ -11,21 +12,22 @@ so `kubectl apply` rejects what `elves validate` rejects, naming the field.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from elves.constants import API_GROUP, API_VERSION, KIND, PLURAL, SHORT_NAME
+from elves.constants import API_GROUP, API_VERSION, KIND, PLURAL, SHORT_NAME, SUT_KIND, SUT_PLURAL, SUT_SHORT_NAME
 from elves.engine.modelbase import SpecModel, StatusModel
 from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.target import SystemUnderTestSpec
 from elves.engine.status import LoadTestStatus
 
-CRD_NAME = f"{PLURAL}.{API_GROUP}"
-# Where the chart ships it; a unit test keeps this file equal to crd_yaml().
-CRD_PATH = Path(__file__).resolve().parents[3] / "charts" / "elves" / "crds" / f"{CRD_NAME}.yaml"
+# Where the chart ships the CRDs; a unit test keeps each file equal to crd_yaml() of its resource.
+CRDS_DIR = Path(__file__).resolve().parents[3] / "charts" / "elves" / "crds"
 
-PRINTER_COLUMNS = [
+LOADTEST_COLUMNS = [
     {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
     {"name": "Verdict", "type": "string", "jsonPath": ".status.summary.verdict"},
     {"name": "Rate", "type": "string", "jsonPath": ".status.summary.rate"},
@@ -170,62 +172,102 @@ IMMUTABLE_WHILE_RUNNING = {
 }
 
 
-def crd_manifest() -> dict[str, Any]:
+@dataclass(frozen=True)
+class Resource:
+    """One of Elves' custom resources: its names and the models its schema comes from."""
+
+    kind: str
+    plural: str
+    short_name: str
+    description: str
+    spec_model: type[SpecModel]
+    spec_description: str
+    status_model: type[StatusModel] | None = None
+    status_description: str = ""
+    columns: list[dict[str, str]] = field(default_factory=list)
+    validations: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def crd_name(self) -> str:
+        return f"{self.plural}.{API_GROUP}"
+
+    @property
+    def path(self) -> Path:
+        return CRDS_DIR / f"{self.crd_name}.yaml"
+
+
+LOADTEST = Resource(
+    KIND, PLURAL, SHORT_NAME, "A load test of the Elves system: one file for the cluster and the local mode.",
+    LoadTestSpec, "What to run: the system, the load, faults, sweep, drain and objectives.",
+    LoadTestStatus, "Written by the engine: phase, conditions, runs, results, verdict, report.",
+    columns=LOADTEST_COLUMNS, validations=[IMMUTABLE_WHILE_RUNNING])
+SYSTEM_UNDER_TEST = Resource(
+    SUT_KIND, SUT_PLURAL, SUT_SHORT_NAME,
+    "An event-driven system a LoadTest judges (spec.target.systemUnderTest): its workloads, queues,"
+    " test-id header and ledger. The chart ships Elves' own system as the SystemUnderTest elves.",
+    SystemUnderTestSpec, "The workloads the harness may act on, the queues that must drain, the test-id header,"
+                         " the ledger's two counts and what drained means.",
+    columns=[{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}])
+RESOURCES = (LOADTEST, SYSTEM_UNDER_TEST)
+# The LoadTest's, as most callers want it.
+CRD_NAME = LOADTEST.crd_name
+CRD_PATH = LOADTEST.path
+
+
+def crd_manifest(resource: Resource = LOADTEST) -> dict[str, Any]:
     """The CRD as a dict, ready for yaml or the Kubernetes API."""
-    spec_schema = _schema_of(LoadTestSpec)
-    status_schema = _schema_of(LoadTestStatus)
-    # Conditions are a map keyed by type (as in every Kubernetes API), so server-side apply
-    # and strategic tools merge them by type instead of replacing the list.
-    status_schema["properties"]["conditions"].update({
-        "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]})
-    spec_schema["description"] = "What to run: the system, the load, faults, sweep, drain and objectives."
-    status_schema["description"] = "Written by the engine: phase, conditions, runs, results, verdict, report."
-    spec_schema, status_schema = _ordered(spec_schema), _ordered(status_schema)
+    spec_schema = _schema_of(resource.spec_model)
+    spec_schema["description"] = resource.spec_description
+    properties: dict[str, Any] = {
+        "apiVersion": {"type": "string"},
+        "kind": {"type": "string"},
+        "metadata": {"type": "object"},
+        "spec": _ordered(spec_schema),
+    }
+    if resource.status_model is not None:
+        status_schema = _schema_of(resource.status_model)
+        # Conditions are a map keyed by type (as in every Kubernetes API), so server-side apply
+        # and strategic tools merge them by type instead of replacing the list.
+        status_schema["properties"]["conditions"].update({
+            "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]})
+        status_schema["description"] = resource.status_description
+        properties["status"] = _ordered(status_schema)
+    root: dict[str, Any] = {"description": resource.description, "type": "object", "required": ["spec"]}
+    if resource.validations:
+        root["x-kubernetes-validations"] = resource.validations
+    root["properties"] = properties
+    version: dict[str, Any] = {"name": API_VERSION, "served": True, "storage": True}
+    if resource.status_model is not None:
+        version["subresources"] = {"status": {}}
+    version["additionalPrinterColumns"] = resource.columns
+    version["schema"] = {"openAPIV3Schema": root}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": CRD_NAME},
+        "metadata": {"name": resource.crd_name},
         "spec": {
             "group": API_GROUP,
             "scope": "Namespaced",
             "names": {
-                "kind": KIND,
-                "listKind": f"{KIND}List",
-                "plural": PLURAL,
-                "singular": KIND.lower(),
-                "shortNames": [SHORT_NAME],
+                "kind": resource.kind,
+                "listKind": f"{resource.kind}List",
+                "plural": resource.plural,
+                "singular": resource.kind.lower(),
+                "shortNames": [resource.short_name],
                 "categories": ["elves"],
             },
-            "versions": [{
-                "name": API_VERSION,
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "additionalPrinterColumns": PRINTER_COLUMNS,
-                "schema": {"openAPIV3Schema": {
-                    "description": "A load test of the Elves system: one file for the cluster and the local mode.",
-                    "type": "object",
-                    "required": ["spec"],
-                    "x-kubernetes-validations": [IMMUTABLE_WHILE_RUNNING],
-                    "properties": {
-                        "apiVersion": {"type": "string"},
-                        "kind": {"type": "string"},
-                        "metadata": {"type": "object"},
-                        "spec": spec_schema,
-                        "status": status_schema,
-                    },
-                }},
-            }],
+            "versions": [version],
         },
     }
 
 
-def crd_yaml() -> str:
+def crd_yaml(resource: Resource = LOADTEST) -> str:
     header = "# Generated by `elves crd` from operator/elves/engine/models/; do not edit.\n"
-    return header + yaml.safe_dump(crd_manifest(), sort_keys=False, width=120)
+    return header + yaml.safe_dump(crd_manifest(resource), sort_keys=False, width=120)
 
 
-def write_crd(path: Path = CRD_PATH) -> Path:
+def write_crd(path: Path | None = None, resource: Resource = LOADTEST) -> Path:
+    path = path or resource.path
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(crd_yaml(), encoding="utf-8")
+    path.write_text(crd_yaml(resource), encoding="utf-8")
     return path

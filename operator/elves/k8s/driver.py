@@ -20,6 +20,7 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import LoadTest, parse_loadtest
+from elves.engine.models.target import SystemUnderTestSpec
 from elves.engine.platform import RunKey
 from elves.engine.runner import Clock, Context, Event, SystemClock, abort, fail, step, utc
 from elves.engine.status import LoadTestStatus
@@ -31,6 +32,7 @@ from elves.k8s.platform import SEAL_RESTORED, KubernetesPlatform
 from elves.k8s.policy import Policy, refusals
 from elves.k8s.report import ReportConfigMaps, extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
+from elves.k8s.target import resolve_target
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +111,12 @@ class Driver:
         with self._guard:
             return self._locks.setdefault(key, threading.Lock())
 
-    def context(self, test: LoadTest) -> Context:
-        """What the phase machine gets for `test` on this cluster: the operator's settings, and the
-        report ConfigMaps as the history spec.baseline.loadTest picks from."""
+    def context(self, test: LoadTest, target: SystemUnderTestSpec | None = None) -> Context:
+        """What the phase machine gets for `test` on this cluster: the operator's settings, the
+        system it judges, and the report ConfigMaps as the history spec.baseline.loadTest picks from."""
         return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts(),
-                       http_timeout=self.settings.http_timeout_seconds, reports=ReportConfigMaps(self.kube))
+                       http_timeout=self.settings.http_timeout_seconds, reports=ReportConfigMaps(self.kube),
+                       target=target)
 
     # --- one step ----------------------------------------------------------------------
 
@@ -134,10 +137,13 @@ class Driver:
             # Every rule that authorises the test, before the phase machine may change anything.
             test, problems = parse(body, self.settings.policy(),
                                    lambda: self.kube.serves(SCALED_OBJECT.group, SCALED_OBJECT.version))
+            target = None
+            if test is not None and not problems:
+                target, problems = resolve_target(self.kube, namespace, test.spec, self.settings.system_namespace)
             if test is None or problems:
                 result_status, events = self._refuse(key, before, platform, problems)
             else:
-                result = step(self.context(test), before, platform, self.clock)
+                result = step(self.context(test, target), before, platform, self.clock)
                 result_status, events = result.status, result.events
                 if result.status.progress.retrying:
                     self._retry_at[key] = self.clock.now() + result.delay

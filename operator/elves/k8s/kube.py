@@ -15,7 +15,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.stream import stream
 from urllib3.exceptions import HTTPError
 
-from elves.constants import API_GROUP, API_VERSION, PLURAL
+from elves.constants import API_GROUP, API_VERSION, PLURAL, SUT_PLURAL
 from elves.engine.blips import TransientError
 from elves.k8s.autoscalers import Kind
 
@@ -108,6 +108,10 @@ class Kube:
 
     def loadtest(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._get(self.custom.get_namespaced_custom_object, API_GROUP, API_VERSION, namespace, PLURAL, name)
+
+    def system_under_test(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._get(self.custom.get_namespaced_custom_object, API_GROUP, API_VERSION, namespace, SUT_PLURAL,
+                         name)
 
     def delete_loadtest(self, namespace: str, name: str) -> bool:
         return self._delete(lambda: self._call(self.custom.delete_namespaced_custom_object, API_GROUP, API_VERSION,

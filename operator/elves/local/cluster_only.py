@@ -3,6 +3,7 @@ starts, naming the field (a cluster refuses the local-only parts the same way: e
 
 from __future__ import annotations
 
+from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.plan import expand_sweep
 
@@ -17,4 +18,9 @@ def cluster_only_problems(test: LoadTest) -> list[str]:
             problems.setdefault(field, f"{field}: autoscaling needs a cluster (KEDA or the HPA own the replicas "
                                        f"there); the local mode runs fixed replicas: set spec.system.replicas."
                                        f"{deployment} instead, or apply the LoadTest on a cluster{where}")
+    if test.spec.system_under_test != BUILTIN_SYSTEM_UNDER_TEST:
+        problems["spec.target.systemUnderTest"] = (
+            f"spec.target.systemUnderTest: {test.spec.system_under_test!r} is a SystemUnderTest on a cluster; the"
+            f" local mode runs and judges Elves' own system only: drop target (or name {BUILTIN_SYSTEM_UNDER_TEST!r}),"
+            " or apply the LoadTest on a cluster")
     return list(problems.values())

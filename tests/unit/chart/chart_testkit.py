@@ -24,6 +24,9 @@ MONITORING_API = "monitoring.coreos.com/v1"
 K6_API = "k6.io/v1alpha1"
 CLUSTER_API_VERSIONS = (MONITORING_API, K6_API)
 POD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "Pod"}
+# An operator serving two namespaces, with kopf peering (objects outside the release
+# namespace, so not part of a ci value set).
+SCOPED_OPERATOR = ("operator.watchNamespaces={elves,load-tests}", "operator.peering=elves")
 
 
 @functools.cache

@@ -10,14 +10,9 @@ from __future__ import annotations
 
 import json
 
-from chart_testkit import NAMESPACE, SERVICES, ci_values, env_of, named, of_kind, render, rules_of
+from chart_testkit import NAMESPACE, SCOPED_OPERATOR, SERVICES, ci_values, env_of, named, of_kind, render, rules_of
 
 from elves.k8s import autoscalers
-
-
-# An operator serving two namespaces, with kopf peering (objects outside the release
-# namespace, so not part of a ci value set).
-SCOPED_OPERATOR = ("operator.watchNamespaces={elves,load-tests}", "operator.peering=elves")
 
 
 def test_operator_caps_follow_values(helm):

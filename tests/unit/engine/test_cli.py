@@ -1,4 +1,4 @@
-"""The engine's commands as a person types them: validate, crd, scenarios, and run's bad-input path."""
+"""The engine's commands as a person types them: validate, crd, profile, scenarios, and run's bad-input path."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from elves.cli import main as elves_main
-from elves.engine.crd import crd_yaml
+from elves.engine.crd import SYSTEM_UNDER_TEST, crd_yaml
+from elves.engine.profile import profile_yaml
 from elves.engine.scenarios import facts_module
 
 
@@ -35,12 +36,14 @@ def test_run_of_a_missing_file_exits_2(tmp_path, capsys):
     assert "cannot read" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("command", "generated"), [("crd", crd_yaml), ("scenarios", facts_module)])
+@pytest.mark.parametrize(("command", "generated"), [
+    (["crd"], crd_yaml), (["crd", "--kind", "SystemUnderTest"], lambda: crd_yaml(SYSTEM_UNDER_TEST)),
+    (["profile"], profile_yaml), (["scenarios"], facts_module)])
 def test_a_generator_prints_or_writes_its_file(tmp_path, capsys, command, generated):
-    assert elves_main([command]) == 0
+    assert elves_main(command) == 0
     assert capsys.readouterr().out == generated()
     target = tmp_path / "generated"
-    assert elves_main([command, "--output", str(target)]) == 0
+    assert elves_main([*command, "--output", str(target)]) == 0
     assert target.read_text() == generated()
 
 

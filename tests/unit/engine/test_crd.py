@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from elves.engine.crd import CRD_PATH, crd_manifest, crd_yaml
+import pytest
+
+from elves.engine.crd import CRD_PATH, RESOURCES, crd_manifest, crd_yaml
 
 
 def walk(schema: Any, path: str = ""):
@@ -17,10 +19,25 @@ def walk(schema: Any, path: str = ""):
             yield from walk(value, f"{path}[{index}]")
 
 
-def test_committed_crd_equals_the_generated_one():
-    assert CRD_PATH.exists(), f"{CRD_PATH} is missing: run `.venv/bin/elves crd --output {CRD_PATH}`"
-    assert CRD_PATH.read_text(encoding="utf-8") == crd_yaml(), \
-        f"{CRD_PATH} is stale: run `.venv/bin/elves crd --output {CRD_PATH}` and commit it"
+@pytest.mark.parametrize("resource", RESOURCES, ids=lambda r: r.kind)
+def test_committed_crd_equals_the_generated_one(resource):
+    command = f".venv/bin/elves crd --kind {resource.kind} --output {resource.path}"
+    assert resource.path.exists(), f"{resource.path} is missing: run `{command}`"
+    assert resource.path.read_text(encoding="utf-8") == crd_yaml(resource), \
+        f"{resource.path} is stale: run `{command}` and commit it"
+
+
+def test_the_chart_ships_exactly_the_generated_crds():
+    assert sorted(p.name for p in CRD_PATH.parent.glob("*.yaml")) == sorted(r.path.name for r in RESOURCES)
+
+
+def test_a_system_under_test_names_scope_and_no_status():
+    crd = crd_manifest(RESOURCES[1])
+    assert crd["metadata"]["name"] == "systemundertests.elves.dev"
+    assert (crd["spec"]["names"]["kind"], crd["spec"]["names"]["shortNames"]) == ("SystemUnderTest", ["sut"])
+    assert crd["spec"]["scope"] == "Namespaced"
+    (version,) = crd["spec"]["versions"]
+    assert "subresources" not in version and "status" not in version["schema"]["openAPIV3Schema"]["properties"]
 
 
 def test_names_scope_and_subresources():
@@ -34,10 +51,11 @@ def test_names_scope_and_subresources():
         "Phase", "Verdict", "Rate", "P99", "Deepest Queue", "Lost", "Restarts", "Age"]
 
 
-def test_schema_is_structural():
-    schema = crd_manifest()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+@pytest.mark.parametrize("resource", RESOURCES, ids=lambda r: r.kind)
+def test_schema_is_structural(resource):
+    schema = crd_manifest(resource)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     for path, node in walk(schema):
-        assert "$ref" not in node and "anyOf" not in node and "patternProperties" not in node, path
+        assert not {"$ref", "anyOf", "patternProperties", "propertyNames"} & set(node), path
         assert node.get("additionalProperties") is not False, path
         assert "title" not in node and "default" not in node, path
         if "exclusiveMinimum" in node:

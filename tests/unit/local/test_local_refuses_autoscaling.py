@@ -1,5 +1,5 @@
-"""The local mode refuses spec.system.autoscaling (KEDA and the HPA need a cluster) before it
-starts anything, naming the field and what to do instead."""
+"""The local mode refuses spec.system.autoscaling (KEDA and the HPA need a cluster) and a target other
+than Elves' own system before it starts anything, naming the field and what to do instead."""
 
 from __future__ import annotations
 
@@ -35,3 +35,15 @@ def test_fixed_replicas_are_not_refused():
     fixed = parse_loadtest({**LOADTEST, "spec": {**LOADTEST["spec"], "sweep": None,
                                                   "system": {"autoscaling": {"gateway": {"mode": "fixed"}}}}})
     assert cluster_only_problems(fixed) == []
+
+
+def test_a_foreign_target_is_refused_and_the_builtin_one_is_not():
+    from elves.engine.models.loadtest import parse_loadtest
+
+    def targeting(name):
+        return parse_loadtest({**LOADTEST, "spec": {**LOADTEST["spec"], "sweep": None,
+                                                    "target": {"systemUnderTest": name}}})
+
+    (problem,) = cluster_only_problems(targeting("orders"))
+    assert problem.startswith("spec.target.systemUnderTest: 'orders' is a SystemUnderTest on a cluster")
+    assert cluster_only_problems(targeting("elves")) == []

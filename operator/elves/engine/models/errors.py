@@ -10,12 +10,12 @@ from elves.engine.modelbase import SpecModel
 
 
 class SpecError(ValueError):
-    """An invalid LoadTest; each line names the field at fault."""
+    """An invalid LoadTest (or other resource of Elves: `kind`); each line names the field at fault."""
 
-    def __init__(self, source: str, problems: list[str]):
+    def __init__(self, source: str, problems: list[str], kind: str = "LoadTest"):
         self.source = source
         self.problems = problems
-        super().__init__(f"{source}: invalid LoadTest\n" + "\n".join(f"  {p}" for p in problems))
+        super().__init__(f"{source}: invalid {kind}\n" + "\n".join(f"  {p}" for p in problems))
 
 
 def _location(loc: tuple[Any, ...]) -> str:

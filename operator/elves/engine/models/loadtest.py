@@ -7,10 +7,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError
 
-from elves.constants import API_GROUP, API_VERSION, KIND
+from elves.constants import API_GROUP, API_VERSION, KIND, SUT_KIND
 from elves.engine.models.errors import SpecError, problems
 from elves.engine.models.fields import DNS_LABEL_PATTERN
 from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.target import SystemUnderTest, parse_system_under_test
 from elves.engine.modelbase import SpecModel
 from elves.engine.status import LoadTestStatus
 
@@ -49,8 +50,8 @@ def parse_loadtest(document: Any, source: str = "LoadTest") -> LoadTest:
         raise SpecError(source, spec_problems(exc)) from None
 
 
-def load_file(path: str) -> list[LoadTest]:
-    """Every LoadTest in a YAML file (several documents allowed); SpecError on the first bad one."""
+def _documents(path: str) -> list[Any]:
+    """The YAML documents of a file; SpecError when it cannot be read or parsed, or holds none."""
     try:
         with open(path, encoding="utf-8") as handle:
             documents = [d for d in yaml.safe_load_all(handle) if d is not None]
@@ -60,8 +61,22 @@ def load_file(path: str) -> list[LoadTest]:
         raise SpecError(path, [f"(file): not valid YAML: {exc}".replace("\n", " ")]) from None
     if not documents:
         raise SpecError(path, ["(file): no LoadTest in this file"])
-    tests = []
-    for index, document in enumerate(documents):
-        source = path if len(documents) == 1 else f"{path} (document {index + 1})"
-        tests.append(parse_loadtest(document, source))
-    return tests
+    return documents
+
+
+def _sources(path: str, documents: list[Any]) -> list[str]:
+    return [path if len(documents) == 1 else f"{path} (document {index + 1})" for index in range(len(documents))]
+
+
+def load_file(path: str) -> list[LoadTest]:
+    """Every LoadTest in a YAML file (several documents allowed); SpecError on the first bad one."""
+    documents = _documents(path)
+    return [parse_loadtest(document, source) for document, source in zip(documents, _sources(path, documents))]
+
+
+def load_resources(path: str) -> list[LoadTest | SystemUnderTest]:
+    """Every LoadTest and SystemUnderTest in a YAML file, each read by its kind (`elves validate`)."""
+    documents = _documents(path)
+    return [parse_system_under_test(document, source)
+            if isinstance(document, dict) and document.get("kind") == SUT_KIND else parse_loadtest(document, source)
+            for document, source in zip(documents, _sources(path, documents))]

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError, WithJsonSchema, field_validator
 
-from elves.constants import DEPLOYMENTS
+from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS
 from elves.engine.compare import parse_thresholds
 from elves.engine.compare.history import DEFAULT_PICK, Pick
 from elves.engine.models.autoscaling import SCALE_FAULT_RULES
@@ -131,6 +131,14 @@ class Baseline(SpecModel):
         return self.pick or DEFAULT_PICK
 
 
+class Target(SpecModel):
+    """The system this test judges, a SystemUnderTest; without target, the built-in one (elves: Elves' own system)."""
+
+    system_under_test: str = Field(
+        pattern=DNS_SUBDOMAIN_PATTERN, max_length=253,
+        description="The SystemUnderTest's name, in the LoadTest's namespace.")
+
+
 class LoadTestSpec(SpecModel):
     rules = (
         Rule("!has(self.faults) || !has(self.load.duration)"
@@ -152,6 +160,7 @@ class LoadTestSpec(SpecModel):
              lambda path: f"{path!r}: {SWEEP_KEYS}"),
     )
 
+    target: Target | None = None
     reset: bool = Field(False, description="Restart the services and empty the database before each run.")
     system: System = Field(default_factory=System)
     load: Load
@@ -185,6 +194,11 @@ class LoadTestSpec(SpecModel):
                     detail = "; ".join(message(e) for e in exc.errors())
                     raise ValueError(f"{path}[{index}] = {value!r}: {detail}") from None
         return sweep
+
+    @property
+    def system_under_test(self) -> str:
+        """The SystemUnderTest this test judges: the one it names, or the built-in one."""
+        return self.target.system_under_test if self.target else BUILTIN_SYSTEM_UNDER_TEST
 
     @property
     def objectives(self) -> list[Objective]:

@@ -9,11 +9,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from elves.constants import LOCAL_TEST_NAMESPACE
+from elves.constants import LOCAL_TEST_NAMESPACE, WORK_QUEUES
 from elves.engine.compare.history import ReportHistory
 from elves.engine.credentials import DEFAULT_MAX_SECONDS
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
 from elves.engine.models.loadtest import LoadTest
+from elves.engine.models.target import Queues, SystemUnderTestSpec
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
@@ -73,6 +74,9 @@ class Context:
     http_timeout: float = LEDGER_TIMEOUT_SECONDS  # each read of the registry's ledger
     # Where spec.baseline.loadTest finds earlier reports (None: nowhere, and such a baseline fails).
     reports: ReportHistory | None = None
+    # The system the test judges (the SystemUnderTest its platform resolved); None: Elves' own
+    # system as the engine states it (the local mode).
+    target: SystemUnderTestSpec | None = None
 
     @property
     def namespace(self) -> str:
@@ -83,6 +87,11 @@ class Context:
     def owner(self) -> str:
         key = f"{self.namespace}/{self.test.metadata.name}"
         return f"{key} ({self.driver})" if self.driver else key
+
+    @property
+    def queues(self) -> Queues:
+        """The queues that must be empty for the system to have drained."""
+        return self.target.queues if self.target else Queues(rabbitmq=list(WORK_QUEUES))
 
     def plans(self) -> list[RunPlan]:
         return plan_runs(self.test, self.source_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from elves.constants import GATEWAY_ENDPOINTS
 from elves.engine import promql
 from elves.engine.analysis import RunWindow, ledger_complete, ledger_result, ledger_since
+from elves.engine.models.target import Queues
 from elves.engine.prometheus import Prometheus
 from elves.engine.runner.context import HarnessError, epoch, progress, utc, warning
 from elves.engine.runner.load import observe_faults
@@ -49,16 +50,8 @@ def run_window(tick: Tick, end: float) -> RunWindow:
 
 def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str]:
     """What still keeps the system from having drained (empty when it has)."""
-    blockers, test_id = [], window.test_id
-    scraped = prom.value(promql.queue_depth_scraped_at(namespace=prom.system_namespace))
-    if scraped is None:
-        blockers.append("no queue depth samples in Prometheus (is RabbitMQ scraped?)")
-    elif scraped <= window.load_end:
-        blockers.append("waiting for a queue depth sample taken after the load")
-    else:
-        depths = prom.by_label(promql.queue_depth(promql.WORK_QUEUES, namespace=prom.system_namespace), "queue")
-        depths = {q: v for q, v in depths.items() if v}
-        blockers += [f"{queue} holds {value:g}" for queue, value in sorted(depths.items())]
+    test_id = window.test_id
+    blockers = queue_blockers(tick.ctx.queues, prom, window)
     try:
         raw = ledger_since(tick.ctx.ledger(tick.platform, test_id), tick.run.ledger_baseline)
     except Exception as exc:  # noqa: BLE001 - the registry may be down for a while; keep waiting
@@ -69,6 +62,22 @@ def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str
     if not complete:
         blockers.append(reason)
     return blockers
+
+
+def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow) -> list[str]:
+    """The target's queues that still hold messages: RabbitMQ's by name (once a depth sample
+    taken after the load is in), or a depth per queue by the target's own PromQL."""
+    if queues.promql is not None:
+        depths = prom.by_label(queues.promql, "queue")
+    else:
+        names = queues.rabbitmq or ()
+        scraped = prom.value(promql.queue_depth_scraped_at(names, namespace=prom.system_namespace))
+        if scraped is None:
+            return ["no queue depth samples in Prometheus (is RabbitMQ scraped?)"]
+        if scraped <= window.load_end:
+            return ["waiting for a queue depth sample taken after the load"]
+        depths = prom.by_label(promql.queue_depth(names, namespace=prom.system_namespace), "queue")
+    return [f"{queue} holds {value:g}" for queue, value in sorted(depths.items()) if value]
 
 
 def logged_endpoints(tick: Tick) -> tuple[str, ...]:

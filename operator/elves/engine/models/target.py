@@ -1,0 +1,206 @@
+"""The SystemUnderTest resource: the event-driven system a LoadTest judges, as typed models.
+
+It says which workloads the harness may observe, scale, kill and pause, which queues must be
+empty for the system to have drained, which header carries the test id, and how the ledger
+counts what was accepted and what was persisted. Elves' own system is the built-in profile
+(`builtin_profile()`), which the chart ships as the SystemUnderTest `elves`.
+
+Not yet supported (issue 25): a persisted count read by SQL through a Secret-held read-only
+connection, and reset steps; the PromQL ledger is stated here but the engine still reads
+Elves' own registry ledger.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from elves.constants import (API_GROUP, API_VERSION, BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS, SUT_KIND,
+                             TEST_ID_HEADER, WORK_QUEUES)
+from elves.engine.models.errors import SpecError, problems
+from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, QUEUE_NAME_PATTERN
+from elves.engine.modelbase import Rule, SpecModel
+from elves.engine.scenarios import EXEC_NAME_PATTERN
+
+# What a PromQL count of this test writes where the test's id goes (namespace/name/run).
+TEST_ID_PLACEHOLDER = "$TEST_ID"
+# A header name as HTTP has it (RFC 9110's token).
+HEADER_NAME_PATTERN = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
+LABEL_KEY_PATTERN = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+
+PromQL = Annotated[str, Field(min_length=1, max_length=4096)]
+
+
+def _duplicate_workload(workloads: list[Workload]) -> str | None:
+    names = [w.name for w in workloads if w.name is not None]
+    return next((name for index, name in enumerate(names) if name in names[:index]), None)
+
+
+def _counts_one_test() -> Rule:
+    """A PromQL count scoped to this test by the $TEST_ID placeholder: without it, a count
+    would take in other tests' traffic (or none at all) and the ledger would mean nothing."""
+    return Rule(f"!has(self.promql) || self.promql.contains('{TEST_ID_PLACEHOLDER}')",
+                f"promql must count this test's traffic only: use the {TEST_ID_PLACEHOLDER} placeholder"
+                f" (replaced by the test's id, namespace/name/run) in its selector",
+                lambda count: count.promql is not None and TEST_ID_PLACEHOLDER not in count.promql,
+                field_path=".promql")
+
+
+class LabelSelector(SpecModel):
+    match_labels: dict[Annotated[str, Field(pattern=LABEL_KEY_PATTERN)], Annotated[str, Field(max_length=63)]] = Field(
+        min_length=1, max_length=20, description="The labels every selected workload has.")
+
+
+class Workload(SpecModel):
+    """A Deployment or StatefulSet the harness may observe, scale, kill and pause: by name or by labels."""
+
+    rules = (
+        Rule("has(self.name) != has(self.selector)", "set exactly one of name or selector",
+             lambda w: (w.name is None) == (w.selector is None)),
+    )
+
+    name: str | None = Field(None, pattern=DNS_SUBDOMAIN_PATTERN, max_length=253,
+                             description="The workload's name, in the SystemUnderTest's namespace.")
+    selector: LabelSelector | None = Field(None, description="Every workload of this kind whose labels match.")
+    kind: Literal["Deployment", "StatefulSet"] = Field("Deployment", description="Deployment (default) or StatefulSet.")
+
+
+class Queues(SpecModel):
+    """The queues that must be empty for the system to have drained: by RabbitMQ name or by PromQL."""
+
+    rules = (
+        Rule("has(self.rabbitmq) != has(self.promql)",
+             "set exactly one of rabbitmq (queue names) or promql (a query returning a depth per queue)",
+             lambda q: (q.rabbitmq is None) == (q.promql is None)),
+    )
+
+    rabbitmq: list[Annotated[str, Field(pattern=QUEUE_NAME_PATTERN, max_length=255)]] | None = Field(
+        None, min_length=1, max_length=50,
+        description="RabbitMQ queue names, read from RabbitMQ's own Prometheus series (ready + unacknowledged).")
+    promql: PromQL | None = Field(
+        None, description="A PromQL query returning one series per queue, labelled `queue`, whose value is its depth.")
+
+
+class AcceptedCount(SpecModel):
+    """How many requests of this test the system accepted."""
+
+    rules = (
+        Rule("has(self.endpoint) != has(self.promql)",
+             "set exactly one of endpoint (k6's 2xx responses of that endpoint tag) or promql",
+             lambda c: (c.endpoint is None) == (c.promql is None)),
+        _counts_one_test(),
+    )
+
+    endpoint: str | None = Field(None, pattern=EXEC_NAME_PATTERN, max_length=63,
+                                 description="The k6 `endpoint` tag whose 2xx responses are the accepted requests.")
+    promql: PromQL | None = Field(None, description="A PromQL count over k6's results; $TEST_ID is this test's id.")
+
+
+class PersistedCount(SpecModel):
+    """How many of this test's requests the system persisted."""
+
+    rules = (_counts_one_test(),)
+
+    promql: PromQL = Field(description="A PromQL count of what the system persisted for this test, e.g."
+                                       " sum(orders_saved_total{test_id=\"$TEST_ID\"}); $TEST_ID is this test's id."
+                                       " (An SQL count is not yet supported.)")
+
+
+class RegistryLedger(SpecModel):
+    """Elves' own ledger: the registry's /api/v1/ledger (the built-in profile's)."""
+
+
+class LedgerCounts(SpecModel):
+    """Two counts that must agree once the system has drained: nothing accepted is lost."""
+
+    rules = (
+        Rule("has(self.registry) ? !has(self.accepted) && !has(self.persisted)"
+             " : has(self.accepted) && has(self.persisted)",
+             "set either registry: {} (Elves' own registry ledger) or both accepted and persisted",
+             lambda ledger: (ledger.accepted is not None or ledger.persisted is not None) if ledger.registry is not None
+             else (ledger.accepted is None or ledger.persisted is None)),
+    )
+
+    accepted: AcceptedCount | None = None
+    persisted: PersistedCount | None = None
+    registry: RegistryLedger | None = Field(None, description="Elves' own registry ledger (the built-in profile).")
+
+
+class Drained(SpecModel):
+    ledger_complete: bool = Field(True, description="Drained also means every accepted request is persisted"
+                                                    " (the ledger complete), not only empty queues.")
+
+
+class SystemUnderTestSpec(SpecModel):
+    """What a LoadTest judges: its workloads, queues, test-id header, ledger and what drained means.
+    (Reset steps are not yet supported.)"""
+
+    # Checked by the workloads' own validator, so the error names spec.workloads.
+    field_rules = (
+        Rule("self.workloads.all(w, !has(w.name) || self.workloads.exists_one(v, has(v.name) && v.name == w.name))",
+             "each workload name appears once",
+             lambda workloads: _duplicate_workload(workloads) is not None,
+             lambda workloads: f"{_duplicate_workload(workloads)} is named more than once",
+             field_path=".workloads"),
+    )
+
+    workloads: list[Workload] = Field(min_length=1, max_length=50,
+                                      description="The Deployments and StatefulSets the harness may observe,"
+                                                  " scale, kill and pause; no other.")
+    queues: Queues
+    test_id_header: str = Field(TEST_ID_HEADER, pattern=HEADER_NAME_PATTERN, max_length=128,
+                                description="The HTTP header that carries the test id into the system.")
+    ledger: LedgerCounts
+    drained: Drained = Field(default_factory=Drained)
+
+    @field_validator("workloads")
+    @classmethod
+    def _named_once(cls, workloads: list[Workload]) -> list[Workload]:
+        cls.field_rules[0].check(workloads)
+        return workloads
+
+
+class SystemUnderTestMetadata(SpecModel):
+    model_config = {**SpecModel.model_config, "extra": "allow"}  # labels, annotations, uid, ... pass through
+
+    name: str = Field(pattern=DNS_SUBDOMAIN_PATTERN, max_length=253)
+    namespace: str | None = None
+
+
+class SystemUnderTest(SpecModel):
+    api_version: Literal[f"{API_GROUP}/{API_VERSION}"]  # type: ignore[valid-type]
+    kind: Literal[SUT_KIND]  # type: ignore[valid-type]
+    metadata: SystemUnderTestMetadata
+    spec: SystemUnderTestSpec
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+def builtin_profile() -> dict[str, Any]:
+    """Elves' own system as a SystemUnderTest (the chart ships it in its release namespace)."""
+    return {
+        "apiVersion": f"{API_GROUP}/{API_VERSION}",
+        "kind": SUT_KIND,
+        "metadata": {"name": BUILTIN_SYSTEM_UNDER_TEST},
+        "spec": {
+            "workloads": [{"name": name, "kind": "Deployment"} for name in DEPLOYMENTS],
+            "queues": {"rabbitmq": list(WORK_QUEUES)},
+            "testIdHeader": TEST_ID_HEADER,
+            "ledger": {"registry": {}},
+            "drained": {"ledgerComplete": True},
+        },
+    }
+
+
+def parse_system_under_test(document: Any, source: str = SUT_KIND) -> SystemUnderTest:
+    """A SystemUnderTest from a parsed document, or SpecError naming every bad field."""
+    if not isinstance(document, dict):
+        raise SpecError(source, [f"(document): expected a {SUT_KIND} mapping, got {type(document).__name__}"],
+                        SUT_KIND)
+    try:
+        return SystemUnderTest.model_validate(document)
+    except ValidationError as exc:
+        raise SpecError(source, problems(exc, SystemUnderTest), SUT_KIND) from None

@@ -1,0 +1,53 @@
+"""The SystemUnderTest a LoadTest judges, read from the cluster when the driver takes a step: the
+one spec.target.systemUnderTest names, in the LoadTest's namespace, or else the built-in one the
+chart ships in the system's namespace. A chart from before SystemUnderTest (no CRD, or an
+operator Role without the right to read it) leaves the built-in profile as the engine states it,
+so every existing LoadTest runs as before."""
+
+from __future__ import annotations
+
+from kubernetes.client.exceptions import ApiException
+
+from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, SUT_PLURAL
+from elves.engine.models.errors import SpecError
+from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, parse_system_under_test
+from elves.k8s.kube import Kube
+
+FIELD = "spec.target.systemUnderTest"
+
+
+def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
+                   system_namespace: str) -> tuple[SystemUnderTestSpec | None, list[str]]:
+    """The target's spec, or what keeps it from being read, each problem naming spec.target."""
+    if spec.target is None:
+        try:
+            body = kube.system_under_test(system_namespace, BUILTIN_SYSTEM_UNDER_TEST)
+        except ApiException as exc:
+            if exc.status != 403:
+                raise
+            body = None
+        if body is None:
+            return parse_system_under_test(builtin_profile()).spec, []
+        return _parsed(body, f"the built-in SystemUnderTest {system_namespace}/{BUILTIN_SYSTEM_UNDER_TEST}")
+    name = spec.target.system_under_test
+    try:
+        body = kube.system_under_test(namespace, name)
+    except ApiException as exc:
+        if exc.status != 403:
+            raise
+        return None, [f"{FIELD}: the operator may not read SystemUnderTest {name!r} in namespace {namespace}"
+                      " (the chart grants get on systemundertests where it runs LoadTests)"]
+    if body is None:
+        return None, [f"{FIELD}: there is no SystemUnderTest {name!r} in namespace {namespace}"
+                      f" (kubectl -n {namespace} get {SUT_PLURAL})"]
+    return _parsed(body, f"SystemUnderTest {namespace}/{name}")
+
+
+def _parsed(body: dict, what: str) -> tuple[SystemUnderTestSpec | None, list[str]]:
+    document = {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"),
+                "metadata": {"name": (body.get("metadata") or {}).get("name")}, "spec": body.get("spec")}
+    try:
+        return parse_system_under_test(document, what).spec, []
+    except SpecError as exc:
+        return None, [f"{FIELD}: {what} is invalid: {'; '.join(exc.problems)}"]

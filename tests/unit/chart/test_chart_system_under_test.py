@@ -1,0 +1,59 @@
+"""Tier 1: the chart ships Elves' own system as the built-in SystemUnderTest `elves`, exactly as
+the engine states it (elves.engine.models.target.builtin_profile()), and the operator may read
+SystemUnderTests where LoadTests live and the built-in one by name, with no other verb.
+
+What a user would notice if these broke: a LoadTest that names no target judged against
+workloads or queues that are not the chart's, or an operator the API server forbids to read its
+target.
+"""
+
+from __future__ import annotations
+
+from chart_testkit import NAMESPACE, SCOPED_OPERATOR, SERVICES, ci_values, named, of_kind, render, rules_of
+
+from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS
+from elves.engine.models.target import builtin_profile, parse_system_under_test
+from elves.engine.profile import PROFILE_PATH, profile_yaml
+
+
+def test_the_chart_file_equals_the_generated_profile():
+    assert PROFILE_PATH.read_text(encoding="utf-8") == profile_yaml(), \
+        f"{PROFILE_PATH} is stale: run `.venv/bin/elves profile --output {PROFILE_PATH}` and commit it"
+
+
+@ci_values
+def test_the_builtin_profile_is_rendered_in_the_release_namespace_as_the_engine_states_it(helm, values_file):
+    (sut,) = of_kind(render(helm, values_file), "SystemUnderTest")
+    expected = builtin_profile()
+    assert sut["metadata"]["name"] == BUILTIN_SYSTEM_UNDER_TEST and sut["metadata"]["namespace"] == NAMESPACE
+    assert sut["metadata"]["labels"]["app.kubernetes.io/component"] == "system-under-test"
+    assert (sut["apiVersion"], sut["kind"], sut["spec"]) == (expected["apiVersion"], expected["kind"], expected["spec"])
+    parse_system_under_test({**sut, "metadata": {"name": sut["metadata"]["name"]}})
+    # The workloads it lists are the chart's own Deployments.
+    assert sorted(w["name"] for w in sut["spec"]["workloads"]) == sorted(DEPLOYMENTS) == sorted(SERVICES)
+    deployments = {d["metadata"]["name"] for d in of_kind(render(helm, values_file), "Deployment")}
+    assert set(DEPLOYMENTS) <= deployments
+
+
+def _system_under_test_rules(objects):
+    return [(kind, name, rule) for kind in ("Role", "ClusterRole") for name, rule in rules_of(objects, kind)
+            if "systemundertests" in rule["resources"]]
+
+
+@ci_values
+def test_the_operator_may_only_get_systems_under_test(helm, values_file):
+    objects = render(helm, values_file)
+    rules = _system_under_test_rules(objects)
+    assert rules and all(rule["verbs"] == ["get"] and rule["apiGroups"] == ["elves.dev"] for _, _, rule in rules)
+    system_role = named(objects, "Role", "elves-operator-system")
+    assert any(rule.get("resourceNames") == [BUILTIN_SYSTEM_UNDER_TEST] and "systemundertests" in rule["resources"]
+               for rule in system_role["rules"])
+
+
+def test_a_namespace_scoped_operator_reads_targets_only_where_it_serves(helm):
+    objects = render(helm, None, *SCOPED_OPERATOR)
+    rules = _system_under_test_rules(objects)
+    assert not [r for r in rules if r[0] == "ClusterRole"]
+    namespaces = {o["metadata"]["namespace"] for o in of_kind(objects, "Role")
+                  if any("systemundertests" in r["resources"] for r in o["rules"])}
+    assert namespaces == {"elves", "load-tests"}

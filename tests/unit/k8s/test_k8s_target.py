@@ -1,0 +1,124 @@
+"""The SystemUnderTest a LoadTest judges on a cluster: the one spec.target names, in the
+LoadTest's namespace, or the built-in one; a missing one ends the test in Error before anything
+changes, naming spec.target.systemUnderTest; the drain waits on the target's queues."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from elves.constants import WORK_QUEUES
+from elves.engine.analysis import RunWindow
+from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.models.target import Queues, builtin_profile
+from elves.engine.runner.drain import queue_blockers
+from elves.k8s.driver import Driver
+from elves.k8s.settings import OperatorSettings
+from elves.k8s.target import resolve_target
+
+LOAD = {"scenario": "system-mix", "rate": "60/min", "duration": "1m"}
+ORDERS = {"apiVersion": "elves.dev/v1alpha1", "kind": "SystemUnderTest", "metadata": {"name": "orders"},
+          "spec": {"workloads": [{"name": "orders-api"}], "queues": {"rabbitmq": ["orders.in"]},
+                   "ledger": {"registry": {}}}}
+
+
+class TargetsKube:
+    """The API server as the driver reads it: SystemUnderTests by (namespace, name), one LoadTest."""
+
+    def __init__(self, systems: dict[tuple[str, str], dict] | None = None, refuse: int | None = None,
+                 loadtest: dict | None = None):
+        self.systems, self.refuse, self.body, self.saved = systems or {}, refuse, loadtest, []
+
+    def system_under_test(self, namespace: str, name: str) -> dict | None:
+        if self.refuse:
+            raise ApiException(status=self.refuse)
+        return copy.deepcopy(self.systems.get((namespace, name)))
+
+    def loadtest(self, namespace: str, name: str) -> dict | None:
+        return copy.deepcopy(self.body)
+
+    def replace_loadtest_status(self, body: dict) -> dict:
+        self.saved.append(body["status"])
+        return body
+
+    def serves(self, group: str, version: str) -> bool:
+        return False
+
+
+def spec(**fields: Any):
+    return parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": "t"},
+                           "spec": {"load": LOAD, **fields}}).spec
+
+
+def test_no_target_is_the_builtin_one_or_the_engines_profile_where_the_chart_has_none():
+    shipped = copy.deepcopy(builtin_profile())
+    shipped["spec"]["queues"] = {"rabbitmq": ["elves.ingestor.data.in"]}
+    target, problems = resolve_target(TargetsKube({("elves", "elves"): shipped}), "team", spec(), "elves")
+    assert problems == [] and target.queues.rabbitmq == ["elves.ingestor.data.in"]
+    for kube in (TargetsKube(), TargetsKube(refuse=403)):  # none (or no CRD: 404), or not readable
+        target, problems = resolve_target(kube, "team", spec(), "elves")
+        assert problems == [] and target.queues.rabbitmq == list(WORK_QUEUES)
+
+
+def test_a_named_target_is_read_in_the_loadtests_namespace():
+    kube = TargetsKube({("team", "orders"): ORDERS, ("elves", "orders"): builtin_profile()})
+    target, problems = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}), "elves")
+    assert problems == [] and [w.name for w in target.workloads] == ["orders-api"]
+
+
+@pytest.mark.parametrize("kube, says", [
+    (TargetsKube({("elves", "orders"): ORDERS}), "there is no SystemUnderTest 'orders' in namespace team"),
+    (TargetsKube(refuse=403), "the operator may not read SystemUnderTest 'orders' in namespace team"),
+    (TargetsKube({("team", "orders"): {**ORDERS, "spec": {**ORDERS["spec"], "queues": {}}}}),
+     "SystemUnderTest team/orders is invalid: spec.queues: set exactly one of rabbitmq"),
+])
+def test_a_missing_unreadable_or_invalid_target_is_a_problem_naming_the_field(kube, says):
+    target, problems = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}), "elves")
+    assert target is None and problems == [f"spec.target.systemUnderTest: {says}" + problems[0].split(says, 1)[1]]
+
+
+def test_a_loadtest_whose_target_is_missing_ends_in_error_invalid_spec_before_it_starts():
+    body = {"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
+            "metadata": {"name": "t", "namespace": "team", "uid": "u", "generation": 1},
+            "spec": {"load": LOAD, "target": {"systemUnderTest": "orders"}}, "status": {}}
+    kube = TargetsKube(loadtest=body)
+    events: list[tuple[str, str, str]] = []
+    Driver(OperatorSettings(), kube).tick("team", "t", lambda *event: events.append(event))  # type: ignore[arg-type]
+    (status,) = kube.saved
+    assert status["phase"] == "Error"
+    error = next(c for c in status["conditions"] if c["type"] == "Failed")
+    assert error["reason"] == "InvalidSpec"
+    assert error["message"].startswith("spec.target.systemUnderTest: there is no SystemUnderTest 'orders'")
+    assert "snapshot" not in status  # nothing was changed, so nothing is to restore
+
+
+class QueuePrometheus:
+    system_namespace = "elves"
+
+    def __init__(self, depths: dict[str, float], scraped: float | None):
+        self.depths, self.scraped, self.queries = depths, scraped, []
+
+    def value(self, query: str) -> float | None:
+        self.queries.append(query)
+        return self.scraped
+
+    def by_label(self, query: str, label: str) -> dict[str, float]:
+        self.queries.append(query)
+        return self.depths
+
+
+def test_the_drain_waits_on_the_targets_queues():
+    window = RunWindow("team/t/0", 100.0, 200.0, 260.0)
+    prom = QueuePrometheus({"orders.in": 3.0, "orders.retry": 0.0}, scraped=250.0)
+    assert queue_blockers(Queues(rabbitmq=["orders.in", "orders.retry"]), prom, window) == ["orders.in holds 3"]
+    # Both the scrape time and the depths select the target's queues (PromQL escapes the dots).
+    assert len(prom.queries) == 2 and all('queue=~"orders\\\\.in|orders\\\\.retry"' in q for q in prom.queries)
+    early = QueuePrometheus({}, scraped=150.0)
+    assert queue_blockers(Queues(rabbitmq=["orders.in"]), early, window) == \
+        ["waiting for a queue depth sample taken after the load"]
+    own = QueuePrometheus({"a": 2.0}, scraped=None)
+    assert queue_blockers(Queues(promql="sum by (queue) (depth)"), own, window) == ["a holds 2"]
+    assert own.queries == ["sum by (queue) (depth)"]
