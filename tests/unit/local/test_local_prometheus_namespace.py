@@ -88,7 +88,10 @@ def test_the_engines_system_queries_find_the_local_series_in_the_platforms_names
     assert prom.by_label(promql.queue_depth(namespace=namespace), "queue") == {QUEUE_INGESTOR_DATA: 9}
     assert prom.by_label(promql.restarts_total(namespace=namespace), "container") == {"registry": 2}
     assert prom.by_label(promql.replicas_ready(namespace=namespace), "deployment") == {"registry": 1}
-    heap = prom.by_label(promql.jvm_heap_max("1m", namespace=namespace), "application")
+    # A subquery sees a sample only from its next step on (steps are aligned to the clock, every
+    # SUBQUERY_STEP): right after the first scrape the heap's maximum may not be there yet.
+    heap = wait_for(lambda: prom.by_label(promql.jvm_heap_max("1m", namespace=namespace), "application"),
+                    "a subquery step after the replica's first scrape", 30, interval=0.5)
     assert heap == {"registry": 1.5e8}
     # Another namespace sees nothing of this system.
     assert prom.by_label(promql.queue_depth(namespace="other"), "queue") == {}
