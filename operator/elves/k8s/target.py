@@ -41,7 +41,23 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
     if body is None:
         return None, [f"{FIELD}: there is no SystemUnderTest {name!r} in namespace {namespace}"
                       f" (kubectl -n {namespace} get {SUT_PLURAL})"]
-    return _parsed(body, f"SystemUnderTest {namespace}/{name}")
+    target, problems = _parsed(body, f"SystemUnderTest {namespace}/{name}")
+    if (namespace, name) != (system_namespace, BUILTIN_SYSTEM_UNDER_TEST):
+        problems += elves_only_parts(spec, f"SystemUnderTest {namespace}/{name}")
+    return target, problems
+
+
+def elves_only_parts(spec: LoadTestSpec, what: str) -> list[str]:
+    """The parts of a test of another system that would act on Elves' own system instead: faults,
+    spec.system, reset and system sweeps change Elves' deployments (elves.constants.DEPLOYMENTS) in
+    its namespace, never a target's workloads (not yet), so they are refused, naming the field,
+    rather than aimed at the wrong system."""
+    why = f"acts on Elves' own deployments, not on the workloads of {what} (not yet supported)"
+    problems = [f"spec.faults[{i}]: {why}" for i in range(len(spec.faults))]
+    problems += [f"spec.system: {why}"] if spec.system.as_written() else []
+    problems += [f"spec.reset: {why}"] if spec.reset else []
+    problems += [f"spec.sweep.{key}: {why}" for key in spec.sweep or {} if key.startswith("system.")]
+    return problems
 
 
 def _parsed(body: dict, what: str) -> tuple[SystemUnderTestSpec | None, list[str]]:

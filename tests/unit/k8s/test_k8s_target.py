@@ -69,6 +69,23 @@ def test_a_named_target_is_read_in_the_loadtests_namespace():
     assert problems == [] and [w.name for w in target.workloads] == ["orders-api"]
 
 
+def test_a_test_of_another_system_may_not_fault_scale_reset_or_sweep_elves_own_deployments():
+    # The operator's faults and spec.system act on Elves' deployments: aimed at another system's
+    # test, they would kill and scale Elves' own. Refused, each naming its field.
+    kube = TargetsKube({("team", "orders"): ORDERS, ("elves", "elves"): builtin_profile()})
+    acting = {"faults": [{"at": "10s", "killPod": {"deployment": "ingestor"}}], "system": {"replicas": {"gateway": 2}},
+              "reset": True, "sweep": {"system.replicas.ingestor": [1, 2], "load.rate": ["1/s", "2/s"]}}
+    target, problems = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}, **acting), "elves")
+    assert [p.split(":")[0] for p in problems] == [
+        "spec.faults[0]", "spec.system", "spec.reset", "spec.sweep.system.replicas.ingestor"]
+    assert problems[0].endswith("acts on Elves' own deployments, not on the workloads of SystemUnderTest team/orders"
+                                " (not yet supported)")
+    # Elves' own, named or not, may have them all; another system's test without them is fine.
+    for named in ({"target": {"systemUnderTest": "elves"}}, {}):
+        assert resolve_target(kube, "elves", spec(**named, **acting), "elves")[1] == []
+    assert resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}), "elves")[1] == []
+
+
 @pytest.mark.parametrize("kube, says", [
     (TargetsKube({("elves", "orders"): ORDERS}), "there is no SystemUnderTest 'orders' in namespace team"),
     (TargetsKube(refuse=403), "the operator may not read SystemUnderTest 'orders' in namespace team"),
