@@ -114,9 +114,10 @@ class Driver:
     def context(self, test: LoadTest, target: SystemUnderTestSpec | None = None) -> Context:
         """What the phase machine gets for `test` on this cluster: the operator's settings, the
         system it judges, and the report ConfigMaps as the history spec.baseline.loadTest picks from."""
+        # A target spec.target names lives in the LoadTest's namespace; the built-in one in the system's.
         return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts(),
                        http_timeout=self.settings.http_timeout_seconds, reports=ReportConfigMaps(self.kube),
-                       target=target)
+                       target=target, target_namespace=test.metadata.namespace if test.spec.target else None)
 
     # --- one step ----------------------------------------------------------------------
 
