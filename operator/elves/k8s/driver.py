@@ -32,7 +32,7 @@ from elves.k8s.platform import SEAL_RESTORED, KubernetesPlatform
 from elves.k8s.policy import Policy, refusals
 from elves.k8s.report import ReportConfigMaps, extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
-from elves.k8s.target import resolve_target
+from elves.k8s.target import resolve_target, target_namespace
 
 log = logging.getLogger(__name__)
 
@@ -114,10 +114,10 @@ class Driver:
     def context(self, test: LoadTest, target: SystemUnderTestSpec | None = None) -> Context:
         """What the phase machine gets for `test` on this cluster: the operator's settings, the
         system it judges, and the report ConfigMaps as the history spec.baseline.loadTest picks from."""
-        # A target spec.target names lives in the LoadTest's namespace; the built-in one in the system's.
         return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts(),
                        http_timeout=self.settings.http_timeout_seconds, reports=ReportConfigMaps(self.kube),
-                       target=target, target_namespace=test.metadata.namespace if test.spec.target else None)
+                       target=target, target_namespace=target_namespace(test.metadata.namespace or "", test.spec,
+                                                                        self.settings.system_namespace))
 
     # --- one step ----------------------------------------------------------------------
 

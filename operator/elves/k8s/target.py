@@ -51,3 +51,11 @@ def _parsed(body: dict, what: str) -> tuple[SystemUnderTestSpec | None, list[str
         return parse_system_under_test(document, what).spec, []
     except SpecError as exc:
         return None, [f"{FIELD}: {what} is invalid: {'; '.join(exc.problems)}"]
+
+
+def target_namespace(namespace: str, spec: LoadTestSpec, system_namespace: str) -> str | None:
+    """Where a named target's own series live (the LoadTest's namespace); None for the built-in
+    one, by default or by name in the system's namespace, whose series the engine reads as before."""
+    if spec.system_under_test == BUILTIN_SYSTEM_UNDER_TEST and namespace == system_namespace:
+        return None
+    return namespace if spec.target is not None else None

@@ -96,16 +96,20 @@ def test_a_loadtest_whose_target_is_missing_ends_in_error_invalid_spec_before_it
 
 
 def test_a_named_targets_series_are_read_in_the_loadtests_namespace_the_builtins_in_the_systems():
-    def context(**fields: Any):
+    def context(namespace: str = "team", **fields: Any):
         test = parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
-                               "metadata": {"name": "t", "namespace": "team"}, "spec": {"load": LOAD, **fields}})
+                               "metadata": {"name": "t", "namespace": namespace}, "spec": {"load": LOAD, **fields}})
         return Driver(OperatorSettings(), TargetsKube()).context(test, None)
 
     class Platform:
         system_namespace = "elves"
 
-    assert context(target={"systemUnderTest": "orders"}).queue_namespace(Platform()) == "team"  # type: ignore[arg-type]
+    named = context(target={"systemUnderTest": "orders"})
+    assert (named.target_namespace, named.queue_namespace(Platform())) == ("team", "team")  # type: ignore[arg-type]
     assert context().queue_namespace(Platform()) == "elves"  # type: ignore[arg-type]
+    # The built-in one named as such, where the chart ships it, is read as the default is.
+    assert context("elves", target={"systemUnderTest": "elves"}).target_namespace is None
+    assert context("team", target={"systemUnderTest": "elves"}).target_namespace == "team"
 
 
 class QueuePrometheus:
