@@ -10,10 +10,12 @@ import time
 import pytest
 
 from elves.engine.analysis import RunWindow, queue_results
+from elves.engine.console import summary_text
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.objectives import Objective
 from elves.engine.models.target import Queues, parse_system_under_test
 from elves.engine.prometheus import Prometheus
+from elves.engine.report import write_report
 from elves.engine.runner import Context, step
 from elves.engine.status import Ledger, LoadTestStatus, RunResults, Window
 from elves.engine.target_ledger import counts_complete, for_test, read_counts
@@ -195,7 +197,7 @@ def drive_draining(ctx: Context, platform: FakePlatform, clock: FakeClock) -> tu
     raise AssertionError(f"still {status.phase}/{status.progress.step}")
 
 
-def test_the_drain_waits_until_the_persisted_count_catches_up_then_the_run_passes(prom):
+def test_the_drain_waits_until_the_persisted_count_catches_up_then_the_run_passes(prom, tmp_path):
     platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"])
     clock = FakeClock(float(BASE + 10))
     ctx = Context(orders_test(), target=orders_target(), target_namespace=NAMESPACE)
@@ -210,6 +212,13 @@ def test_the_drain_waits_until_the_persisted_count_catches_up_then_the_run_passe
         "counts", 40, 40, 0)
     assert status.phase == "Succeeded", [c for c in status.verdict.checks if not c.ok]
     assert platform.called("ledger") == []  # the registry is never asked for a counts target
+    # Completed work per second: the persisted count over the load and the drain.
+    assert run.results.throughput == pytest.approx(40 / (run.results.load_seconds + run.results.drain_seconds))
+    # What `elves run` prints and the report shows of a counts ledger.
+    assert ("ledger: 40 accepted (k6's 2xx answers of endpoint placeOrder), 40 persisted; lost 0, surplus 0"
+            in summary_text(status, "5m"))
+    page = write_report(tmp_path, ctx.test, status, None).read_text()
+    assert "Accepted: k6&#x27;s 2xx answers of endpoint placeOrder." in page and "surplus (persisted beyond" in page
 
 
 def test_a_drain_on_queues_only_does_not_wait_for_the_ledger_and_the_lag_is_lost(prom):
