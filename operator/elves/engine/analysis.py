@@ -19,6 +19,7 @@ from elves.engine import promql
 from elves.engine.autoscaling_figures import HPA, KEDA, scaled, scaling_figures
 from elves.engine.histograms import Histogram, run_histograms
 from elves.engine.models.autoscaling import QueueAutoscaling, autoscaled
+from elves.engine.models.target import Queues
 from elves.engine.prometheus import Prometheus, Sample, Series
 from elves.engine.status import (DeploymentResult, EndpointResult, Ledger, QueueResult, ReplicaPoint, RunResults,
                                  ScalingFigures, Window)
@@ -162,12 +163,17 @@ def _duration_samples(prom: Prometheus, window: RunWindow, at: float) -> list[Se
     return series
 
 
-def queue_results(prom: Prometheus, window: RunWindow) -> dict[str, QueueResult]:
-    """Deepest and final depth of every Elves queue (work queues and dead-letter queues)."""
+def queue_results(prom: Prometheus, window: RunWindow, queues: Queues | None = None,
+                  namespace: str | None = None) -> dict[str, QueueResult]:
+    """Deepest and final depth of every Elves queue (work queues and dead-letter queues), or of
+    a named target's `queues` (by RabbitMQ name in its `namespace`, or its own depth PromQL)."""
     span, at = window.system_range()
-    namespace = prom.system_namespace
-    deepest = prom.by_label(promql.queue_depth_max(span, namespace=namespace), "queue", at)
-    final = prom.by_label(promql.queue_depth(namespace=namespace), "queue", at)
+    if queues is not None and queues.promql is not None:
+        depth = queues.promql
+    else:
+        depth = promql.queue_depth(queues.rabbitmq if queues else None, namespace=namespace or prom.system_namespace)
+    deepest = prom.by_label(promql.deepest_over(depth, span), "queue", at)
+    final = prom.by_label(depth, "queue", at)
     return {q: QueueResult(max=deepest.get(q), final=final.get(q)) for q in sorted(set(deepest) | set(final))}
 
 
@@ -347,16 +353,19 @@ def ledger_complete(ledger: Ledger) -> tuple[bool, str]:
     return (not missing), ("ledger incomplete: " + ", ".join(missing) + " not persisted yet") if missing else ""
 
 
-def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | None,
-            logged_endpoints: tuple[str, ...] = GATEWAY_ENDPOINTS, autoscaling: Any = None) -> RunResults:
+def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | Ledger | None,
+            logged_endpoints: tuple[str, ...] = GATEWAY_ENDPOINTS, autoscaling: Any = None,
+            queues: Queues | None = None, queue_namespace: str | None = None) -> RunResults:
     """The results of one run (raises AnalysisError or PrometheusError when it cannot);
-    `autoscaling`: the run's spec.system.autoscaling, whose deployments get scaling figures."""
+    `ledger`: the registry's raw ledger, or a target's counts ledger as it was read
+    (elves.engine.target_ledger); `autoscaling`: the run's spec.system.autoscaling, whose
+    deployments get scaling figures; `queues` and `queue_namespace`: a named target's queues
+    (None: Elves' own, in the system's namespace)."""
     endpoints, total, dropped = k6_results(prom, window)
-    queues = queue_results(prom, window)
+    queue_figures = queue_results(prom, window, queues, queue_namespace)
     deployments = deployment_results(prom, window, autoscaling)
-    ledger_model = None
-    if ledger is not None:
-        ledger_model = ledger_result({e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)
+    ledger_model = ledger if isinstance(ledger, Ledger) or ledger is None else ledger_result(
+        {e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)
     span, at = window.k6_range()
     vus_max = prom.value(promql.k6_vus_max(window.test_id, span), at)
     results = RunResults(
@@ -369,7 +378,7 @@ def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | None,
         vus_max=vus_max,
         endpoints=endpoints,
         total=total,
-        queues=queues,
+        queues=queue_figures,
         deployments=deployments,
         ledger=ledger_model,
         drain_seconds=window.drain_seconds,
@@ -394,9 +403,12 @@ def leave_out_warmup(results: RunResults, prom: Prometheus, window: RunWindow, w
 
 def throughput(results: RunResults) -> float | None:
     """Completed work per second over load and drain: results persisted when the mix sends
-    getData (the asynchronous work), else successful requests over the load."""
+    getData (the asynchronous work; a counts ledger: its persisted count), else successful
+    requests over the load."""
     ledger = results.ledger
     busy = results.load_seconds + (results.drain_seconds or 0.0)
+    if ledger is not None and ledger.kind == "counts" and ledger.requests_accepted:
+        return ledger.requests_persisted / busy
     if ledger is not None and ledger.requests_accepted:
         return (ledger.results_done + ledger.results_failed) / busy
     return results.total.ok / results.load_seconds if results.load_seconds else None

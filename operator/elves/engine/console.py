@@ -119,6 +119,9 @@ def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
         out.append("")
         if ledger is None:
             out.append("ledger: unavailable")
+        elif ledger.kind == "counts":
+            out.append(f"ledger: {ledger.requests_accepted} accepted ({ledger.accepted_counted}),"
+                       f" {ledger.requests_persisted} persisted; lost {ledger.lost_requests}, surplus {ledger.surplus}")
         else:
             out.append(f"ledger: {ledger.accepted} accepted by k6, {ledger.logs_persisted}/{ledger.logs_expected} logs and"
                        f" {ledger.results_done + ledger.results_failed}/{ledger.requests_accepted} results persisted;"

@@ -96,7 +96,14 @@ def window_since(seconds: float) -> str:
 
 def quote(value: str) -> str:
     """A PromQL string literal."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + literal_text(value) + '"'
+
+
+def literal_text(value: str) -> str:
+    """`value` as it goes between the double quotes of a PromQL string literal (backslashes and
+    double quotes escaped, line breaks spelled out), so it can never end the literal."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return escaped.replace("\n", "\\n").replace("\r", "\\r")
 
 
 def regex_of(values: Iterable[str]) -> str:
@@ -250,7 +257,12 @@ def queue_messages_ready(queues: Iterable[str] = WORK_QUEUES, *, namespace: str)
 
 def queue_depth_max(window: str, queues: Iterable[str] | None = None, *, namespace: str) -> str:
     """The deepest each queue got over a window."""
-    return f"max_over_time(({queue_depth(queues, namespace=namespace)})[{window}:{SUBQUERY_STEP}])"
+    return deepest_over(queue_depth(queues, namespace=namespace), window)
+
+
+def deepest_over(depth: str, window: str) -> str:
+    """The most each series of `depth` (a depth per queue: Elves' or a target's own PromQL) held over a window."""
+    return f"max_over_time(({depth})[{window}:{SUBQUERY_STEP}])"
 
 
 def deepest_queue(queues: Iterable[str] | None = None, *, namespace: str) -> str:

@@ -139,20 +139,31 @@ class GeneratorCpu(StatusModel):
 
 
 class Ledger(StatusModel):
-    """k6's successful requests against what the registry persisted for this test id."""
+    """What the system accepted against what it persisted for this test id: Elves' registry
+    ledger (k6's 2xx answers against the registry's rows), or a SystemUnderTest's two counts
+    (kind counts: requests_accepted against requests_persisted; elves.engine.target_ledger)."""
 
+    kind: Literal["registry", "counts"] = Field(
+        "registry", description="registry: Elves' own registry ledger; counts: the target's accepted and persisted counts.")
     accepted: int = Field(0, description="2xx answers k6 saw, over all endpoints.")
     accepted_by_endpoint: dict[str, int] = Field(default_factory=dict)
-    requests_accepted: int = Field(0, description="getData answered 202: work the system promised to do.")
-    requests_persisted: int = 0
+    requests_accepted: int = Field(0, description="getData answered 202: work the system promised to do"
+                                                  " (a counts ledger: its accepted count).")
+    requests_persisted: int = Field(0, description="Requests the system persisted (a counts ledger: its persisted count).")
+    accepted_counted: str = Field("", description="What a counts ledger's accepted count counted: k6's 2xx answers of"
+                                                  " an endpoint tag, or the target's PromQL for this test id.")
+    surplus: int = Field(0, description="A counts ledger's persisted count above its accepted count: written more than"
+                                        " once, or a count that takes in other traffic. Never set off against lost.")
     results_done: int = 0
     results_failed: int = 0
     logs_expected: int = Field(0, description="Activity logs the 2xx answers promise.")
     logs_persisted: int = 0
     logs_by_endpoint: dict[str, int] = Field(default_factory=dict)
-    lost_requests: int = Field(0, description="Accepted getData without a persisted result.")
+    lost_requests: int = Field(0, description="Accepted getData without a persisted result (a counts ledger: accepted"
+                                              " minus persisted, when positive).")
     lost_logs: int = Field(0, description="Promised activity logs not persisted.")
-    duplicates: int = Field(0, description="Redelivered messages the consumers discarded.")
+    duplicates: int = Field(0, description="Redelivered messages the consumers discarded (the registry's; a counts"
+                                           " ledger cannot see them: the duplicates objective reads its surplus).")
 
 
 class WarmupSettling(StatusModel):

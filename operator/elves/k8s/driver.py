@@ -32,7 +32,7 @@ from elves.k8s.platform import SEAL_RESTORED, KubernetesPlatform
 from elves.k8s.policy import Policy, refusals
 from elves.k8s.report import ReportConfigMaps, extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
-from elves.k8s.target import resolve_target
+from elves.k8s.target import resolve_target, target_namespace
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,8 @@ class Driver:
         system it judges, and the report ConfigMaps as the history spec.baseline.loadTest picks from."""
         return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts(),
                        http_timeout=self.settings.http_timeout_seconds, reports=ReportConfigMaps(self.kube),
-                       target=target)
+                       target=target, target_namespace=target_namespace(test.metadata.namespace or "", test.spec,
+                                                                        self.settings.system_namespace))
 
     # --- one step ----------------------------------------------------------------------
 

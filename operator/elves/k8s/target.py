@@ -42,7 +42,7 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
         return None, [f"{FIELD}: there is no SystemUnderTest {name!r} in namespace {namespace}"
                       f" (kubectl -n {namespace} get {SUT_PLURAL})"]
     target, problems = _parsed(body, f"SystemUnderTest {namespace}/{name}")
-    if (namespace, name) != (system_namespace, BUILTIN_SYSTEM_UNDER_TEST):
+    if target_namespace(namespace, spec, system_namespace) is not None:  # another system than Elves'
         problems += elves_only_parts(spec, f"SystemUnderTest {namespace}/{name}")
     return target, problems
 
@@ -67,3 +67,11 @@ def _parsed(body: dict, what: str) -> tuple[SystemUnderTestSpec | None, list[str
         return parse_system_under_test(document, what).spec, []
     except SpecError as exc:
         return None, [f"{FIELD}: {what} is invalid: {'; '.join(exc.problems)}"]
+
+
+def target_namespace(namespace: str, spec: LoadTestSpec, system_namespace: str) -> str | None:
+    """Where a named target's own series live (the LoadTest's namespace); None for the built-in
+    one, by default or by name in the system's namespace, whose series the engine reads as before."""
+    if spec.system_under_test == BUILTIN_SYSTEM_UNDER_TEST and namespace == system_namespace:
+        return None
+    return namespace if spec.target is not None else None

@@ -75,7 +75,9 @@ SENTINEL = "sentinel-ns"
 ARGUMENTS = {"test_id": "t/x/0", "window": "60s", "rate_window": "60s", "quantile": 0.99,
              "pods": ["elves-x-0-1-abcde"]}
 # Public functions of promql that build no query of their own.
-HELPERS = {"window_for", "window_since", "quote", "regex_of", "selector", "system_selector"}
+# (deepest_over wraps a depth query it is given: Elves' own, built with its namespace, or a target's.)
+HELPERS = {"window_for", "window_since", "quote", "literal_text", "regex_of", "selector", "system_selector",
+           "deepest_over"}
 
 
 def query_builders() -> dict[str, object]:

@@ -112,6 +112,23 @@ def test_a_loadtest_whose_target_is_missing_ends_in_error_invalid_spec_before_it
     assert "snapshot" not in status  # nothing was changed, so nothing is to restore
 
 
+def test_a_named_targets_series_are_read_in_the_loadtests_namespace_the_builtins_in_the_systems():
+    def context(namespace: str = "team", **fields: Any):
+        test = parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
+                               "metadata": {"name": "t", "namespace": namespace}, "spec": {"load": LOAD, **fields}})
+        return Driver(OperatorSettings(), TargetsKube()).context(test, None)
+
+    class Platform:
+        system_namespace = "elves"
+
+    named = context(target={"systemUnderTest": "orders"})
+    assert (named.target_namespace, named.queue_namespace(Platform())) == ("team", "team")  # type: ignore[arg-type]
+    assert context().queue_namespace(Platform()) == "elves"  # type: ignore[arg-type]
+    # The built-in one named as such, where the chart ships it, is read as the default is.
+    assert context("elves", target={"systemUnderTest": "elves"}).target_namespace is None
+    assert context("team", target={"systemUnderTest": "elves"}).target_namespace == "team"
+
+
 class QueuePrometheus:
     system_namespace = "elves"
 
@@ -136,6 +153,11 @@ def test_the_drain_waits_on_the_targets_queues():
     early = QueuePrometheus({}, scraped=150.0)
     assert queue_blockers(Queues(rabbitmq=["orders.in"]), early, window) == \
         ["waiting for a queue depth sample taken after the load"]
+    # A named target's queues carry its own namespace's label; without one, the system's.
+    assert all('namespace="elves"' in q for q in prom.queries)
+    team = QueuePrometheus({"orders.in": 0.0}, scraped=250.0)
+    assert queue_blockers(Queues(rabbitmq=["orders.in"]), team, window, "team") == []
+    assert len(team.queries) == 2 and all('namespace="team"' in q for q in team.queries)
     own = QueuePrometheus({"a": 2.0}, scraped=None)
     assert queue_blockers(Queues(promql="sum by (queue) (depth)"), own, window) == ["a holds 2"]
     assert own.queries == ["sum by (queue) (depth)"]

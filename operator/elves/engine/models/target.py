@@ -5,9 +5,9 @@ empty for the system to have drained, which header carries the test id, and how 
 counts what was accepted and what was persisted. Elves' own system is the built-in profile
 (`builtin_profile()`), which the chart ships as the SystemUnderTest `elves`.
 
-Not yet supported (issue 25): a persisted count read by SQL through a Secret-held read-only
-connection, and reset steps; the PromQL ledger is stated here but the engine still reads
-Elves' own registry ledger.
+The engine reads a counts ledger (accepted and persisted) from Prometheus in
+elves.engine.target_ledger. Not yet supported (issue 25): a persisted count read by SQL through
+a Secret-held read-only connection, and reset steps.
 """
 
 from __future__ import annotations

@@ -201,7 +201,12 @@ def run_html(run: RunStatus, series: dict[str, Any] | None, title: str) -> str:
                  value_text(v.gc_seconds, "seconds"), value_text(v.cpu_cores)]
                 for d, v in results.deployments.items()]))
         ledger = results.ledger
-        if ledger is not None:
+        if ledger is not None and ledger.kind == "counts":
+            parts.append(f"<h3>Ledger</h3><p>Accepted: {escape(ledger.accepted_counted)}.</p>" + html_table(
+                ["accepted", "persisted", "lost", "surplus (persisted beyond accepted)"],
+                [[str(ledger.requests_accepted), str(ledger.requests_persisted), _lost(ledger.lost_requests),
+                  str(ledger.surplus)]]))
+        elif ledger is not None:
             endpoints = sorted(set(ledger.accepted_by_endpoint) | set(ledger.logs_by_endpoint))
             parts.append("<h3>Ledger</h3>" + html_table(["", "k6 2xx (accepted)", "activity logs persisted"], [
                 [escape(e), str(ledger.accepted_by_endpoint.get(e, 0)), str(ledger.logs_by_endpoint.get(e, "-"))]

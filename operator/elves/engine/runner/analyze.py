@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from elves.engine import analysis, warmup
 from elves.engine.analysis import AnalysisError, RunWindow, leave_out_warmup, ledger_since
@@ -18,7 +19,9 @@ from elves.engine.runner.drain import logged_endpoints, run_window
 from elves.engine.runner.outcome import cleanup, set_condition, set_outcome_conditions, set_verdict_conditions
 from elves.engine.runner.prepare import prepare_run
 from elves.engine.runner.tick import Tick
-from elves.engine.status import Check, GeneratorCpu, RunResults, RunStatus, Step, Verdict
+from elves.engine.prometheus import Prometheus
+from elves.engine.status import Check, GeneratorCpu, Ledger, RunResults, RunStatus, Step, Verdict
+from elves.engine.target_ledger import read_counts
 from elves.engine.summary import summarize
 from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, phase_of, sweep_table, verdict_of
 
@@ -57,20 +60,30 @@ def _generator_cpu(tick: Tick, window: RunWindow) -> GeneratorCpu | None:
     return busiest(runners)
 
 
+def _ledger(tick: Tick, prom: Prometheus, window: RunWindow) -> dict[str, Any] | Ledger | None:
+    """The run's ledger: the target's counts from Prometheus, or the registry's raw ledger (None
+    when it cannot be read: the lost_* checks then fail saying so)."""
+    counts = tick.ctx.ledger_counts
+    if counts is not None:
+        return read_counts(prom, counts, window)
+    try:
+        return ledger_since(tick.ctx.ledger(tick.platform, tick.plan.test_id), tick.run.ledger_baseline)
+    except LedgerUnavailable:
+        raise  # a registry that cannot answer now (a replica or its database restarting): waited out
+    except Exception as exc:  # noqa: BLE001 - analysed without it; the lost_* checks then fail with why
+        tick.events.append(progress(f"the registry's ledger is unavailable: {exc}"))
+        return None
+
+
 def analyze(tick: Tick) -> float:
     run, plan, spec = tick.run, tick.plan, tick.ctx.test.spec
     prom = tick.ctx.prometheus(tick.platform)
     window = run_window(tick, end=epoch(run.drained_at) if run.drained_at else tick.now)
-    try:
-        ledger = ledger_since(tick.ctx.ledger(tick.platform, plan.test_id), run.ledger_baseline)
-    except LedgerUnavailable:
-        raise  # a registry that cannot answer now (a replica or its database restarting): waited out
-    except Exception as exc:  # noqa: BLE001 - analysed without it; the lost_* checks then fail with why
-        ledger = None
-        tick.events.append(progress(f"the registry's ledger is unavailable: {exc}"))
+    ledger = _ledger(tick, prom, window)
     began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
     try:
-        results = analysis.analyze(prom, window, ledger, logged_endpoints(tick), plan.point.system.autoscaling)
+        results = analysis.analyze(prom, window, ledger, logged_endpoints(tick), plan.point.system.autoscaling,
+                                   queues=tick.ctx.analysed_queues, queue_namespace=tick.ctx.queue_namespace(tick.platform))
         results.vus_ceiling = vu_ceiling(plan.scenarios)
         results.generator_cpu = _generator_cpu(tick, window)
         if plan.warmup_seconds > 0:

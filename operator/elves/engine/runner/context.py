@@ -12,9 +12,9 @@ from typing import Any, Literal, Protocol
 from elves.constants import LOCAL_TEST_NAMESPACE, WORK_QUEUES
 from elves.engine.compare.history import ReportHistory
 from elves.engine.credentials import DEFAULT_MAX_SECONDS
-from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, read_ledger
+from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, LedgerError, read_ledger
 from elves.engine.models.loadtest import LoadTest
-from elves.engine.models.target import Queues, SystemUnderTestSpec
+from elves.engine.models.target import LedgerCounts, Queues, SystemUnderTestSpec
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
@@ -77,6 +77,9 @@ class Context:
     # The system the test judges (the SystemUnderTest its platform resolved); None: Elves' own
     # system as the engine states it (the local mode).
     target: SystemUnderTestSpec | None = None
+    # The namespace of the SystemUnderTest spec.target names (the LoadTest's), whose series its
+    # RabbitMQ queues carry; None: the built-in one, in the platform's system namespace.
+    target_namespace: str | None = None
 
     @property
     def namespace(self) -> str:
@@ -93,6 +96,27 @@ class Context:
         """The queues that must be empty for the system to have drained."""
         return self.target.queues if self.target else Queues(rabbitmq=list(WORK_QUEUES))
 
+    @property
+    def analysed_queues(self) -> Queues | None:
+        """The queues whose depth the results show: a named target's; None: Elves' own and their
+        dead-letter queues (the built-in)."""
+        return self.queues if self.target_namespace else None
+
+    @property
+    def ledger_counts(self) -> LedgerCounts | None:
+        """The target's counts ledger; None when the ledger is the registry's (Elves' own)."""
+        ledger = self.target.ledger if self.target else None
+        return ledger if ledger is not None and ledger.registry is None else None
+
+    @property
+    def drain_waits_for_ledger(self) -> bool:
+        """Drained means the ledger complete too, not only empty queues (the target's drained.ledgerComplete)."""
+        return self.target.drained.ledger_complete if self.target else True
+
+    def queue_namespace(self, platform: Platform) -> str:
+        """The `namespace` label of the target's RabbitMQ series."""
+        return self.target_namespace or platform.system_namespace
+
     def plans(self) -> list[RunPlan]:
         return plan_runs(self.test, self.source_dir)
 
@@ -100,6 +124,9 @@ class Context:
         return Prometheus(self.prometheus_url or platform.prometheus_url(), system_namespace=platform.system_namespace)
 
     def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
+        """The registry's ledger (Elves' own system): never asked of a target with a counts ledger."""
+        if self.ledger_counts is not None:
+            raise LedgerError("the target counts its ledger in Prometheus; it has no registry to ask")
         return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)
 
 

@@ -11,6 +11,7 @@ from elves.engine.runner.context import HarnessError, epoch, progress, utc, warn
 from elves.engine.runner.load import observe_faults
 from elves.engine.runner.tick import Tick
 from elves.engine.scenarios import BUILTIN_SCENARIOS
+from elves.engine.target_ledger import counts_complete, read_counts
 from elves.engine.status import Step
 from elves.engine.units import format_duration
 
@@ -50,8 +51,13 @@ def run_window(tick: Tick, end: float) -> RunWindow:
 
 def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str]:
     """What still keeps the system from having drained (empty when it has)."""
-    test_id = window.test_id
-    blockers = queue_blockers(tick.ctx.queues, prom, window)
+    test_id, ctx = window.test_id, tick.ctx
+    blockers = queue_blockers(ctx.queues, prom, window, ctx.queue_namespace(tick.platform))
+    if not ctx.drain_waits_for_ledger:
+        return blockers
+    if ctx.ledger_counts is not None:
+        complete, reason = counts_complete(read_counts(prom, ctx.ledger_counts, window))
+        return blockers + ([] if complete else [reason])
     try:
         raw = ledger_since(tick.ctx.ledger(tick.platform, test_id), tick.run.ledger_baseline)
     except Exception as exc:  # noqa: BLE001 - the registry may be down for a while; keep waiting
@@ -64,19 +70,20 @@ def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str
     return blockers
 
 
-def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow) -> list[str]:
-    """The target's queues that still hold messages: RabbitMQ's by name (once a depth sample
-    taken after the load is in), or a depth per queue by the target's own PromQL."""
+def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow, namespace: str | None = None) -> list[str]:
+    """The target's queues that still hold messages: RabbitMQ's by name in `namespace` (the
+    target's; by default the system's) once a depth sample taken after the load is in, or a
+    depth per queue by the target's own PromQL."""
     if queues.promql is not None:
         depths = prom.by_label(queues.promql, "queue")
     else:
-        names = queues.rabbitmq or ()
-        scraped = prom.value(promql.queue_depth_scraped_at(names, namespace=prom.system_namespace))
+        names, namespace = queues.rabbitmq or (), namespace or prom.system_namespace
+        scraped = prom.value(promql.queue_depth_scraped_at(names, namespace=namespace))
         if scraped is None:
             return ["no queue depth samples in Prometheus (is RabbitMQ scraped?)"]
         if scraped <= window.load_end:
             return ["waiting for a queue depth sample taken after the load"]
-        depths = prom.by_label(promql.queue_depth(names, namespace=prom.system_namespace), "queue")
+        depths = prom.by_label(promql.queue_depth(names, namespace=namespace), "queue")
     return [f"{queue} holds {value:g}" for queue, value in sorted(depths.items()) if value]
 
 

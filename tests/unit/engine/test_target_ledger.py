@@ -1,0 +1,235 @@
+"""A SystemUnderTest's counts ledger (issue 25.2) through a real Prometheus: accepted as k6's 2xx
+answers of an endpoint tag or the target's PromQL, persisted by the target's PromQL, both scoped
+to the run's test id by $TEST_ID; lost and surplus; the drain waiting until persisted catches up;
+and the verdict that a ledger with nothing accepted could not be checked (either kind)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from elves.engine.analysis import RunWindow, queue_results
+from elves.engine.console import summary_text
+from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.models.objectives import Objective
+from elves.engine.models.target import Queues, parse_system_under_test
+from elves.engine.prometheus import Prometheus
+from elves.engine.report import write_report
+from elves.engine.runner import Context, step
+from elves.engine.status import Ledger, LoadTestStatus, RunResults, Window
+from elves.engine.target_ledger import counts_complete, for_test, read_counts
+from elves.engine.verdict import evaluate
+from engine_testkit import PrometheusServer, backfill
+from foreign_system import foreign_system
+from test_runner import FakeClock, FakePlatform
+
+NAMESPACE = "shop"
+BASE = (int(time.time()) - 3 * 3600) // 60 * 60  # the history's start, well inside Prometheus's lookback
+SPAN = 1800  # seconds of history, every 5 s
+CAUGHT_UP = BASE + 120  # when the persisted count of ORDERS reaches the accepted one
+ACCEPTED = 40
+PERSISTED = 'sum(orders_saved_total{test_id="$TEST_ID"})'
+ORDERS, LOSSY, TWICE, EMPTY, OTHER = (f"{NAMESPACE}/{name}/0" for name in ("orders", "lossy", "twice", "empty", "other"))
+K6 = 'k6_http_reqs_total{{testid="{tid}",endpoint="{endpoint}",status="{status}",expected_response="{ok}"}}'
+
+
+def history() -> list[tuple[str, float, float]]:
+    """Each test id's k6 answers and the system's counters, constant except ORDERS's persisted
+    count, which lags until CAUGHT_UP; OTHER's far larger figures must never be counted."""
+    samples = []
+    for t in range(BASE, BASE + SPAN + 1, 5):
+        for tid in (ORDERS, LOSSY, TWICE):
+            samples.append((K6.format(tid=tid, endpoint="placeOrder", status="201", ok="true"), ACCEPTED, t))
+            samples.append((K6.format(tid=tid, endpoint="getOrder", status="200", ok="true"), 7, t))
+            samples.append((f'orders_accepted_total{{test_id="{tid}"}}', ACCEPTED, t))
+        samples.append((K6.format(tid=EMPTY, endpoint="placeOrder", status="503", ok="false"), 12, t))
+        samples.append((K6.format(tid=OTHER, endpoint="placeOrder", status="201", ok="true"), 999, t))
+        samples.append((f'orders_accepted_total{{test_id="{OTHER}"}}', 999, t))
+        samples.append((f'orders_saved_total{{test_id="{OTHER}",pod="orders-worker-0"}}', 5000, t))
+        # Persisted, in two worker pods' series that the target's PromQL sums.
+        samples.append((f'orders_saved_total{{test_id="{ORDERS}",pod="orders-worker-0"}}', 5 if t < CAUGHT_UP else 20, t))
+        samples.append((f'orders_saved_total{{test_id="{ORDERS}",pod="orders-worker-1"}}', 5 if t < CAUGHT_UP else 20, t))
+        samples.append((f'orders_saved_total{{test_id="{LOSSY}",pod="orders-worker-0"}}', ACCEPTED - 3, t))
+        samples.append((f'orders_saved_total{{test_id="{TWICE}",pod="orders-worker-0"}}', ACCEPTED + 3, t))
+        # The target's queue in its own namespace, and one of the same name in Elves' namespace.
+        depth = 9 if BASE + 60 <= t < BASE + 90 else 0
+        samples.append((f'rabbitmq_detailed_queue_messages_ready{{namespace="{NAMESPACE}",queue="orders.in"}}', depth, t))
+        samples.append(('rabbitmq_detailed_queue_messages_ready{namespace="elves",queue="orders.in"}', 500, t))
+    return samples
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("target-ledger")
+    server = PrometheusServer(workdir, data_dir=backfill(workdir, history()))
+    yield Prometheus(server.url, system_namespace="elves")
+    server.stop()
+
+
+def counts(**ledger):
+    return parse_system_under_test(foreign_system(ledger={"persisted": {"promql": PERSISTED}, **ledger})).spec.ledger
+
+
+BY_ENDPOINT = {"accepted": {"endpoint": "placeOrder"}}
+BY_PROMQL = {"accepted": {"promql": 'sum(orders_accepted_total{test_id="$TEST_ID"})'}}
+
+
+def window(test_id: str, end: float = BASE + SPAN) -> RunWindow:
+    return RunWindow(test_id, BASE + 30, BASE + 90, end)
+
+
+def test_the_placeholder_becomes_the_test_id_inside_its_string_and_cannot_end_it(prom):
+    assert for_test(PERSISTED, ORDERS) == 'sum(orders_saved_total{test_id="shop/orders/0"})'
+    hostile = 'x"} or vector(1) #\\'
+    query = for_test(PERSISTED, hostile)
+    assert query == 'sum(orders_saved_total{test_id="x\\"} or vector(1) #\\\\"})'
+    assert prom.query(query, BASE + SPAN) == []  # one selector, of a test id that has no series
+
+
+@pytest.mark.parametrize("accepted", [BY_ENDPOINT, BY_PROMQL], ids=["endpoint", "promql"])
+def test_accepted_and_persisted_are_the_runs_own_counts(prom, accepted):
+    ledger = read_counts(prom, counts(**accepted), window(ORDERS))
+    # Only this test id's: OTHER's 999 accepted and 5000 persisted are in the same series names.
+    assert (ledger.kind, ledger.requests_accepted, ledger.requests_persisted) == ("counts", ACCEPTED, ACCEPTED)
+    assert (ledger.lost_requests, ledger.surplus) == (0, 0)
+    assert ledger.accepted_counted == ("k6's 2xx answers of endpoint placeOrder" if accepted is BY_ENDPOINT else
+                                       "the target's accepted PromQL sum(orders_accepted_total{test_id=\"shop/orders/0\"})")
+
+
+def test_lost_is_accepted_minus_persisted_and_a_surplus_is_shown_not_set_off(prom):
+    lossy = read_counts(prom, counts(**BY_ENDPOINT), window(LOSSY))
+    assert (lossy.requests_accepted, lossy.requests_persisted, lossy.lost_requests, lossy.surplus) == (40, 37, 3, 0)
+    twice = read_counts(prom, counts(**BY_ENDPOINT), window(TWICE))
+    assert (twice.requests_accepted, twice.requests_persisted, twice.lost_requests, twice.surplus) == (40, 43, 0, 3)
+    # The duplicates objective reads a counts ledger's surplus; lost_requests holds.
+    checks = evaluate([Objective(metric="lost_requests", op="==", value=0),
+                       Objective(metric="duplicates", op="==", value=0)], results(twice)).checks
+    assert [(c.name, c.observed, c.ok) for c in checks] == [("lost_requests", 0.0, True), ("duplicates", 3.0, False)]
+
+
+def test_the_persisted_count_is_read_as_of_the_windows_end(prom):
+    before = read_counts(prom, counts(**BY_ENDPOINT), window(ORDERS, end=CAUGHT_UP - 10))
+    assert (before.requests_persisted, before.lost_requests) == (10, 30)
+    assert counts_complete(before) == (False, "ledger incomplete: 10 of 40 accepted persisted so far")
+    assert counts_complete(read_counts(prom, counts(**BY_ENDPOINT), window(ORDERS, end=CAUGHT_UP + 10))) == (True, "")
+
+
+def test_a_named_targets_queues_are_read_in_its_own_namespace(prom):
+    queues = parse_system_under_test(foreign_system()).spec.queues
+    figures = queue_results(prom, window(ORDERS, end=BASE + 120), queues, NAMESPACE)
+    assert {q: (r.max, r.final) for q, r in figures.items()} == {"orders.in": (9.0, 0.0)}
+    # The built-in path reads Elves' queues in the system's namespace, as before: none here.
+    assert queue_results(prom, window(ORDERS, end=BASE + 120)) == {}
+    # A target's depth by its own PromQL.
+    own = Queues(promql=f'sum by (queue) (rabbitmq_detailed_queue_messages_ready{{namespace="{NAMESPACE}"}})')
+    assert {q: r.max for q, r in queue_results(prom, window(ORDERS, end=BASE + 120), own).items()} == {"orders.in": 9.0}
+
+
+def results(ledger: Ledger | None) -> RunResults:
+    moment = Window(start=time.time(), end=time.time())  # type: ignore[arg-type]
+    return RunResults(window=moment, load_seconds=60.0, ledger=ledger)
+
+
+LEDGER_OBJECTIVES = [Objective(metric=m, op="==", value=0) for m in ("lost_requests", "lost_logs", "duplicates")]
+
+
+def test_a_counts_ledger_with_nothing_accepted_could_not_be_checked(prom):
+    empty = read_counts(prom, counts(**BY_ENDPOINT), window(EMPTY))
+    assert (empty.requests_accepted, empty.lost_requests) == (0, 0)
+    verdict = evaluate(LEDGER_OBJECTIVES, results(empty))
+    assert not verdict.passed and [c.ok for c in verdict.checks] == [False] * 3
+    for check in verdict.checks:
+        assert check.observed is None
+        assert check.detail == ("the ledger could not be checked: nothing was accepted"
+                                " (k6's 2xx answers of endpoint placeOrder: 0)")
+
+
+def test_a_registry_ledger_with_no_request_and_no_log_could_not_be_checked():
+    verdict = evaluate(LEDGER_OBJECTIVES, results(Ledger(accepted=0)))
+    assert not verdict.passed
+    assert {c.detail for c in verdict.checks} == {
+        "the ledger could not be checked: nothing was accepted (0 getData answered 202 and 0 activity logs"
+        " promised, of 0 2xx answers k6 saw, against the registry's ledger)"}
+    # Something accepted, even only activity logs (a registry-mix of addAppLog): checked as before.
+    logs_only = evaluate(LEDGER_OBJECTIVES, results(Ledger(accepted=5, logs_expected=5, logs_persisted=5)))
+    assert logs_only.passed and [c.observed for c in logs_only.checks] == [0.0, 0.0, 0.0]
+    # The registry unavailable: said as before.
+    assert {c.detail for c in evaluate(LEDGER_OBJECTIVES, results(None)).checks} == {
+        "the registry's ledger was unavailable"}
+
+
+def test_a_counts_ledger_has_no_activity_logs_to_check(prom):
+    ledger = read_counts(prom, counts(**BY_ENDPOINT), window(ORDERS))
+    (check,) = evaluate([Objective(metric="lost_logs", op="==", value=0)], results(ledger)).checks
+    assert not check.ok and "counts no activity logs" in check.detail
+
+
+# --- the phase machine ------------------------------------------------------------------
+
+def orders_test(name: str = "orders"):
+    return parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
+                           "metadata": {"name": name, "namespace": NAMESPACE},
+                           "spec": {"load": {"script": {"configMap": {"name": "orders-k6", "file": "orders.js"}},
+                                             "rate": "60/min", "duration": "20s"},
+                                    "target": {"systemUnderTest": "orders"}, "drain": {"timeout": "5m"}}})
+
+
+def orders_target(ledger_complete: bool = True):
+    # Queues by PromQL, empty at any time: the drain then waits on the ledger alone.
+    return parse_system_under_test(foreign_system(
+        queues={"promql": 'label_replace(vector(0), "queue", "orders.in", "", "")'},
+        ledger={**BY_ENDPOINT, "persisted": {"promql": PERSISTED}},
+        drained={"ledgerComplete": ledger_complete})).spec
+
+
+def drive_draining(ctx: Context, platform: FakePlatform, clock: FakeClock) -> tuple[LoadTestStatus, list[str]]:
+    """step() until the test ends, moving the clock by each delay; what it waited for while draining."""
+    status, waited = LoadTestStatus(), []
+    for _ in range(500):
+        result = step(ctx, status, platform, clock)
+        status = result.status
+        if status.phase == "Draining" and status.progress.waiting_for:
+            waited.append(status.progress.waiting_for)
+        if status.final:
+            return status, waited
+        clock.t += max(result.delay, 0.5)
+    raise AssertionError(f"still {status.phase}/{status.progress.step}")
+
+
+def test_the_drain_waits_until_the_persisted_count_catches_up_then_the_run_passes(prom, tmp_path):
+    platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"])
+    clock = FakeClock(float(BASE + 10))
+    ctx = Context(orders_test(), target=orders_target(), target_namespace=NAMESPACE)
+    status, waited = drive_draining(ctx, platform, clock)
+    run = status.runs[0]
+    assert run.test_id == ORDERS
+    assert run.load_ended_at.timestamp() < CAUGHT_UP - 30  # the load ended well before persisted caught up
+    assert waited and all(w == "draining: ledger incomplete: 10 of 40 accepted persisted so far" for w in waited)
+    assert CAUGHT_UP <= run.drained_at.timestamp() <= CAUGHT_UP + ctx.intervals.draining + 0.5
+    ledger = run.results.ledger
+    assert (ledger.kind, ledger.requests_accepted, ledger.requests_persisted, ledger.lost_requests) == (
+        "counts", 40, 40, 0)
+    assert status.phase == "Succeeded", [c for c in status.verdict.checks if not c.ok]
+    assert platform.called("ledger") == []  # the registry is never asked for a counts target
+    # Completed work per second: the persisted count over the load and the drain.
+    assert run.results.throughput == pytest.approx(40 / (run.results.load_seconds + run.results.drain_seconds))
+    # What `elves run` prints and the report shows of a counts ledger.
+    assert ("ledger: 40 accepted (k6's 2xx answers of endpoint placeOrder), 40 persisted; lost 0, surplus 0"
+            in summary_text(status, "5m"))
+    page = write_report(tmp_path, ctx.test, status, None).read_text()
+    assert "Accepted: k6&#x27;s 2xx answers of endpoint placeOrder." in page and "surplus (persisted beyond" in page
+
+
+def test_a_drain_on_queues_only_does_not_wait_for_the_ledger_and_the_lag_is_lost(prom):
+    platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"])
+    clock = FakeClock(float(BASE + 10))
+    ctx = Context(orders_test(), target=orders_target(ledger_complete=False), target_namespace=NAMESPACE)
+    status, waited = drive_draining(ctx, platform, clock)
+    run = status.runs[0]
+    assert waited == [] and run.drained_at.timestamp() < CAUGHT_UP
+    assert (run.results.ledger.requests_persisted, run.results.ledger.lost_requests) == (10, 30)
+    assert status.phase == "Failed"
+    (lost,) = [c for c in status.verdict.checks if c.name == "lost_requests"]
+    assert (lost.observed, lost.ok) == (30.0, False)
+    assert platform.called("ledger") == []
