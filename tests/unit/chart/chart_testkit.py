@@ -22,7 +22,9 @@ SERVICES = ("gateway", "registry", "ingestor")
 # the chart renders their objects, and NOTES.txt stays quiet about them, only where they exist.
 MONITORING_API = "monitoring.coreos.com/v1"
 K6_API = "k6.io/v1alpha1"
-CLUSTER_API_VERSIONS = (MONITORING_API, K6_API)
+# The chart's own CRDs, which `helm install` applies before it renders the templates.
+SUT_API = "elves.dev/v1alpha1/SystemUnderTest"
+CLUSTER_API_VERSIONS = (MONITORING_API, K6_API, SUT_API)
 POD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "Pod"}
 # An operator serving two namespaces, with kopf peering (objects outside the release
 # namespace, so not part of a ci value set).

@@ -9,7 +9,9 @@ target.
 
 from __future__ import annotations
 
-from chart_testkit import NAMESPACE, SCOPED_OPERATOR, SERVICES, ci_values, named, of_kind, render, rules_of
+from chart_testkit import (CLUSTER_API_VERSIONS, NAMESPACE, SCOPED_OPERATOR, SERVICES, SUT_API, ci_values, named,
+                           of_kind, render, rules_of)
+from test_chart_notes_and_helm_test import render_notes
 
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS
 from elves.engine.models.target import builtin_profile, parse_system_under_test
@@ -57,3 +59,15 @@ def test_a_namespace_scoped_operator_reads_targets_only_where_it_serves(helm):
     namespaces = {o["metadata"]["namespace"] for o in of_kind(objects, "Role")
                   if any("systemundertests" in r["resources"] for r in o["rules"])}
     assert namespaces == {"elves", "load-tests"}
+
+
+def test_where_the_systemundertest_api_is_not_served_the_profile_is_left_out_and_notes_say_how_to_add_it(
+        helm, tmp_path):
+    # A dry run of a first install, or an upgrade of a release from before the CRD (Helm applies
+    # crds/ on a first install only): rendering the object would fail the whole release.
+    without = tuple(v for v in CLUSTER_API_VERSIONS if v != SUT_API)
+    assert of_kind(render(helm, None, api_versions=without), "SystemUnderTest") == []
+    notes = render_notes(helm, tmp_path, *without)
+    assert "built-in SystemUnderTest elves was left out" in notes
+    assert "kubectl apply --server-side -f charts/elves/crds/systemundertests.elves.dev.yaml" in notes
+    assert "SystemUnderTest" not in render_notes(helm, tmp_path / "served", *CLUSTER_API_VERSIONS)
