@@ -13,6 +13,9 @@ The tier has a real kube-apiserver but no kubelet and no controllers, so:
 - the same server plays another team's system on the cluster, in namespace DECOY_NAMESPACE:
   a `gateway` Deployment of 5 replicas none of them ready, its container OOM-killed again and
   again, a work queue of the same name 500 deep. The operator must see none of it.
+- a system that is not Elves (ForeignSystemStandIn) is the orders service of
+  loadtests/examples/own-system/: it answers the orders k6 posts, and its queue and its
+  counter of stored orders lag behind, so a drain has something to wait for.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import signal
 import subprocess
 import tarfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -63,6 +67,7 @@ class SystemStandIn:
         self.gateway = gateway  # the fake gateway's state: what it answered, per test id
         self.namespaces: set[str] = set()  # the systems' namespaces whose (empty) queues it serves
         self.scrapes = 0
+        self.ledger_asked: list[str] = []  # the test ids the registry's ledger was asked for
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,7 +82,9 @@ class SystemStandIn:
                     self.send_error(401, "the registry's API needs the service key")
                     return
                 elif url.path == "/api/v1/ledger":
-                    body, kind = json.dumps(stand_in.ledger(parse_qs(url.query)["testId"][0])).encode(), "application/json"
+                    test_id = parse_qs(url.query)["testId"][0]
+                    stand_in.ledger_asked.append(test_id)
+                    body, kind = json.dumps(stand_in.ledger(test_id)).encode(), "application/json"
                 else:
                     self.send_error(404)
                     return
@@ -137,6 +144,86 @@ class SystemStandIn:
         self.server.server_close()
 
 
+class ForeignSystemStandIn:
+    """Another team's event-driven system, the orders service of loadtests/examples/own-system/:
+    POST /orders answers 202 and counts the order under its X-Test-Id; a worker "stores" each
+    order SAVE_LAG seconds after it was accepted. Its /metrics, as the cluster's Prometheus would
+    label them: the queue's depth (the orders not yet stored) in each namespace of `namespaces`,
+    by the test ids that start with it, and orders_saved_total{test_id} of the stored ones; the
+    same queue name 500 deep in DECOY_NAMESPACE, which no drain of ours may wait on."""
+
+    QUEUE = "orders.in"
+    SAVE_LAG = 2.0  # seconds from 202 to stored
+
+    def __init__(self) -> None:
+        self.namespaces: set[str] = set()
+        self.lock = threading.Lock()
+        self.accepted: dict[str, list[float]] = {}  # test id -> when each order was accepted
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # k6 keeps its connections
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes, kind: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if urlsplit(self.path).path != "/orders":
+                    self._send(404, b'{"error":"no such path"}', "application/json")
+                    return
+                with stand_in.lock:
+                    stand_in.accepted.setdefault(self.headers.get("X-Test-Id", ""), []).append(time.monotonic())
+                self._send(202, b'{"status":"accepted"}', "application/json")
+
+            def do_GET(self) -> None:  # noqa: N802
+                if urlsplit(self.path).path != "/metrics":
+                    self._send(404, b"", "text/plain")
+                    return
+                self._send(200, stand_in.metrics().encode(), "text/plain; version=0.0.4")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, name="foreign-system-stand-in", daemon=True).start()
+
+    def orders(self, test_id: str) -> int:
+        """How many orders of `test_id` it answered 202."""
+        with self.lock:
+            return len(self.accepted.get(test_id, []))
+
+    def metrics(self) -> str:
+        stored_before = time.monotonic() - self.SAVE_LAG
+        with self.lock:
+            stored = {t: sum(1 for at in times if at <= stored_before) for t, times in self.accepted.items()}
+            waiting = {t: len(times) - stored[t] for t, times in self.accepted.items()}
+
+        def queue(namespace: str) -> str:
+            return f'{{namespace="{namespace}",vhost="/",queue="{self.QUEUE}"}}'
+
+        lines = ["# TYPE rabbitmq_detailed_queue_messages_ready gauge",
+                 "# TYPE rabbitmq_detailed_queue_messages_unacked gauge"]
+        for namespace in sorted(self.namespaces):
+            depth = sum(n for t, n in waiting.items() if t.startswith(f"{namespace}/"))
+            lines.append(f"rabbitmq_detailed_queue_messages_ready{queue(namespace)} {depth}")
+            lines.append(f"rabbitmq_detailed_queue_messages_unacked{queue(namespace)} 0")
+        lines.append(f"rabbitmq_detailed_queue_messages_ready{queue(DECOY_NAMESPACE)} 500")
+        lines.append("# TYPE orders_saved_total counter")
+        lines += [f'orders_saved_total{{test_id="{t}"}} {n}' for t, n in sorted(stored.items()) if t]
+        return "\n".join(lines) + "\n"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 class AnnotationSink:
     """Grafana's annotation API as far as the operator uses it: it keeps what it is sent."""
 
@@ -170,14 +257,14 @@ class AnnotationSink:
         self.server.server_close()
 
 
-def start_prometheus(workdir: Path, scrape_target: str) -> Any:
+def start_prometheus(workdir: Path, *scrape_targets: str) -> Any:
     """Debian's Prometheus (engine_testkit's, remote-write receiver and native histograms on),
-    reloaded with a job scraping the stand-in, as the chart's ServiceMonitors would."""
+    reloaded with a job scraping the stand-ins, as the chart's ServiceMonitors would."""
     server = engine_testkit.PrometheusServer(workdir)
     (workdir / "prometheus.yml").write_text(json.dumps({
         "global": {"scrape_interval": SCRAPE_INTERVAL},
         "scrape_configs": [{"job_name": "rabbitmq-queues", "honor_labels": True,
-                            "static_configs": [{"targets": [scrape_target.removeprefix("http://")]}]}],
+                            "static_configs": [{"targets": [t.removeprefix("http://") for t in scrape_targets]}]}],
     }))
     server.process.send_signal(signal.SIGHUP)  # Prometheus re-reads its configuration
     query = f"{server.url}/api/v1/query"
@@ -318,17 +405,22 @@ class Cluster:
 
 
 def runner_command(testrun: dict[str, Any], archive: bytes, workdir: Path, secret: dict[str, Any],
-                   instance: int = 0) -> tuple[list[str], dict[str, str]]:
+                   instance: int = 0, env_from: dict[str, dict[str, Any]] | None = None,
+                   ) -> tuple[list[str], dict[str, str]]:
     """Runner `instance` of a TestRun as k6-operator's Job would start it (without --paused:
     nobody needs to release it; with the execution segment of its share of the
     parallelism), here instead of in a pod: (argv, environment). `secret` is the run's
-    Secret, whose keys the kubelet would resolve for the secretKeyRef variables."""
+    Secret, whose keys the kubelet would resolve for the secretKeyRef variables; `env_from`
+    the Secrets by name that the runner's envFrom takes every key of."""
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / testrun["spec"]["script"]["configMap"]["file"]
     script.write_bytes(archive)
-    env = {e["name"]: e["value"] if "value" in e
-           else base64.b64decode(secret["data"][e["valueFrom"]["secretKeyRef"]["key"]]).decode()
-           for e in testrun["spec"]["runner"]["env"]}
+    env = {key: base64.b64decode(value).decode()
+           for ref in testrun["spec"]["runner"].get("envFrom", [])
+           for key, value in (env_from or {})[ref["secretRef"]["name"]]["data"].items()}
+    env.update({e["name"]: e["value"] if "value" in e
+                else base64.b64decode(secret["data"][e["valueFrom"]["secretKeyRef"]["key"]]).decode()
+                for e in testrun["spec"]["runner"]["env"]})
     env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HOME=str(workdir))
     parallelism = testrun["spec"]["parallelism"]
     segments = ["0", *(f"{i}/{parallelism}" for i in range(1, parallelism)), "1"]
@@ -340,10 +432,10 @@ def runner_command(testrun: dict[str, Any], archive: bytes, workdir: Path, secre
     return argv, env
 
 
-def run_runner(testrun: dict[str, Any], archive: bytes, workdir: Path, secret: dict[str, Any],
-               timeout: float = 120.0) -> subprocess.CompletedProcess:
-    """Runner 0 of a TestRun, run to its end."""
-    argv, env = runner_command(testrun, archive, workdir, secret)
+def run_runner(testrun: dict[str, Any], archive: bytes, workdir: Path, secret: dict[str, Any], timeout: float = 120.0,
+               env_from: dict[str, dict[str, Any]] | None = None) -> subprocess.CompletedProcess:
+    """Runner 0 of a TestRun, run to its end (`env_from`: as runner_command takes it)."""
+    argv, env = runner_command(testrun, archive, workdir, secret, env_from=env_from)
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, cwd=workdir)
 
 

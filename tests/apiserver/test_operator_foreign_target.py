@@ -1,0 +1,185 @@
+"""The operator follows a LoadTest against a SystemUnderTest that is not Elves through its
+stages (issue 25.4, tier 3): the orders system of loadtests/examples/own-system/, its
+SystemUnderTest in the LoadTest's namespace and its k6 script in a ConfigMap, as docs/own-system.md
+tells a user to apply them. The drain waits on the target's queue in the target's namespace, the
+counts ledger is read from Prometheus, the registry of Elves is never asked, a ledger that
+accepted nothing fails, and a fault (which would act on Elves' deployments) is refused.
+
+The test plays k6-operator and the kubelet (it moves the TestRun's stage and runs the runner's
+k6 itself); ForeignSystemStandIn plays the orders service: see test_operator_kit.py.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import pytest
+from foreign_system import foreign_system
+from polling import wait_for
+
+from elves.constants import API_GROUP, API_VERSION, SUT_PLURAL
+from elves.engine.status import FINAL_PHASES
+
+from . import control_plane as cp
+from .test_operator_kit import Cluster, ForeignSystemStandIn, SystemStandIn, operator, run_runner, start_prometheus
+from .test_operator_loadtests import (  # noqa: F401 - the module's fixtures, shared
+    STAGES_BEFORE_START, cluster, decoy, env, events_with, gateway, phase_is, stand_in,
+)
+
+SUT_CRD_FILE = cp.REPO / "charts" / "elves" / "crds" / "systemundertests.elves.dev.yaml"
+EXAMPLE_SCRIPT = cp.REPO / "loadtests" / "examples" / "own-system" / "orders.js"
+# Where the example script posts its orders (ORDERS_URL), from a Secret the runners take.
+ENDPOINT_SECRET = "orders-endpoint"
+PERSISTED = 'sum(orders_saved_total{test_id="$TEST_ID"})'
+
+
+@pytest.fixture(scope="module")
+def foreign() -> Any:
+    system = ForeignSystemStandIn()
+    yield system
+    system.stop()
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory: pytest.TempPathFactory, stand_in: SystemStandIn,
+               foreign: ForeignSystemStandIn) -> Any:
+    """Scraping Elves' stand-in (its registry is there, to be never asked) and the orders system."""
+    server = start_prometheus(tmp_path_factory.mktemp("foreign-prometheus"), stand_in.url, foreign.url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def orders(control_plane: cp.ControlPlane, cluster: Cluster, env: dict[str, Any],
+           foreign: ForeignSystemStandIn) -> dict[str, Any]:
+    """The orders system's pieces in the LoadTest's namespace, as docs/own-system.md has a user
+    apply them: the example's script in a ConfigMap, a Secret telling it where the orders API is
+    (spec.runner.envFromSecrets, allowed by the chart's operator.runner.envFromSecrets), its queue
+    in the stand-in's series; and a way to create its SystemUnderTest `orders`."""
+    control_plane.install_crds(SUT_CRD_FILE)
+    ns = env["namespace"]
+    foreign.namespaces.add(ns)
+    cluster.core.create_namespaced_config_map(ns, {"metadata": {"name": "orders-script"},
+                                                   "data": {"orders.js": EXAMPLE_SCRIPT.read_text()}})
+    cluster.core.create_namespaced_secret(ns, {"metadata": {"name": ENDPOINT_SECRET}, "type": "Opaque",
+                                               "data": {"ORDERS_URL": base64.b64encode(foreign.url.encode()).decode()}})
+
+    def system_under_test(**spec: Any) -> None:
+        document = foreign_system("orders", ns, drained={"ledgerComplete": True}, **spec)
+        cluster.custom.create_namespaced_custom_object(API_GROUP, API_VERSION, ns, SUT_PLURAL, document)
+
+    return {"settings": {**env["settings"], "ELVES_RUNNER_ENV_SECRETS": ENDPOINT_SECRET},
+            "system_under_test": system_under_test}
+
+
+def orders_loadtest(**spec: Any) -> dict[str, Any]:
+    """A LoadTest of the SystemUnderTest orders with the example's script, as in orders.yaml."""
+    return {"target": {"systemUnderTest": "orders"},
+            "load": {"script": {"configMap": {"name": "orders-script", "file": "orders.js"}},
+                     "rate": "240/min", "duration": "6s", "mix": {"placeOrder": 1}},
+            "runner": {"envFromSecrets": [ENDPOINT_SECRET]},
+            "drain": {"timeout": "90s"}, **spec}
+
+
+def run_to_a_verdict(cluster: Cluster, ns: str, name: str, tmp_path: Path) -> dict[str, Any]:
+    """Play k6-operator for run 0 of LoadTest `name`: its stages, its runner's k6 (the user's
+    script from the user's ConfigMap); the LoadTest's status once it has a verdict."""
+    testrun_name = f"elves-{name}-0"
+    try:
+        testrun = wait_for(lambda: cluster.testrun(ns, testrun_name), "the LoadTest's TestRun")
+    except AssertionError as error:  # say where the LoadTest is instead
+        raise AssertionError(f"{error}; LoadTest status: {cluster.status(ns, name)}") from None
+    # The user's ConfigMap and key, as they are.
+    assert testrun["spec"]["script"] == {"configMap": {"name": "orders-script", "file": "orders.js"}}
+    assert testrun["spec"]["runner"]["envFrom"] == [{"secretRef": {"name": ENDPOINT_SECRET}}]
+    script = cluster.configmap(ns, "orders-script")["data"]["orders.js"].encode()
+    cluster.walk_stages(ns, testrun_name, *STAGES_BEFORE_START, "started")
+    wait_for(lambda: cluster.status(ns, name)["runs"][0].get("loadStartedAt"), "the load clock to start")
+    k6 = run_runner(testrun, script, tmp_path / "runner-0", cluster.secret(ns, f"{testrun_name}-runner"),
+                    env_from={ENDPOINT_SECRET: cluster.secret(ns, ENDPOINT_SECRET)})
+    assert k6.returncode == 0, k6.stderr[-3000:]
+    cluster.walk_stages(ns, testrun_name, "stopped", "finished")
+    return wait_for(phase_is(cluster, ns, name, *FINAL_PHASES), "a verdict", timeout=150)
+
+
+def test_a_loadtest_of_another_system_drains_its_queue_and_counts_its_ledger_to_a_pass(
+        cluster, env, orders, foreign, stand_in, monkeypatch, caplog, tmp_path):
+    ns, name = env["namespace"], "orders-steady"
+    test_id = f"{ns}/{name}/0"
+    orders["system_under_test"]()
+    with operator(monkeypatch, caplog, ns, orders["settings"]) as runner:
+        cluster.create_loadtest(ns, name, orders_loadtest())
+        status = run_to_a_verdict(cluster, ns, name, tmp_path)
+        assert status["phase"] == "Succeeded", status["conditions"]
+        phases = [f"run 0: {p}" for p in ("Preparing", "Running", "Draining", "Analyzing")]
+        wait_for(lambda: sorted(events_with(cluster, ns, name, "Phase")) == sorted(phases), "an Event per phase")
+        # The counts ledger: k6's 2xx of endpoint placeOrder against the orders the worker stored
+        # (orders_saved_total for this test id), both every order the service accepted.
+        ledger = status["results"]["ledger"]
+        assert ledger["kind"] == "counts"
+        assert ledger["acceptedCounted"] == "k6's 2xx answers of endpoint placeOrder"
+        assert ledger["requestsAccepted"] == ledger["requestsPersisted"] == foreign.orders(test_id) > 0
+        assert ledger["lostRequests"] == 0 and ledger.get("surplus", 0) == 0
+        assert status["verdict"]["passed"] is True
+        assert all(check["ok"] for check in status["verdict"]["checks"]), status["verdict"]["checks"]
+        # The drain waited on the target's queue in the LoadTest's namespace: it held the orders
+        # not yet stored, and ended empty; the queue of that name in DECOY_NAMESPACE, 500 deep,
+        # was never read.
+        queue = status["results"]["queues"][ForeignSystemStandIn.QUEUE]
+        assert 0 < queue["max"] < 500 and queue["final"] == 0, queue
+        assert status["runs"][0]["drainedAt"]
+        # Elves' registry was never asked for a ledger.
+        assert test_id not in stand_in.ledger_asked
+        assert wait_for(lambda: cluster.testrun(ns, f"elves-{name}-0") is None, "the finished run's TestRun to go")
+        assert cluster.lock_holder(env["system"]) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_ledger_that_accepted_nothing_could_not_be_checked_and_the_loadtest_fails(
+        cluster, env, orders, foreign, stand_in, monkeypatch, caplog, tmp_path):
+    ns, name = env["namespace"], "orders-unchecked"
+    test_id = f"{ns}/{name}/0"
+    # Accepted counts an endpoint tag no request of the script has: k6 saw no 2xx of it.
+    orders["system_under_test"](ledger={"accepted": {"endpoint": "noSuchEndpoint"},
+                                        "persisted": {"promql": PERSISTED}})
+    with operator(monkeypatch, caplog, ns, orders["settings"]) as runner:
+        cluster.create_loadtest(ns, name, orders_loadtest())
+        status = run_to_a_verdict(cluster, ns, name, tmp_path)
+        assert status["phase"] == "Failed", status["conditions"]
+        assert foreign.orders(test_id) > 0  # the orders went in; the ledger just counted none of them
+        ledger = status["results"]["ledger"]
+        assert (ledger["kind"], ledger["requestsAccepted"]) == ("counts", 0)
+        assert status["verdict"]["passed"] is False
+        failed = {c["name"]: c for c in status["verdict"]["checks"] if not c["ok"]}
+        assert set(failed) == {"lost_requests"}, status["verdict"]["checks"]
+        assert failed["lost_requests"]["detail"] == ("the ledger could not be checked: nothing was accepted "
+                                                     "(k6's 2xx answers of endpoint noSuchEndpoint: 0)")
+        assert test_id not in stand_in.ledger_asked
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_fault_against_another_system_is_refused_naming_the_field_before_anything_changes(
+        cluster, env, orders, monkeypatch, caplog):
+    ns, system, name = env["namespace"], env["system"], "orders-faulty"
+    orders["system_under_test"]()
+    before = {d: cluster.deployment(system, d)["metadata"]["generation"] for d in ("gateway", "registry", "ingestor")}
+    spec = orders_loadtest(faults=[{"at": "3s", "killPod": {"deployment": "gateway"}}])
+    with operator(monkeypatch, caplog, ns, orders["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert error["reason"] == "InvalidSpec"
+        assert error["message"].startswith(
+            f"spec.faults[0]: acts on Elves' own deployments, not on the workloads of SystemUnderTest {ns}/orders"
+        ), error["message"]
+        # Nothing changed: no snapshot taken, no TestRun, the lock free, Elves' deployments as they were.
+        assert status.get("snapshot") is None
+        assert cluster.testrun(ns, f"elves-{name}-0") is None
+        assert cluster.lock_holder(system) == ""
+        assert {d: cluster.deployment(system, d)["metadata"]["generation"] for d in before} == before
+    assert runner.exit_code == 0
+    assert runner.exception is None
