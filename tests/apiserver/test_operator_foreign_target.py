@@ -25,7 +25,7 @@ from elves.engine.status import FINAL_PHASES
 from . import control_plane as cp
 from .test_operator_kit import Cluster, ForeignSystemStandIn, SystemStandIn, operator, run_runner, start_prometheus
 from .test_operator_loadtests import (  # noqa: F401 - the module's fixtures, shared
-    STAGES_BEFORE_START, cluster, decoy, env, events_with, gateway, phase_is, stand_in,
+    STAGES_BEFORE_START, cluster, env, events_with, gateway, phase_is, stand_in,
 )
 
 SUT_CRD_FILE = cp.REPO / "charts" / "elves" / "crds" / "systemundertests.elves.dev.yaml"
@@ -33,6 +33,14 @@ EXAMPLE_SCRIPT = cp.REPO / "loadtests" / "examples" / "own-system" / "orders.js"
 # Where the example script posts its orders (ORDERS_URL), from a Secret the runners take.
 ENDPOINT_SECRET = "orders-endpoint"
 PERSISTED = 'sum(orders_saved_total{test_id="$TEST_ID"})'
+
+
+@pytest.fixture(scope="module")
+def decoy(cluster: Cluster) -> str:
+    """env's decoy, a namespace of this module's own: test_operator_loadtests.py's (the chart's
+    Secret and Deployments in DECOY_NAMESPACE) is made by that module, and made twice on one API
+    server it would collide (409), as it did when the tier ran whole."""
+    return cluster.namespace("decoy-foreign-target")
 
 
 @pytest.fixture(scope="module")
