@@ -212,6 +212,9 @@ def test_the_drain_waits_until_the_persisted_count_catches_up_then_the_run_passe
         "counts", 40, 40, 0)
     assert status.phase == "Succeeded", [c for c in status.verdict.checks if not c.ok]
     assert platform.called("ledger") == []  # the registry is never asked for a counts target
+    # Least power: another system's runners get none of Elves' gateway tokens or registry credential.
+    (load_run,) = platform.called("start_load")
+    assert (load_run.tokens, load_run.admin_token, load_run.run_credential) == ([], "", "")
     # Completed work per second: the persisted count over the load and the drain.
     assert run.results.throughput == pytest.approx(40 / (run.results.load_seconds + run.results.drain_seconds))
     # What `elves run` prints and the report shows of a counts ledger.

@@ -92,6 +92,12 @@ class Context:
         return f"{key} ({self.driver})" if self.driver else key
 
     @property
+    def judges_elves(self) -> bool:
+        """Whether the system under test is Elves' own (the built-in target), whose gateway tokens
+        and registry credential the runners need; another system's runners get neither."""
+        return self.target_namespace is None
+
+    @property
     def queues(self) -> Queues:
         """The queues that must be empty for the system to have drained."""
         return self.target.queues if self.target else Queues(rabbitmq=list(WORK_QUEUES))

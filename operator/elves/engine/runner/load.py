@@ -15,11 +15,15 @@ from elves.engine.units import format_duration
 def start_load(tick: Tick) -> float:
     plan = tick.plan
     lifetime = run_lifetime(plan.duration_seconds, tick.ctx.timeouts)  # the run's credentials expire with it
-    tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime)
+    # Least power: Elves' gateway tokens and registry credential only for a test of Elves' own
+    # system; another system's runners (its author's script) need and get neither.
+    tokens, admin, credential = [], "", ""
+    if tick.ctx.judges_elves:
+        tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime)
+        credential = make_run_credential(tick.platform.service_key(), plan.test_id, lifetime)
     tick.platform.start_load(LoadRun(
         index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens,
-        admin_token=admin, run_credential=make_run_credential(tick.platform.service_key(), plan.test_id, lifetime),
-        runner=tick.ctx.test.spec.runner,
+        admin_token=admin, run_credential=credential, runner=tick.ctx.test.spec.runner,
         parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
     tick.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
     tick.goto("Running", Step.LOAD)
