@@ -163,15 +163,20 @@ def _duration_samples(prom: Prometheus, window: RunWindow, at: float) -> list[Se
     return series
 
 
+def queue_depth_query(queues: Queues | None, namespace: str) -> str:
+    """The depth-per-queue PromQL of a target's queues: its own PromQL, or RabbitMQ's series of its
+    queue names in `namespace` (None: every Elves queue and dead-letter queue)."""
+    if queues is not None and queues.promql is not None:
+        return queues.promql
+    return promql.queue_depth(queues.rabbitmq if queues else None, namespace=namespace)
+
+
 def queue_results(prom: Prometheus, window: RunWindow, queues: Queues | None = None,
                   namespace: str | None = None) -> dict[str, QueueResult]:
     """Deepest and final depth of every Elves queue (work queues and dead-letter queues), or of
     a named target's `queues` (by RabbitMQ name in its `namespace`, or its own depth PromQL)."""
     span, at = window.system_range()
-    if queues is not None and queues.promql is not None:
-        depth = queues.promql
-    else:
-        depth = promql.queue_depth(queues.rabbitmq if queues else None, namespace=namespace or prom.system_namespace)
+    depth = queue_depth_query(queues, namespace or prom.system_namespace)
     deepest = prom.by_label(promql.deepest_over(depth, span), "queue", at)
     final = prom.by_label(depth, "queue", at)
     return {q: QueueResult(max=deepest.get(q), final=final.get(q)) for q in sorted(set(deepest) | set(final))}

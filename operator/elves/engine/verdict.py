@@ -255,10 +255,10 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
 def sweep_scaling(results: RunResults) -> tuple[float | None, float | None]:
     """A sweep row's cost and lag: ready replicas integrated over every deployment with scaling
     figures, and the slowest autoscaled deployment's scale-up lag (None: none scaled up)."""
-    figures = [d.scaling for d in results.deployments.values() if d.scaling is not None]
-    cost = [f.replica_seconds for f in figures if f.replica_seconds is not None]
-    lags = [f.scale_up_lag_seconds for f in figures if f.autoscaler and f.scale_up_lag_seconds is not None]
-    return (sum(cost) if cost else None), (max(lags) if lags else None)
+    cost, _ = observe_scaling("replica_seconds", None, results)
+    lags = [d.scaling.scale_up_lag_seconds for d in results.deployments.values()
+            if d.scaling is not None and d.scaling.autoscaler and d.scaling.scale_up_lag_seconds is not None]
+    return cost, (max(lags) if lags else None)
 
 
 def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from elves.constants import GATEWAY_ENDPOINTS
 from elves.engine import promql
-from elves.engine.analysis import RunWindow, ledger_complete, ledger_result, ledger_since
+from elves.engine.analysis import RunWindow, ledger_complete, ledger_result, ledger_since, queue_depth_query
 from elves.engine.models.target import Queues
 from elves.engine.prometheus import Prometheus
 from elves.engine.runner.context import HarnessError, epoch, progress, utc, warning
@@ -74,16 +74,14 @@ def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow, namespac
     """The target's queues that still hold messages: RabbitMQ's by name in `namespace` (the
     target's; by default the system's) once a depth sample taken after the load is in, or a
     depth per queue by the target's own PromQL."""
-    if queues.promql is not None:
-        depths = prom.by_label(queues.promql, "queue")
-    else:
-        names, namespace = queues.rabbitmq or (), namespace or prom.system_namespace
-        scraped = prom.value(promql.queue_depth_scraped_at(names, namespace=namespace))
+    namespace = namespace or prom.system_namespace
+    if queues.promql is None:
+        scraped = prom.value(promql.queue_depth_scraped_at(queues.rabbitmq or (), namespace=namespace))
         if scraped is None:
             return ["no queue depth samples in Prometheus (is RabbitMQ scraped?)"]
         if scraped <= window.load_end:
             return ["waiting for a queue depth sample taken after the load"]
-        depths = prom.by_label(promql.queue_depth(names, namespace=namespace), "queue")
+    depths = prom.by_label(queue_depth_query(queues, namespace), "queue")
     return [f"{queue} holds {value:g}" for queue, value in sorted(depths.items()) if value]
 
 
