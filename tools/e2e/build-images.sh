@@ -3,9 +3,11 @@
 #   Debian root filesystem (mmdebstrap, cached) -> OCI image (umoci) -> docker-archive
 #   (skopeo) -> optionally `ctr images import` into a running containerd.
 #
-#   tools/e2e/build-images.sh [--import CONTAINERD_SOCKET] [--list] [--relock] [image...]
+#   tools/e2e/build-images.sh [--import CONTAINERD_SOCKET] [--list] [--relock] [--bases] [image...]
 #
 # With no image names, every image is built. --list prints "name tag" for each image.
+# --bases builds only the named images' Debian bases (what takes the time), not the images:
+# tools/e2e/prebuild.sh prepares Elves' own images this way before their jars exist.
 # Recipes are in images/<recipe>/image.conf, Debian bases in images/bases/<base>.conf;
 # tests/e2e/README.md lists the images and their tags.
 #
@@ -282,11 +284,12 @@ normalized_ref() {
 }
 
 main() {
-  local socket='' list=0 names=()
+  local socket='' list=0 bases_only=0 names=()
   while (($#)); do
     case $1 in
       --import) socket=${2:?--import needs containerd socket path}; shift 2 ;;
       --list) list=1; shift ;;
+      --bases) bases_only=1; shift ;;
       --relock) RELOCK=1; shift ;;
       -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; return 0 ;;
       -*) die "unknown option $1" ;;
@@ -316,6 +319,10 @@ main() {
 
   local name archive
   for name in "${names[@]}"; do
+    if ((bases_only)); then
+      (load_recipe "$name"; [[ $BASE == scratch ]] || base_image "$BASE" >/dev/null)
+      continue
+    fi
     archive=$(build_image "$name")
     if [[ -n $socket ]]; then (load_recipe "$name"; import_image "$socket" "$archive"); fi
   done
