@@ -12,6 +12,7 @@ from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, SUT_PLURAL
 from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, parse_system_under_test
+from elves.engine.target_scope import elves_only_parts
 from elves.k8s.kube import Kube
 
 FIELD = "spec.target.systemUnderTest"
@@ -45,19 +46,6 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
     if target_namespace(namespace, spec, system_namespace) is not None:  # another system than Elves'
         problems += elves_only_parts(spec, f"SystemUnderTest {namespace}/{name}")
     return target, problems
-
-
-def elves_only_parts(spec: LoadTestSpec, what: str) -> list[str]:
-    """The parts of a test of another system that would act on Elves' own system instead: faults,
-    spec.system, reset and system sweeps change Elves' deployments (elves.constants.DEPLOYMENTS) in
-    its namespace, never a target's workloads (not yet), so they are refused, naming the field,
-    rather than aimed at the wrong system."""
-    why = f"acts on Elves' own deployments, not on the workloads of {what} (not yet supported)"
-    problems = [f"spec.faults[{i}]: {why}" for i in range(len(spec.faults))]
-    problems += [f"spec.system: {why}"] if spec.system.as_written() else []
-    problems += [f"spec.reset: {why}"] if spec.reset else []
-    problems += [f"spec.sweep.{key}: {why}" for key in spec.sweep or {} if key.startswith("system.")]
-    return problems
 
 
 def _parsed(body: dict, what: str) -> tuple[SystemUnderTestSpec | None, list[str]]:
