@@ -191,3 +191,27 @@ def test_a_fault_against_another_system_is_refused_naming_the_field_before_anyth
         assert {d: cluster.deployment(system, d)["metadata"]["generation"] for d in before} == before
     assert runner.exit_code == 0
     assert runner.exception is None
+
+
+def test_a_target_edited_while_the_test_runs_ends_it_in_error_and_the_system_is_restored(
+        cluster, env, orders, monkeypatch, caplog):
+    ns, system, name = env["namespace"], env["system"], "orders-edited"
+    orders["system_under_test"]()
+    with operator(monkeypatch, caplog, ns, orders["settings"]) as runner:
+        cluster.create_loadtest(ns, name, orders_loadtest())
+        # Pinned once the test took the system (the TestRun comes after that).
+        pin = wait_for(lambda: cluster.status(ns, name).get("target"), "the pinned target")
+        assert (pin["namespace"], pin["name"], pin["generation"]) == (ns, "orders", 1)
+        # The drain would now wait on another queue than the test started with.
+        cluster.custom.patch_namespaced_custom_object(API_GROUP, API_VERSION, ns, SUT_PLURAL, "orders",
+                                                      {"spec": {"queues": {"rabbitmq": ["orders.other"]}}})
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert error["reason"] == "InvalidSpec"
+        assert error["message"].startswith(
+            f"spec.target.systemUnderTest: SystemUnderTest {ns}/orders was edited (generation 1 -> 2) while the test"
+            " ran"), error["message"]
+        assert status["restored"] is True
+        assert cluster.lock_holder(system) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None

@@ -371,6 +371,17 @@ class SystemSnapshot(StatusModel):
                           separators=(",", ":")).encode()
 
 
+class TargetPin(StatusModel):
+    """The SystemUnderTest as the test took the system: a change to it before the verdict ends the
+    test in Error (elves.k8s.target), since its queues and ledger are what the drain and the verdict
+    judge."""
+
+    namespace: str
+    name: str
+    uid: str
+    generation: int
+
+
 class LoadTestStatus(StatusModel):
     phase: Phase = "Pending"
     conditions: list[Condition] = Field(default_factory=list)
@@ -379,6 +390,8 @@ class LoadTestStatus(StatusModel):
     progress: Progress = Field(default_factory=Progress)
     snapshot: SystemSnapshot | None = Field(None, description="The system before the test, restored at the end.")
     restored: bool = False
+    target: TargetPin | None = Field(None, description="The SystemUnderTest the test judges, as it was when the test took"
+                                                       " the system.")
     started_at: datetime | None = None
     finished_at: datetime | None = None
     results: RunResults | None = Field(None, description="The last run's results.")

@@ -2,7 +2,12 @@
 one spec.target.systemUnderTest names, in the LoadTest's namespace, or else the built-in one the
 chart ships in the system's namespace. A chart from before SystemUnderTest (no CRD, or an
 operator Role without the right to read it) leaves the built-in profile as the engine states it,
-so every existing LoadTest runs as before."""
+so every existing LoadTest runs as before.
+
+Once the test has taken the system, the object is pinned (status.target: its uid and
+generation): edited, replaced or deleted before the verdict, it ends the test in Error, because
+the drain would then wait on other queues and the ledger count with other queries than the
+test started with."""
 
 from __future__ import annotations
 
@@ -12,15 +17,17 @@ from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, SUT_PLURAL
 from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, parse_system_under_test
+from elves.engine.status import TargetPin
 from elves.engine.target_scope import elves_only_parts
 from elves.k8s.kube import Kube
 
 FIELD = "spec.target.systemUnderTest"
 
 
-def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
-                   system_namespace: str) -> tuple[SystemUnderTestSpec | None, list[str]]:
-    """The target's spec, or what keeps it from being read, each problem naming spec.target."""
+def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namespace: str
+                   ) -> tuple[SystemUnderTestSpec | None, list[str], TargetPin | None]:
+    """The target's spec, or what keeps it from being read, each problem naming spec.target; and
+    the pin of the object it was read from (None: the engine's own profile)."""
     if spec.target is None:
         try:
             body = kube.system_under_test(system_namespace, BUILTIN_SYSTEM_UNDER_TEST)
@@ -29,8 +36,9 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
                 raise
             body = None
         if body is None:
-            return parse_system_under_test(builtin_profile()).spec, []
-        return _parsed(body, f"the built-in SystemUnderTest {system_namespace}/{BUILTIN_SYSTEM_UNDER_TEST}")
+            return parse_system_under_test(builtin_profile()).spec, [], None
+        return (*_parsed(body, f"the built-in SystemUnderTest {system_namespace}/{BUILTIN_SYSTEM_UNDER_TEST}"),
+                _pin(body, system_namespace))
     name = spec.target.system_under_test
     try:
         body = kube.system_under_test(namespace, name)
@@ -38,14 +46,36 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
         if exc.status != 403:
             raise
         return None, [f"{FIELD}: the operator may not read SystemUnderTest {name!r} in namespace {namespace}"
-                      " (the chart grants get on systemundertests where it runs LoadTests)"]
+                      " (the chart grants get on systemundertests where it runs LoadTests)"], None
     if body is None:
         return None, [f"{FIELD}: there is no SystemUnderTest {name!r} in namespace {namespace}"
-                      f" (kubectl -n {namespace} get {SUT_PLURAL})"]
+                      f" (kubectl -n {namespace} get {SUT_PLURAL})"], None
     target, problems = _parsed(body, f"SystemUnderTest {namespace}/{name}")
     if target_namespace(namespace, spec, system_namespace) is not None:  # another system than Elves'
         problems += elves_only_parts(spec, f"SystemUnderTest {namespace}/{name}")
-    return target, problems
+    return target, problems, _pin(body, namespace)
+
+
+def _pin(body: dict, namespace: str) -> TargetPin:
+    meta = body.get("metadata") or {}
+    return TargetPin(namespace=meta.get("namespace") or namespace, name=meta.get("name") or "",
+                     uid=meta.get("uid") or "", generation=int(meta.get("generation") or 0))
+
+
+def target_changes(pinned: TargetPin | None, now: TargetPin | None) -> list[str]:
+    """What became of the SystemUnderTest pinned when the test took the system (none: unchanged,
+    or nothing pinned yet), as a problem naming spec.target."""
+    if pinned is None or now == pinned:
+        return []
+    what = f"SystemUnderTest {pinned.namespace}/{pinned.name}"
+    if now is None or (now.namespace, now.name) != (pinned.namespace, pinned.name):
+        change = "is gone"
+    elif now.uid != pinned.uid:
+        change = "was deleted and created again"
+    else:
+        change = f"was edited (generation {pinned.generation} -> {now.generation})"
+    return [f"{FIELD}: {what} {change} while the test ran; the drain and the ledger judge the queues and counts"
+            " the test started with: run the test again to judge the new ones"]
 
 
 def _parsed(body: dict, what: str) -> tuple[SystemUnderTestSpec | None, list[str]]:
