@@ -355,10 +355,21 @@ class AutoscalerSnapshot(StatusModel):
     spec: dict[str, Any] = Field(default_factory=dict)
 
 
+class WorkloadSnapshot(StatusModel):
+    """A workload of another system (a SystemUnderTest's) as it was before the test."""
+
+    kind: Literal["Deployment", "StatefulSet"]
+    replicas: int
+
+
 class SystemSnapshot(StatusModel):
     """What a test may change of the system, as it was before: put back at the end."""
 
     deployments: dict[str, DeploymentSnapshot] = Field(default_factory=dict)
+    workloads: dict[str, WorkloadSnapshot] = Field(
+        default_factory=dict, description="The workloads, by name, of the SystemUnderTest of spec.target (another"
+                                          " system's, in workloadsNamespace) that faults may scale.")
+    workloads_namespace: str | None = Field(None, description="Where those workloads are.")
     autoscalers: dict[str, AutoscalerSnapshot] = Field(
         default_factory=dict, description="The autoscaler of each deployment that had one, by deployment; one a "
                                           "run made where none was is deleted at the end.")

@@ -33,6 +33,7 @@ from elves.k8s.policy import Policy, refusals
 from elves.k8s.report import ReportConfigMaps, extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
 from elves.k8s.target import resolve_target, target_changes, target_namespace
+from elves.k8s.target_workloads import TargetWorkloads
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +141,12 @@ class Driver:
                                    lambda: self.kube.serves(SCALED_OBJECT.group, SCALED_OBJECT.version))
             target, pin = None, None
             if test is not None and not problems:
-                target, problems, pin = resolve_target(self.kube, namespace, test.spec, self.settings.system_namespace)
+                target, problems, pin = resolve_target(self.kube, namespace, test.spec, self.settings.system_namespace,
+                                                       self.settings.target_namespaces)
                 problems = problems or target_changes(before.target, pin)
+                foreign = target_namespace(namespace, test.spec, self.settings.system_namespace)
+                if target is not None and foreign is not None:  # faults may act on its listed workloads
+                    platform.target = TargetWorkloads.of(foreign, target)
             if test is None or problems:
                 result_status, events = self._refuse(key, before, platform, problems)
             else:

@@ -18,16 +18,19 @@ from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, parse_system_under_test
 from elves.engine.status import TargetPin
-from elves.engine.target_scope import elves_only_parts
+from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.k8s.kube import Kube
 
 FIELD = "spec.target.systemUnderTest"
 
 
-def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namespace: str
+def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namespace: str,
+                   fault_namespaces: tuple[str, ...] = ()
                    ) -> tuple[SystemUnderTestSpec | None, list[str], TargetPin | None]:
-    """The target's spec, or what keeps it from being read, each problem naming spec.target; and
-    the pin of the object it was read from (None: the engine's own profile)."""
+    """The target's spec, or what keeps it from being read, each problem naming spec.target (or the
+    fault that names a workload it may not act on: only in `fault_namespaces`, the chart's
+    operator.targetNamespaces); and the pin of the object it was read from (None: the engine's
+    own profile)."""
     if spec.target is None:
         try:
             body = kube.system_under_test(system_namespace, BUILTIN_SYSTEM_UNDER_TEST)
@@ -35,10 +38,11 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
             if exc.status != 403:
                 raise
             body = None
+        elves_own = workload_problems(spec, None, "")
         if body is None:
-            return parse_system_under_test(builtin_profile()).spec, [], None
-        return (*_parsed(body, f"the built-in SystemUnderTest {system_namespace}/{BUILTIN_SYSTEM_UNDER_TEST}"),
-                _pin(body, system_namespace))
+            return parse_system_under_test(builtin_profile()).spec, elves_own, None
+        target, problems = _parsed(body, f"the built-in SystemUnderTest {system_namespace}/{BUILTIN_SYSTEM_UNDER_TEST}")
+        return target, problems + elves_own, _pin(body, system_namespace)
     name = spec.target.system_under_test
     try:
         body = kube.system_under_test(namespace, name)
@@ -50,9 +54,16 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
     if body is None:
         return None, [f"{FIELD}: there is no SystemUnderTest {name!r} in namespace {namespace}"
                       f" (kubectl -n {namespace} get {SUT_PLURAL})"], None
-    target, problems = _parsed(body, f"SystemUnderTest {namespace}/{name}")
+    what = f"SystemUnderTest {namespace}/{name}"
+    target, problems = _parsed(body, what)
     if target_namespace(namespace, spec, system_namespace) is not None:  # another system than Elves'
-        problems += elves_only_parts(spec, f"SystemUnderTest {namespace}/{name}")
+        problems += elves_only_parts(spec, what) + (workload_problems(spec, target, what) if target else [])
+        if namespace not in fault_namespaces:
+            problems += [f"spec.faults[{index}].{fault.action.kind}.workload: the operator may not act on workloads in"
+                         f" namespace {namespace} (the chart's operator.targetNamespaces lists where it may)"
+                         for index, fault in enumerate(spec.faults) if workload_of(fault) is not None]
+    else:
+        problems += workload_problems(spec, None, what)
     return target, problems, _pin(body, namespace)
 
 

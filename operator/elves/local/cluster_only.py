@@ -8,7 +8,7 @@ from __future__ import annotations
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.plan import expand_sweep
-from elves.engine.target_scope import elves_only_parts
+from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
 
 
 def cluster_only_problems(test: LoadTest) -> list[str]:
@@ -22,7 +22,12 @@ def cluster_only_problems(test: LoadTest) -> list[str]:
                                        f"there); the local mode runs fixed replicas: set spec.system.replicas."
                                        f"{deployment} instead, or apply the LoadTest on a cluster{where}")
     if (name := test.spec.system_under_test) != BUILTIN_SYSTEM_UNDER_TEST:
-        for problem in elves_only_parts(test.spec, f"SystemUnderTest {name!r}",
-                                        "the local mode starts and stops Elves' processes only"):
-            problems.setdefault(problem.split(":", 1)[0], problem)
+        local = "the local mode starts, stops and scales Elves' processes only"
+        found = elves_only_parts(test.spec, f"SystemUnderTest {name!r}", local, workload_faults=False)
+        found += [f"spec.faults[{index}].{fault.action.kind}.workload: {local}, not another system's"
+                  for index, fault in enumerate(test.spec.faults) if workload_of(fault) is not None]
+    else:
+        found = workload_problems(test.spec, None, "")
+    for problem in found:
+        problems.setdefault(problem.split(":", 1)[0], problem)
     return list(problems.values())

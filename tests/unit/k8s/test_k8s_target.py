@@ -79,7 +79,8 @@ def test_a_test_of_another_system_may_not_fault_scale_reset_or_sweep_elves_own_d
     assert [p.split(":")[0] for p in problems] == [
         "spec.faults[0]", "spec.system", "spec.reset", "spec.sweep.system.replicas.ingestor"]
     assert problems[0].endswith("acts on Elves' own deployments, not on the workloads of SystemUnderTest team/orders"
-                                " (not yet supported)")
+                                " (name one of its workloads in workload instead)")
+    assert problems[1].endswith("not on the workloads of SystemUnderTest team/orders (not yet supported)")
     # Elves' own, named or not, may have them all; another system's test without them is fine.
     for named in ({"target": {"systemUnderTest": "elves"}}, {}):
         assert resolve_target(kube, "elves", spec(**named, **acting), "elves")[1] == []
@@ -180,3 +181,30 @@ def test_the_target_is_pinned_by_uid_and_generation_and_any_change_named():
     assert "team/orders is gone" in target_changes(pin, None)[0]
     # The engine's own profile (no object to read) pins nothing.
     assert resolve_target(TargetsKube(), "team", spec(), "elves")[2] is None
+
+
+def test_a_fault_may_name_a_workload_the_target_lists_by_name_and_only_in_a_test_of_another_system():
+    orders = {**ORDERS, "spec": {**ORDERS["spec"], "workloads": [{"name": "orders-api"}, {"name": "orders-worker"},
+                                                                 {"selector": {"matchLabels": {"app": "shop"}}}]}}
+    kube = TargetsKube({("team", "orders"): orders, ("elves", "elves"): builtin_profile()})
+
+    def problems_of(namespace: str, *faults: dict, allowed: tuple[str, ...] = ("team",), **fields: Any) -> list[str]:
+        return resolve_target(kube, namespace, spec(faults=list(faults), **fields), "elves", allowed)[1]
+
+    kill_worker = {"at": "10s", "killPod": {"workload": "orders-worker"}}
+    scale_api = {"at": "20s", "scale": {"workload": "orders-api", "replicas": 0}}
+    assert problems_of("team", kill_worker, scale_api, target={"systemUnderTest": "orders"}) == []
+    # One it does not list by name (a selector gives none), named in the field.
+    (problem,) = problems_of("team", {"at": "10s", "restart": {"workload": "shop-web"}},
+                             target={"systemUnderTest": "orders"})
+    assert problem == ("spec.faults[0].restart.workload: 'shop-web' is not a workload SystemUnderTest team/orders lists"
+                       " by name (it lists orders-api, orders-worker)")
+    # Only where the chart lets the operator act on workloads (operator.targetNamespaces).
+    (problem,) = problems_of("team", kill_worker, allowed=("shop",), target={"systemUnderTest": "orders"})
+    assert problem == ("spec.faults[0].killPod.workload: the operator may not act on workloads in namespace team (the"
+                       " chart's operator.targetNamespaces lists where it may)")
+    # A test of Elves' own system names its deployments, by default or by name.
+    for named in ({}, {"target": {"systemUnderTest": "elves"}}):
+        (problem,) = problems_of("elves", kill_worker, **named)
+        assert problem.startswith("spec.faults[0].killPod.workload: names a workload of another system, but this test"
+                                  " judges Elves' own")

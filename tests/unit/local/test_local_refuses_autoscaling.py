@@ -50,8 +50,16 @@ def test_a_foreign_target_is_judged_but_its_faults_and_system_changes_are_refuse
     problems = cluster_only_problems(targeting("orders", faults=[{"at": "10s", "killPod": {"deployment": "ingestor"}}],
                                                system={"replicas": {"ingestor": 2}}))
     assert [p.split(":")[0] for p in problems] == ["spec.faults[0]", "spec.system"]
-    assert all("not on the workloads of SystemUnderTest 'orders' (the local mode starts and stops Elves' processes"
-               " only)" in p for p in problems)
+    assert all("not on the workloads of SystemUnderTest 'orders' (the local mode starts, stops and scales Elves'"
+               " processes only)" in p for p in problems)
+    # A workload fault: not another system's processes, and not in a test of Elves' own either.
+    kill_worker = [{"at": "10s", "killPod": {"workload": "orders-worker"}}]
+    (problem,) = cluster_only_problems(targeting("orders", faults=kill_worker))
+    assert problem == ("spec.faults[0].killPod.workload: the local mode starts, stops and scales Elves' processes only,"
+                       " not another system's")
+    (problem,) = cluster_only_problems(targeting("elves", faults=kill_worker))
+    assert problem.startswith("spec.faults[0].killPod.workload: names a workload of another system, but this test"
+                              " judges Elves' own")
 
 
 def test_the_target_comes_from_the_loadtests_own_file(tmp_path, capsys):
