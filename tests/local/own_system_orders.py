@@ -58,7 +58,10 @@ def handler(orders: Orders) -> type[BaseHTTPRequestHandler]:
             self._answer(202, "")
 
         def do_GET(self) -> None:  # noqa: N802
-            self._answer(200, orders.metrics()) if self.path == "/metrics" else self._answer(404, "")
+            if self.path == "/metrics":
+                self._answer(200, orders.metrics())
+            else:
+                self._answer(404, "")
 
         def _answer(self, status: int, body: str) -> None:
             self.send_response(status)
