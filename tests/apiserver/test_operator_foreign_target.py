@@ -191,3 +191,86 @@ def test_a_fault_against_another_system_is_refused_naming_the_field_before_anyth
         assert {d: cluster.deployment(system, d)["metadata"]["generation"] for d in before} == before
     assert runner.exit_code == 0
     assert runner.exception is None
+
+
+def test_a_target_edited_while_the_test_runs_ends_it_in_error_and_the_system_is_restored(
+        cluster, env, orders, monkeypatch, caplog):
+    ns, system, name = env["namespace"], env["system"], "orders-edited"
+    orders["system_under_test"]()
+    with operator(monkeypatch, caplog, ns, orders["settings"]) as runner:
+        cluster.create_loadtest(ns, name, orders_loadtest())
+        # Pinned once the test took the system (the TestRun comes after that).
+        pin = wait_for(lambda: cluster.status(ns, name).get("target"), "the pinned target")
+        assert (pin["namespace"], pin["name"], pin["generation"]) == (ns, "orders", 1)
+        # The drain would now wait on another queue than the test started with.
+        cluster.custom.patch_namespaced_custom_object(API_GROUP, API_VERSION, ns, SUT_PLURAL, "orders",
+                                                      {"spec": {"queues": {"rabbitmq": ["orders.other"]}}})
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert error["reason"] == "InvalidSpec"
+        assert error["message"].startswith(
+            f"spec.target.systemUnderTest: SystemUnderTest {ns}/orders was edited (generation 1 -> 2) while the test"
+            " ran"), error["message"]
+        assert status["restored"] is True
+        assert cluster.lock_holder(system) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_faults_act_on_the_targets_listed_workloads_and_their_replicas_are_restored(
+        cluster, env, orders, foreign, monkeypatch, caplog, tmp_path):
+    """killPod, scale and restart naming a workload of the SystemUnderTest (spec.faults[].*.workload):
+    in the target's namespace, on the workloads it lists by name only, where the chart allows
+    (ELVES_TARGET_NAMESPACES); the scaled replicas are put back after the verdict, Elves' own
+    deployments untouched."""
+    ns, system, name = env["namespace"], env["system"], "orders-faults"
+    labels = {"app": "orders-worker"}
+    for workload in ("orders-api", "orders-worker"):
+        selector = {"app": workload}
+        cluster.apps.create_namespaced_deployment(ns, {"metadata": {"name": workload}, "spec": {
+            "replicas": 2, "selector": {"matchLabels": selector}, "template": {
+                "metadata": {"labels": selector}, "spec": {"containers": [{"name": "app", "image": "shop:test"}]}}}})
+    cluster.pod(ns, "orders-worker-7c9d-aaaaa", labels, phase="Running")
+    orders["system_under_test"](workloads=[{"name": "orders-api"}, {"name": "orders-worker"}])
+    elves_before = {d: cluster.deployment(system, d)["metadata"]["generation"] for d in ("gateway", "registry", "ingestor")}
+    spec = orders_loadtest(faults=[{"at": "1s", "killPod": {"workload": "orders-worker"}},
+                                   {"at": "1s", "scale": {"workload": "orders-api", "replicas": 0}},
+                                   {"at": "2s", "restart": {"workload": "orders-worker"}}])
+    settings = {**orders["settings"], "ELVES_TARGET_NAMESPACES": ns}
+    with operator(monkeypatch, caplog, ns, settings) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        status = run_to_a_verdict(cluster, ns, name, tmp_path)
+        assert status["phase"] == "Succeeded", status["conditions"]
+        messages = [f["message"] for f in status["runs"][0]["faults"]]
+        assert messages == [
+            f"deleted pod orders-worker-7c9d-aaaaa of Deployment orders-worker in namespace {ns} at once; its"
+            " controller starts another",
+            f"scaled Deployment orders-api in namespace {ns} from 2 to 0 replicas",
+            f"rollout restart of Deployment orders-worker in namespace {ns}"]
+        assert "orders-worker-7c9d-aaaaa" not in cluster.pod_names(ns)
+        worker = cluster.deployment(ns, "orders-worker")["spec"]["template"]["metadata"]
+        assert "kubectl.kubernetes.io/restartedAt" in worker["annotations"]
+        # The snapshot held the target's replicas; the restore put them back.
+        assert status["snapshot"]["workloads"] == {"orders-api": {"kind": "Deployment", "replicas": 2},
+                                                   "orders-worker": {"kind": "Deployment", "replicas": 2}}
+        assert wait_for(lambda: cluster.deployment(ns, "orders-api")["spec"]["replicas"] == 2,
+                        "orders-api's replicas restored")
+        assert {d: cluster.deployment(system, d)["metadata"]["generation"] for d in elves_before} == elves_before
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_workload_fault_where_the_chart_does_not_allow_it_is_refused_before_anything_changes(
+        cluster, env, orders, monkeypatch, caplog):
+    ns, name = env["namespace"], "orders-not-allowed"
+    orders["system_under_test"](workloads=[{"name": "orders-worker"}])
+    spec = orders_loadtest(faults=[{"at": "1s", "killPod": {"workload": "orders-worker"}}])
+    with operator(monkeypatch, caplog, ns, orders["settings"]) as runner:  # no ELVES_TARGET_NAMESPACES
+        cluster.create_loadtest(ns, name, spec)
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert error["message"] == (f"spec.faults[0].killPod.workload: the operator may not act on workloads in"
+                                    f" namespace {ns} (the chart's operator.targetNamespaces lists where it may)")
+        assert status.get("snapshot") is None
+    assert runner.exit_code == 0
+    assert runner.exception is None

@@ -4,6 +4,7 @@ what it wrote, look at the report in headless Chromium. No tests here."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import struct
 import subprocess
@@ -71,16 +72,19 @@ def example(name: str, duration: str, **spec: Any) -> dict[str, Any]:
     return document
 
 
-def run_elves(tmp_path: Path, document: dict[str, Any] | Path) -> ElvesRun:
-    """`elves run FILE --reports DIR`, waited for (its own deadlines end it; this is a backstop)."""
+def run_elves(tmp_path: Path, document: dict[str, Any] | Path, *others: dict[str, Any],
+              env: dict[str, str] | None = None) -> ElvesRun:
+    """`elves run FILE --reports DIR`, waited for (its own deadlines end it; this is a backstop).
+    `others`: documents written into the file before the LoadTest (its SystemUnderTest); `env`:
+    added to the environment (k6 hands it to the script as __ENV)."""
     if isinstance(document, Path):
         path = document
     else:
         path = tmp_path / f"{document['metadata']['name']}.yaml"
-        path.write_text(yaml.safe_dump(document, sort_keys=False))
+        path.write_text(yaml.safe_dump_all([*others, document], sort_keys=False))
     completed = subprocess.run([str(ELVES), "run", str(path), "--reports", str(tmp_path / "reports")],
                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               timeout=RUN_TIMEOUT_SECONDS)
+                               timeout=RUN_TIMEOUT_SECONDS, env={**os.environ, **(env or {})})
     match = re.search(r"^Report: (.+)$", completed.stdout, re.MULTILINE)
     report = Path(match.group(1)).parent if match else None
     return ElvesRun(completed.returncode, completed.stdout, report)

@@ -21,7 +21,9 @@ from elves.engine.compare.history import ReportDirectory
 from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
 from elves.engine.credentials import max_seconds_from_env
 from elves.engine.models.errors import SpecError
-from elves.engine.models.loadtest import LoadTest, load_file
+from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
+from elves.engine.models.loadtest import LoadTest, load_resources
+from elves.engine.models.target import SystemUnderTest, SystemUnderTestSpec
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import HTML, write_report
@@ -88,21 +90,38 @@ def exit_code(status: LoadTestStatus) -> int:
                                                                                       EXIT_HARNESS_ERROR)
 
 
+def file_target(test: LoadTest, systems: list[SystemUnderTest], path: str) -> tuple[SystemUnderTestSpec | None, str]:
+    """The SystemUnderTest the test names, read from the test's own file (no API server to read
+    it from here), or why not; None: Elves' own system (no target, or the built-in by name)."""
+    name = test.spec.system_under_test
+    if name == BUILTIN_SYSTEM_UNDER_TEST:
+        return None, ""
+    found = [system for system in systems if system.name == name]
+    if not found:
+        others = f"; it holds {', '.join(repr(s.name) for s in systems)}" if systems else ""
+        return None, (f"spec.target.systemUnderTest: no SystemUnderTest {name!r} in {path} (elves run reads the"
+                      f" target from the LoadTest's own file: add it there as a document of its own, after ---{others})")
+    return found[0].spec, ""
+
+
 def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: str | None = None,
              reports_dir: Path = Path("reports"), out: TextIO = sys.stdout,
              refuse: Callable[[LoadTest], list[str]] = lambda test: []) -> int:
-    """Run the one LoadTest of the file to its end; `refuse` names the fields the platform cannot
-    honour (the test is then not started: exit 2)."""
+    """Run the one LoadTest of the file to its end, against the SystemUnderTest it names (from the
+    same file); `refuse` names the fields the platform cannot honour (the test is then not
+    started: exit 2)."""
     try:
-        tests = load_file(path)
+        resources = load_resources(path)
     except SpecError as exc:
         print(exc, file=sys.stderr)
         return EXIT_HARNESS_ERROR
+    tests = [r for r in resources if isinstance(r, LoadTest)]
     if len(tests) != 1:
         print(f"{path}: holds {len(tests)} LoadTests; elves run takes one per file", file=sys.stderr)
         return EXIT_HARNESS_ERROR
     test = tests[0]
-    if problems := refuse(test):
+    target, missing = file_target(test, [r for r in resources if isinstance(r, SystemUnderTest)], path)
+    if problems := refuse(test) + ([missing] if missing else []):
         print(f"{path}: " + "; ".join(problems), file=sys.stderr)
         return EXIT_HARNESS_ERROR
     try:
@@ -113,8 +132,11 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
         return EXIT_HARNESS_ERROR
 
     # The reports this command writes are the history spec.baseline.loadTest picks from.
+    # Another system's series are read where the platform's Prometheus keeps them (locally, its
+    # RabbitMQ's carry the platform's system namespace).
     ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url, timeouts=timeouts,
-                  driver=f"elves run, pid {os.getpid()}", reports=ReportDirectory(reports_dir))
+                  driver=f"elves run, pid {os.getpid()}", reports=ReportDirectory(reports_dir), target=target,
+                  target_namespace=platform.system_namespace if target is not None else None)
     prom = ctx.prometheus(platform)
     live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS, system_namespace=prom.system_namespace)
     clock = SystemClock()

@@ -355,10 +355,21 @@ class AutoscalerSnapshot(StatusModel):
     spec: dict[str, Any] = Field(default_factory=dict)
 
 
+class WorkloadSnapshot(StatusModel):
+    """A workload of another system (a SystemUnderTest's) as it was before the test."""
+
+    kind: Literal["Deployment", "StatefulSet"]
+    replicas: int
+
+
 class SystemSnapshot(StatusModel):
     """What a test may change of the system, as it was before: put back at the end."""
 
     deployments: dict[str, DeploymentSnapshot] = Field(default_factory=dict)
+    workloads: dict[str, WorkloadSnapshot] = Field(
+        default_factory=dict, description="The workloads, by name, of the SystemUnderTest of spec.target (another"
+                                          " system's, in workloadsNamespace) that faults may scale.")
+    workloads_namespace: str | None = Field(None, description="Where those workloads are.")
     autoscalers: dict[str, AutoscalerSnapshot] = Field(
         default_factory=dict, description="The autoscaler of each deployment that had one, by deployment; one a "
                                           "run made where none was is deleted at the end.")
@@ -371,6 +382,17 @@ class SystemSnapshot(StatusModel):
                           separators=(",", ":")).encode()
 
 
+class TargetPin(StatusModel):
+    """The SystemUnderTest as the test took the system: a change to it before the verdict ends the
+    test in Error (elves.k8s.target), since its queues and ledger are what the drain and the verdict
+    judge."""
+
+    namespace: str
+    name: str
+    uid: str
+    generation: int
+
+
 class LoadTestStatus(StatusModel):
     phase: Phase = "Pending"
     conditions: list[Condition] = Field(default_factory=list)
@@ -379,6 +401,8 @@ class LoadTestStatus(StatusModel):
     progress: Progress = Field(default_factory=Progress)
     snapshot: SystemSnapshot | None = Field(None, description="The system before the test, restored at the end.")
     restored: bool = False
+    target: TargetPin | None = Field(None, description="The SystemUnderTest the test judges, as it was when the test took"
+                                                       " the system.")
     started_at: datetime | None = None
     finished_at: datetime | None = None
     results: RunResults | None = Field(None, description="The last run's results.")

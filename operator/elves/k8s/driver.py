@@ -32,7 +32,8 @@ from elves.k8s.platform import SEAL_RESTORED, KubernetesPlatform
 from elves.k8s.policy import Policy, refusals
 from elves.k8s.report import ReportConfigMaps, extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
-from elves.k8s.target import resolve_target, target_namespace
+from elves.k8s.target import resolve_target, target_changes, target_namespace
+from elves.k8s.target_workloads import TargetWorkloads
 
 log = logging.getLogger(__name__)
 
@@ -138,9 +139,14 @@ class Driver:
             # Every rule that authorises the test, before the phase machine may change anything.
             test, problems = parse(body, self.settings.policy(),
                                    lambda: self.kube.serves(SCALED_OBJECT.group, SCALED_OBJECT.version))
-            target = None
+            target, pin = None, None
             if test is not None and not problems:
-                target, problems = resolve_target(self.kube, namespace, test.spec, self.settings.system_namespace)
+                target, problems, pin = resolve_target(self.kube, namespace, test.spec, self.settings.system_namespace,
+                                                       self.settings.target_namespaces)
+                problems = problems or target_changes(before.target, pin)
+                foreign = target_namespace(namespace, test.spec, self.settings.system_namespace)
+                if target is not None and foreign is not None:  # faults may act on its listed workloads
+                    platform.target = TargetWorkloads.of(foreign, target)
             if test is None or problems:
                 result_status, events = self._refuse(key, before, platform, problems)
             else:
@@ -151,6 +157,8 @@ class Driver:
                 else:
                     self._retry_at.pop(key, None)
             after = result_status
+            if after.target is None and after.snapshot is not None and not problems:
+                after.target = pin  # the target as the test took the system (elves.k8s.target)
             seal_if_restored(after, platform)
             if self.settings.grafana_url and after.started_at is not None:
                 after.report.grafana = grafana.dashboard_link(self.settings.grafana_url, after.started_at,

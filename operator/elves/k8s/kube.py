@@ -218,6 +218,12 @@ class Kube:
     def scale_deployment(self, namespace: str, name: str, replicas: int) -> None:
         self._call(self.apps.patch_namespaced_deployment_scale, name, namespace, {"spec": {"replicas": replicas}})
 
+    def patch_statefulset(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
+        self._call(self.apps.patch_namespaced_stateful_set, name, namespace, patch)
+
+    def scale_statefulset(self, namespace: str, name: str, replicas: int) -> None:
+        self._call(self.apps.patch_namespaced_stateful_set_scale, name, namespace, {"spec": {"replicas": replicas}})
+
     # --- the system's autoscalers (elves.k8s.autoscalers: KEDA ScaledObjects, HPAs) ----------
 
     def serves(self, group: str, version: str) -> bool:

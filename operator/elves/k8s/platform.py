@@ -29,7 +29,7 @@ from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, 
 from elves.engine.prometheus import Prometheus
 from elves.engine.runner import utc
 from elves.engine.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
-from elves.k8s import archive, autoscalers, faults, manifests, names, workloads
+from elves.k8s import archive, autoscalers, faults, manifests, names, target_workloads, workloads
 from elves.k8s.kube import Kube, exec_failure
 from elves.k8s.loadstate import load_status
 from elves.k8s.lock import SystemLock
@@ -84,6 +84,9 @@ class KubernetesPlatform:
         self.clock = clock
         self.lock = SystemLock(kube, self.system)
         self._secrets: dict[str, str] = {}
+        # Another system's workloads (the SystemUnderTest of spec.target), set by the driver once
+        # it has read the target; None: a test of Elves' own system.
+        self.target: target_workloads.TargetWorkloads | None = None
 
     def prometheus_url(self) -> str:
         return self.settings.prometheus_url
@@ -140,6 +143,9 @@ class KubernetesPlatform:
         for name in DEPLOYMENTS:
             if (existing := self._autoscaler(name)) is not None:
                 snapshot.autoscalers[name] = autoscalers.snapshot(existing)
+        if self.target is not None:
+            snapshot.workloads = target_workloads.TargetFaults(self.kube, self.target, self.clock).snapshot()
+            snapshot.workloads_namespace = self.target.namespace
         snapshot.seal = self._seal(snapshot, SEAL_TAKEN)
         return snapshot
 
@@ -161,6 +167,8 @@ class KubernetesPlatform:
                 self.kube.patch_deployment(self.system, name, ops)
             if deployment["spec"].get("replicas", 1) != wanted.replicas:
                 self.kube.scale_deployment(self.system, name, wanted.replicas)
+        if snapshot.workloads and snapshot.workloads_namespace:
+            target_workloads.restore(self.kube, snapshot.workloads_namespace, snapshot.workloads)
 
     def _restore_autoscaler(self, deployment: str, wanted: AutoscalerSnapshot | None) -> None:
         """Put back what existed before the test exactly; remove what its runs created (an object
@@ -333,6 +341,13 @@ class KubernetesPlatform:
     # ---- faults and the ledger ----------------------------------------------------------
 
     def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
+        if getattr(action, "workload", None) is not None:  # another system's (elves.k8s.target_workloads)
+            if self.target is None:
+                raise LoadError(f"fault {action.describe()}: a workload fault needs the SystemUnderTest of spec.target")
+            try:
+                return target_workloads.TargetFaults(self.kube, self.target, self.clock).apply(action, now)
+            except target_workloads.TargetWorkloadError as exc:
+                raise LoadError(str(exc)) from None
         system = self.system
         if isinstance(action, ScaleFault):
             before = self._deployment(action.deployment)["spec"].get("replicas", 1)

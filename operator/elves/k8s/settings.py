@@ -152,6 +152,10 @@ class OperatorSettings:
     # Namespaces whose LoadTests may run (the chart's watchNamespaces, or loadTestNamespaces and
     # its own); () = any, for an operator run outside the chart. Checked before anything changes.
     loadtest_namespaces: tuple[str, ...] = ()
+    # Namespaces where a LoadTest's faults may act on its SystemUnderTest's workloads (another
+    # system's: delete a pod, scale, restart); () = none. The chart's operator.targetNamespaces,
+    # which also grants the rights there.
+    target_namespaces: tuple[str, ...] = ()
     # What spec.runner may ask for (the chart's operator.runner): Secrets for envFromSecrets,
     # node labels and values, tolerations, affinity. Nothing unless the chart allows it.
     runner_rules: RunnerRules = field(default_factory=RunnerRules)
@@ -186,6 +190,7 @@ class OperatorSettings:
             max_replicas=int(read(env, "ELVES_MAX_REPLICAS", "10", _more_than_zero(int))),
             max_memory_bytes=int(read(env, "ELVES_MAX_MEMORY", "4Gi", _more_than_zero(parse_memory))),
             loadtest_namespaces=read(env, "ELVES_LOADTEST_NAMESPACES", "", _names),
+            target_namespaces=read(env, "ELVES_TARGET_NAMESPACES", "", _names),
             runner_rules=RunnerRules(env_secrets=read(env, "ELVES_RUNNER_ENV_SECRETS", "", _names),
                                      node_selector=read(env, "ELVES_RUNNER_NODE_SELECTOR", "", _node_selector),
                                      tolerations=read(env, "ELVES_RUNNER_TOLERATIONS", "", _tolerations),

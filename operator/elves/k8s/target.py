@@ -2,7 +2,12 @@
 one spec.target.systemUnderTest names, in the LoadTest's namespace, or else the built-in one the
 chart ships in the system's namespace. A chart from before SystemUnderTest (no CRD, or an
 operator Role without the right to read it) leaves the built-in profile as the engine states it,
-so every existing LoadTest runs as before."""
+so every existing LoadTest runs as before.
+
+Once the test has taken the system, the object is pinned (status.target: its uid and
+generation): edited, replaced or deleted before the verdict, it ends the test in Error, because
+the drain would then wait on other queues and the ledger count with other queries than the
+test started with."""
 
 from __future__ import annotations
 
@@ -12,14 +17,20 @@ from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, SUT_PLURAL
 from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, parse_system_under_test
+from elves.engine.status import TargetPin
+from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.k8s.kube import Kube
 
 FIELD = "spec.target.systemUnderTest"
 
 
-def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
-                   system_namespace: str) -> tuple[SystemUnderTestSpec | None, list[str]]:
-    """The target's spec, or what keeps it from being read, each problem naming spec.target."""
+def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namespace: str,
+                   fault_namespaces: tuple[str, ...] = ()
+                   ) -> tuple[SystemUnderTestSpec | None, list[str], TargetPin | None]:
+    """The target's spec, or what keeps it from being read, each problem naming spec.target (or the
+    fault that names a workload it may not act on: only in `fault_namespaces`, the chart's
+    operator.targetNamespaces); and the pin of the object it was read from (None: the engine's
+    own profile)."""
     if spec.target is None:
         try:
             body = kube.system_under_test(system_namespace, BUILTIN_SYSTEM_UNDER_TEST)
@@ -27,9 +38,11 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
             if exc.status != 403:
                 raise
             body = None
+        elves_own = workload_problems(spec, None, "")
         if body is None:
-            return parse_system_under_test(builtin_profile()).spec, []
-        return _parsed(body, f"the built-in SystemUnderTest {system_namespace}/{BUILTIN_SYSTEM_UNDER_TEST}")
+            return parse_system_under_test(builtin_profile()).spec, elves_own, None
+        target, problems = _parsed(body, f"the built-in SystemUnderTest {system_namespace}/{BUILTIN_SYSTEM_UNDER_TEST}")
+        return target, problems + elves_own, _pin(body, system_namespace)
     name = spec.target.system_under_test
     try:
         body = kube.system_under_test(namespace, name)
@@ -37,27 +50,43 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec,
         if exc.status != 403:
             raise
         return None, [f"{FIELD}: the operator may not read SystemUnderTest {name!r} in namespace {namespace}"
-                      " (the chart grants get on systemundertests where it runs LoadTests)"]
+                      " (the chart grants get on systemundertests where it runs LoadTests)"], None
     if body is None:
         return None, [f"{FIELD}: there is no SystemUnderTest {name!r} in namespace {namespace}"
-                      f" (kubectl -n {namespace} get {SUT_PLURAL})"]
-    target, problems = _parsed(body, f"SystemUnderTest {namespace}/{name}")
+                      f" (kubectl -n {namespace} get {SUT_PLURAL})"], None
+    what = f"SystemUnderTest {namespace}/{name}"
+    target, problems = _parsed(body, what)
     if target_namespace(namespace, spec, system_namespace) is not None:  # another system than Elves'
-        problems += elves_only_parts(spec, f"SystemUnderTest {namespace}/{name}")
-    return target, problems
+        problems += elves_only_parts(spec, what) + (workload_problems(spec, target, what) if target else [])
+        if namespace not in fault_namespaces:
+            problems += [f"spec.faults[{index}].{fault.action.kind}.workload: the operator may not act on workloads in"
+                         f" namespace {namespace} (the chart's operator.targetNamespaces lists where it may)"
+                         for index, fault in enumerate(spec.faults) if workload_of(fault) is not None]
+    else:
+        problems += workload_problems(spec, None, what)
+    return target, problems, _pin(body, namespace)
 
 
-def elves_only_parts(spec: LoadTestSpec, what: str) -> list[str]:
-    """The parts of a test of another system that would act on Elves' own system instead: faults,
-    spec.system, reset and system sweeps change Elves' deployments (elves.constants.DEPLOYMENTS) in
-    its namespace, never a target's workloads (not yet), so they are refused, naming the field,
-    rather than aimed at the wrong system."""
-    why = f"acts on Elves' own deployments, not on the workloads of {what} (not yet supported)"
-    problems = [f"spec.faults[{i}]: {why}" for i in range(len(spec.faults))]
-    problems += [f"spec.system: {why}"] if spec.system.as_written() else []
-    problems += [f"spec.reset: {why}"] if spec.reset else []
-    problems += [f"spec.sweep.{key}: {why}" for key in spec.sweep or {} if key.startswith("system.")]
-    return problems
+def _pin(body: dict, namespace: str) -> TargetPin:
+    meta = body.get("metadata") or {}
+    return TargetPin(namespace=meta.get("namespace") or namespace, name=meta.get("name") or "",
+                     uid=meta.get("uid") or "", generation=int(meta.get("generation") or 0))
+
+
+def target_changes(pinned: TargetPin | None, now: TargetPin | None) -> list[str]:
+    """What became of the SystemUnderTest pinned when the test took the system (none: unchanged,
+    or nothing pinned yet), as a problem naming spec.target."""
+    if pinned is None or now == pinned:
+        return []
+    what = f"SystemUnderTest {pinned.namespace}/{pinned.name}"
+    if now is None or (now.namespace, now.name) != (pinned.namespace, pinned.name):
+        change = "is gone"
+    elif now.uid != pinned.uid:
+        change = "was deleted and created again"
+    else:
+        change = f"was edited (generation {pinned.generation} -> {now.generation})"
+    return [f"{FIELD}: {what} {change} while the test ran; the drain and the ledger judge the queues and counts"
+            " the test started with: run the test again to judge the new ones"]
 
 
 def _parsed(body: dict, what: str) -> tuple[SystemUnderTestSpec | None, list[str]]:

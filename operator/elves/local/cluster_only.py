@@ -1,11 +1,14 @@
-"""What a LoadTest may ask that only a cluster can do: the local mode refuses it before anything
-starts, naming the field (a cluster refuses the local-only parts the same way: elves.k8s.faults)."""
+"""What a LoadTest may ask that the local mode cannot do: autoscaling (a cluster's), and, in a
+test of another system than Elves', what would act on Elves' processes instead of the target's
+(elves.engine.target_scope). Refused before anything starts, naming the field (a cluster
+refuses the local-only parts the same way: elves.k8s.faults)."""
 
 from __future__ import annotations
 
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.plan import expand_sweep
+from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
 
 
 def cluster_only_problems(test: LoadTest) -> list[str]:
@@ -18,9 +21,13 @@ def cluster_only_problems(test: LoadTest) -> list[str]:
             problems.setdefault(field, f"{field}: autoscaling needs a cluster (KEDA or the HPA own the replicas "
                                        f"there); the local mode runs fixed replicas: set spec.system.replicas."
                                        f"{deployment} instead, or apply the LoadTest on a cluster{where}")
-    if test.spec.system_under_test != BUILTIN_SYSTEM_UNDER_TEST:
-        problems["spec.target.systemUnderTest"] = (
-            f"spec.target.systemUnderTest: {test.spec.system_under_test!r} is a SystemUnderTest on a cluster; the"
-            f" local mode runs and judges Elves' own system only: drop target (or name {BUILTIN_SYSTEM_UNDER_TEST!r}),"
-            " or apply the LoadTest on a cluster")
+    if (name := test.spec.system_under_test) != BUILTIN_SYSTEM_UNDER_TEST:
+        local = "the local mode starts, stops and scales Elves' processes only"
+        found = elves_only_parts(test.spec, f"SystemUnderTest {name!r}", local, workload_faults=False)
+        found += [f"spec.faults[{index}].{fault.action.kind}.workload: {local}, not another system's"
+                  for index, fault in enumerate(test.spec.faults) if workload_of(fault) is not None]
+    else:
+        found = workload_problems(test.spec, None, "")
+    for problem in found:
+        problems.setdefault(problem.split(":", 1)[0], problem)
     return list(problems.values())

@@ -28,7 +28,7 @@ from elves.local.layout import Layout
 from elves.local.os_users import check_reachable, let_pass, own, own_tree, unprivileged
 from elves.local.ports import HOST, Ports
 from elves.local.processes import Child, run_command
-from elves.local.prometheus_config import render_config
+from elves.local.prometheus_config import OWN_SYSTEM_TARGETS, render_config
 
 log = logging.getLogger(__name__)
 
@@ -326,15 +326,20 @@ class Prometheus(Component):
     def targets_file(self) -> Path:
         return self.layout.prometheus / "targets" / "services.json"
 
+    @property
+    def own_system_file(self) -> Path:
+        return self.layout.prometheus / OWN_SYSTEM_TARGETS
+
     def prepare(self) -> None:
         _require(PROMETHEUS, "prometheus")
         self.own(self.layout.prometheus)
         own_tree(self.layout.prometheus, self.os_user)
         self.targets_file.parent.mkdir(parents=True, exist_ok=True)
-        if not self.targets_file.exists():
-            self.targets_file.write_text("[]\n")
+        for listing in (self.targets_file, self.own_system_file):
+            if not listing.exists():
+                listing.write_text("[]\n")
         (self.layout.prometheus / "prometheus.yml").write_text(
-            render_config(self.ports, self.targets_file))
+            render_config(self.ports, self.targets_file, self.own_system_file))
 
     def child(self) -> Child:
         argv = [

@@ -5,7 +5,10 @@ ServiceMonitor names it after the Service) from a file the supervisor rewrites w
 replicas come and go; `rabbitmq` (aggregated /metrics) and `rabbitmq-queues`
 (/metrics/detailed with the families of RABBITMQ_DETAILED_FAMILIES only: per-queue
 depth, consumers and message rates, as the chart scrapes them, without the costly
-per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured).
+per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured); `own-system`:
+a team's own services on this machine, judged as a SystemUnderTest (docs/own-system.md), from
+a file_sd file the user writes (OWN_SYSTEM_TARGETS: [{"targets": ["127.0.0.1:9100"]}]),
+loopback addresses only.
 
 Every series of the system carries `namespace` = SYSTEM_NAMESPACE, as a cluster's
 ServiceMonitors and kube-state-metrics label them, so the engine's system queries (which
@@ -26,9 +29,13 @@ from elves.local.ports import HOST, Ports
 from elves.local.replicas import Replica
 
 SCRAPE_INTERVAL = "5s"
+# The file a user lists their own services' metrics endpoints in, under the Prometheus directory.
+OWN_SYSTEM_TARGETS = "targets/own-system.json"
+# The local Prometheus scrapes this machine only, whatever that file says.
+LOOPBACK_ADDRESS = r"(127\.0\.0\.1|localhost|\[::1\]):[0-9]+"
 
 
-def render_config(ports: Ports, targets_file: Path) -> str:
+def render_config(ports: Ports, targets_file: Path, own_system_file: Path | None = None) -> str:
     def static(port: int) -> list[dict]:
         return [{"targets": [f"{HOST}:{port}"], "labels": {"namespace": SYSTEM_NAMESPACE}}]
 
@@ -51,6 +58,12 @@ def render_config(ports: Ports, targets_file: Path) -> str:
              "static_configs": static(ports.supervisor)},
         ],
     }
+    if own_system_file is not None:
+        config["scrape_configs"].append({
+            "job_name": "own-system",
+            "file_sd_configs": [{"files": [str(own_system_file)], "refresh_interval": "5s"}],
+            "relabel_configs": [{"source_labels": ["__address__"], "regex": LOOPBACK_ADDRESS, "action": "keep"}],
+        })
     return yaml.safe_dump(config, sort_keys=False)
 
 

@@ -69,9 +69,12 @@ def commit() -> str:
     return _git("rev-parse", "--short", "HEAD") or ""
 
 
-def dirty() -> bool | None:
-    """Whether the checkout has changes the commit does not hold (None outside one)."""
-    status = _git("status", "--porcelain", "--untracked-files=no")
+def dirty(*outputs: Path) -> bool | None:
+    """Whether the checkout has changes the commit does not hold (None outside one), besides the
+    suite's own `outputs` (the results it writes after each case would make every case after
+    the first look like uncommitted code)."""
+    excluded = [f":(top,exclude){repo_relative(path)}" for path in outputs]
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", ".", *excluded)
     return None if status is None else bool(status)
 
 
@@ -122,8 +125,9 @@ def _first(path: str, prefix: str) -> str:
     return ""
 
 
-def machine() -> dict[str, Any]:
-    """What the figures were measured on, and how busy it was when the suite began."""
+def machine(*outputs: Path) -> dict[str, Any]:
+    """What the figures were measured on, and how busy it was when the suite began (`outputs`:
+    what the suite writes, not counted as uncommitted changes)."""
     memory_kib = _first("/proc/meminfo", "MemTotal").split()[0] if _first("/proc/meminfo", "MemTotal") else "0"
     return {
         "cpu": _first("/proc/cpuinfo", "model name"),
@@ -133,7 +137,7 @@ def machine() -> dict[str, Any]:
         "kernel": platform.release(),
         "python": platform.python_version(),
         "commit": commit(),
-        "dirty": dirty(),
+        "dirty": dirty(*outputs),
         "loadAverage": list(os.getloadavg()),
         "cpuSplit": local_cpu_split(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -171,8 +175,9 @@ def wait_until_settled(out=sys.stdout, timeout: float = SETTLE_TIMEOUT_SECONDS) 
 
 
 def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys.stdout,
-             quiet_wait: float = QUIET_WAIT_SECONDS) -> int:
-    """Run one case; copy its summary (and plotted series) to results/<id>/ with run.json."""
+             quiet_wait: float = QUIET_WAIT_SECONDS, page_files: tuple[Path, ...] = ()) -> int:
+    """Run one case; copy its summary (and plotted series) to results/<id>/ with run.json
+    (`page_files`: the results page the suite rewrites, not counted as uncommitted changes)."""
     source = case_file(study_path, case)
     assert source is not None
     reports_dir = reports / case.id
@@ -196,7 +201,7 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
         code = run_file(str(path), LocalPlatform, reports_dir=reports_dir, out=out)
     record = {
         "case": case.id, "file": case.file, "ran": repo_relative(path), "suiteDuration": case.suite.duration,
-        "commit": commit(), "dirty": dirty(),
+        "commit": commit(), "dirty": dirty(results, reports, *page_files),
         "exitCode": code, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "wallSeconds": round(time.time() - started, 1),
         "cpu": _first("/proc/cpuinfo", "model name"), "cores": cores, "loadAverageBefore": list(load_before), "loadAverageAfter": list(os.getloadavg()),
@@ -251,7 +256,9 @@ def run_suite(directory: Path, results: Path, reports: Path, page: Path, only: l
         print(f"elves suite: no such case: {', '.join(unknown)}", file=sys.stderr)
         return 2
     results.mkdir(parents=True, exist_ok=True)
-    (results / MACHINE_FILE).write_text(json.dumps(machine(), indent=1) + "\n", encoding="utf-8")
+    page_files = (page, page.with_suffix(".html"))  # what write_page writes
+    (results / MACHINE_FILE).write_text(json.dumps(machine(results, reports, *page_files), indent=1) + "\n",
+                                        encoding="utf-8")
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
     stop = _stop_on_signals()
     harness_errors = []
@@ -259,7 +266,7 @@ def run_suite(directory: Path, results: Path, reports: Path, page: Path, only: l
         for case in cases:
             if case.file is None or (only and case.id not in only):
                 continue
-            if run_case(study_path, case, results, reports, out, quiet_wait) == 2:
+            if run_case(study_path, case, results, reports, out, quiet_wait, page_files) == 2:
                 harness_errors.append(case.id)
             if study_path.exists():
                 write_page(results, study_path, page)

@@ -133,7 +133,9 @@ def test_operator_patches_deletes_and_writes_only_what_it_must(helm, values_file
     """The services' Deployments by name; ConfigMap and Secret writes never through a cluster-wide
     binding, and the one Secret it reads by name."""
     objects = render(helm, values_file)
-    for _, rule in rules_of(objects, "Role"):
+    for name, rule in rules_of(objects, "Role"):
+        if name.endswith("-target-workloads"):  # another system's, only where values list (below)
+            continue
         if {"deployments", "deployments/scale"} & set(rule["resources"]):
             assert rule["resourceNames"] == sorted(SERVICES), rule
         if "statefulsets" in rule["resources"] or ("leases" in rule["resources"] and "update" in rule["verbs"]):
@@ -182,3 +184,27 @@ def test_namespace_list_gets_roles_not_cluster_roles(helm):
                   if any("loadtests" in r["resources"] for r in o["rules"])}
     assert namespaces == {"elves", "load-tests"}
     assert any("kopfpeerings" in r["resources"] for _, r in rules_of(objects, "Role"))
+
+
+def test_another_systems_workloads_are_reachable_only_in_the_target_namespaces_values_list(helm):
+    """Faults on a SystemUnderTest's workloads (elves.k8s.target_workloads): nothing by default;
+    with operator.targetNamespaces, a Role in each of them and nowhere else, with what the faults
+    do (read, patch and scale Deployments and StatefulSets, delete pods), and the operator told."""
+    def target_roles(objects):
+        return {o["metadata"]["namespace"]: o["rules"] for o in of_kind(objects, "Role")
+                if o["metadata"]["name"].endswith("-target-workloads")}
+
+    plain = render(helm)
+    assert target_roles(plain) == {}
+    operator = named(plain, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]
+    assert env_of(operator)["ELVES_TARGET_NAMESPACES"]["value"] == ""
+    objects = render(helm, None, "operator.loadTestNamespaces={shop,team-a}", "operator.targetNamespaces={shop}")
+    roles = target_roles(objects)
+    assert list(roles) == ["shop"]
+    assert [(r["apiGroups"], r["resources"], r["verbs"]) for r in roles["shop"]] == [
+        (["apps"], ["deployments", "statefulsets", "deployments/scale", "statefulsets/scale"], ["get", "patch"]),
+        ([""], ["pods"], ["get", "list", "delete"])]
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"].endswith("-target-workloads")]
+    assert [(b["metadata"]["namespace"], b["subjects"][0]["name"]) for b in bindings] == [("shop", "elves-operator")]
+    operator = named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]
+    assert env_of(operator)["ELVES_TARGET_NAMESPACES"]["value"] == "shop"

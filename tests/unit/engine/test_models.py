@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from elves.engine.models.errors import SpecError
-from elves.engine.models.loadtest import LoadTest, load_file, load_resources, parse_loadtest
+from elves.engine.models.loadtest import LoadTest, load_resources, parse_loadtest
 from elves.engine.units import Duration
 
 REPO = Path(__file__).resolve().parents[3]
@@ -213,13 +213,13 @@ def test_files_with_yaml_errors_or_nothing_in_them(tmp_path):
     broken = tmp_path / "broken.yaml"
     broken.write_text("spec: [unclosed\n")
     with pytest.raises(SpecError, match="not valid YAML"):
-        load_file(str(broken))
+        load_resources(str(broken))
     empty = tmp_path / "empty.yaml"
     empty.write_text("# nothing\n")
     with pytest.raises(SpecError, match="no LoadTest"):
-        load_file(str(empty))
+        load_resources(str(empty))
     with pytest.raises(SpecError, match="cannot read"):
-        load_file(str(tmp_path / "missing.yaml"))
+        load_resources(str(tmp_path / "missing.yaml"))
 
 
 EXAMPLES = sorted((REPO / "loadtests" / "examples").rglob("*.yaml"))

@@ -56,16 +56,16 @@ def spec(**fields: Any):
 def test_no_target_is_the_builtin_one_or_the_engines_profile_where_the_chart_has_none():
     shipped = copy.deepcopy(builtin_profile())
     shipped["spec"]["queues"] = {"rabbitmq": ["elves.ingestor.data.in"]}
-    target, problems = resolve_target(TargetsKube({("elves", "elves"): shipped}), "team", spec(), "elves")
+    target, problems, _ = resolve_target(TargetsKube({("elves", "elves"): shipped}), "team", spec(), "elves")
     assert problems == [] and target.queues.rabbitmq == ["elves.ingestor.data.in"]
     for kube in (TargetsKube(), TargetsKube(refuse=403)):  # none (or no CRD: 404), or not readable
-        target, problems = resolve_target(kube, "team", spec(), "elves")
+        target, problems, _ = resolve_target(kube, "team", spec(), "elves")
         assert problems == [] and target.queues.rabbitmq == list(WORK_QUEUES)
 
 
 def test_a_named_target_is_read_in_the_loadtests_namespace():
     kube = TargetsKube({("team", "orders"): ORDERS, ("elves", "orders"): builtin_profile()})
-    target, problems = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}), "elves")
+    target, problems, _ = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}), "elves")
     assert problems == [] and [w.name for w in target.workloads] == ["orders-api"]
 
 
@@ -75,11 +75,12 @@ def test_a_test_of_another_system_may_not_fault_scale_reset_or_sweep_elves_own_d
     kube = TargetsKube({("team", "orders"): ORDERS, ("elves", "elves"): builtin_profile()})
     acting = {"faults": [{"at": "10s", "killPod": {"deployment": "ingestor"}}], "system": {"replicas": {"gateway": 2}},
               "reset": True, "sweep": {"system.replicas.ingestor": [1, 2], "load.rate": ["1/s", "2/s"]}}
-    target, problems = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}, **acting), "elves")
+    target, problems, _ = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}, **acting), "elves")
     assert [p.split(":")[0] for p in problems] == [
         "spec.faults[0]", "spec.system", "spec.reset", "spec.sweep.system.replicas.ingestor"]
     assert problems[0].endswith("acts on Elves' own deployments, not on the workloads of SystemUnderTest team/orders"
-                                " (not yet supported)")
+                                " (name one of its workloads in workload instead)")
+    assert problems[1].endswith("not on the workloads of SystemUnderTest team/orders (not yet supported)")
     # Elves' own, named or not, may have them all; another system's test without them is fine.
     for named in ({"target": {"systemUnderTest": "elves"}}, {}):
         assert resolve_target(kube, "elves", spec(**named, **acting), "elves")[1] == []
@@ -93,7 +94,7 @@ def test_a_test_of_another_system_may_not_fault_scale_reset_or_sweep_elves_own_d
      "SystemUnderTest team/orders is invalid: spec.queues: set exactly one of rabbitmq"),
 ])
 def test_a_missing_unreadable_or_invalid_target_is_a_problem_naming_the_field(kube, says):
-    target, problems = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}), "elves")
+    target, problems, _ = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}), "elves")
     assert target is None and problems == [f"spec.target.systemUnderTest: {says}" + problems[0].split(says, 1)[1]]
 
 
@@ -161,3 +162,49 @@ def test_the_drain_waits_on_the_targets_queues():
     own = QueuePrometheus({"a": 2.0}, scraped=None)
     assert queue_blockers(Queues(promql="sum by (queue) (depth)"), own, window) == ["a holds 2"]
     assert own.queries == ["sum by (queue) (depth)"]
+
+
+def test_the_target_is_pinned_by_uid_and_generation_and_any_change_named():
+    from elves.engine.status import TargetPin
+    from elves.k8s.target import target_changes
+
+    body = {**ORDERS, "metadata": {"name": "orders", "namespace": "team", "uid": "u-1", "generation": 3}}
+    _, _, pin = resolve_target(TargetsKube({("team", "orders"): body}), "team", spec(target={"systemUnderTest": "orders"}),
+                               "elves")
+    assert pin == TargetPin(namespace="team", name="orders", uid="u-1", generation=3)
+    assert target_changes(None, pin) == [] and target_changes(pin, pin) == []  # nothing pinned yet; unchanged
+    edited = pin.model_copy(update={"generation": 4})
+    (problem,) = target_changes(pin, edited)
+    assert problem.startswith("spec.target.systemUnderTest: SystemUnderTest team/orders was edited (generation 3 -> 4)"
+                              " while the test ran")
+    assert "was deleted and created again" in target_changes(pin, pin.model_copy(update={"uid": "u-2"}))[0]
+    assert "team/orders is gone" in target_changes(pin, None)[0]
+    # The engine's own profile (no object to read) pins nothing.
+    assert resolve_target(TargetsKube(), "team", spec(), "elves")[2] is None
+
+
+def test_a_fault_may_name_a_workload_the_target_lists_by_name_and_only_in_a_test_of_another_system():
+    orders = {**ORDERS, "spec": {**ORDERS["spec"], "workloads": [{"name": "orders-api"}, {"name": "orders-worker"},
+                                                                 {"selector": {"matchLabels": {"app": "shop"}}}]}}
+    kube = TargetsKube({("team", "orders"): orders, ("elves", "elves"): builtin_profile()})
+
+    def problems_of(namespace: str, *faults: dict, allowed: tuple[str, ...] = ("team",), **fields: Any) -> list[str]:
+        return resolve_target(kube, namespace, spec(faults=list(faults), **fields), "elves", allowed)[1]
+
+    kill_worker = {"at": "10s", "killPod": {"workload": "orders-worker"}}
+    scale_api = {"at": "20s", "scale": {"workload": "orders-api", "replicas": 0}}
+    assert problems_of("team", kill_worker, scale_api, target={"systemUnderTest": "orders"}) == []
+    # One it does not list by name (a selector gives none), named in the field.
+    (problem,) = problems_of("team", {"at": "10s", "restart": {"workload": "shop-web"}},
+                             target={"systemUnderTest": "orders"})
+    assert problem == ("spec.faults[0].restart.workload: 'shop-web' is not a workload SystemUnderTest team/orders lists"
+                       " by name (it lists orders-api, orders-worker)")
+    # Only where the chart lets the operator act on workloads (operator.targetNamespaces).
+    (problem,) = problems_of("team", kill_worker, allowed=("shop",), target={"systemUnderTest": "orders"})
+    assert problem == ("spec.faults[0].killPod.workload: the operator may not act on workloads in namespace team (the"
+                       " chart's operator.targetNamespaces lists where it may)")
+    # A test of Elves' own system names its deployments, by default or by name.
+    for named in ({}, {"target": {"systemUnderTest": "elves"}}):
+        (problem,) = problems_of("elves", kill_worker, **named)
+        assert problem.startswith("spec.faults[0].killPod.workload: names a workload of another system, but this test"
+                                  " judges Elves' own")

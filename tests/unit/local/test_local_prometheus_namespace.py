@@ -1,9 +1,12 @@
 """The local Prometheus, configured as the local stack configures it, scraping stand-ins for
 RabbitMQ, the supervisor and a service replica: the engine's system queries, asked for the
-namespace the local platform reports, find every series (one set of queries for both modes)."""
+namespace the local platform reports, find every series (one set of queries for both modes); a
+team's own service listed in the own-system file is scraped too (a SystemUnderTest's ledger)."""
 
 from __future__ import annotations
 
+import json
+import re
 import signal
 import threading
 from collections.abc import Iterator
@@ -20,7 +23,7 @@ from elves.engine.prometheus import Prometheus
 from elves.local import kube_state
 from elves.local.platform import LocalPlatform
 from elves.local.ports import HOST, Ports, free_offset
-from elves.local.prometheus_config import render_config, render_targets
+from elves.local.prometheus_config import LOOPBACK_ADDRESS, render_config, render_targets
 from elves.local.replicas import DeploymentSpec, Replica
 
 # What each stand-in serves, by path, as the real ones name their series (RabbitMQ's and the
@@ -33,6 +36,8 @@ RABBITMQ = {
 REPLICA = Replica("registry", 0, 1, phase="running", ready=True, restarts=2, last_reason="Error", last_exit_code=3)
 SUPERVISOR = {"/metrics": kube_state.render([DeploymentSpec("registry", 1)], [REPLICA])}
 SERVICE = {"/actuator/prometheus": 'jvm_memory_used_bytes{application="registry",area="heap",id="G1 Old Gen"} 1.5e8\n'}
+# A team's own service on this machine (docs/own-system.md): what its SystemUnderTest's ledger counts.
+OWN_SERVICE = {"/metrics": 'orders_saved_total{test_id="shop/orders-steady/0"} 5\n'}
 
 
 def serve(port: int, pages: dict[str, str]) -> ThreadingHTTPServer:
@@ -63,12 +68,16 @@ def local_prometheus(tmp_path_factory) -> Iterator[Prometheus]:
     assert offset is not None, "no free port offset for the stand-ins"
     ports = Ports(offset)
     servers = [serve(ports.rabbitmq_prometheus, RABBITMQ), serve(ports.supervisor, SUPERVISOR),
-               serve(ports.replica_management("registry", 0), SERVICE)]
+               serve(ports.replica_management("registry", 0), SERVICE),
+               serve(ports.replica_management("ingestor", 0), OWN_SERVICE)]
     workdir = tmp_path_factory.mktemp("local-prometheus")
     prometheus = PrometheusServer(workdir)
     targets = workdir / "targets.json"
     targets.write_text(render_targets(ports, [REPLICA]))
-    (workdir / "prometheus.yml").write_text(render_config(ports, targets))
+    own_system = workdir / "own-system.json"
+    own_system.write_text(json.dumps([{"targets": [f"{HOST}:{ports.replica_management('ingestor', 0)}"],
+                                       "labels": {"job": "orders"}}]))
+    (workdir / "prometheus.yml").write_text(render_config(ports, targets, own_system))
     prometheus.process.send_signal(signal.SIGHUP)  # Prometheus re-reads its configuration
     yield Prometheus(prometheus.url, system_namespace=LocalPlatform.system_namespace)
     prometheus.stop()
@@ -82,9 +91,9 @@ def test_the_engines_system_queries_find_the_local_series_in_the_platforms_names
 
     def every_job_scraped() -> bool:
         # The next scrape after the reload: 5 s (prometheus_config.SCRAPE_INTERVAL).
-        return len(prom.query('up == 1')) == 4
+        return len(prom.query('up == 1')) == 5
 
-    wait_for(every_job_scraped, "the local Prometheus to scrape the four stand-in jobs", 30, interval=0.5)
+    wait_for(every_job_scraped, "the local Prometheus to scrape the five stand-in jobs", 30, interval=0.5)
     assert prom.by_label(promql.queue_depth(namespace=namespace), "queue") == {QUEUE_INGESTOR_DATA: 9}
     assert prom.by_label(promql.restarts_total(namespace=namespace), "container") == {"registry": 2}
     assert prom.by_label(promql.replicas_ready(namespace=namespace), "deployment") == {"registry": 1}
@@ -95,3 +104,13 @@ def test_the_engines_system_queries_find_the_local_series_in_the_platforms_names
     assert heap == {"registry": 1.5e8}
     # Another namespace sees nothing of this system.
     assert prom.by_label(promql.queue_depth(namespace="other"), "queue") == {}
+
+
+def test_a_teams_own_service_is_scraped_and_only_on_this_machine(local_prometheus):
+    prom = local_prometheus
+    wait_for(lambda: prom.query('up{job="orders"} == 1'), "the own-system job's first scrape", 30, interval=0.5)
+    assert prom.query('sum(orders_saved_total{test_id="shop/orders-steady/0"})')[0].value == 5
+    # Prometheus anchors a relabel regex at both ends: only loopback addresses are kept.
+    kept = [a for a in ("127.0.0.1:9100", "localhost:9100", "[::1]:9100", "10.88.0.5:9100", "127.0.0.1.example:80",
+                        "orders.shop.svc:8080") if re.fullmatch(LOOPBACK_ADDRESS, a)]
+    assert kept == ["127.0.0.1:9100", "localhost:9100", "[::1]:9100"]

@@ -1,5 +1,6 @@
-"""The local mode refuses spec.system.autoscaling (KEDA and the HPA need a cluster) and a target other
-than Elves' own system before it starts anything, naming the field and what to do instead."""
+"""The local mode refuses spec.system.autoscaling (KEDA and the HPA need a cluster) and, in a test of
+another system, what would act on Elves' processes instead (faults, spec.system, reset, system
+sweeps), before it starts anything, naming the field and what to do instead."""
 
 from __future__ import annotations
 
@@ -37,13 +38,54 @@ def test_fixed_replicas_are_not_refused():
     assert cluster_only_problems(fixed) == []
 
 
-def test_a_foreign_target_is_refused_and_the_builtin_one_is_not():
+def test_a_foreign_target_is_judged_but_its_faults_and_system_changes_are_refused():
     from elves.engine.models.loadtest import parse_loadtest
 
-    def targeting(name):
+    def targeting(name, **spec):
         return parse_loadtest({**LOADTEST, "spec": {**LOADTEST["spec"], "sweep": None,
-                                                    "target": {"systemUnderTest": name}}})
+                                                    "target": {"systemUnderTest": name}, **spec}})
 
-    (problem,) = cluster_only_problems(targeting("orders"))
-    assert problem.startswith("spec.target.systemUnderTest: 'orders' is a SystemUnderTest on a cluster")
-    assert cluster_only_problems(targeting("elves")) == []
+    assert cluster_only_problems(targeting("orders")) == []
+    assert cluster_only_problems(targeting("elves", faults=[{"at": "10s", "killPod": {"deployment": "ingestor"}}])) == []
+    problems = cluster_only_problems(targeting("orders", faults=[{"at": "10s", "killPod": {"deployment": "ingestor"}}],
+                                               system={"replicas": {"ingestor": 2}}))
+    assert [p.split(":")[0] for p in problems] == ["spec.faults[0]", "spec.system"]
+    assert all("not on the workloads of SystemUnderTest 'orders' (the local mode starts, stops and scales Elves'"
+               " processes only)" in p for p in problems)
+    # A workload fault: not another system's processes, and not in a test of Elves' own either.
+    kill_worker = [{"at": "10s", "killPod": {"workload": "orders-worker"}}]
+    (problem,) = cluster_only_problems(targeting("orders", faults=kill_worker))
+    assert problem == ("spec.faults[0].killPod.workload: the local mode starts, stops and scales Elves' processes only,"
+                       " not another system's")
+    (problem,) = cluster_only_problems(targeting("elves", faults=kill_worker))
+    assert problem.startswith("spec.faults[0].killPod.workload: names a workload of another system, but this test"
+                              " judges Elves' own")
+
+
+def test_the_target_comes_from_the_loadtests_own_file(tmp_path, capsys):
+    from elves.engine.drive import file_target
+    from elves.engine.models.loadtest import load_resources
+
+    orders = {"apiVersion": "elves.dev/v1alpha1", "kind": "SystemUnderTest", "metadata": {"name": "orders"},
+              "spec": {"workloads": [{"name": "orders-api"}], "queues": {"rabbitmq": ["orders.in"]},
+                       "ledger": {"accepted": {"endpoint": "placeOrder"},
+                                  "persisted": {"promql": 'sum(orders_saved_total{test_id="$TEST_ID"})'}}}}
+    test = {**LOADTEST, "spec": {**LOADTEST["spec"], "sweep": None, "target": {"systemUnderTest": "orders"}}}
+    both = tmp_path / "both.yaml"
+    both.write_text(yaml.safe_dump_all([orders, test]))
+    resources = load_resources(str(both))
+    systems = [r for r in resources if r.kind == "SystemUnderTest"]
+    target, problem = file_target(resources[1], systems, str(both))
+    assert problem == "" and target is not None and target.queues.rabbitmq == ["orders.in"]
+
+    # Named but not in the file: refused before the platform is built, saying where it looked.
+    alone = tmp_path / "alone.yaml"
+    alone.write_text(yaml.safe_dump_all([{**orders, "metadata": {"name": "billing"}}, test]))
+
+    def no_platform():
+        raise AssertionError("the platform was built: the refusal came too late")
+
+    assert run_file(str(alone), no_platform, out=io.StringIO(), refuse=cluster_only_problems) == EXIT_HARNESS_ERROR
+    error = capsys.readouterr().err
+    assert f"spec.target.systemUnderTest: no SystemUnderTest 'orders' in {alone}" in error
+    assert "it holds 'billing'" in error

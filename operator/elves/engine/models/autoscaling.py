@@ -94,7 +94,7 @@ def _scale_fault_rule(deployment: str) -> Rule:
     """No scale fault on a deployment whose replicas an autoscaler owns: it would undo the fault."""
     return Rule(
         f"!has(self.faults) || !({_cel_autoscaled(deployment)} || {_cel_swept(deployment)})"
-        f" || self.faults.all(f, !has(f.scale) || f.scale.deployment != '{deployment}')",
+        f" || self.faults.all(f, !has(f.scale) || !has(f.scale.deployment) || f.scale.deployment != '{deployment}')",
         f"faults: a scale fault on the {deployment}, which system.autoscaling.{deployment} autoscales: "
         f"its autoscaler owns the replicas and would undo it (use killPod or restart, or mode: {FIXED})",
         lambda spec: bool(_scale_faults_on(spec, deployment)),

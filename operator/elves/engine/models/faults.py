@@ -6,7 +6,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from elves.engine.models.fields import Deployment
+from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, Deployment
 from elves.engine.modelbase import Rule, SpecModel
 from elves.engine.units import Cpu, Duration, Memory
 
@@ -25,26 +25,43 @@ class FaultAction(SpecModel):
 
     def label(self) -> str:
         """A few words for a plot marker: "killPod registry", "scale ingestor to 0"."""
-        return f"{self.kind} {getattr(self, 'deployment', '')}".strip()
+        return f"{self.kind} {getattr(self, 'subject', '') or getattr(self, 'deployment', '')}".strip()
 
 
-class ScaleFault(FaultAction):
+class WorkloadAction(FaultAction):
+    """An action on one of Elves' deployments, or on a workload of the SystemUnderTest the test
+    names (spec.target): which one, the operator checks against the target when it reads it."""
+
+    rules = (Rule("has(self.deployment) != has(self.workload)",
+                  "set exactly one of deployment (Elves' own) or workload (one the SystemUnderTest of spec.target"
+                  " lists by name)",
+                  lambda a: (a.deployment is None) == (a.workload is None)),)
+
+    deployment: Deployment | None = Field(None, description="One of Elves' own deployments.")
+    workload: str | None = Field(None, pattern=DNS_SUBDOMAIN_PATTERN, max_length=253,
+                                 description="A workload the SystemUnderTest of spec.target lists by name (another"
+                                             " system than Elves'; a cluster only).")
+
+    @property
+    def subject(self) -> str:
+        """The deployment or the workload acted on."""
+        return self.deployment or self.workload or ""
+
+
+class ScaleFault(WorkloadAction):
     kind = "scale"
-    deployment: Deployment
     replicas: int = Field(ge=0, le=100)
 
     def label(self) -> str:
-        return f"scale {self.deployment} to {self.replicas}"
+        return f"scale {self.subject} to {self.replicas}"
 
 
-class KillPodFault(FaultAction):
+class KillPodFault(WorkloadAction):
     kind = "killPod"
-    deployment: Deployment
 
 
-class RestartFault(FaultAction):
+class RestartFault(WorkloadAction):
     kind = "restart"
-    deployment: Deployment
 
 
 class PauseFault(FaultAction):
@@ -91,7 +108,7 @@ class Fault(SpecModel):
 
     at: Duration = Field(description="When, counted from the start of the load.")
     scale: ScaleFault | None = Field(None, description="Set the replicas of a deployment.")
-    kill_pod: KillPodFault | None = Field(None, description="SIGKILL the main process of one replica; it restarts in place (on a cluster: kill -9 through exec).")
+    kill_pod: KillPodFault | None = Field(None, description="SIGKILL the main process of one replica; it restarts in place (on a cluster: kill -9 through exec; a target's workload: its pod deleted at once, and its controller starts another).")
     restart: RestartFault | None = Field(None, description="Rolling restart of a deployment.")
     pause: PauseFault | None = Field(None, description="Freeze a deployment's processes for a while (local mode).")
     restart_infra: InfraFault | None = Field(None, description="Stop and start RabbitMQ or PostgreSQL.")

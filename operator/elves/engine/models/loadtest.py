@@ -68,14 +68,9 @@ def _sources(path: str, documents: list[Any]) -> list[str]:
     return [path if len(documents) == 1 else f"{path} (document {index + 1})" for index in range(len(documents))]
 
 
-def load_file(path: str) -> list[LoadTest]:
-    """Every LoadTest in a YAML file (several documents allowed); SpecError on the first bad one."""
-    documents = _documents(path)
-    return [parse_loadtest(document, source) for document, source in zip(documents, _sources(path, documents))]
-
-
 def load_resources(path: str) -> list[LoadTest | SystemUnderTest]:
-    """Every LoadTest and SystemUnderTest in a YAML file, each read by its kind (`elves validate`)."""
+    """Every LoadTest and SystemUnderTest in a YAML file, each read by its kind (`elves validate`, `elves run`);
+    SpecError on the first bad one."""
     documents = _documents(path)
     return [parse_system_under_test(document, source)
             if isinstance(document, dict) and document.get("kind") == SUT_KIND else parse_loadtest(document, source)

@@ -1,0 +1,57 @@
+"""What a test may ask of the system it judges, on either platform.
+
+A test of another system than Elves' own may not ask what acts on Elves' deployments: faults
+naming a `deployment`, pause, resources, restartInfra, spec.system, reset and system sweeps
+change Elves' deployments (elves.constants.DEPLOYMENTS), on a cluster in its namespace, locally
+through the supervisor. Aimed at another system they would change Elves' system instead of the
+target's, so they are refused, each naming its field, before anything starts. Its faults name a
+`workload` instead: one its SystemUnderTest lists by name (elves.k8s.target_workloads acts on
+it, on a cluster); a test of Elves' own system names deployments, never workloads."""
+
+from __future__ import annotations
+
+from elves.engine.models.faults import Fault
+from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.target import SystemUnderTestSpec
+
+
+def workload_of(fault: Fault) -> str | None:
+    """The workload of another system a fault names (None: it acts on Elves' own)."""
+    return getattr(fault.action, "workload", None)
+
+
+def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supported",
+                     workload_faults: bool = True) -> list[str]:
+    """The fields of `spec` that would act on Elves' deployments instead of `what` (the target);
+    `why` says why there is no way to ask the same of the target's (spec.system, reset, sweeps,
+    and faults where the platform takes no `workload_faults`)."""
+    because = f"acts on Elves' own deployments, not on the workloads of {what}"
+    problems = []
+    for index, fault in enumerate(spec.faults):
+        if workload_of(fault) is None:
+            instead = ("name one of its workloads in workload instead" if hasattr(fault.action, "workload")
+                       else "another system's workloads take scale, killPod and restart")
+            problems.append(f"spec.faults[{index}]: {because} ({instead if workload_faults else why})")
+    because += f" ({why})"
+    problems += [f"spec.system: {because}"] if spec.system.as_written() else []
+    problems += [f"spec.reset: {because}"] if spec.reset else []
+    problems += [f"spec.sweep.{key}: {because}" for key in spec.sweep or {} if key.startswith("system.")]
+    return problems
+
+
+def workload_problems(spec: LoadTestSpec, target: SystemUnderTestSpec | None, what: str) -> list[str]:
+    """Faults naming a workload: only in a test of another system (`target`, described as `what`),
+    and only a workload its SystemUnderTest lists by name (one listed by labels has no name to give)."""
+    named = [w.name for w in target.workloads if w.name is not None] if target is not None else []
+    problems = []
+    for index, fault in enumerate(spec.faults):
+        if (workload := workload_of(fault)) is None:
+            continue
+        field = f"spec.faults[{index}].{fault.action.kind}.workload"
+        if target is None:
+            problems.append(f"{field}: names a workload of another system, but this test judges Elves' own: name"
+                            f" one of Elves' deployments in deployment instead")
+        elif workload not in named:
+            listed = ", ".join(named) if named else "none"
+            problems.append(f"{field}: {workload!r} is not a workload {what} lists by name (it lists {listed})")
+    return problems

@@ -1,0 +1,111 @@
+"""Faults on another system's workloads: those its SystemUnderTest lists by name, in the
+namespace it lives in (the LoadTest's, one the chart lets the operator serve). Nothing else of
+that namespace is touched: elves.k8s.target refuses a fault naming a workload the
+SystemUnderTest does not list before the test starts.
+
+- killPod deletes one running pod of the workload at once (grace 0), and its controller starts
+  another: unlike Elves' own images, another system's may have no shell to `kill -9` through
+  exec (elves.k8s.faults), so its replacement is a new pod, not a restart in place.
+- scale sets the workload's replicas through its scale subresource; the replicas of every
+  workload listed by name are in the test's snapshot and put back at the end.
+- restart is a rollout restart (the pod template's restartedAt annotation, as kubectl does).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from elves.engine.models.faults import FaultAction, KillPodFault, RestartFault, ScaleFault
+from elves.engine.models.target import SystemUnderTestSpec
+from elves.engine.platform import FaultApplied
+from elves.engine.status import WorkloadSnapshot
+from elves.k8s import workloads
+from elves.k8s.kube import Kube
+
+
+class TargetWorkloadError(RuntimeError):
+    """A target's workload is missing or not shaped as a fault needs; the message says which."""
+
+
+@dataclass(frozen=True)
+class TargetWorkloads:
+    """The workloads a SystemUnderTest lists by name (name -> kind), in its namespace."""
+
+    namespace: str
+    kinds: dict[str, str]
+
+    @classmethod
+    def of(cls, namespace: str, spec: SystemUnderTestSpec) -> TargetWorkloads:
+        return cls(namespace, {w.name: w.kind for w in spec.workloads if w.name is not None})
+
+
+class TargetFaults:
+    """Reads and changes the target's listed workloads (and their pods) through the API."""
+
+    def __init__(self, kube: Kube, target: TargetWorkloads, clock: Callable[[], float]):
+        self.kube, self.target, self.clock = kube, target, clock
+
+    def _read(self, name: str, kind: str) -> dict[str, Any] | None:
+        read = self.kube.deployment if kind == "Deployment" else self.kube.statefulset
+        return read(self.target.namespace, name)
+
+    def _workload(self, name: str) -> tuple[str, dict[str, Any]]:
+        kind = self.target.kinds.get(name)
+        if kind is None:  # elves.k8s.target refuses such a fault first; a target edited since is refused too
+            raise TargetWorkloadError(f"{name} is not a workload the SystemUnderTest lists by name")
+        body = self._read(name, kind)
+        if body is None:
+            raise TargetWorkloadError(f"{kind} {name} not found in namespace {self.target.namespace}")
+        return kind, body
+
+    def snapshot(self) -> dict[str, WorkloadSnapshot]:
+        """The replicas of every listed workload that exists (a missing one fails only the fault that names it)."""
+        found = {name: (kind, self._read(name, kind)) for name, kind in sorted(self.target.kinds.items())}
+        return {name: WorkloadSnapshot(kind=kind, replicas=body["spec"].get("replicas", 1))
+                for name, (kind, body) in found.items() if body is not None}
+
+    def apply(self, action: FaultAction, now: float) -> FaultApplied:
+        name = getattr(action, "workload", None) or ""
+        kind, body = self._workload(name)
+        where = f"{kind} {name} in namespace {self.target.namespace}"
+        if isinstance(action, ScaleFault):
+            before = body["spec"].get("replicas", 1)
+            scale(self.kube, self.target.namespace, kind, name, action.replicas)
+            return FaultApplied(f"scaled {where} from {before} to {action.replicas} replicas")
+        if isinstance(action, KillPodFault):
+            pod = workloads.pick_pod(self.kube.pods(self.target.namespace, _selector(body, where)), random.choice)
+            if pod is None:
+                raise TargetWorkloadError(f"no running pod of {where} to kill")
+            self.kube.delete_pod(self.target.namespace, pod["metadata"]["name"], grace_seconds=0)
+            return FaultApplied(f"deleted pod {pod['metadata']['name']} of {where} at once; its controller starts"
+                                " another")
+        if isinstance(action, RestartFault):
+            patch = self.kube.patch_deployment if kind == "Deployment" else self.kube.patch_statefulset
+            patch(self.target.namespace, name, workloads.restart_patch(self.clock()))
+            return FaultApplied(f"rollout restart of {where}")
+        raise TargetWorkloadError(f"fault action {action.kind!r} cannot act on another system's workload")
+
+
+def scale(kube: Kube, namespace: str, kind: str, name: str, replicas: int) -> None:
+    (kube.scale_deployment if kind == "Deployment" else kube.scale_statefulset)(namespace, name, replicas)
+
+
+def restore(kube: Kube, namespace: str, wanted: dict[str, WorkloadSnapshot]) -> None:
+    """Put the snapshotted replicas back (from the snapshot alone: a LoadTest deleted mid-run is
+    restored without reading its target again); a workload gone since is left gone."""
+    for name, snapshot in sorted(wanted.items()):
+        read = kube.deployment if snapshot.kind == "Deployment" else kube.statefulset
+        body = read(namespace, name)
+        if body is not None and body["spec"].get("replicas", 1) != snapshot.replicas:
+            scale(kube, namespace, snapshot.kind, name, snapshot.replicas)
+
+
+def _selector(body: dict[str, Any], where: str) -> str:
+    """The workload's pod selector as a label selector string (matchLabels only)."""
+    selector = (body.get("spec") or {}).get("selector") or {}
+    if selector.get("matchExpressions") or not selector.get("matchLabels"):
+        raise TargetWorkloadError(f"{where} selects its pods by matchExpressions; killPod needs a selector of"
+                                  " matchLabels only")
+    return ",".join(f"{key}={value}" for key, value in sorted(selector["matchLabels"].items()))
