@@ -164,7 +164,7 @@ def test_exit_code_3_of_the_jvm_is_reported_as_oomkilled(supervisor):
     wait_for(lambda: metric("kube_pod_container_status_last_terminated_reason",
                             pod=pod["pod"], reason="OOMKilled") == 1, "the OOMKilled reason", 10)
     assert metric("kube_pod_container_status_last_terminated_exitcode", pod=pod["pod"]) == 3
-    wait_for(lambda: state()["deployments"]["ingestor"]["settled"], "the ingestor back", 10)
+    wait_for(lambda: state()["deployments"]["ingestor"]["settled"], "the ingestor back", 30)  # 10 s was short on a busy machine
 
 
 def test_scale_up_and_down_and_the_proxy_balances(supervisor):
