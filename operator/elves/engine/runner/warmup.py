@@ -45,6 +45,7 @@ def watch_warmup(tick: Tick) -> float:
         return delay
     if run.warmup_started_at is None:  # its clock starts when k6 runs, as the load's does
         run.warmup_started_at = utc(tick.now)
+        tick.status.progress.deadline = utc(tick.now + plan.bound_seconds)  # stopped then, settled or not
     started = epoch(run.warmup_started_at)
     hold_start = started + plan.ramp_seconds
     elapsed = tick.now - started
