@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from elves.engine.analysis import RunWindow
+from elves.engine.console import Live, progress_line
 from elves.engine.platform import LoadRun, LoadStatus, RunKey
 from elves.engine.runner import Context, Timeouts, abort, step
 from elves.engine.status import LoadTestStatus, Step
@@ -178,6 +179,9 @@ def test_an_abort_during_the_warmup_stops_the_warmup(make_loadtest, jvms, clock)
     while status.progress.step != Step.WARMUP or status.runs[0].warmup_started_at is None:
         result = step(ctx, status, platform, clock)
         status, clock.t = result.status, clock.t + max(result.delay, 0.5)
+    # `elves run`'s live line says the warm-up is on and for how long so far.
+    line = progress_line(status, Live(), status.runs[0].warmup_started_at.timestamp() + 42, 480, 10)
+    assert line.startswith("Running    warm-up 42s  rate"), line
     ended = abort(ctx, status, platform, clock, "interrupted (Ctrl-C)").status
     assert ended.phase == "Error" and harness_error(ended).reason == "Aborted"
     assert list(platform.stopped) == ["warmup"] and "load" not in platform.started
