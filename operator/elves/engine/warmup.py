@@ -85,6 +85,8 @@ def settled_online(jit: dict[str, Points], p99: Points, hold_start: float, now: 
 def read(prom: Prometheus, test_id: str, hold_start: float, end: float) -> tuple[dict[str, Points], Points]:
     """The JIT's ms per second by deployment and the warm-up's p99, on the STEP_SECONDS grid from
     `hold_start` to `end`."""
+    if end < hold_start:  # still ramping up (or ended during it): nothing to read, and a range must not end first
+        return {}, []
     window = f"{WINDOW_SECONDS:g}s"
     jit = {s.labels.get("application", "?"): s.points for s in prom.query_range(
         promql.jvm_compilation_ms_per_second(window, namespace=prom.system_namespace), hold_start, end, STEP_SECONDS)}
@@ -97,6 +99,8 @@ def watch(prom: Prometheus, test_id: str, load_start: float, hold_start: float, 
           bound: float) -> WarmupSettling | None:
     """The finding of a warm-up still running (from `load_start`, its constant load from
     `hold_start`), once it has settled for SETTLED_HOLD_SECONDS; None while it has not."""
+    if now < hold_start + 2 * WINDOW_SECONDS + SETTLED_HOLD_SECONDS:
+        return None  # it cannot have settled for long enough yet: no need to ask
     jit, p99 = read(prom, test_id, hold_start, now)
     if settled_online(jit, p99, hold_start, now) is None:
         return None

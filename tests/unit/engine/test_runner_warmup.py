@@ -47,6 +47,7 @@ class Jvms:
             return {"resultType": "vector", "result": []}
         expr, start, end = query["query"][0], float(query["start"][0]), float(query["end"][0])
         step = float(query["step"][0])
+        assert start <= end, "Prometheus refuses a range that ends before it starts"
         self.hold_start = start if self.hold_start is None else self.hold_start
         times = [start + i * step for i in range(int((end - start) // step) + 1)]
         if "jvm_compilation_time_ms_total" in expr:
@@ -195,6 +196,16 @@ def test_a_warmup_k6_error_fails_the_test_as_a_load_error(make_loadtest, jvms, c
     assert harness_error(status).message == "k6 failed in the warm-up for local/unit/0: k6 exited with code 107" \
                                             " (script error)"
     assert "load" not in platform.started
+
+
+def test_a_warmup_k6_that_ends_by_itself_early_is_judged_as_it_was_and_the_load_follows(make_loadtest, jvms, clock):
+    # Its k6 ended during its ramp (a script whose iterations end it): nothing settled, and why.
+    platform = warming(jvms, clock, warmup_states=["starting", "running", "finished"])
+    status, _ = drive(Context(make_loadtest(load=BREAKPOINT, drain={"timeout": "10s"})), platform, clock,
+                      max_steps=2000)
+    settling = status.runs[0].warmup_settling
+    assert not settling.settled and "no JIT compilation series" in settling.reason
+    assert "warmup" not in platform.stopped and "load" in platform.started
 
 
 def test_a_warmup_that_will_not_stop_is_a_harness_error(make_loadtest, jvms, clock):
