@@ -49,19 +49,40 @@ class RunWindow:
     drain_seconds: float | None = None
     drain_completed: bool = True
     run_start: float | None = None  # when the run began, before its k6 did
+    # An auto warm-up's k6 run before the load (its own runners, tagged part=warmup): from when it
+    # began its load to when it had stopped. The run's k6 totals (what the ledger compares) take it in.
+    warmup_start: float | None = None
+    warmup_end: float | None = None
 
     @property
     def load_seconds(self) -> float:
         return max(self.load_end - self.load_start, 1e-9)
 
     def k6_begin(self) -> float:
-        """Where the run's k6 samples begin: a little before the load's start (k6's setup()
-        requests come first), but never before the run's own start. A LoadTest that runs again
-        keeps its test id, so a rerun's range must not reach the previous run's last samples:
-        their counters win a max_over_time whenever that run made more requests (a rerun at
-        one request fewer reported a lost activity log and waited out its drain)."""
-        begin = self.load_start - K6_FLUSH_SLACK_SECONDS
+        """Where the run's k6 samples begin: a little before the load's (or its auto warm-up's)
+        start (k6's setup() requests come first), but never before the run's own start. A
+        LoadTest that runs again keeps its test id, so a rerun's range must not reach the
+        previous run's last samples: their counters win a max_over_time whenever that run made
+        more requests (a rerun at one request fewer reported a lost activity log and waited out
+        its drain)."""
+        begin = (self.load_start if self.warmup_start is None else self.warmup_start) - K6_FLUSH_SLACK_SECONDS
         return begin if self.run_start is None else max(begin, self.run_start)
+
+    def measured(self) -> RunWindow:
+        """The load without its auto warm-up: its k6 samples begin once the warm-up's k6 had
+        stopped, so none of the warm-up's counters (cumulative, in series of their own) reach in."""
+        if self.warmup_start is None or self.warmup_end is None:
+            return self
+        return replace(self, warmup_start=None, warmup_end=None,
+                       run_start=max(self.warmup_end, self.run_start or self.warmup_end))
+
+    def warmup(self) -> RunWindow | None:
+        """The auto warm-up's own window (None without one). It ends when its k6 had stopped:
+        nothing of it comes later to wait for, and the load's first samples (its setup()) may."""
+        if self.warmup_start is None or self.warmup_end is None:
+            return None
+        return replace(self, load_start=self.warmup_start, load_end=self.warmup_end,
+                       end=self.warmup_end + 0.001, warmup_start=None, warmup_end=None)
 
     def k6_range(self) -> tuple[str, float]:
         """(PromQL range, evaluation time) covering every k6 sample of the run."""
@@ -371,7 +392,7 @@ def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | Ledger
     deployments = deployment_results(prom, window, autoscaling)
     ledger_model = ledger if isinstance(ledger, Ledger) or ledger is None else ledger_result(
         {e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)
-    span, at = window.k6_range()
+    span, at = window.measured().k6_range()
     vus_max = prom.value(promql.k6_vus_max(window.test_id, span), at)
     results = RunResults(
         window=Window(start=utc(window.load_start), end=utc(window.end)),
@@ -390,20 +411,27 @@ def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | Ledger
         drain_completed=window.drain_completed,
     )
     results.throughput = throughput(results)
-    results.throughput_stability = throughput_stability(prom, window)
+    results.throughput_stability = throughput_stability(prom, window.measured())
     return results
 
 
-def leave_out_warmup(results: RunResults, prom: Prometheus, window: RunWindow, warmup_seconds: float) -> None:
+def leave_out_warmup(results: RunResults, prom: Prometheus, window: RunWindow, warmup_seconds: float = 0.0) -> None:
     """Split the warm-up off: its requests go to `results.warmup`; the per-endpoint and total
     figures (what the verdict reads) then cover the load after it. Counts the ledger compares
-    stay the whole load's."""
-    warm_end = window.load_start + warmup_seconds
-    _, warm_total, _ = k6_results(prom, replace(window, load_end=warm_end, end=warm_end))
-    endpoints, total, _ = k6_results(prom, replace(window, load_start=warm_end))
-    results.warmup_seconds, results.warmup = warmup_seconds, warm_total
+    stay the whole run's. An auto warm-up is the window's own (RunWindow.warmup, its actual
+    span); a fixed one the first `warmup_seconds` of the load."""
+    auto = window.warmup()
+    if auto is not None:
+        warm, after, warmup_seconds = auto, window.measured(), auto.load_seconds
+    else:
+        warm_end = window.load_start + warmup_seconds
+        warm, after = replace(window, load_end=warm_end, end=warm_end), replace(window, load_start=warm_end)
+    _, warm_total, _ = k6_results(prom, warm)
+    endpoints, total, dropped = k6_results(prom, after)
+    results.warmup_seconds, results.warmup = round(warmup_seconds, 3), warm_total
     results.endpoints, results.total = endpoints, total
-    results.error_rate = total.error_rate
+    results.requests, results.rate, results.error_rate = total.requests, total.rate, total.error_rate
+    results.dropped_iterations = dropped
 
 
 def throughput(results: RunResults) -> float | None:

@@ -49,6 +49,8 @@ def _elapsed(status: LoadTestStatus, now: float, duration: float, drain_timeout:
     if not status.runs:
         return ""
     run = status.runs[status.current_run]
+    if status.phase == "Running" and run.warmup_started_at and not run.warmup_ended_at:
+        return f"warm-up {format_duration(round(now - run.warmup_started_at.timestamp()))}"
     if status.phase == "Running" and run.load_started_at:
         return f"{format_duration(round(now - run.load_started_at.timestamp()))}/{format_duration(duration)}"
     if status.phase == "Draining" and run.load_ended_at:

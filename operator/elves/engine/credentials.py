@@ -74,7 +74,8 @@ def run_lifetime(duration_seconds: float, timeouts: Timeouts) -> int:
 def lifetime_problem(plans: Iterable[RunPlan], timeouts: Timeouts) -> str | None:
     """Why a test's runs cannot get credentials for their whole length, or None when they can."""
     for plan in plans:
-        needed = uncapped_lifetime(plan.duration_seconds, timeouts)
+        longest = max(plan.duration_seconds, plan.warmup.bound_seconds if plan.warmup else 0.0)  # each has its own
+        needed = uncapped_lifetime(longest, timeouts)
         if needed > timeouts.run_credential_max:
             return (f"spec.load.duration: run {plan.index} needs credentials for {needed} s (its load, k6's start "
                     f"and setup() and the grace after), more than the {math.floor(timeouts.run_credential_max)} s "

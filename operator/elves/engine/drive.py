@@ -142,9 +142,10 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
     clock = SystemClock()
     progress = Progress(out)
     status = LoadTestStatus()
-    duration = test.spec.load.duration_seconds
+    duration = test.spec.load.measured_seconds  # the load's own clock: after an auto warm-up, its part
     drain_timeout = test.spec.drain.timeout.seconds
-    print(f"{test.name}: {len(ctx.plans())} run(s) of {test.spec.load.duration or duration}, "
+    print(f"{test.name}: {len(ctx.plans())} run(s) of {test.spec.load.duration or test.spec.load.duration_seconds}"
+          + (" (an auto warm-up, then the load)" if test.spec.load.warmup_auto else "") + ", "
           f"Prometheus {prom.url}", file=out, flush=True)
     live, live_read = Live(), 0.0
     began_wall = time.monotonic()

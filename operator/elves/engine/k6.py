@@ -34,6 +34,13 @@ EXIT_CODES = {
 FINISHED_CODES = (0, 99, 110)
 
 
+def part_tags(run: LoadRun) -> list[str]:
+    """The k6 tags (`name=value`) that tell a run's part apart on every sample: a warm-up's
+    runners are new k6 processes whose counters start again from 0, so their series must differ
+    from the measured run's, or the test's totals would be the larger of the two, not their sum."""
+    return [f"part={run.part}"] if run.part != "load" else []
+
+
 def describe_exit(code: int) -> str:
     meaning = EXIT_CODES.get(code, "failed")
     return f"k6 exited with code {code} ({meaning})"

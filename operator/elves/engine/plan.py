@@ -62,6 +62,16 @@ class SweepPoint:
 
 
 @dataclass(frozen=True)
+class WarmupPlan:
+    """An auto warm-up's own k6 run: a brief ramp to a light rate, then that rate held for at
+    most `bound_seconds` (spec.load.warmupTimeout); the runner stops it once settled."""
+
+    scenarios: dict[str, Any]
+    bound_seconds: float
+    ramp_seconds: float  # its way up to the constant rate: whether it settled is read after it
+
+
+@dataclass(frozen=True)
 class RunPlan:
     """Everything one run needs: the platform calls are made from this."""
 
@@ -75,8 +85,16 @@ class RunPlan:
     parallelism: int
     users: int
     profile: list[Segment] = field(default_factory=list)
-    warmup_seconds: float = 0.0  # left out of the verdict and the breakpoint
-    warmup_auto: bool = False  # the warm-up is measured: did the JVMs settle in it? (engine.warmup)
+    warmup_seconds: float = 0.0  # a warm-up ramp within the load, left out of the verdict and the breakpoint
+    # An auto warm-up (spec.load.warmup: auto): a k6 run of its own before the load, stopped once
+    # the services settled (runner.warmup); the load's scenarios, profile and duration then are
+    # only the measured part after it.
+    warmup: WarmupPlan | None = None
+
+    @property
+    def warmup_auto(self) -> bool:
+        """The warm-up is measured: did the JVMs settle in it? (engine.warmup)"""
+        return self.warmup is not None
 
 
 def test_id(namespace: str | None, name: str, run: int) -> str:
@@ -164,9 +182,10 @@ def warmup_stages(rate: float, seconds: float, auto: bool) -> list[tuple[float, 
     holds the rate, because whether the latency has settled (elves.engine.warmup) can only be
     read from a load that does not change.
 
-    An auto warm-up lasts its whole bound, settled or not: k6 cannot end a stage early, and a
-    warm-up run of its own, stopped once settled, would need a second k6 run (on a cluster a
-    second TestRun with its Secret and script) per run. The report says when it settled."""
+    An auto warm-up is a k6 run of its own (WarmupPlan; on a cluster a second TestRun with its
+    Secret and script), because k6 cannot end a stage early: the runner stops it once the JIT
+    and the p99 have settled, or at its bound, and then starts the measured load (runner.warmup).
+    A fixed one is the first stage of the load's own k6 run."""
     if not auto:
         return [(round(seconds, 3), rate)]
     ramp = round(min(AUTO_WARMUP_RAMP_SECONDS, seconds / 4), 3)
@@ -174,14 +193,15 @@ def warmup_stages(rate: float, seconds: float, auto: bool) -> list[tuple[float, 
 
 
 def total_stages(load: Load) -> list[tuple[float, float]] | None:
-    """The total-rate stages of the load (profile or spec stages), held to the duration; None for a flat rate."""
+    """The total-rate stages of the load (profile or spec stages), held to its measured length
+    (the duration, less an auto warm-up's bound); None for a flat rate."""
     duration = load.duration_seconds
     if load.profile is not None:
         assert load.rate is not None  # the model requires it
         warmup = load.warmup_seconds
-        if warmup <= 0:
-            return profile_stages(load.profile, load.rate.per_second, duration)
-        return [*warmup_stages(load.rate.per_second * WARMUP_FRACTION, warmup, load.warmup_auto),
+        if warmup <= 0 or load.warmup_auto:  # an auto warm-up runs before the load, in a k6 run of its own
+            return profile_stages(load.profile, load.rate.per_second, load.measured_seconds)
+        return [*warmup_stages(load.rate.per_second * WARMUP_FRACTION, warmup, auto=False),
                 *profile_stages(load.profile, load.rate.per_second, round(duration - warmup, 3))]
     if load.stages is None or load.closed:
         return None
@@ -263,17 +283,19 @@ def closed_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
     return scenarios
 
 
-def k6_scenarios(load: Load, test_id_value: str = "") -> dict[str, Any]:
+def k6_scenarios(load: Load, test_id_value: str = "",
+                 stages_of: list[tuple[float, float]] | None = None) -> dict[str, Any]:
     """The k6 `scenarios` option: one scenario per endpoint of the mix, `exec` = its name;
-    arrival-rate scenarios (open model) unless the load is a closed one."""
+    arrival-rate scenarios (open model) unless the load is a closed one. `stages_of`: total-rate
+    stages instead of the load's own (an auto warm-up's, sized for its own peak)."""
     if load.closed:
         return closed_scenarios(load, test_id_value)
     mix = load.effective_mix
     total_weight = sum(mix.values())
     builtin = BUILTIN_SCENARIOS.get(load.scenario or "")
-    stages = total_stages(load)
+    stages = total_stages(load) if stages_of is None else stages_of
     duration = load.duration_seconds
-    peak = peak_rate(load)
+    peak = peak_rate(load) if stages_of is None else max((target for _, target in stages_of), default=0.0)
 
     scenarios: dict[str, Any] = {}
     for name, weight in mix.items():
@@ -315,12 +337,14 @@ def vu_ceiling(scenarios: dict[str, Any]) -> int | None:
 # --- faults -------------------------------------------------------------------------
 
 def fault_schedule(spec: LoadTestSpec) -> list[PlannedFault]:
-    """The faults in firing order (by time, then as written); ValueError when one falls after the load."""
-    end = spec.load.duration_seconds
+    """The faults in firing order (by time, then as written); ValueError when one falls after the
+    load. After an auto warm-up they count from the measured load's start (Load.measured_seconds)."""
+    end = spec.load.measured_seconds
     planned = []
     for index, fault in enumerate(spec.faults):
         if fault.at.seconds >= end:
-            raise ValueError(f"spec.faults[{index}].at = {fault.at} is not before the end of the load ({end:g}s)")
+            raise ValueError(f"spec.faults[{index}].at = {fault.at} is not before the end of the load ({end:g}s"
+                             + (", after the auto warm-up" if spec.load.warmup_auto else "") + ")")
         planned.append(PlannedFault(index, fault.at.seconds, fault.action))
     return sorted(planned, key=lambda f: (f.at, f.index))
 
@@ -361,11 +385,22 @@ def plan_runs(test: LoadTest, source_dir: Path | None = None) -> list[RunPlan]:
             script=script,
             scenarios=k6_scenarios(point.load, run_id),
             faults=faults,
-            duration_seconds=point.load.duration_seconds,
+            duration_seconds=point.load.measured_seconds,
             parallelism=point.load.parallelism,
             users=point.load.users,
             profile=rate_profile(point.load),
-            warmup_seconds=point.load.warmup_seconds,
-            warmup_auto=point.load.warmup_auto and point.load.warmup_seconds > 0,
+            warmup_seconds=0.0 if point.load.warmup_auto else point.load.warmup_seconds,
+            warmup=warmup_plan(point.load, run_id),
         ))
     return plans
+
+
+def warmup_plan(load: Load, test_id_value: str) -> WarmupPlan | None:
+    """The auto warm-up's own k6 run (None without one): a tenth of the peak rate, held for at
+    most its bound."""
+    if not load.warmup_auto or load.warmup_seconds <= 0:
+        return None
+    assert load.rate is not None  # a warm-up needs a profile, a profile needs rate
+    stages = warmup_stages(load.rate.per_second * WARMUP_FRACTION, load.warmup_seconds, auto=True)
+    return WarmupPlan(scenarios=k6_scenarios(load, test_id_value, stages_of=stages),
+                      bound_seconds=load.warmup_seconds, ramp_seconds=stages[0][0])

@@ -51,12 +51,19 @@ class ScriptConfigMap:
 RunScript = ScriptFile | ScriptConfigMap
 
 
+# Which k6 run of a test's run: the measured load, or the auto warm-up before it (spec.load.warmup:
+# auto), a k6 run of its own that the runner stops once the services have settled (runner.warmup).
+LoadPart = Literal["load", "warmup"]
+
+
 @dataclass(frozen=True)
 class RunKey:
-    """Which run of a test: its index (the sweep point) and the test id its traffic carries."""
+    """Which run of a test: its index (the sweep point), the test id its traffic carries, and
+    which part of it (a warm-up's k6 runs beside, never instead of, the measured one's)."""
 
     index: int
     test_id: str  # <namespace>/<name>/<index>
+    part: LoadPart = "load"
 
 
 @dataclass(frozen=True)
@@ -74,10 +81,13 @@ class LoadRun:
     runner: Runner | None = None  # spec.runner: the runner pods' settings on a cluster
     parallelism: int = 1  # number of k6 runners
     duration_seconds: float = 0.0  # the planned length of the load, for deadlines
+    # The warm-up's runners carry the k6 tag `part=warmup`: its counters start again from 0 in
+    # runners of their own, and must not share a series with the measured run's.
+    part: LoadPart = "load"
 
     @property
     def key(self) -> RunKey:
-        return RunKey(self.index, self.test_id)
+        return RunKey(self.index, self.test_id, self.part)
 
 
 # "setup" (optional): k6 runs but is still in setup(), so the scenarios, and with them the

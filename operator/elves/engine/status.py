@@ -37,6 +37,11 @@ class Step(StrEnum):
     WAIT_READY = "wait-ready"
     PROMETHEUS = "prometheus"
     BASELINE = "baseline"
+    # An auto warm-up (spec.load.warmup: auto), a k6 run of its own: started, watched until the
+    # services settled or its bound, stopped (elves.engine.runner.warmup).
+    START_WARMUP = "start-warmup"
+    WARMUP = "warmup"
+    STOP_WARMUP = "stop-warmup"
     START_LOAD = "start-load"
     LOAD = "load"
     DRAIN = "drain"
@@ -170,8 +175,10 @@ class WarmupSettling(StatusModel):
     """What a measured warm-up (spec.load.warmup: auto) found (elves.engine.warmup)."""
 
     settled: bool = Field(description="The services' JIT compilation and the warm-up's p99 settled within the bound.")
-    settled_after_seconds: float | None = Field(None, description="Seconds into the load when both had settled.")
-    timeout_seconds: float = Field(description="The bound: the warm-up's length (spec.load.warmupTimeout).")
+    settled_after_seconds: float | None = Field(None, description="Seconds into the warm-up when both had settled.")
+    timeout_seconds: float = Field(description="The bound: the warm-up's longest (spec.load.warmupTimeout).")
+    lasted_seconds: float | None = Field(None, description="How long the warm-up ran: stopped once settled (a few"
+                                         " seconds after settledAfterSeconds), or at its bound.")
     jit_ms_per_second: dict[str, float] = Field(
         default_factory=dict, description="Each deployment's busiest JVM's JIT compilation time (ms per second)"
         " when the warm-up settled, or at its end.")
@@ -263,7 +270,12 @@ class RunStatus(StatusModel):
     point: dict[str, Scalar] = Field(default_factory=dict, description="The sweep values of this run.")
     phase: Phase = "Pending"
     started_at: datetime | None = None
-    load_started_at: datetime | None = None
+    warmup_started_at: datetime | None = Field(None, description="When the auto warm-up's k6 began its load.")
+    warmup_ended_at: datetime | None = Field(None, description="When the auto warm-up's k6 had stopped (the load"
+                                             " starts after it).")
+    warmup_settling: WarmupSettling | None = Field(None, description="What the auto warm-up found, decided while it ran.")
+    load_started_at: datetime | None = Field(None, description="When the load's k6 began (after an auto warm-up, the"
+                                             " measured load's): faults count from here.")
     load_ended_at: datetime | None = None
     drained_at: datetime | None = None
     finished_at: datetime | None = None

@@ -96,10 +96,19 @@ def pod_problem(pod: dict[str, Any], now: float, unschedulable_grace: float) -> 
     return None
 
 
+def _still_running(pod: dict[str, Any]) -> bool:
+    """A pod that may still run k6: not ended (a deleted pod stays Running until it is gone)."""
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
 def load_status(testrun: dict[str, Any] | None, pods: list[dict[str, Any]], now: float,
                 unschedulable_grace: float, name: str = "") -> LoadStatus:
     """The state of one run's load, from its TestRun (None: gone) and the TestRun's pods."""
     if testrun is None:
+        # Deleted (stop_load) with its pods in the background: gone once no runner still runs, so
+        # the load after a stopped warm-up starts when nothing of the warm-up pushes any more.
+        if any(_still_running(pod) for pod in pods):
+            return LoadStatus("running", f"the TestRun {name} is deleted; its pods are still stopping")
         return LoadStatus("error", f"the TestRun {name} is gone (deleted by someone else?)")
     for pod in sorted(pods, key=lambda p: p.get("metadata", {}).get("name", "")):
         problem = pod_problem(pod, now, unschedulable_grace)

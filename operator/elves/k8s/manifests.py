@@ -12,18 +12,20 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from elves.engine.k6 import Targets, runner_variables, secret_env
+from elves.engine.k6 import Targets, part_tags, runner_variables, secret_env
 from elves.engine.models.spec import Runner
-from elves.engine.platform import LoadRun
+from elves.engine.platform import LoadPart, LoadRun
 from elves.engine.status import LoadTestStatus
 from elves.k8s import names
 
 K6_API_VERSION = "k6.io/v1alpha1"
 
 
-def k6_arguments(test_id: str) -> str:
-    """`spec.arguments`: remote write to Prometheus, and the test id on every sample."""
-    return f"--out experimental-prometheus-rw --tag testid={test_id}"
+def k6_arguments(run: LoadRun) -> str:
+    """`spec.arguments`: remote write to Prometheus, and the test id (and an auto warm-up's part
+    tag, elves.engine.k6.part_tags) on every sample."""
+    return " ".join(["--out experimental-prometheus-rw", f"--tag testid={run.test_id}",
+                     *(f"--tag {tag}" for tag in part_tags(run))])
 
 
 # k6's own user in the grafana/k6 image.
@@ -48,19 +50,19 @@ def runner_secret(owner: names.Owner, run: LoadRun, targets: Targets) -> dict[st
     (deleted with it); all expire with the run (elves.engine.credentials signs them for its length)."""
     return {
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-        "metadata": {"name": names.runner_secret_name(owner.name, run.index), "namespace": owner.namespace,
+        "metadata": {"name": names.runner_secret_name(owner.name, run.index, run.part), "namespace": owner.namespace,
                      "labels": names.child_labels(owner.name, run.index), "ownerReferences": [owner.reference()]},
         "data": {key: base64.b64encode(value.encode()).decode("ascii")
                  for key, value in secret_env(run, targets).items()},
     }
 
 
-def script_configmap(owner: names.Owner, run: int, archive: bytes) -> dict[str, Any]:
-    """The k6 archive of one run (its scenarios are packed in: k6 takes a script's options
+def script_configmap(owner: names.Owner, run: int, archive: bytes, part: LoadPart = "load") -> dict[str, Any]:
+    """The k6 archive of one k6 run (its scenarios are packed in: k6 takes a script's options
     from the archive, not from the runner's environment)."""
     return {
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": names.script_configmap_name(owner.name, run), "namespace": owner.namespace,
+        "metadata": {"name": names.script_configmap_name(owner.name, run, part), "namespace": owner.namespace,
                      "labels": names.child_labels(owner.name, run), "ownerReferences": [owner.reference()]},
         "binaryData": {names.SCRIPT_KEY: base64.b64encode(archive).decode("ascii")},
     }
@@ -93,7 +95,7 @@ def testrun(owner: names.Owner, run: LoadRun, script: tuple[str, str], image: st
     return {
         "apiVersion": K6_API_VERSION, "kind": "TestRun",
         "metadata": {
-            "name": names.testrun_name(name, index), "namespace": owner.namespace,
+            "name": names.testrun_name(name, index, run.part), "namespace": owner.namespace,
             "labels": names.child_labels(name, index),
             "annotations": {names.ANNOTATION_TEST_ID: run.test_id},
             "ownerReferences": [owner.reference()],
@@ -102,7 +104,7 @@ def testrun(owner: names.Owner, run: LoadRun, script: tuple[str, str], image: st
             "parallelism": max(1, run.parallelism),
             "separate": bool(runner and runner.separate),
             "script": {"configMap": {"name": configmap, "file": key}},
-            "arguments": k6_arguments(run.test_id),
+            "arguments": k6_arguments(run),
             # The initializer (k6 inspect) takes the runner's settings when it has none.
             "runner": {
                 "image": image,

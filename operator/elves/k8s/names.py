@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from elves.constants import API_GROUP, API_VERSION, KIND
+from elves.engine.platform import LoadPart
 
 TESTRUN_NAME_MAX = 50
 LOCK_LEASE = "elves-loadtest-lock"  # in the system namespace: who holds the system
@@ -42,18 +43,21 @@ def _fit(base: str, budget: int) -> str:
     return f"{base[:budget - 7].rstrip('-')}-{digest}"
 
 
-def testrun_name(loadtest: str, run: int) -> str:
-    suffix = f"-{run}"
+def testrun_name(loadtest: str, run: int, part: LoadPart = "load") -> str:
+    """The TestRun of one run's load, or of its auto warm-up (`-<run>-warmup`): a name of its own,
+    so the load's TestRun, created as soon as the warm-up's is deleted, never meets it."""
+    suffix = f"-{run}" if part == "load" else f"-{run}-{part}"
     return _fit(f"elves-{loadtest}", TESTRUN_NAME_MAX - len(suffix)) + suffix
 
 
-def script_configmap_name(loadtest: str, run: int) -> str:
-    return f"{testrun_name(loadtest, run)}-script"
+def script_configmap_name(loadtest: str, run: int, part: LoadPart = "load") -> str:
+    """The k6 archive of one k6 run (its scenarios are packed in: the warm-up's are its own)."""
+    return f"{testrun_name(loadtest, run, part)}-script"
 
 
-def runner_secret_name(loadtest: str, run: int) -> str:
-    """The Secret of one run's tokens and run credential (the runners read them by secretKeyRef)."""
-    return f"{testrun_name(loadtest, run)}-runner"
+def runner_secret_name(loadtest: str, run: int, part: LoadPart = "load") -> str:
+    """The Secret of one k6 run's tokens and run credential (the runners read them by secretKeyRef)."""
+    return f"{testrun_name(loadtest, run, part)}-runner"
 
 
 LABEL_REPORT = f"{API_GROUP}/report"  # "true" on report ConfigMaps, which outlive their LoadTest

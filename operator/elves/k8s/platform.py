@@ -296,8 +296,8 @@ class KubernetesPlatform:
             packed = archive.pack(self.settings.k6_binary, Path(run.script.path), k6.archived_env(run, self._targets()))
         except archive.ArchiveError as exc:
             raise LoadError(str(exc)) from None
-        self.kube.apply_configmap(manifests.script_configmap(self.owner, run.index, packed))
-        return names.script_configmap_name(self.owner.name, run.index), names.SCRIPT_KEY
+        self.kube.apply_configmap(manifests.script_configmap(self.owner, run.index, packed, run.part))
+        return names.script_configmap_name(self.owner.name, run.index, run.part), names.SCRIPT_KEY
 
     def start_load(self, run: LoadRun) -> None:
         targets = self._targets()
@@ -321,19 +321,20 @@ class KubernetesPlatform:
         log.info("TestRun %s/%s created for %s", self.namespace, body["metadata"]["name"], run.test_id)
 
     def load_status(self, run: RunKey) -> LoadStatus:
-        name = names.testrun_name(self.owner.name, run.index)
+        name = names.testrun_name(self.owner.name, run.index, run.part)
         testrun = self.kube.testrun(self.namespace, name)
-        pods = self.kube.pods(self.namespace, f"{names.K6_LABEL_TESTRUN}={name}") if testrun is not None else []
+        pods = self.kube.pods(self.namespace, f"{names.K6_LABEL_TESTRUN}={name}")
         return load_status(testrun, pods, self.clock(), self.settings.unschedulable_grace_seconds,
                            f"{self.namespace}/{name}")
 
     def stop_load(self, run: RunKey) -> None:
-        """Delete the run's TestRun; k6-operator's Jobs and pods go with it."""
-        self.kube.delete_testrun(self.namespace, names.testrun_name(self.owner.name, run.index))
+        """Delete the run's TestRun; k6-operator's Jobs and pods go with it (in the background:
+        load_status says running while a runner pod still runs)."""
+        self.kube.delete_testrun(self.namespace, names.testrun_name(self.owner.name, run.index, run.part))
 
     def generator_cpu(self, run: RunKey, start: float, end: float) -> list[GeneratorCpu]:
         """The run's runner pods (kept until the test has its verdict) against their CPU limits."""
-        name = names.testrun_name(self.owner.name, run.index)
+        name = names.testrun_name(self.owner.name, run.index, run.part)
         pods = self.kube.pods(self.namespace, f"{names.K6_LABEL_TESTRUN}={name},{names.K6_LABEL_RUNNER}=true")
         prom = Prometheus(self.prometheus_url(), system_namespace=self.system_namespace)
         return runner_cpu(prom, pods, self.namespace, start, end)

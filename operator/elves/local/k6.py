@@ -2,7 +2,8 @@
 
 The environment is the one every runner gets (elves.engine.k6.runner_env), pointing at the
 local stack; each runner is tagged `testid` and `runner` (a runner's series must differ
-from its siblings', or Prometheus would reject them as duplicates). Several runners split
+from its siblings', or Prometheus would reject them as duplicates), an auto warm-up's also
+`part=warmup` (its counters must not share a series with the load's after it). Several runners split
 the load with execution segments, as k6-operator does.
 """
 
@@ -12,7 +13,7 @@ import os
 from fractions import Fraction
 from pathlib import Path
 
-from elves.engine.k6 import Targets, runner_env
+from elves.engine.k6 import Targets, part_tags, runner_env
 from elves.engine.platform import LoadRun
 from elves.local.ports import Ports
 
@@ -32,7 +33,8 @@ def command(k6: Path, run: LoadRun, runner: int, ports: Ports) -> list[str]:
     argv = [str(k6), "run", "--no-usage-report", "--no-color", "--quiet",
             "--out", "experimental-prometheus-rw",
             "--tag", f"testid={run.test_id}", "--tag", f"runner={runner}",
-            "--address", f"127.0.0.1:{ports.k6_api(runner)}"]
+            *(arg for tag in part_tags(run) for arg in ("--tag", tag)),
+            "--address", f"127.0.0.1:{ports.k6_api(runner, warmup=run.part == 'warmup')}"]
     if run.parallelism > 1:
         segment, sequence = execution_segments(run.parallelism)[runner]
         argv += ["--execution-segment", segment, "--execution-segment-sequence", sequence]

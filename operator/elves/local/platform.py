@@ -66,7 +66,8 @@ class LocalPlatform:
         self.ports = Ports(self.settings.port_offset)
         self.layout = Layout(self.settings.state_dir)
         self.supervisor = SupervisorClient(self.ports, self.layout)
-        self._loads: dict[str, _Load] = {}
+        # By RunKey: an auto warm-up's k6 and the load's are two runs of one test id (RunKey.part).
+        self._loads: dict[RunKey, _Load] = {}
 
     def prometheus_url(self) -> str:
         return self.ports.url(self.ports.prometheus)
@@ -175,8 +176,8 @@ class LocalPlatform:
     # ---- the load -------------------------------------------------------------------
 
     def start_load(self, run: LoadRun) -> None:
-        if run.test_id in self._loads:
-            raise LoadError(f"the load of {run.test_id} was already started")
+        if run.key in self._loads:
+            raise LoadError(f"the {_part_text(run.key)} of {run.test_id} was already started")
         binary = self.settings.k6_binary
         if not os.access(binary, os.X_OK):
             raise LoadError(f"k6 not found at {binary}: build it with tools/install-k6.sh")
@@ -188,7 +189,7 @@ class LocalPlatform:
         env = k6.process_env(run, self.ports)
         log_dir = self.layout.logs / "k6"
         log_dir.mkdir(parents=True, exist_ok=True)
-        safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.test_id)
+        safe_id = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.test_id) + ("" if run.part == "load" else f"-{run.part}")
         # The stack's CPU split, if it has one: k6 then runs on CPUs of its own (local/cpus.py).
         load_cpus = (self.supervisor.state().get("cpus") or {}).get("load")
         load = _Load([], [])
@@ -201,14 +202,14 @@ class LocalPlatform:
                     start_new_session=True))
             load.logs.append(str(log_path))
         load.cpu = [RunnerCpu(process.pid) for process in load.processes]
-        self._loads[run.test_id] = load
-        log.info("k6 started for %s: %d runner(s)%s, logs %s", run.test_id, len(load.processes),
+        self._loads[run.key] = load
+        log.info("k6 started for %s (%s): %d runner(s)%s, logs %s", run.test_id, run.part, len(load.processes),
                  f" on CPUs {load_cpus}" if load_cpus else "", load.logs)
 
     def load_status(self, run: RunKey) -> LoadStatus:
-        load = self._loads.get(run.test_id)
+        load = self._loads.get(run)
         if load is None:
-            return LoadStatus("error", f"no load was started for {run.test_id} by this process")
+            return LoadStatus("error", f"no {_part_text(run)} was started for {run.test_id} by this process")
         if load.stop_requested and time.monotonic() - load.stop_requested > K6_STOP_GRACE_SECONDS \
                 and not load.killed:
             for process in load.processes:
@@ -230,7 +231,7 @@ class LocalPlatform:
         return LoadStatus("finished", "stopped early" if load.stop_requested else "")
 
     def stop_load(self, run: RunKey) -> None:
-        load = self._loads.get(run.test_id)
+        load = self._loads.get(run)
         if load is None or load.stop_requested:
             return
         load.stop_requested = time.monotonic()
@@ -239,7 +240,7 @@ class LocalPlatform:
                 process.send_signal(signal.SIGINT)  # k6 stops gracefully and flushes its output
 
     def generator_cpu(self, run: RunKey, start: float, end: float) -> list[GeneratorCpu]:
-        load = self._loads.get(run.test_id)
+        load = self._loads.get(run)
         measured = [runner.over(start, end) for runner in load.cpu] if load is not None else []
         return [cpu for cpu in measured if cpu is not None]
 
@@ -279,6 +280,10 @@ class LocalPlatform:
 
     def registry_url(self) -> str:
         return self.ports.url(self.ports.registry)
+
+
+def _part_text(key: RunKey) -> str:
+    return "load" if key.part == "load" else "auto warm-up"
 
 
 def _snapshot(deployment: dict[str, Any]) -> DeploymentSnapshot:

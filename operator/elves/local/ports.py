@@ -19,6 +19,7 @@ _HTTP_BASE = {GATEWAY: 18080, REGISTRY: 18180}
 _MANAGEMENT_BASE = {GATEWAY: 19080, REGISTRY: 19180, INGESTOR: 19280}
 # Replicas per deployment are bounded by the port ranges above (100 apart).
 MAX_SLOTS = 100
+MAX_RUNNERS = 100  # k6 runners of one run (spec.load.parallelism's bound): their REST API ports
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,11 @@ class Ports:
     def postgres(self) -> int:
         return self._at(5433)
 
-    def k6_api(self, runner: int) -> int:
-        """k6's REST API of one local runner (k6 refuses to start when its port is taken)."""
-        return self._at(6565 + runner)
+    def k6_api(self, runner: int, warmup: bool = False) -> int:
+        """k6's REST API of one local runner (k6 refuses to start when its port is taken); an auto
+        warm-up's runners have ports of their own, past the load's (spec.load.parallelism <= 100),
+        so a warm-up still stopping never keeps the load's k6 from starting."""
+        return self._at(6565 + (MAX_RUNNERS if warmup else 0) + runner)
 
     def proxied(self) -> dict[str, int]:
         """The deployments reachable through the supervisor's proxy, and its ports."""

@@ -140,25 +140,44 @@ def test_a_breakpoint_ramp_holds_a_measured_warmup_first_by_default(make_loadtes
     load = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
                                "profile": "breakpoint"}).spec.load
     assert load.warmup_auto and load.warmup_seconds == 120  # the default bound
-    segments = plan.rate_profile(load)
-    # Up to a tenth of the peak in 10 s, held there to the bound: a load whose p99 can settle.
-    assert [(s.start, s.end, s.end_rate) for s in segments[:2]] == [(0, 10, pytest.approx(1.0)),
-                                                                     (10, 120, pytest.approx(1.0))]
-    # The measured ramp starts after the warm-up and reaches the peak at the end.
-    assert plan.rate_at(segments, 120) == pytest.approx(1.0) and segments[2].start == 120
-    assert plan.rate_at(segments, 600) == pytest.approx(10.0)
     run = plan.plan_runs(make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
                                              "profile": "breakpoint"}))[0]
-    assert (run.warmup_seconds, run.warmup_auto) == (120, True)
-    stages = run.scenarios["getData"]["stages"]
-    assert [s["duration"] for s in stages] == ["10s", "110s", "480s"]
+    # The warm-up is a k6 run of its own: up to a tenth of the peak in 10 s, held there to the
+    # bound (a load whose p99 can settle); the runner stops it once settled.
+    warm = run.warmup
+    assert warm is not None and run.warmup_auto and (warm.bound_seconds, warm.ramp_seconds) == (120, 10)
+    per_hour = sum(scenario["stages"][0]["target"] for scenario in warm.scenarios.values()
+                   if scenario["timeUnit"] == "1h")
+    assert {s["timeUnit"] for s in warm.scenarios.values()} == {"1h"} and per_hour == pytest.approx(3600, abs=4)
+    assert [s["duration"] for s in warm.scenarios["getData"]["stages"]] == ["10s", "110s"]
+    assert warm.scenarios["getData"]["tags"] == {"testid": "local/unit/0"}
+    # The load after it is the ramp alone, from 0 to the peak over the duration less the bound:
+    # its profile, its stages and its length (faults count from its start).
+    assert (run.warmup_seconds, run.duration_seconds, load.measured_seconds) == (0, 480, 480)
+    assert [s["duration"] for s in run.scenarios["getData"]["stages"]] == ["480s"]
+    segments = plan.rate_profile(load)
+    assert [(s.start, s.end, s.end_rate) for s in segments] == [(0, 480, pytest.approx(10.0))]
+    # The warm-up's VUs are sized for its own light rate, not the ramp's peak.
+    assert warm.scenarios["getData"]["maxVUs"] < run.scenarios["getData"]["maxVUs"]
     # At most half a short ramp; warmupTimeout sets the bound.
     short = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "2m",
                                 "profile": "breakpoint"}).spec.load
-    assert short.warmup_seconds == 60
+    assert short.warmup_seconds == 60 and short.measured_seconds == 60
     bounded = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
                                   "profile": "breakpoint", "warmupTimeout": "3m"}).spec.load
-    assert bounded.warmup_seconds == 180 and plan.rate_profile(bounded)[2].start == 180
+    assert bounded.warmup_seconds == 180 and plan.rate_profile(bounded)[-1].end == 420
+
+
+def test_after_an_auto_warmup_faults_count_from_the_loads_start(make_loadtest):
+    fault = {"scale": {"deployment": "ingestor", "replicas": 0}}
+    test = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m", "profile": "breakpoint"},
+                         faults=[{"at": "7m", **fault}])
+    assert plan.plan_runs(test)[0].faults[0].at == 420
+    # 9m is before the end of the duration but after the end of the load that follows the warm-up.
+    with pytest.raises(ValueError, match=r"faults\[0\].at = 9m is not before the end of the load \(480s: after an"
+                                         r" auto warm-up faults count from the load's start"):
+        make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m", "profile": "breakpoint"},
+                      faults=[{"at": "9m", **fault}])
 
 
 def test_a_warmup_duration_is_still_a_ramp_and_0s_turns_it_off(make_loadtest):

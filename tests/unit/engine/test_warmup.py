@@ -77,6 +77,48 @@ def test_it_gives_up_at_the_bound_and_says_which_jvm_was_still_compiling():
     assert not found.settled and "jvm_compilation_time_ms_total" in found.reason
 
 
+def until(points, now):
+    """A series as Prometheus has it at `now`: nothing from later."""
+    return [(t, v) for t, v in points if t <= now]
+
+
+def first_stop(jit, p99) -> float | None:
+    """Where a warm-up polled every step from HOLD would stop (None: it ran to the bound)."""
+    for i in range(int((END - HOLD) // warmup.STEP_SECONDS) + 1):
+        now = HOLD + i * warmup.STEP_SECONDS
+        if warmup.settled_online({app: until(points, now) for app, points in jit.items()}, until(p99, now), HOLD,
+                                 now) is not None:
+            return now
+    return None
+
+
+def test_a_running_warmup_stops_once_settled_for_15_seconds_not_at_its_bound():
+    # The JIT is quiet from 30 s on and the p99 steady: settled at 40 s (two windows of the
+    # constant load), stopped 15 s later, long before the 110 s of the bound.
+    jit = {"gateway": compiling_until(30), "registry": compiling_until(0)}
+    assert warmup.settled_at(jit, STEADY_P99, HOLD, END) == HOLD + 40
+    assert first_stop(jit, STEADY_P99) == HOLD + 40 + warmup.SETTLED_HOLD_SECONDS
+    now = HOLD + 40 + warmup.SETTLED_HOLD_SECONDS
+    found = warmup.judge(jit, STEADY_P99, LOAD_START, HOLD, now, bound=120)
+    # The finding says when it settled and keeps the bound it had, not how far it got.
+    assert (found.settled, found.settled_after_seconds, found.timeout_seconds) == (True, 50, 120)
+    # The report says how long it took and that it stopped early; a warm-up that ran its bound, not.
+    found.lasted_seconds = 67.5
+    assert settling_text(found).startswith("the JVMs settled after 50s (JIT compilation gateway 5 ms/s")
+    assert settling_text(found).endswith("; the warm-up stopped once settled, after 1m8s of its 2m bound")
+    found.lasted_seconds = 120
+    assert "stopped once settled" not in settling_text(found)
+
+
+def test_a_momentary_quiet_does_not_stop_the_warmup():
+    # Quiet at 40 and 45 s, busy again from 50 to 60 s, quiet from 65 s: it stops 15 s after 65 s.
+    relapse = grid(lambda t: 5.0 if 40 <= t < 50 or t >= 65 else 400.0)
+    assert first_stop({"gateway": relapse}, STEADY_P99) == HOLD + 65 + warmup.SETTLED_HOLD_SECONDS
+    # Never settled: it runs to the bound, and there the finding says why.
+    assert first_stop({"gateway": compiling_until(500)}, STEADY_P99) is None
+    assert first_stop({}, STEADY_P99) is None  # no JIT series: whether the JVMs are warm is not known
+
+
 @pytest.fixture(scope="module")
 def compiling_prometheus(tmp_path_factory):
     """The JIT's counters of two registry replicas (one compiling 100 ms/s over two compilers,

@@ -57,6 +57,16 @@ def test_a_stage_error_is_an_error_with_what_k6_operator_said():
 def test_a_testrun_that_is_gone_is_an_error():
     status = load_status(None, [], NOW, GRACE, "team-a/elves-t-0")
     assert (status.state, status.reason) == ("error", "the TestRun team-a/elves-t-0 is gone (deleted by someone else?)")
+    # Its ended pods (the initializer's, a runner's done) do not keep it running.
+    assert load_status(None, [pod(phase="Succeeded")], NOW, GRACE).state == "error"
+
+
+def test_a_deleted_testrun_whose_runners_still_stop_is_still_running():
+    # stop_load deletes the TestRun with its pods in the background (a warm-up stopped before
+    # the load): its k6 may still push samples until its pods are gone.
+    status = load_status(None, [pod()], NOW, GRACE, "team-a/elves-t-0")
+    assert (status.state, status.reason) == ("running", "the TestRun team-a/elves-t-0 is deleted; its pods are"
+                                                        " still stopping")
 
 
 def test_an_oom_killed_runner_ends_the_load_even_when_k6_operator_says_finished():

@@ -119,8 +119,23 @@ def test_runner_pods_are_restricted_and_bounded():
 
 
 def test_arguments_survive_k6_operators_split_on_single_spaces():
-    arguments = manifests.k6_arguments("team-a/case-3/0")
-    assert "  " not in arguments and all(arguments.split(" "))
+    for run in (a_run(), a_run(part="warmup")):
+        arguments = manifests.k6_arguments(run)
+        assert "  " not in arguments and all(arguments.split(" "))
+
+
+def test_an_auto_warmup_is_a_testrun_of_its_own_with_its_own_secret_script_and_tag():
+    warmup = a_run(part="warmup")
+    env = manifests.runner_pod_env(warmup, TARGETS, "s")
+    testrun = manifests.testrun(OWNER, warmup, ("cm", "archive.tar"), "k6", env)
+    load = manifests.testrun(OWNER, a_run(), ("cm", "archive.tar"), "k6", env)
+    # The load's TestRun is created as soon as the warm-up's is deleted: never the same name.
+    assert testrun["metadata"]["name"] == "elves-case-3-2-warmup" != load["metadata"]["name"]
+    assert manifests.runner_secret(OWNER, warmup, TARGETS)["metadata"]["name"] == "elves-case-3-2-warmup-runner"
+    assert manifests.script_configmap(OWNER, 2, b"tar", "warmup")["metadata"]["name"] == "elves-case-3-2-warmup-script"
+    # Its runners' counters start from 0 again: a tag keeps their series apart from the load's.
+    assert testrun["spec"]["arguments"].endswith("--tag testid=team-a/case-3/2 --tag part=warmup")
+    assert "part=" not in load["spec"]["arguments"]
 
 
 def test_children_are_owned_by_the_loadtest_and_labelled_with_it():
@@ -204,6 +219,8 @@ def test_names_stay_valid_for_the_jobs_and_services_k6_operator_derives_from_the
     assert len(names.script_configmap_name(loadtest, 12)) <= 253
     assert len(names.report_configmap_name(loadtest, FINISHED)) <= 63
     assert names.testrun_name(loadtest, 12) == testrun  # deterministic: a retried create finds it
+    warmup = names.testrun_name(loadtest, 12, "warmup")
+    assert warmup != testrun and len(f"{warmup}-service-11") <= 63 and DNS_1035.match(f"{warmup}-service-11")
 
 
 def test_long_names_keep_apart_when_their_prefixes_agree():

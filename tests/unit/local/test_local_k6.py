@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from elves.engine.platform import LoadRun, ScriptFile
@@ -36,3 +37,13 @@ def test_k6_command_tags_the_test_and_passes_the_scenarios():
     assert values["PATH"] == "/bin" and "K6_OUT" not in values  # the caller's own k6 settings are dropped
     assert values["K6_PROMETHEUS_RW_SERVER_URL"] == "http://127.0.0.1:9090/api/v1/write"
     assert values["K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM"] == "true"
+
+
+def test_an_auto_warmups_runners_have_a_tag_and_ports_of_their_own():
+    run = LoadRun(index=0, test_id="local/cold/0", script=ScriptFile("loadtests/scenarios/system-mix.js"),
+                  scenarios={"getData": {"executor": "constant-arrival-rate", "rate": 2}}, parallelism=2)
+    load, warmup = (k6.command(Path("/k6"), replace(run, part=part), 1, Ports()) for part in ("load", "warmup"))
+    # Its counters start again from 0: the tag keeps its series apart from the load's after it.
+    assert "part=warmup" in warmup and not any(arg.startswith("part=") for arg in load)
+    # A warm-up still stopping never keeps the load's runner of the same index from starting.
+    assert warmup[warmup.index("--address") + 1] == "127.0.0.1:6666" != load[load.index("--address") + 1]

@@ -110,10 +110,9 @@ def cpus_allowed(pid):
                 if line.startswith("Cpus_allowed_list:"))
 
 
-def run_standin_k6(supervisor, tmp_path, k6_program: str, test_id: str):
-    """k6 as `elves run` starts it, from the stack's split: `k6_program` (a script with its #! line)
-    in k6's place, run by a LocalPlatform until it finished, looked at as the runner looks at it.
-    (platform, run)"""
+def standin_k6(supervisor, tmp_path, k6_program: str, test_id: str):
+    """A LocalPlatform of the stack with `k6_program` (a script with its #! line) in k6's place,
+    and a run of `test_id` for it. (platform, run)"""
     from elves.engine.platform import LoadRun, ScriptFile
     from elves.local.platform import LocalPlatform
     from elves.local.settings import Settings
@@ -126,10 +125,38 @@ def run_standin_k6(supervisor, tmp_path, k6_program: str, test_id: str):
     _, state_dir = supervisor
     platform = LocalPlatform(Settings.from_env({**os.environ, "ELVES_STATE_DIR": str(state_dir),
                                                 "ELVES_LOCAL_PORT_OFFSET": str(OFFSET), "ELVES_K6": str(k6)}))
-    run = LoadRun(index=1, test_id=test_id, script=ScriptFile(str(script)), scenarios={})
+    return platform, LoadRun(index=1, test_id=test_id, script=ScriptFile(str(script)), scenarios={})
+
+
+def run_standin_k6(supervisor, tmp_path, k6_program: str, test_id: str):
+    """k6 as `elves run` starts it, from the stack's split: `k6_program` in k6's place, run by a
+    LocalPlatform until it finished, looked at as the runner looks at it. (platform, run)"""
+    platform, run = standin_k6(supervisor, tmp_path, k6_program, test_id)
     platform.start_load(run)
     wait_for(lambda: platform.load_status(run.key).state == "finished", "the stand-in k6 to finish", 30)
     return platform, run
+
+
+def test_a_warmups_k6_and_the_loads_run_side_by_side_and_stop_apart(supervisor, tmp_path):
+    from dataclasses import replace
+
+    # A stand-in k6 that notes its command line and runs until it is stopped (SIGINT, as k6).
+    platform, load = standin_k6(supervisor, tmp_path, f"#!{sys.executable}\nimport os, signal, sys, time\n"
+                                "signal.signal(signal.SIGINT, lambda *_: sys.exit(0))\n"
+                                "open(f'{sys.argv[0]}.{os.getpid()}', 'w').write(' '.join(sys.argv))\n"
+                                "while True: time.sleep(0.1)\n", "elves/warm/1")
+    warmup = replace(load, part="warmup")
+    platform.start_load(warmup)
+    platform.start_load(load)  # the same index, while the warm-up's k6 still runs
+    wait_for(lambda: len(list(tmp_path.glob("k6.*"))) == 2, "both stand-in k6 to start", 10)
+    argvs = sorted(path.read_text() for path in tmp_path.glob("k6.*"))
+    assert sum("part=warmup" in argv for argv in argvs) == 1  # the warm-up's series apart from the load's
+    assert len({argv.split("--address ")[1].split()[0] for argv in argvs}) == 2  # two REST API ports
+    platform.stop_load(warmup.key)
+    wait_for(lambda: platform.load_status(warmup.key).state == "finished", "the warm-up's k6 to stop", 30)
+    assert platform.load_status(load.key).state == "running"  # stopping the warm-up stopped only it
+    platform.stop_load(load.key)
+    wait_for(lambda: platform.load_status(load.key).state == "finished", "the load's k6 to stop", 30)
 
 
 def test_k6_gets_a_cpu_of_its_own_and_the_system_the_others(supervisor, tmp_path):

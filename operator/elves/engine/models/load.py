@@ -141,12 +141,14 @@ class Load(SpecModel):
     warmup: Warmup | None = Field(
         None, description="The first part of a profile's load, shown in the report but left out of the verdict and"
         " the breakpoint, so that a cold JVM is not reported as the system's limit. auto (the default for profile"
-        " breakpoint): a tenth of the peak rate held for warmupTimeout, and the report says when the services' JIT"
-        " compilation and the p99 settled, or that they did not (a breakpoint is then marked as maybe the JIT's);"
-        " a duration: a ramp to a tenth of the peak rate; 0s turns it off.")
+        " breakpoint): a tenth of the peak rate, in a k6 run of its own before the load, held until the services'"
+        " JIT compilation and the p99 have settled (then the load starts at once) or for at most warmupTimeout; the"
+        " report says how long it took, or that they did not settle (a breakpoint is then marked as maybe the"
+        " JIT's); faults then count from the load's start after it. A duration: a ramp to a tenth of the peak rate"
+        " at the start of the load; 0s turns it off.")
     warmup_timeout: Duration | None = Field(
-        None, description="How long an auto warm-up lasts: the JVMs must settle within it. Default: 2m, at most half"
-        " the duration.")
+        None, description="The longest an auto warm-up lasts: the JVMs must settle within it, and the load after it"
+        " lasts the duration less this bound. Default: 2m, at most half the duration.")
     parallelism: int = Field(1, ge=1, le=100, description="Number of k6 runners sharing the load.")
     users: int = Field(10, ge=1, le=100000, description="Synthetic users, one bearer token each; without rate and"
                        " stages of rates (a closed model) also the VUs, each looping over its endpoint.")
@@ -167,6 +169,13 @@ class Load(SpecModel):
                 return self.warmup_timeout.seconds
             return min(DEFAULT_WARMUP_TIMEOUT_SECONDS, self.duration_seconds / 2)
         return self.warmup.seconds if self.warmup is not None else 0.0  # type: ignore[return-value]
+
+    @property
+    def measured_seconds(self) -> float:
+        """The measured load's planned length: the duration, less an auto warm-up's bound (the
+        warm-up is a k6 run of its own before it; settled early, the test just ends sooner).
+        Faults count from the measured load's start."""
+        return round(self.duration_seconds - self.warmup_seconds, 3) if self.warmup_auto else self.duration_seconds
 
     @property
     def closed(self) -> bool:

@@ -69,9 +69,18 @@ SweepValue = Annotated[int | str, BeforeValidator(_sweep_value), WithJsonSchema(
 
 
 def _late_fault(spec: LoadTestSpec) -> int | None:
-    """The index of the first fault not before the end of the load."""
-    end = spec.load.duration_seconds
+    """The index of the first fault not before the end of the load (after an auto warm-up, the
+    measured load's: faults count from its start; CEL checks only the duration)."""
+    end = spec.load.measured_seconds
     return next((i for i, fault in enumerate(spec.faults) if fault.at.seconds >= end), None)
+
+
+def _load_end_text(load: Any) -> str:
+    """The length faults must fit in, said the way the spec sets it."""
+    if load.warmup_auto:
+        return (f"{load.measured_seconds:g}s: after an auto warm-up faults count from the load's start, and the load"
+                f" lasts the duration less warmupTimeout")
+    return f"{load.duration_seconds:g}s"
 
 
 def _broken_sweep_point(spec: LoadTestSpec) -> str | None:
@@ -146,7 +155,7 @@ class LoadTestSpec(SpecModel):
              "every fault must happen before the load ends (at < load.duration)",
              lambda spec: _late_fault(spec) is not None,
              lambda spec: f"faults[{_late_fault(spec)}].at = {spec.faults[_late_fault(spec)].at} is not before"  # type: ignore[index]
-                          f" the end of the load ({spec.load.duration_seconds:g}s)"),
+                          f" the end of the load ({_load_end_text(spec.load)})"),
         *SCALE_FAULT_RULES,
         # CEL cannot build each point of a sweep: the model (elves validate, the operator's
         # admission) checks every point's system as the run will have it.

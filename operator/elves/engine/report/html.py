@@ -51,7 +51,11 @@ def settling_text(s: Any) -> str:
     jit = ", ".join(f"{app} {ms:g} ms/s" for app, ms in s.jit_ms_per_second.items()) or "unknown"
     figures = f"JIT compilation {jit}, p99 {format_seconds(s.p99)}"
     if s.settled:
-        return f"the JVMs settled after {format_duration(s.settled_after_seconds)} ({figures})"
+        text = f"the JVMs settled after {format_duration(s.settled_after_seconds)} ({figures})"
+        if s.lasted_seconds is not None and s.lasted_seconds < s.timeout_seconds:
+            text += (f"; the warm-up stopped once settled, after {format_duration(s.lasted_seconds)} of its"
+                     f" {format_duration(s.timeout_seconds)} bound")
+        return text
     return (f"NOT SETTLED within the warm-up's {format_duration(s.timeout_seconds)} (spec.load.warmupTimeout):"
             f" {s.reason}; at its end {figures}")
 

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from elves.engine import analysis, warmup
+from elves.engine import analysis
 from elves.engine.analysis import AnalysisError, RunWindow, leave_out_warmup, ledger_since
 from elves.engine.generator_limit import busiest
 from elves.engine.ledger import LedgerUnavailable
@@ -86,13 +86,10 @@ def analyze(tick: Tick) -> float:
                                    queues=tick.ctx.analysed_queues, queue_namespace=tick.ctx.queue_namespace(tick.platform))
         results.vus_ceiling = vu_ceiling(plan.scenarios)
         results.generator_cpu = _generator_cpu(tick, window)
-        if plan.warmup_seconds > 0:
+        if plan.warmup_seconds > 0 or window.warmup() is not None:
             leave_out_warmup(results, prom, window, plan.warmup_seconds)
-        if plan.warmup_auto:
-            # The profile's first segment is the warm-up's way up to its constant load.
-            results.warmup_settling = warmup.measure(prom, plan.test_id, window.load_start,
-                                                     window.load_start + plan.profile[0].end,
-                                                     min(window.load_end, window.load_start + plan.warmup_seconds))
+        # An auto warm-up was judged while it ran (runner.warmup): the finding that stopped it.
+        results.warmup_settling = run.warmup_settling
         verdict = evaluate(spec.objectives, results, prom, window.end, drops_judged=spec.judges_drops)
         if spec.baseline is not None:
             verdict = verdict_of(verdict.checks + _baseline_checks(tick, results), verdict.limited_by)

@@ -43,6 +43,7 @@ class Timeouts:
     # Beyond the planned duration: k6's gracefulStop (30 s), and setup() when the platform
     # cannot tell it apart from the load (see LoadState).
     load_grace: float = 180.0
+    load_stop: float = 120.0  # a stopped k6 gone (an auto warm-up's, before the load starts); locally k6 gets 30 s
     run_credential_max: float = DEFAULT_MAX_SECONDS  # the longest a run's credentials may live (engine.credentials)
 
 
@@ -57,6 +58,7 @@ class Intervals:
     waiting: float = 1.0
     running: float = 0.5  # faults fire within this of their time
     draining: float = 2.0
+    warming: float = 5.0  # an auto warm-up's settling, read from Prometheus on its 5 s grid (engine.warmup)
 
 
 @dataclass

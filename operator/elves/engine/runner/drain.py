@@ -46,7 +46,9 @@ def run_window(tick: Tick, end: float) -> RunWindow:
     return RunWindow(tick.plan.test_id, epoch(run.load_started_at), load_end, end,  # type: ignore[arg-type]
                      drain_seconds=(end - load_end) if run.drained_at else None,
                      drain_completed=run.drained_at is not None,
-                     run_start=epoch(run.started_at) if run.started_at else None)
+                     run_start=epoch(run.started_at) if run.started_at else None,
+                     warmup_start=epoch(run.warmup_started_at) if run.warmup_started_at else None,
+                     warmup_end=epoch(run.warmup_ended_at) if run.warmup_ended_at else None)
 
 
 def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str]:

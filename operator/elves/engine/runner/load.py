@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from elves.engine import blips
 from elves.engine.credentials import make_run_credential, run_lifetime
-from elves.engine.platform import LoadRun, RunKey
+from elves.engine.platform import LoadPart, LoadRun, LoadStatus, RunKey
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc, warning
 from elves.engine.runner.tick import Tick
 from elves.engine.status import FaultEvent, Step
@@ -12,36 +14,50 @@ from elves.engine.tokens import load_tokens
 from elves.engine.units import format_duration
 
 
-def start_load(tick: Tick) -> float:
+def load_run(tick: Tick, part: LoadPart, scenarios: dict[str, Any], duration: float) -> LoadRun:
+    """One k6 run of the current run's plan: the load, or its auto warm-up."""
     plan = tick.plan
-    lifetime = run_lifetime(plan.duration_seconds, tick.ctx.timeouts)  # the run's credentials expire with it
+    lifetime = run_lifetime(duration, tick.ctx.timeouts)  # the run's credentials expire with it
     # Least power: Elves' gateway tokens and registry credential only for a test of Elves' own
     # system; another system's runners (its author's script) need and get neither.
     tokens, admin, credential = [], "", ""
     if tick.ctx.judges_elves:
         tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime)
         credential = make_run_credential(tick.platform.service_key(), plan.test_id, lifetime)
-    tick.platform.start_load(LoadRun(
-        index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=plan.scenarios, tokens=tokens,
-        admin_token=admin, run_credential=credential, runner=tick.ctx.test.spec.runner,
-        parallelism=plan.parallelism, duration_seconds=plan.duration_seconds))
+    return LoadRun(index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=scenarios, tokens=tokens,
+                   admin_token=admin, run_credential=credential, runner=tick.ctx.test.spec.runner,
+                   parallelism=plan.parallelism, duration_seconds=duration, part=part)
+
+
+def start_load(tick: Tick) -> float:
+    plan = tick.plan
+    tick.platform.start_load(load_run(tick, "load", plan.scenarios, plan.duration_seconds))
     tick.events.append(progress(f"k6 started for {plan.test_id} ({plan.script})"))
     tick.goto("Running", Step.LOAD)
     return tick.ctx.intervals.running
 
 
+def k6_not_yet_running(tick: Tick, load: LoadStatus, started: bool, what: str = "") -> float | None:
+    """How long to wait while `what` k6 run ("" the load's, "the warm-up's ") errs, starts or
+    runs setup() (before its clock `started`); None once it runs or has ended."""
+    if load.state == "error":
+        raise HarnessError("LoadError", f"k6 failed {'in the warm-up ' if what else ''}for {tick.plan.test_id}:"
+                                        f" {load.reason}")
+    if load.state == "starting":
+        return tick.wait(f"{what}k6 starting", tick.ctx.timeouts.load_start, "LoadDidNotStart")
+    if load.state == "setup" and not started:
+        if tick.status.progress.waiting_for != f"{what}k6 running setup()":
+            tick.status.progress.deadline = None  # a new wait, with its own deadline
+        return tick.wait(f"{what}k6 running setup()", tick.ctx.timeouts.load_setup, "LoadSetupTooLong",
+                         tick.ctx.intervals.running)
+    return None
+
+
 def load(tick: Tick) -> float:
     run, plan = tick.run, tick.plan
     load = tick.platform.load_status(RunKey(plan.index, plan.test_id))
-    if load.state == "error":
-        raise HarnessError("LoadError", f"k6 failed for {plan.test_id}: {load.reason}")
-    if load.state == "starting":
-        return tick.wait("k6 starting", tick.ctx.timeouts.load_start, "LoadDidNotStart")
-    if load.state == "setup" and run.load_started_at is None:
-        if tick.status.progress.waiting_for != "k6 running setup()":
-            tick.status.progress.deadline = None  # a new wait, with its own deadline
-        return tick.wait("k6 running setup()", tick.ctx.timeouts.load_setup, "LoadSetupTooLong",
-                         tick.ctx.intervals.running)
+    if (delay := k6_not_yet_running(tick, load, run.load_started_at is not None)) is not None:
+        return delay
     if run.load_started_at is None:
         # The load clock starts when k6 runs; faults count from here.
         run.load_started_at = utc(tick.now)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from elves.engine import blips
 from elves.engine.platform import Platform
 from elves.engine.prometheus import PrometheusError
-from elves.engine.runner import analyze, drain, load, prepare
+from elves.engine.runner import analyze, drain, load, prepare, warmup
 from elves.engine.runner.context import Clock, Context, Event, HarnessError, StepResult, progress
 from elves.engine.runner.outcome import fail, set_outcome_conditions
 from elves.engine.runner.tick import Tick
@@ -26,6 +26,9 @@ STEPS: dict[Step, Callable[[Tick], float]] = {
     Step.WAIT_READY: prepare.wait_ready,
     Step.PROMETHEUS: prepare.prometheus,
     Step.BASELINE: prepare.baseline,
+    Step.START_WARMUP: warmup.start_warmup,
+    Step.WARMUP: warmup.watch_warmup,
+    Step.STOP_WARMUP: warmup.stop_warmup,
     Step.START_LOAD: load.start_load,
     Step.LOAD: load.load,
     Step.DRAIN: drain.drain,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from elves.engine.platform import Platform, RunKey
 from elves.engine.runner.context import Context, Event, progress, utc, warning
-from elves.engine.status import Check, Condition, LoadTestStatus
+from elves.engine.status import Check, Condition, LoadTestStatus, Step
 from elves.engine.summary import summarize
 
 
@@ -77,9 +77,11 @@ def cleanup(ctx: Context, status: LoadTestStatus, platform: Platform, events: li
     """Stop the load, restore the system, release the lock: best effort, each step on its own."""
     if status.runs and status.phase in ("Running",):
         run = status.runs[status.current_run]
+        # During an auto warm-up its own k6 runs, not the load's (runner.warmup).
+        part = "warmup" if status.progress.step in (Step.WARMUP, Step.STOP_WARMUP) else "load"
         try:
-            platform.stop_load(RunKey(run.index, run.test_id))
-            events.append(progress(f"stopped k6 for {run.test_id}"))
+            platform.stop_load(RunKey(run.index, run.test_id, part))
+            events.append(progress(f"stopped k6 for {run.test_id}" + (" (its warm-up)" if part == "warmup" else "")))
         except Exception as exc:  # noqa: BLE001
             events.append(warning("CleanupFailed", f"could not stop k6: {exc}"))
     if status.snapshot is not None and not status.restored:

@@ -104,13 +104,15 @@ def prometheus(tick: Tick) -> float:
 
 
 def baseline(tick: Tick) -> float:
+    # An auto warm-up comes first, counted in the same ledger (runner.warmup).
+    load = Step.START_WARMUP if tick.plan.warmup is not None else Step.START_LOAD
     if tick.ctx.ledger_counts is not None:  # counted by the run's test id in Prometheus: no registry to ask
-        tick.goto(None, Step.START_LOAD)
+        tick.goto(None, load)
         return 0.0
     try:
         tick.run.ledger_baseline = tick.ctx.ledger(tick.platform, tick.plan.test_id)
     except Exception as exc:  # noqa: BLE001 - the registry may still be warming up
         return tick.wait(f"the registry's ledger does not answer: {exc}", tick.ctx.timeouts.system_ready,
                          "LedgerUnavailable")
-    tick.goto(None, Step.START_LOAD)
+    tick.goto(None, load)
     return 0.0
