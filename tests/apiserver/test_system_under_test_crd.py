@@ -101,9 +101,9 @@ def test_the_operator_reads_the_target_a_loadtest_names_and_falls_back_to_the_en
                                "spec": {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "1m"},
                                         **fields}}).spec
 
-    target, problems = resolve_target(kube, NAMESPACE, spec(target={"systemUnderTest": "read-by-name"}), "elves")
+    target, problems, _ = resolve_target(kube, NAMESPACE, spec(target={"systemUnderTest": "read-by-name"}), "elves")
     assert problems == [] and target.queues.rabbitmq == ["orders.in"]
-    target, problems = resolve_target(kube, NAMESPACE, spec(target={"systemUnderTest": "absent"}), "elves")
+    target, problems, _ = resolve_target(kube, NAMESPACE, spec(target={"systemUnderTest": "absent"}), "elves")
     assert target is None and problems[0].startswith("spec.target.systemUnderTest: there is no SystemUnderTest")
-    target, problems = resolve_target(kube, NAMESPACE, spec(), "no-such-namespace")
+    target, problems, _ = resolve_target(kube, NAMESPACE, spec(), "no-such-namespace")
     assert problems == [] and target.queues.rabbitmq == list(WORK_QUEUES)
