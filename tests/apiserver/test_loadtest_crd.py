@@ -102,8 +102,6 @@ INVALID_SPECS = [
                  "spec.faults[0].at", id="fault-at-not-a-duration"),
     pytest.param({"faults": [{"at": "3m", "scale": {"deployment": "ingestor", "replicas": -1}}]},
                  "spec.faults[0].scale.replicas", id="fault-scale-negative"),
-    pytest.param({"faults": [{"at": "3m", "scale": {"replicas": 0}}]},
-                 "spec.faults[0].scale.deployment", id="fault-scale-without-deployment"),
     pytest.param({"faults": [{"at": "7m", "restartInfra": {"component": "redis", "downFor": "10s"}}]},
                  "spec.faults[0].restartInfra.component", id="fault-infra-unknown-component"),
     pytest.param({"faults": [{"at": "6m", "pause": {"deployment": "gateway", "for": "a while"}}]},
@@ -121,6 +119,13 @@ INVALID_SPECS = [
 # Rules across fields (CEL in the CRD): spec fragment -> the object the error is reported
 # on, and the words of the rule's message that tell the user what to change.
 BROKEN_RULES = [
+    # A fault acts on one of Elves' deployments or on a workload of spec.target's system, not neither or both.
+    pytest.param({"faults": [{"at": "3m", "scale": {"replicas": 0}}]},
+                 "spec.faults[0].scale", "set exactly one of deployment (Elves' own) or workload",
+                 id="fault-scale-without-deployment-or-workload"),
+    pytest.param({"faults": [{"at": "3m", "killPod": {"deployment": "ingestor", "workload": "orders-worker"}}]},
+                 "spec.faults[0].killPod", "set exactly one of deployment (Elves' own) or workload",
+                 id="fault-kill-of-a-deployment-and-a-workload"),
     pytest.param({"load": {"script": {"configMap": {"name": "s", "file": "s.js"}}}},
                  "spec.load", "exactly one of scenario or script", id="scenario-and-script"),
     # Without rate and stages the load is a closed model (users loop): valid. Mixing the two is not.
