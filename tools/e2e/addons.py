@@ -240,14 +240,16 @@ def keda(version: str) -> list[dict]:
     return docs
 
 
-def metrics_server(version: str, node: str) -> list[dict]:
+def metrics_server(version: str, node: str, api_server: str) -> list[dict]:
     """metrics-server as its manifests/base lays it out (kube-system, the labels its
     kustomization adds), changed in one way: it runs on the host network. The kubelet of the
     test cluster listens on loopback only (cluster.sh), which a pod's own loopback is not;
     on the host network metrics-server reaches it as the node's host name (resolved to
     127.0.0.1: hostAliases) and checks its serving certificate against the cluster CA
     (kube-root-ca.crt) instead of --kubelet-insecure-tls. It listens only on the node's
-    sink address (its pod IP), where the API server's front proxy reaches it."""
+    sink address (its pod IP), where the API server's front proxy reaches it, and reaches the API
+    server where the control plane does (`api_server`, https://<node address>:<port>), not
+    through a Service address, which the host network would need kube-proxy's rules for."""
     base = module_dir("sigs.k8s.io/metrics-server", version) / "manifests" / "base"
     docs = [doc for name in ("rbac", "service", "deployment", "apiservice") for doc in load_all(base / f"{name}.yaml")]
     labels = {"k8s-app": "metrics-server"}  # the kustomization's commonLabels
@@ -267,7 +269,10 @@ def metrics_server(version: str, node: str) -> list[dict]:
         container.update(image=image("metrics-server"), imagePullPolicy="Never")
         container["resources"]["requests"]["cpu"] = ADDON_CPU_REQUEST
         container["ports"] = [{"name": "https", "containerPort": METRICS_SERVER_PORT, "protocol": "TCP"}]
-        container["env"] = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
+        host, port = api_server.removeprefix("https://").rsplit(":", 1)
+        container["env"] = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                            {"name": "KUBERNETES_SERVICE_HOST", "value": host},
+                            {"name": "KUBERNETES_SERVICE_PORT", "value": port}]
         container["volumeMounts"].append({"name": "cluster-ca", "mountPath": "/etc/cluster-ca", "readOnly": True})
         container["args"] = ["--cert-dir=/tmp", f"--secure-port={METRICS_SERVER_PORT}", "--bind-address=$(POD_IP)",
                              "--kubelet-preferred-address-types=Hostname", "--kubelet-use-node-status-port",
@@ -278,6 +283,11 @@ def metrics_server(version: str, node: str) -> list[dict]:
 def node_name() -> str:
     """The single node's name (its host name, which the kubelet's certificate is issued to)."""
     return kubectl("get", "nodes", "-o", "jsonpath={.items[0].metadata.name}").strip()
+
+
+def api_server_url() -> str:
+    """The API server as the kubeconfig in use reaches it (cluster.sh's: the node's address)."""
+    return kubectl("config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}").strip()
 
 
 def retarget_namespace(doc: dict, old: str, new: str) -> None:
@@ -295,7 +305,7 @@ def manifests(autoscaling: bool = False) -> list[dict]:
     docs = [namespace, *prometheus_operator(v["PROMETHEUS_OPERATOR_VERSION"]), *kube_state_metrics(),
             *prometheus(v["PROMETHEUS_OPERATOR_VERSION"]), *k6_operator(v["K6_OPERATOR_VERSION"])]
     if autoscaling:
-        docs += [*keda(v["KEDA_VERSION"]), *metrics_server(v["METRICS_SERVER_VERSION"], node_name())]
+        docs += [*keda(v["KEDA_VERSION"]), *metrics_server(v["METRICS_SERVER_VERSION"], node_name(), api_server_url())]
     return docs
 
 
