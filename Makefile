@@ -11,7 +11,7 @@ PYTEST := $(VENV)/bin/python -m pytest
 MVN := mvn -q -B -f services/pom.xml
 export ELVES_CACHE ?= $(HOME)/.cache/elves
 
-.PHONY: help demo test results results-page test-unit test-local test-apiserver test-e2e \
+.PHONY: help demo test results results-page test-unit test-local test-apiserver test-e2e test-autoscaling \
         venv lock deps k6 helm kubernetes crds services services-test
 
 help: ## list the targets
@@ -48,6 +48,12 @@ test-apiserver: venv deps k6 helm kubernetes crds ## tier 3: etcd + kube-apiserv
 test-e2e: venv deps k6 helm kubernetes services ## tier 4: a throwaway single-node cluster with real pods
 	tools/e2e/install-node-deps.sh
 	$(PYTEST) tests/e2e
+
+# Opt-in, not part of `make test`: builds KEDA and metrics-server (the largest Go build of all).
+# -rA prints the figures and the times of each step.
+test-autoscaling: venv deps k6 helm kubernetes services ## tier 4's KEDA scale-up and scale-down on the cluster (opt-in)
+	tools/e2e/install-node-deps.sh
+	$(PYTEST) -rA -m autoscaling tests/e2e
 
 # --- prerequisites ------------------------------------------------------------
 

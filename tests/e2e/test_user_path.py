@@ -15,7 +15,6 @@ import re
 import textwrap
 import subprocess
 import sys
-import urllib.parse
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -24,23 +23,15 @@ import yaml
 
 from elves.constants import DEAD_LETTER_POLICY
 from elves.study.suite import scale_document
-from kube import REPO, Cluster, CommandFailed, run
+from kube import REPO, Cluster, run
 from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
+from release import (IMAGES, INSTALL_TIMEOUT_S, NAMESPACE, PROMETHEUS_URL, QUEUES, RELEASE, e2e_values, helm,
+                     only_run, promql, run_loadtest)
 
-NAMESPACE = "elves"
-RELEASE = "elves"
-PROMETHEUS_URL = "http://prometheus.monitoring.svc:9090"
-PROMETHEUS_PROXY = "/api/v1/namespaces/monitoring/services/prometheus:9090/proxy"
-QUEUES = ("elves.ingestor.data.in", "elves.registry.applog.in", "elves.registry.ingestor.in")
-IMAGES = ("rabbitmq", "postgres", "prometheus", "kube-state-metrics", "prometheus-operator",
-          "prometheus-config-reloader", "k6-operator", "k6", "k6-starter", "operator",
-          "gateway", "registry", "ingestor")
 E2E_LOADTESTS = Path(__file__).parent / "loadtests"
 EXAMPLES = REPO / "loadtests" / "examples"
 FAULTS_LOADTEST = E2E_LOADTESTS / "faults.yaml"
-INSTALL_TIMEOUT_S = 1200
-LOADTEST_TIMEOUT_S = 900
 # The kill-matrix and rolling-restart examples' loads, shortened (their faults scaled with them) to fit the CI budget.
 KILL_MATRIX_LOAD = "120s"
 # A rollout here takes a JVM start (40-90 s on the 2 busy cores) before the old pod goes, so
@@ -49,44 +40,6 @@ ROLLING_RESTART_LOAD = "150s"
 ROLLING_RESTART_AT = ("10s", "25s", "40s")
 HANDOVER = timedelta(seconds=30)  # from a new pod ready to the old one gone: preStop 20 s + shutdown
 DECOY_NAMESPACE = "decoy-team"  # another team's namespace on the shared cluster
-
-
-def endpoints(cluster: Cluster, namespace: str, service: str) -> tuple[list[str], dict[str, int]]:
-    """The addresses and the ports (by name) behind a Service: what a pod's packet to it is
-    sent to once kube-proxy has translated it, so what a NetworkPolicy's egress rule sees."""
-    slices = cluster.kubectl_json("get", "endpointslices", "-n", namespace, "-l", f"kubernetes.io/service-name={service}")
-    addresses = [a for s in slices["items"] for e in s.get("endpoints") or [] for a in e["addresses"]]
-    ports = {p.get("name") or "": p["port"] for s in slices["items"] for p in s.get("ports") or []}
-    return addresses, ports
-
-
-def e2e_values(cluster: Cluster) -> dict:
-    """The chart values of this tier: images built here, no PersistentVolumes, and the
-    NetworkPolicies' DNS and API server ports as this cluster has them (CoreDNS listens on
-    1053, the API server on 16443): the policies are enforced here, so they must be right."""
-    def image(name: str) -> dict:
-        repository, tag = cluster.image(name).rsplit(":", 1)
-        return {"repository": repository, "tag": tag, "pullPolicy": "Never"}
-
-    api_addresses, api_ports = endpoints(cluster, "default", "kubernetes")
-    _, dns_ports = endpoints(cluster, "kube-system", "kube-dns")
-    return {
-        # The Debian-built brokers stand in for the official images, which cannot be pulled.
-        "rabbitmq": {"image": image("rabbitmq"), "persistence": {"enabled": False}},
-        "postgresql": {"image": image("postgres"), "persistence": {"enabled": False}},
-        # k6-operator's runner pods run the k6 built by tools/install-k6.sh.
-        "operator": {"env": {"ELVES_K6_IMAGE": cluster.image("k6")}},
-        "networkPolicy": {
-            "dns": {"ports": sorted({dns_ports["dns"], dns_ports["dns-tcp"]})},
-            "apiServer": {"cidrs": [f"{a}/32" for a in api_addresses], "ports": sorted(api_ports.values())},
-        },
-    }
-
-
-def helm(cluster: Cluster, *args: str) -> str:
-    """The pinned helm (tools/which-helm.sh), as a user would run it against this cluster."""
-    binary = run([str(REPO / "tools" / "which-helm.sh")], timeout=30).strip()
-    return run([binary, *args], env={"KUBECONFIG": cluster.kubeconfig}, timeout=INSTALL_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
@@ -117,25 +70,6 @@ def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Clu
     return cluster
 
 
-def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
-    """Applies a LoadTest and waits as a user or a CI job would, with `kubectl wait
-    --for=condition=Completed` (True on any end: Succeeded, Failed, Limited or Error); returns it."""
-    cluster.kubectl("apply", "-n", NAMESPACE, "-f", str(manifest))
-    try:
-        cluster.kubectl("wait", f"loadtest/{name}", "-n", NAMESPACE, "--for=condition=Completed",
-                        f"--timeout={LOADTEST_TIMEOUT_S}s", timeout=LOADTEST_TIMEOUT_S + 30)
-    except CommandFailed as exc:
-        lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
-        raise AssertionError(f"LoadTest {name} did not complete within {LOADTEST_TIMEOUT_S} s ({exc}): "
-                             + json.dumps(lt.get("status"), indent=1)[:4000]) from None
-    lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
-    conditions = {c["type"]: c for c in lt["status"]["conditions"]}
-    assert lt["status"]["phase"] in ("Succeeded", "Failed", "Limited", "Error")
-    assert conditions["Completed"]["observedGeneration"] == lt["metadata"]["generation"]
-    assert conditions["Failed"]["status"] == ("False" if lt["status"]["phase"] == "Succeeded" else "True")
-    return lt
-
-
 def shortened_example(name: str, duration: str, directory: Path) -> tuple[dict, Path]:
     """A published example with its load shortened to `duration` by the suite's own scaling
     (elves.study.suite.scale_document: every fault time scaled by the same factor), so the
@@ -144,14 +78,6 @@ def shortened_example(name: str, duration: str, directory: Path) -> tuple[dict, 
     manifest = directory / name
     manifest.write_text(yaml.safe_dump(document, sort_keys=False))
     return document, manifest
-
-
-def promql(cluster: Cluster, query: str, at: float | None = None) -> list[dict]:
-    """An instant query to the cluster's Prometheus, through the API server's Service proxy."""
-    params = {"query": query, **({"time": f"{at:.3f}"} if at else {})}
-    body = json.loads(cluster.kubectl("get", "--raw", f"{PROMETHEUS_PROXY}/api/v1/query?{urllib.parse.urlencode(params)}"))
-    assert body["status"] == "success", body
-    return body["data"]["result"]
 
 
 def runner_pods(cluster: Cluster, testrun: str) -> int:
@@ -352,13 +278,6 @@ def test_fault_case_scale_and_kill_then_restore(installed: Cluster) -> None:
     for deployment in ("gateway", "registry", "ingestor"):
         spec = installed.kubectl_json("get", "deployment", deployment, "-n", NAMESPACE)["spec"]
         assert spec["replicas"] == 1, f"{deployment} left at {spec['replicas']} replicas"
-
-
-def only_run(lt: dict) -> dict:
-    """The results of a LoadTest without a sweep (its one run)."""
-    run, = lt["status"]["runs"]
-    assert run.get("results"), json.dumps(lt["status"], indent=1)[:4000]
-    return run["results"]
 
 
 def test_two_runners_share_the_load_and_the_ledger_matches_both(installed: Cluster) -> None:

@@ -10,9 +10,10 @@
 #      its finalizer aborts the test and restores the replicas the test changed;
 #   2. the elves release, then the LoadTest and SystemUnderTest CRDs (Helm never deletes CRDs from crds/), then
 #      the elves namespace (with the Secret and the volumes Helm keeps);
-#   3. the k6-operator and kube-prometheus-stack releases, their namespaces and the
-#      prometheus-operator CRDs, but only those deploy.sh installed (they carry the label
-#      elves.dev/installed-by=deployments.sh); anything else is left as it is.
+#   3. the KEDA and metrics-server releases (deploy.sh --with-keda, --with-metrics-server),
+#      the k6-operator and kube-prometheus-stack releases, their namespaces (never
+#      kube-system) and the prometheus-operator CRDs, but only those deploy.sh installed (they
+#      carry the label elves.dev/installed-by=deployments.sh); anything else is left as it is.
 #
 # Options:
 #   --skip-monitoring    keep kube-prometheus-stack even if deploy.sh installed it
@@ -31,6 +32,7 @@
 #   ELVES_MONITORING_RELEASE     its Helm release (default: kube-prometheus-stack)
 #   ELVES_K6_OPERATOR_NAMESPACE  namespace of k6-operator (default: k6-operator-system)
 #   ELVES_K6_OPERATOR_RELEASE    its Helm release (default: k6-operator)
+#   ELVES_KEDA_NAMESPACE         namespace of KEDA (default: keda)
 #   ELVES_CACHE                  built tools (default: $HOME/.cache/elves)
 #   ELVES_HELM                   helm binary (default: $ELVES_CACHE/bin/helm, else helm on PATH)
 #   ELVES_KUBECTL                kubectl binary (default: kubectl on PATH)
@@ -169,6 +171,9 @@ main() {
   find_helm || die "helm not found (set ELVES_HELM, put helm on PATH, or run tools/install-helm.sh)"
   delete_loadtests
   remove_elves
+  # After the elves release: its ScaledObjects need KEDA to let their finalizers go.
+  remove_upstream "${KEDA_RELEASE}" "${KEDA_NAMESPACE}"
+  remove_upstream "${METRICS_SERVER_RELEASE}" "${METRICS_SERVER_NAMESPACE}"
   if [[ ${SKIP_K6_OPERATOR} != 1 ]]; then
     remove_upstream "${K6_OPERATOR_RELEASE}" "${K6_OPERATOR_NAMESPACE}"
   fi

@@ -19,6 +19,11 @@ readonly MONITORING_NAMESPACE="${ELVES_MONITORING_NAMESPACE:-monitoring}"
 readonly MONITORING_RELEASE="${ELVES_MONITORING_RELEASE:-kube-prometheus-stack}"
 readonly K6_OPERATOR_NAMESPACE="${ELVES_K6_OPERATOR_NAMESPACE:-k6-operator-system}"
 readonly K6_OPERATOR_RELEASE="${ELVES_K6_OPERATOR_RELEASE:-k6-operator}"
+readonly KEDA_NAMESPACE="${ELVES_KEDA_NAMESPACE:-keda}"
+readonly KEDA_RELEASE=keda
+# metrics-server serves a cluster-wide API: kube-system, as its chart's documentation installs it.
+readonly METRICS_SERVER_NAMESPACE=kube-system
+readonly METRICS_SERVER_RELEASE=metrics-server
 readonly TIMEOUT="${ELVES_TIMEOUT:-10m}"
 readonly CACHE="${ELVES_CACHE:-${HOME}/.cache/elves}"
 

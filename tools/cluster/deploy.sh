@@ -9,7 +9,11 @@
 #      rule selected (tools/cluster/kube-prometheus-stack-values.yaml), and Grafana's admin
 #      credentials generated once into the Secret elves-grafana-admin; the operator gets a
 #      copy (Secret <release>-grafana) to post LoadTest phases and faults as annotations;
-#   2. k6-operator from its upstream chart (the TestRun CRD and its controller);
+#   2. k6-operator from its upstream chart (the TestRun CRD and its controller); and, only
+#      when asked (--with-keda, --with-metrics-server), KEDA and metrics-server from theirs:
+#      the autoscalers of a LoadTest's spec.system.autoscaling (KEDA on the ingestor's queue,
+#      the HPA on CPU, which reads metrics-server); installed before the chart, which renders
+#      its KEDA objects only where the cluster serves KEDA's API;
 #   3. the elves-gateway, elves-registry, elves-ingestor and elves-operator images:
 #      tools/cluster/build-images.sh builds them with docker, podman or nerdctl and loads
 #      them into kind or minikube when the context is one of those (or pushes them to
@@ -23,6 +27,8 @@
 #   --skip-monitoring    the cluster has Prometheus already (say where: ELVES_PROMETHEUS_URL)
 #   --skip-k6-operator   the cluster has k6-operator already
 #   --skip-images        the images are on the nodes (or in the registry) already
+#   --with-keda          install KEDA (into ELVES_KEDA_NAMESPACE) for spec.system.autoscaling
+#   --with-metrics-server  install metrics-server (into kube-system): the HPA's CPU metrics
 #   --no-wait            do not wait for the pods (same as ELVES_HELM_WAIT=0)
 #   -f, --values FILE    more values for the elves chart (repeatable; after this script's)
 #   --set KEY=VALUE      a value for the elves chart (repeatable; wins over every file)
@@ -36,6 +42,8 @@
 #   ELVES_SKIP_MONITORING        1: as --skip-monitoring (default: 0)
 #   ELVES_SKIP_K6_OPERATOR       1: as --skip-k6-operator (default: 0)
 #   ELVES_SKIP_IMAGES            1: as --skip-images (default: 0)
+#   ELVES_WITH_KEDA              1: as --with-keda (default: 0)
+#   ELVES_WITH_METRICS_SERVER    1: as --with-metrics-server (default: 0)
 #   ELVES_MONITORING_NAMESPACE   namespace of Prometheus (default: monitoring)
 #   ELVES_MONITORING_RELEASE     its Helm release, the `release` label it selects by
 #                                (default: kube-prometheus-stack)
@@ -46,6 +54,10 @@
 #   ELVES_K6_OPERATOR_NAMESPACE  namespace of k6-operator (default: k6-operator-system)
 #   ELVES_K6_OPERATOR_RELEASE    its Helm release (default: k6-operator)
 #   ELVES_K6_OPERATOR_CHART_REPO chart repository of k6-operator (default: grafana's)
+#   ELVES_KEDA_NAMESPACE         namespace of KEDA (default: keda); the chart lets it through
+#                                to RabbitMQ (networkPolicy.keda.namespace)
+#   ELVES_KEDA_CHART_REPO        chart repository of KEDA (default: kedacore's)
+#   ELVES_METRICS_SERVER_CHART_REPO  chart repository of metrics-server (default: kubernetes-sigs')
 #   ELVES_IMAGE_BUILDER          docker, podman or nerdctl (default: the first that answers;
 #                                read by tools/cluster/build-images.sh)
 #   ELVES_IMAGE_REGISTRY         push the images there and pull them from there (default: none)
@@ -68,10 +80,14 @@ readonly IMAGE_REGISTRY="${ELVES_IMAGE_REGISTRY:-}"
 readonly PROMETHEUS_URL="${ELVES_PROMETHEUS_URL:-http://${MONITORING_RELEASE}-prometheus.${MONITORING_NAMESPACE}.svc:9090}"
 readonly MONITORING_CHART_REPO="${ELVES_MONITORING_CHART_REPO:-${KUBE_PROMETHEUS_STACK_CHART_REPO}}"
 readonly K6_OPERATOR_CHART_REPO_URL="${ELVES_K6_OPERATOR_CHART_REPO:-${K6_OPERATOR_CHART_REPO}}"
+readonly KEDA_CHART_REPO_URL="${ELVES_KEDA_CHART_REPO:-${KEDA_CHART_REPO}}"
+readonly METRICS_SERVER_CHART_REPO_URL="${ELVES_METRICS_SERVER_CHART_REPO:-${METRICS_SERVER_CHART_REPO}}"
 
 SKIP_MONITORING="${ELVES_SKIP_MONITORING:-0}"
 SKIP_K6_OPERATOR="${ELVES_SKIP_K6_OPERATOR:-0}"
 SKIP_IMAGES="${ELVES_SKIP_IMAGES:-0}"
+WITH_KEDA="${ELVES_WITH_KEDA:-0}"
+WITH_METRICS_SERVER="${ELVES_WITH_METRICS_SERVER:-0}"
 HELM_WAIT="${ELVES_HELM_WAIT:-1}"
 # 1 when this script installs kube-prometheus-stack: its Grafana gets the LoadTests'
 # annotations (set by install_monitoring).
@@ -92,6 +108,8 @@ parse_args() {
       --skip-monitoring) SKIP_MONITORING=1 ;;
       --skip-k6-operator) SKIP_K6_OPERATOR=1 ;;
       --skip-images) SKIP_IMAGES=1 ;;
+      --with-keda) WITH_KEDA=1 ;;
+      --with-metrics-server) WITH_METRICS_SERVER=1 ;;
       --no-wait) HELM_WAIT=0 ;;
       -f|--values)
         (($# >= 2)) || die "$1 needs a file"
@@ -122,11 +140,15 @@ ensure_namespace() {
 }
 
 # Installs or upgrades upstream chart $1 as release $2 in namespace $3 from repository $4
-# at version $5 with values file $6, unless someone else installed that release; $7 is the
-# option that skips it; more helm arguments (--set ...) may follow.
+# at version $5 with values file $6 (empty: the chart's defaults), unless someone else
+# installed that release; $7 is what to do about a failure; more helm arguments (--set ...)
+# may follow.
 install_upstream() {
-  local chart="$1" release="$2" namespace="$3" repo="$4" version="$5" values="$6" skip="$7" output
+  local chart="$1" release="$2" namespace="$3" repo="$4" version="$5" values="$6" hint="$7" output
   local -a more=("${@:8}")
+  if [[ -n ${values} ]]; then
+    more=(--values "${values}" "${more[@]}")
+  fi
   if release_exists "${release}" "${namespace}" && ! release_is_ours "${release}" "${namespace}"; then
     log "${chart}: release ${namespace}/${release} exists and was not installed by this script: left as it is"
     return
@@ -134,11 +156,11 @@ install_upstream() {
   log "${chart} ${version}: installing release ${namespace}/${release} from ${repo}"
   ensure_namespace "${namespace}"
   if ! output="$(helm_ upgrade --install "${release}" "${chart}" --repo "${repo}" --version "${version}" \
-      --namespace "${namespace}" --values "${values}" "${more[@]}" \
+      --namespace "${namespace}" "${more[@]}" \
       --labels "${INSTALLED_BY_KEY}=${INSTALLED_BY_VALUE}" \
       "${HELM_WAIT_FLAGS[@]}" --timeout "${TIMEOUT}" 2>&1)"; then
     echo "${output}" >&2
-    die "could not install ${chart} ${version} from ${repo} (see above); if the cluster has it already, pass ${skip}"
+    die "could not install ${chart} ${version} from ${repo} (see above); ${hint}"
   fi
 }
 
@@ -177,7 +199,7 @@ install_monitoring() {
   before="$(monitoring_crds)"
   install_upstream kube-prometheus-stack "${MONITORING_RELEASE}" "${MONITORING_NAMESPACE}" \
     "${MONITORING_CHART_REPO}" "${KUBE_PROMETHEUS_STACK_CHART_VERSION}" \
-    "${CLUSTER_DIR}/kube-prometheus-stack-values.yaml" --skip-monitoring \
+    "${CLUSTER_DIR}/kube-prometheus-stack-values.yaml" "if the cluster has it already, pass --skip-monitoring" \
     --set "grafana.admin.existingSecret=${GRAFANA_ADMIN_SECRET}" \
     --set grafana.admin.userKey=admin-user --set grafana.admin.passwordKey=admin-password
   # Helm leaves a chart's crds/ behind on uninstall: label the ones this install brought, so
@@ -195,10 +217,24 @@ install_k6_operator() {
   else
     install_upstream k6-operator "${K6_OPERATOR_RELEASE}" "${K6_OPERATOR_NAMESPACE}" \
       "${K6_OPERATOR_CHART_REPO_URL}" "${K6_OPERATOR_CHART_VERSION}" \
-      "${CLUSTER_DIR}/k6-operator-values.yaml" --skip-k6-operator
+      "${CLUSTER_DIR}/k6-operator-values.yaml" "if the cluster has it already, pass --skip-k6-operator"
   fi
   if ! crd_exists testruns.k6.io; then
     warn "the cluster has no testruns.k6.io CRD: LoadTests will end in Error until k6-operator is installed"
+  fi
+}
+
+# KEDA and metrics-server, only when asked: a LoadTest's spec.system.autoscaling needs KEDA
+# for the ingestor and the HPA's CPU metrics (metrics-server) for the gateway and registry.
+install_autoscalers() {
+  if [[ ${WITH_KEDA} == 1 ]]; then
+    install_upstream keda "${KEDA_RELEASE}" "${KEDA_NAMESPACE}" "${KEDA_CHART_REPO_URL}" "${KEDA_CHART_VERSION}" "" \
+      "if the cluster has KEDA already, leave out --with-keda"
+  fi
+  if [[ ${WITH_METRICS_SERVER} == 1 ]]; then
+    install_upstream metrics-server "${METRICS_SERVER_RELEASE}" "${METRICS_SERVER_NAMESPACE}" \
+      "${METRICS_SERVER_CHART_REPO_URL}" "${METRICS_SERVER_CHART_VERSION}" "" \
+      "if the cluster has metrics-server already, leave out --with-metrics-server; on kind or minikube, whose kubelets' certificates it cannot check, add --set 'args={--kubelet-insecure-tls}' to a helm upgrade of the release"
   fi
 }
 
@@ -265,6 +301,8 @@ write_values() {
     # `kubectl apply -f loadtests/examples/...` without -n lands in `default`: the operator may
     # write its ConfigMaps there too (the chart allows only the release namespace by default).
     echo "  loadTestNamespaces: [default]"
+    # KEDA reads the ingestor's queue length from RabbitMQ, which the NetworkPolicies let it reach.
+    echo "networkPolicy: {keda: {namespace: $(yaml_string "${KEDA_NAMESPACE}")}}"
     if [[ -n ${IMAGE_TAG} ]]; then
       echo "  image: {tag: $(yaml_string "${IMAGE_TAG}")}"
       echo "services:"
@@ -353,6 +391,7 @@ main() {
   WORK_DIR="$(mktemp -d)"
   install_monitoring
   install_k6_operator
+  install_autoscalers
   provide_images
   apply_crd
   install_chart

@@ -1,8 +1,9 @@
 """Monitoring and k6-operator for the end-to-end cluster: what `deployments.sh` expects a
-cluster to have when it is told --skip-monitoring --skip-k6-operator.
+cluster to have when it is told --skip-monitoring --skip-k6-operator; and, when asked, KEDA
+and metrics-server (what `deployments.sh --with-keda --with-metrics-server` installs).
 
-    .venv/bin/python tools/e2e/addons.py apply     # install and wait until ready
-    .venv/bin/python tools/e2e/addons.py render    # print the manifests (no CRDs)
+    .venv/bin/python tools/e2e/addons.py apply [--autoscaling]    # install and wait until ready
+    .venv/bin/python tools/e2e/addons.py render [--autoscaling]   # print the manifests (no CRDs)
 
 Installs, with the images of tools/e2e/build-images.sh (nothing is pulled):
 - the prometheus-operator and k6-operator CRDs (tools/fetch-crds.sh);
@@ -12,7 +13,12 @@ Installs, with the images of tools/e2e/build-images.sh (nothing is pulled):
   prometheus.monitoring.svc:9090 (PROMETHEUS_URL below);
 - kube-state-metrics v2.15.0, scraped through a ServiceMonitor;
 - k6-operator v0.0.19 from the bundle.yaml of its Go module, without its kube-rbac-proxy
-  sidecar (an image this machine cannot have; metrics stay on loopback in the pod).
+  sidecar (an image this machine cannot have; metrics stay on loopback in the pod);
+- with --autoscaling (the opt-in autoscaling tier, `make test-autoscaling`): KEDA v2.21.0's
+  operator and metrics API server from the config/ of its Go module (no admission webhooks),
+  in namespace keda (the chart's networkPolicy.keda.namespace, let through to RabbitMQ), and
+  metrics-server v0.8.0 from manifests/base of its Go module, on the host network (see
+  metrics_server()); both serve aggregated APIs through cluster.sh's front proxy.
 Upstream manifests come from the Go modules (the module proxy is where these projects
 are reachable from here); what is ours is written out below.
 """
@@ -33,6 +39,15 @@ CACHE = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves"))
 
 MONITORING_NAMESPACE = "monitoring"
 K6_OPERATOR_NAMESPACE = "k6-operator-system"
+KEDA_NAMESPACE = "keda"
+METRICS_SERVER_NAMESPACE = "kube-system"
+# The aggregated APIs the autoscaling add-ons serve (APIService names).
+AUTOSCALING_APIS = ("v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io")
+# metrics-server's HTTPS port on the node's sink address (it runs on the host network).
+METRICS_SERVER_PORT = 16444
+# CPU requests of the autoscaling add-ons: small, so that they leave the 2 cores' requests to
+# the replicas KEDA adds (upstream asks 100m each).
+ADDON_CPU_REQUEST = "20m"
 PROMETHEUS_NAME = "prometheus"
 PROMETHEUS_URL = f"http://{PROMETHEUS_NAME}.{MONITORING_NAMESPACE}.svc:9090"
 TIMEOUT_S = 300
@@ -200,6 +215,81 @@ def k6_operator(version: str) -> list[dict]:
     return docs
 
 
+# --- KEDA and metrics-server (--autoscaling) ------------------------------------------------
+
+def keda(version: str) -> list[dict]:
+    """KEDA's operator and its external metrics API server, as its config/ kustomization lays
+    them out (namespace keda), with our images and without the admission webhooks: the
+    operator makes its own certificates (--enable-cert-rotation, Secret kedaorg-certs) and
+    puts their CA in the APIService, but is told there is no webhook to patch."""
+    config = module_dir("github.com/kedacore/keda/v2", version) / "config"
+    files = ["general/namespace.yaml", "service_account/service_account.yaml", "rbac/role.yaml",
+             "rbac/role_binding.yaml", "rbac/aggregate_cluster_roles.yaml", "manager/manager.yaml",
+             "manager/service.yaml", *(f"metrics-server/{name}.yaml" for name in
+                                       ("role", "role_binding", "deployment", "service", "api_service"))]
+    docs = [doc for name in files for doc in load_all(config / name)]
+    images = {"keda-operator": "keda", "keda-metrics-apiserver": "keda-metrics-apiserver"}
+    for doc in docs:
+        if doc["kind"] != "Deployment":
+            continue
+        container, = doc["spec"]["template"]["spec"]["containers"]
+        container.update(image=image(images[doc["metadata"]["name"]]), imagePullPolicy="Never")
+        container["resources"]["requests"]["cpu"] = ADDON_CPU_REQUEST
+        if doc["metadata"]["name"] == "keda-operator":
+            container["args"].append("--enable-webhook-patching=false")  # no admission webhooks here
+    return docs
+
+
+def metrics_server(version: str, node: str, api_server: str) -> list[dict]:
+    """metrics-server as its manifests/base lays it out (kube-system, the labels its
+    kustomization adds), changed in one way: it runs on the host network. The kubelet of the
+    test cluster listens on loopback only (cluster.sh), which a pod's own loopback is not;
+    on the host network metrics-server reaches it as the node's host name (resolved to
+    127.0.0.1: hostAliases) and checks its serving certificate against the cluster CA
+    (kube-root-ca.crt) instead of --kubelet-insecure-tls. It listens only on the node's
+    sink address (its pod IP), where the API server's front proxy reaches it, and reaches the API
+    server where the control plane does (`api_server`, https://<node address>:<port>), not
+    through a Service address, which the host network would need kube-proxy's rules for."""
+    base = module_dir("sigs.k8s.io/metrics-server", version) / "manifests" / "base"
+    docs = [doc for name in ("rbac", "service", "deployment", "apiservice") for doc in load_all(base / f"{name}.yaml")]
+    labels = {"k8s-app": "metrics-server"}  # the kustomization's commonLabels
+    for doc in docs:
+        doc["metadata"].setdefault("labels", {}).update(labels)
+        if doc["kind"] == "Service":
+            doc["spec"]["selector"] = dict(labels)
+        if doc["kind"] != "Deployment":
+            continue
+        doc["spec"]["selector"] = {"matchLabels": dict(labels)}
+        pod = doc["spec"]["template"]
+        pod.setdefault("metadata", {}).setdefault("labels", {}).update(labels)
+        spec = pod["spec"]
+        spec.update(hostNetwork=True, hostAliases=[{"ip": "127.0.0.1", "hostnames": [node]}])
+        spec["volumes"].append({"name": "cluster-ca", "configMap": {"name": "kube-root-ca.crt"}})
+        container, = spec["containers"]
+        container.update(image=image("metrics-server"), imagePullPolicy="Never")
+        container["resources"]["requests"]["cpu"] = ADDON_CPU_REQUEST
+        container["ports"] = [{"name": "https", "containerPort": METRICS_SERVER_PORT, "protocol": "TCP"}]
+        host, port = api_server.removeprefix("https://").rsplit(":", 1)
+        container["env"] = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                            {"name": "KUBERNETES_SERVICE_HOST", "value": host},
+                            {"name": "KUBERNETES_SERVICE_PORT", "value": port}]
+        container["volumeMounts"].append({"name": "cluster-ca", "mountPath": "/etc/cluster-ca", "readOnly": True})
+        container["args"] = ["--cert-dir=/tmp", f"--secure-port={METRICS_SERVER_PORT}", "--bind-address=$(POD_IP)",
+                             "--kubelet-preferred-address-types=Hostname", "--kubelet-use-node-status-port",
+                             "--kubelet-certificate-authority=/etc/cluster-ca/ca.crt", "--metric-resolution=15s"]
+    return docs
+
+
+def node_name() -> str:
+    """The single node's name (its host name, which the kubelet's certificate is issued to)."""
+    return kubectl("get", "nodes", "-o", "jsonpath={.items[0].metadata.name}").strip()
+
+
+def api_server_url() -> str:
+    """The API server as the kubeconfig in use reaches it (cluster.sh's: the node's address)."""
+    return kubectl("config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}").strip()
+
+
 def retarget_namespace(doc: dict, old: str, new: str) -> None:
     """Moves an upstream example from namespace `old` to `new` (objects and subjects)."""
     if doc["metadata"].get("namespace") == old:
@@ -209,11 +299,14 @@ def retarget_namespace(doc: dict, old: str, new: str) -> None:
             subject["namespace"] = new
 
 
-def manifests() -> list[dict]:
+def manifests(autoscaling: bool = False) -> list[dict]:
     v = versions()
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": MONITORING_NAMESPACE}}
-    return [namespace, *prometheus_operator(v["PROMETHEUS_OPERATOR_VERSION"]), *kube_state_metrics(),
+    docs = [namespace, *prometheus_operator(v["PROMETHEUS_OPERATOR_VERSION"]), *kube_state_metrics(),
             *prometheus(v["PROMETHEUS_OPERATOR_VERSION"]), *k6_operator(v["K6_OPERATOR_VERSION"])]
+    if autoscaling:
+        docs += [*keda(v["KEDA_VERSION"]), *metrics_server(v["METRICS_SERVER_VERSION"], node_name(), api_server_url())]
+    return docs
 
 
 # --- apply ------------------------------------------------------------------------------
@@ -225,31 +318,43 @@ def kubectl(*args: str, stdin: str | None = None, timeout: float = TIMEOUT_S + 3
     return done.stdout
 
 
-def apply() -> None:
+def apply(autoscaling: bool = False) -> None:
     crd_dirs = subprocess.run([str(REPO / "tools" / "fetch-crds.sh")], capture_output=True, text=True, check=True)
     for crd_dir in crd_dirs.stdout.split():
         # Server-side: the CRDs are too large for the last-applied annotation.
         kubectl("apply", "--server-side", "--force-conflicts", "-f", crd_dir)
     kubectl("wait", "--for=condition=Established", "crd", "--all", f"--timeout={TIMEOUT_S}s")
-    docs = manifests()
+    docs = manifests(autoscaling)
     kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
             stdin=dump(docs))
-    for namespace, deployment in ((MONITORING_NAMESPACE, "prometheus-operator"),
-                                  (MONITORING_NAMESPACE, "kube-state-metrics"),
-                                  (K6_OPERATOR_NAMESPACE, "k6-operator-controller-manager")):
+    deployments = [(MONITORING_NAMESPACE, "prometheus-operator"), (MONITORING_NAMESPACE, "kube-state-metrics"),
+                   (K6_OPERATOR_NAMESPACE, "k6-operator-controller-manager")]
+    if autoscaling:
+        deployments += [(KEDA_NAMESPACE, "keda-operator"), (KEDA_NAMESPACE, "keda-metrics-apiserver"),
+                        (METRICS_SERVER_NAMESPACE, "metrics-server")]
+    for namespace, deployment in deployments:
         kubectl("-n", namespace, "rollout", "status", f"deployment/{deployment}", f"--timeout={TIMEOUT_S}s")
     # The operator makes the StatefulSet; wait for it to exist, then for its pod.
     kubectl("-n", MONITORING_NAMESPACE, "wait", "--for=jsonpath={.status.availableReplicas}=1",
             f"prometheus/{PROMETHEUS_NAME}", f"--timeout={TIMEOUT_S}s")
+    if autoscaling:
+        # Available: the API server reaches the server behind it through the front proxy (and,
+        # for KEDA's, trusts the CA the operator put in the APIService).
+        for api in AUTOSCALING_APIS:
+            kubectl("wait", "--for=condition=Available", f"apiservice/{api}", f"--timeout={TIMEOUT_S}s")
+        print(f"addons: KEDA and metrics-server ready ({', '.join(AUTOSCALING_APIS)} served)")
     print(f"addons: monitoring and k6-operator ready; Prometheus at {PROMETHEUS_URL}")
 
 
 def main() -> None:
-    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    command, *options = sys.argv[1:] or [""]
+    if set(options) - {"--autoscaling"}:
+        sys.exit(__doc__)
+    autoscaling = "--autoscaling" in options
     if command == "render":
-        print(dump(manifests()))
+        print(dump(manifests(autoscaling)))
     elif command == "apply":
-        apply()
+        apply(autoscaling)
     else:
         sys.exit(__doc__)
 

@@ -4,17 +4,22 @@
 #   ${ELVES_CACHE:-$HOME/.cache/elves}/bin/<program>-<version>
 # A binary already there is not rebuilt (the version is in its name).
 #
-#   tools/e2e/build-go-binaries.sh [program...]    default: all of them
+#   tools/e2e/build-go-binaries.sh [--download] [program...]    default: all of them
+#
+# --download only resolves and downloads the Go modules the named programs need (no
+# compiling): what a build would fetch from the module proxy, to measure or to fetch ahead.
 #
 # Programs: kube-state-metrics, prometheus-operator, prometheus-config-reloader,
 # k6-operator-manager, coredns, prometheus, kube-router (not an image: cluster.sh runs it
-# on the host as the NetworkPolicy firewall).
+# on the host as the NetworkPolicy firewall), and, for the opt-in autoscaling tier only
+# (not built by default: KEDA's dependency tree is the largest of all), keda-operator,
+# keda-adapter (KEDA's external metrics API server) and metrics-server.
 #
-# Why a wrapper module per program: prometheus-operator and k6-operator carry `replace`
-# directives in their go.mod, so `go install module@version` refuses them. A tiny main
-# module that requires the program's module (and, for prometheus-operator, its nested
-# modules at the same published version; for prometheus, the replace its go.mod has)
-# builds all of them the same way.
+# Why a wrapper module per program: prometheus-operator, k6-operator and KEDA carry
+# `replace` directives in their go.mod, so `go install module@version` refuses them. A tiny
+# main module that requires the program's module (and, for prometheus-operator, its nested
+# modules at the same published version; for prometheus and KEDA, the replaces and excludes
+# their go.mod has, which only a main module's go.mod applies) builds all of them the same way.
 #
 # Prometheus is built with only the service discovery the cluster uses: Kubernetes (what
 # prometheus-operator's configuration asks for) plus file and HTTP (Prometheus' own
@@ -36,8 +41,9 @@ readonly SCRIPT_NAME=build-go-binaries
 # shellcheck source=../lib/log.sh
 source "$here/../lib/log.sh"
 
-# program -> "module version package [extra-requires...]"; an extra require is a nested
-# module of the same repository, taken at the same version instead of its local path.
+# program -> "module version package [extra...]"; an extra is a nested module of the same
+# repository, taken at the same version instead of its local path; or `a@v=>b@w`, a replace;
+# or `!a@v`, an exclude (both repeated from the program's own go.mod).
 declare -A RECIPES=(
   [kube-state-metrics]="k8s.io/kube-state-metrics/v2 $KUBE_STATE_METRICS_VERSION k8s.io/kube-state-metrics/v2"
   [prometheus-operator]="github.com/prometheus-operator/prometheus-operator $PROMETHEUS_OPERATOR_VERSION github.com/prometheus-operator/prometheus-operator/cmd/operator github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring github.com/prometheus-operator/prometheus-operator/pkg/client"
@@ -48,8 +54,17 @@ declare -A RECIPES=(
   # Its go.mod pins fsnotify back to v1.7.0; the wrapper repeats that replace.
   [prometheus]="github.com/prometheus/prometheus $PROMETHEUS_MODULE_VERSION github.com/prometheus/prometheus/cmd/prometheus github.com/fsnotify/fsnotify@v1.8.0=>github.com/fsnotify/fsnotify@v1.7.0"
   [kube-router]="github.com/cloudnativelabs/kube-router/v2 $KUBE_ROUTER_VERSION github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"
+  # KEDA's operator and its metrics API server (the admission webhooks are left out: nothing
+  # here needs them). Its go.mod's one replace and one exclude, repeated.
+  [keda-operator]="github.com/kedacore/keda/v2 $KEDA_VERSION github.com/kedacore/keda/v2/cmd/operator $KEDA_GO_MOD_DIRECTIVES"
+  [keda-adapter]="github.com/kedacore/keda/v2 $KEDA_VERSION github.com/kedacore/keda/v2/cmd/adapter $KEDA_GO_MOD_DIRECTIVES"
+  [metrics-server]="sigs.k8s.io/metrics-server $METRICS_SERVER_VERSION sigs.k8s.io/metrics-server/cmd/metrics-server"
 )
+# What a build of every program makes (the autoscaling programs are built when named).
 readonly ORDER=(coredns kube-state-metrics prometheus-operator prometheus-config-reloader k6-operator-manager prometheus kube-router)
+readonly AUTOSCALING=(keda-operator keda-adapter metrics-server)
+# 1: --download, resolve and fetch the modules only.
+DOWNLOAD_ONLY=0
 
 # The path a program's binary has in the cache.
 binary_path() {
@@ -78,7 +93,7 @@ trim_prometheus_discovery() {
 build_one() {
   local name=$1 out module version package extra
   out=$(binary_path "$name")
-  if [[ -x $out ]]; then
+  if [[ -x $out ]] && ((!DOWNLOAD_ONLY)); then
     echo "build-go-binaries: $name already built: $out"
     return 0
   fi
@@ -97,6 +112,9 @@ build_one() {
       if [[ $m == *'=>'* ]]; then
         m=${m//@/ }
         echo "replace ${m/=>/ => }"
+      elif [[ $m == '!'* ]]; then
+        m=${m#!}
+        echo "exclude ${m/@/ }"
       else
         echo "require $m $version"
       fi
@@ -107,9 +125,17 @@ build_one() {
   # Version stamps, so the programs report what they are (prometheus/common is used by
   # kube-state-metrics and prometheus-operator; the -X is ignored where the package is absent).
   local ldflags="-s -w -X github.com/prometheus/common/version.Version=${version#v}"
-  [[ $name != kube-router ]] || ldflags+=" -X $module/pkg/version.Version=$version"
+  case $name in
+    kube-router) ldflags+=" -X $module/pkg/version.Version=$version" ;;
+    keda-*) ldflags+=" -X $module/version.Version=${version#v} -X $module/version.GitCommit=module-$version" ;;
+    metrics-server) ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=$version" ;;
+  esac
   local started=$SECONDS
-  echo "build-go-binaries: building $name $version"
+  if ((DOWNLOAD_ONLY)); then
+    echo "build-go-binaries: downloading the modules of $name $version"
+  else
+    echo "build-go-binaries: building $name $version"
+  fi
   (
     cd "$dir"
     export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="-mod=mod -buildvcs=false"
@@ -118,19 +144,28 @@ build_one() {
       package=./cmd/prometheus
     fi
     go list -deps "$package" >/dev/null
+    ((!DOWNLOAD_ONLY)) || exit 0
     nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$out.new" "$package"
   ) || die "building $name $version failed (see above)"
+  if ((DOWNLOAD_ONLY)); then
+    echo "build-go-binaries: modules of $name $version downloaded in $((SECONDS - started)) s"
+    return 0
+  fi
   mv -f "$out.new" "$out"
   echo "build-go-binaries: built $out in $((SECONDS - started)) s"
 }
 
 main() {
   command -v go >/dev/null || die "go is not installed"
+  if [[ ${1:-} == --download ]]; then
+    DOWNLOAD_ONLY=1
+    shift
+  fi
   local names=("$@")
   ((${#names[@]})) || names=("${ORDER[@]}")
   local n
   for n in "${names[@]}"; do
-    [[ -n ${RECIPES[$n]:-} ]] || die "unknown program '$n' (known: ${ORDER[*]})"
+    [[ -n ${RECIPES[$n]:-} ]] || die "unknown program '$n' (known: ${ORDER[*]} ${AUTOSCALING[*]})"
     build_one "$n"
   done
 }

@@ -5,7 +5,9 @@
 #
 #   tools/e2e/build-images.sh [--import CONTAINERD_SOCKET] [--list] [--relock] [--bases] [image...]
 #
-# With no image names, every image is built. --list prints "name tag" for each image.
+# With no image names, every image of the cluster tier is built (not the autoscaling tier's
+# keda, keda-metrics-apiserver and metrics-server: only when named, as `make test-autoscaling`
+# does, since KEDA is the largest Go build of all). --list prints "name tag" for each image.
 # --bases builds only the named images' Debian bases (what takes the time), not the images:
 # tools/e2e/prebuild.sh prepares Elves' own images this way before their jars exist.
 # Recipes are in images/<recipe>/image.conf, Debian bases in images/bases/<base>.conf;
@@ -49,6 +51,7 @@ declare -A RECIPE_OF=(
   [kube-state-metrics]=static-program [prometheus-operator]=static-program
   [prometheus-config-reloader]=static-program [k6-operator]=static-program
   [k6]=k6 [k6-starter]=k6-starter
+  [keda]=static-program [keda-metrics-apiserver]=static-program [metrics-server]=static-program
 )
 readonly ALL_IMAGES=(pause coredns rabbitmq postgres prometheus kube-state-metrics
   prometheus-operator prometheus-config-reloader k6-operator k6 k6-starter

@@ -153,6 +153,20 @@ start_etcd() {
 }
 
 start_control_plane() {
+  # The aggregation layer, for aggregated APIs such as KEDA's external metrics and
+  # metrics-server's (the opt-in autoscaling tier installs them): the API server proxies their
+  # requests as front-proxy-client (lib/pki.sh), naming the user in the headers below, which
+  # those servers trust from that certificate only. --enable-aggregator-routing sends the
+  # proxied requests to an endpoint's address, as the API server's Service proxy does, not to
+  # the Service's ClusterIP: the control plane runs on the host, which needs no kube-proxy rule
+  # to reach a pod on the bridge (nor, for metrics-server on the host network, its sink address).
+  local aggregation=(
+    --requestheader-client-ca-file "$PKI/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group
+    --requestheader-extra-headers-prefix X-Remote-Extra-
+    --proxy-client-cert-file "$PKI/front-proxy-client.crt" --proxy-client-key-file "$PKI/front-proxy-client.key"
+    --enable-aggregator-routing=true
+  )
   start_process kube-apiserver "$KUBE_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address "$NODE_IP" --advertise-address "$NODE_IP" --secure-port "$API_PORT" \
@@ -163,7 +177,8 @@ start_control_plane() {
     --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
-    --allow-privileged=false --profiling=false
+    --allow-privileged=false --profiling=false \
+    "${aggregation[@]}"
   wait_for "the API server" 90 apiserver_ready || fail_with_log "kube-apiserver did not become ready" kube-apiserver
 
   start_process kube-controller-manager "$KUBE_BIN/kube-controller-manager" \

@@ -3,10 +3,10 @@
 # One CA, ECDSA P-256 keys (fast to make), valid for a few days: the cluster lives for a
 # test session. Every identity is the one Kubernetes' built-in RBAC roles expect.
 
-# issue_cert NAME CN ORG KIND SANS: signs $PKI/NAME.{crt,key} with the CA.
-# KIND is client or server; SANS is an openssl subjectAltName list (may be empty).
+# issue_cert NAME CN ORG KIND SANS [ISSUER]: signs $PKI/NAME.{crt,key} with the CA ISSUER
+# (default ca). KIND is client or server; SANS is an openssl subjectAltName list (may be empty).
 issue_cert() {
-  local name=$1 cn=$2 org=$3 kind=$4 sans=$5 subject="/CN=$2"
+  local name=$1 cn=$2 org=$3 kind=$4 sans=$5 issuer=${6:-ca} subject="/CN=$2"
   [[ -n $org ]] && subject="/O=$org/CN=$cn"
   local ext=$PKI/$name.ext
   {
@@ -17,7 +17,7 @@ issue_cert() {
   } >"$ext"
   openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
     -keyout "$PKI/$name.key" -out "$PKI/$name.csr" -subj "$subject" 2>/dev/null
-  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/$issuer.crt" -CAkey "$PKI/$issuer.key" -CAcreateserial \
     -days 7 -extfile "$ext" -out "$PKI/$name.crt" 2>/dev/null
   rm -f "$PKI/$name.csr" "$ext"
 }
@@ -40,10 +40,22 @@ current-context: elves-e2e
 KUBECONFIG
 }
 
+# make_ca NAME CN: a self-signed CA $PKI/NAME.{crt,key}.
+make_ca() {
+  openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -days 7 \
+    -keyout "$PKI/$1.key" -out "$PKI/$1.crt" -subj "/CN=$2" 2>/dev/null
+}
+
 make_pki() {
   mkdir -p "$PKI"
-  openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -days 7 \
-    -keyout "$PKI/ca.key" -out "$PKI/ca.crt" -subj "/CN=elves-e2e-ca" 2>/dev/null
+  make_ca ca elves-e2e-ca
+  # The aggregation layer's front proxy: the API server presents front-proxy-client when it
+  # passes a request on to an aggregated API (KEDA's external metrics, metrics-server), and
+  # those servers trust the user it names only from a certificate of this CA with that name
+  # (kube-apiserver --requestheader-*). A CA of its own, as kubeadm makes, so no client
+  # certificate of the cluster CA can pose as the front proxy.
+  make_ca front-proxy-ca elves-e2e-front-proxy-ca
+  issue_cert front-proxy-client front-proxy-client "" client "" front-proxy-ca
   # The service-account token signing key pair.
   openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/sa.key" 2>/dev/null
   openssl ec -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null

@@ -1,0 +1,94 @@
+"""The Elves release on the test cluster, as the tier-4 tests install and drive it: the chart's
+values for this cluster, helm, LoadTests applied and awaited as a user would, and Prometheus.
+Shared by test_user_path.py and test_autoscaling.py."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from pathlib import Path
+
+from kube import REPO, Cluster, CommandFailed, run
+
+NAMESPACE = "elves"
+RELEASE = "elves"
+PROMETHEUS_URL = "http://prometheus.monitoring.svc:9090"
+PROMETHEUS_PROXY = "/api/v1/namespaces/monitoring/services/prometheus:9090/proxy"
+QUEUES = ("elves.ingestor.data.in", "elves.registry.applog.in", "elves.registry.ingestor.in")
+IMAGES = ("rabbitmq", "postgres", "prometheus", "kube-state-metrics", "prometheus-operator",
+          "prometheus-config-reloader", "k6-operator", "k6", "k6-starter", "operator",
+          "gateway", "registry", "ingestor")
+INSTALL_TIMEOUT_S = 1200
+LOADTEST_TIMEOUT_S = 900
+
+
+def endpoints(cluster: Cluster, namespace: str, service: str) -> tuple[list[str], dict[str, int]]:
+    """The addresses and the ports (by name) behind a Service: what a pod's packet to it is
+    sent to once kube-proxy has translated it, so what a NetworkPolicy's egress rule sees."""
+    slices = cluster.kubectl_json("get", "endpointslices", "-n", namespace, "-l", f"kubernetes.io/service-name={service}")
+    addresses = [a for s in slices["items"] for e in s.get("endpoints") or [] for a in e["addresses"]]
+    ports = {p.get("name") or "": p["port"] for s in slices["items"] for p in s.get("ports") or []}
+    return addresses, ports
+
+
+def e2e_values(cluster: Cluster) -> dict:
+    """The chart values of this tier: images built here, no PersistentVolumes, and the
+    NetworkPolicies' DNS and API server ports as this cluster has them (CoreDNS listens on
+    1053, the API server on 16443): the policies are enforced here, so they must be right."""
+    def image(name: str) -> dict:
+        repository, tag = cluster.image(name).rsplit(":", 1)
+        return {"repository": repository, "tag": tag, "pullPolicy": "Never"}
+
+    api_addresses, api_ports = endpoints(cluster, "default", "kubernetes")
+    _, dns_ports = endpoints(cluster, "kube-system", "kube-dns")
+    return {
+        # The Debian-built brokers stand in for the official images, which cannot be pulled.
+        "rabbitmq": {"image": image("rabbitmq"), "persistence": {"enabled": False}},
+        "postgresql": {"image": image("postgres"), "persistence": {"enabled": False}},
+        # k6-operator's runner pods run the k6 built by tools/install-k6.sh.
+        "operator": {"env": {"ELVES_K6_IMAGE": cluster.image("k6")}},
+        "networkPolicy": {
+            "dns": {"ports": sorted({dns_ports["dns"], dns_ports["dns-tcp"]})},
+            "apiServer": {"cidrs": [f"{a}/32" for a in api_addresses], "ports": sorted(api_ports.values())},
+        },
+    }
+
+
+def helm(cluster: Cluster, *args: str) -> str:
+    """The pinned helm (tools/which-helm.sh), as a user would run it against this cluster."""
+    binary = run([str(REPO / "tools" / "which-helm.sh")], timeout=30).strip()
+    return run([binary, *args], env={"KUBECONFIG": cluster.kubeconfig}, timeout=INSTALL_TIMEOUT_S)
+
+
+def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
+    """Applies a LoadTest and waits as a user or a CI job would, with `kubectl wait
+    --for=condition=Completed` (True on any end: Succeeded, Failed, Limited or Error); returns it."""
+    cluster.kubectl("apply", "-n", NAMESPACE, "-f", str(manifest))
+    try:
+        cluster.kubectl("wait", f"loadtest/{name}", "-n", NAMESPACE, "--for=condition=Completed",
+                        f"--timeout={LOADTEST_TIMEOUT_S}s", timeout=LOADTEST_TIMEOUT_S + 30)
+    except CommandFailed as exc:
+        lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
+        raise AssertionError(f"LoadTest {name} did not complete within {LOADTEST_TIMEOUT_S} s ({exc}): "
+                             + json.dumps(lt.get("status"), indent=1)[:4000]) from None
+    lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
+    conditions = {c["type"]: c for c in lt["status"]["conditions"]}
+    assert lt["status"]["phase"] in ("Succeeded", "Failed", "Limited", "Error")
+    assert conditions["Completed"]["observedGeneration"] == lt["metadata"]["generation"]
+    assert conditions["Failed"]["status"] == ("False" if lt["status"]["phase"] == "Succeeded" else "True")
+    return lt
+
+
+def promql(cluster: Cluster, query: str, at: float | None = None) -> list[dict]:
+    """An instant query to the cluster's Prometheus, through the API server's Service proxy."""
+    params = {"query": query, **({"time": f"{at:.3f}"} if at else {})}
+    body = json.loads(cluster.kubectl("get", "--raw", f"{PROMETHEUS_PROXY}/api/v1/query?{urllib.parse.urlencode(params)}"))
+    assert body["status"] == "success", body
+    return body["data"]["result"]
+
+
+def only_run(lt: dict) -> dict:
+    """The results of a LoadTest without a sweep (its one run)."""
+    run, = lt["status"]["runs"]
+    assert run.get("results"), json.dumps(lt["status"], indent=1)[:4000]
+    return run["results"]
