@@ -5,10 +5,16 @@ Shared by test_user_path.py and test_autoscaling.py."""
 from __future__ import annotations
 
 import json
+import sys
 import urllib.parse
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+import yaml
+
 from kube import REPO, Cluster, CommandFailed, run
+from polling import wait_for
 
 NAMESPACE = "elves"
 RELEASE = "elves"
@@ -18,6 +24,7 @@ QUEUES = ("elves.ingestor.data.in", "elves.registry.applog.in", "elves.registry.
 IMAGES = ("rabbitmq", "postgres", "prometheus", "kube-state-metrics", "prometheus-operator",
           "prometheus-config-reloader", "k6-operator", "k6", "k6-starter", "operator",
           "gateway", "registry", "ingestor")
+AUTOSCALING_IMAGES = ("keda", "keda-metrics-apiserver", "metrics-server")
 INSTALL_TIMEOUT_S = 1200
 LOADTEST_TIMEOUT_S = 900
 
@@ -92,3 +99,31 @@ def only_run(lt: dict) -> dict:
     run, = lt["status"]["runs"]
     assert run.get("results"), json.dumps(lt["status"], indent=1)[:4000]
     return run["results"]
+
+
+@contextmanager
+def untimed(_step: str) -> Iterator[None]:
+    yield
+
+
+def install_with_autoscaling(cluster: Cluster, values: Path,
+                             timed: Callable[[str], AbstractContextManager[None]] = untimed) -> None:
+    """KEDA, metrics-server, the monitoring and k6-operator, then the Elves release after them
+    (so it renders the TriggerAuthentication and its NOTES name nothing missing), until Prometheus
+    scrapes RabbitMQ: the autoscaling tier's cluster (test_autoscaling.py) and the cluster cases'
+    (bench/cluster_cases.py). `timed(step)` wraps each step (the tier prints how long it took)."""
+    with timed("images (KEDA and metrics-server built from their Go modules when not cached), imported"):
+        cluster.load_images(*IMAGES, *AUTOSCALING_IMAGES, timeout=3600)
+    with timed("add-ons: monitoring, k6-operator, KEDA, metrics-server, until their APIs are Available"):
+        run([sys.executable, str(REPO / "tools" / "e2e" / "addons.py"), "apply", "--autoscaling"],
+            env={"KUBECONFIG": cluster.kubeconfig}, timeout=INSTALL_TIMEOUT_S)
+    values.write_text(yaml.safe_dump(e2e_values(cluster)))
+    with timed("the elves chart, until rolled out"):
+        notes = helm(cluster, "install", RELEASE, str(REPO / "charts" / "elves"), "-n", NAMESPACE,
+                     "--create-namespace", "-f", str(values), "--set", f"operator.prometheusUrl={PROMETHEUS_URL}",
+                     "--wait", "--timeout", "15m")
+    assert "MISSING from this cluster" not in notes, notes
+    assert "kind: TriggerAuthentication" in helm(cluster, "get", "manifest", RELEASE, "-n", NAMESPACE)
+    # A LoadTest's drain reads queue depth: wait until Prometheus scrapes RabbitMQ.
+    wait_for(lambda: promql(cluster, "rabbitmq_detailed_queue_messages"), "Prometheus to scrape RabbitMQ", 300,
+             interval=5)

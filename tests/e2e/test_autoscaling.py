@@ -30,12 +30,10 @@ import yaml
 from kube import REPO, Cluster, run
 from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
-from release import (IMAGES, INSTALL_TIMEOUT_S, NAMESPACE, PROMETHEUS_URL, QUEUES, RELEASE, e2e_values, helm,
-                     only_run, promql, run_loadtest)
+from release import NAMESPACE, QUEUES, install_with_autoscaling, only_run, run_loadtest
 
 pytestmark = pytest.mark.autoscaling
 
-AUTOSCALING_IMAGES = ("keda", "keda-metrics-apiserver", "metrics-server")
 LOADTEST = Path(__file__).parent / "loadtests" / "autoscaling-spike.yaml"
 
 
@@ -51,22 +49,7 @@ def timed(step: str) -> Iterator[None]:
 def autoscaled(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """The cluster with KEDA, metrics-server, the monitoring and k6-operator, then the Elves
     release installed after them (so its NOTES name nothing missing)."""
-    with timed("images (KEDA and metrics-server built from their Go modules when not cached), imported"):
-        cluster.load_images(*IMAGES, *AUTOSCALING_IMAGES, timeout=3600)
-    with timed("add-ons: monitoring, k6-operator, KEDA, metrics-server, until their APIs are Available"):
-        run([sys.executable, str(REPO / "tools" / "e2e" / "addons.py"), "apply", "--autoscaling"],
-            env={"KUBECONFIG": cluster.kubeconfig}, timeout=INSTALL_TIMEOUT_S)
-    values = tmp_path_factory.mktemp("autoscaling") / "values.yaml"
-    values.write_text(yaml.safe_dump(e2e_values(cluster)))
-    with timed("the elves chart, until rolled out"):
-        notes = helm(cluster, "install", RELEASE, str(REPO / "charts" / "elves"), "-n", NAMESPACE,
-                     "--create-namespace", "-f", str(values), "--set", f"operator.prometheusUrl={PROMETHEUS_URL}",
-                     "--wait", "--timeout", "15m")
-    assert "MISSING from this cluster" not in notes, notes
-    assert "kind: TriggerAuthentication" in helm(cluster, "get", "manifest", RELEASE, "-n", NAMESPACE)
-    # A LoadTest's drain reads queue depth: wait until Prometheus scrapes RabbitMQ.
-    wait_for(lambda: promql(cluster, "rabbitmq_detailed_queue_messages"), "Prometheus to scrape RabbitMQ", 300,
-             interval=5)
+    install_with_autoscaling(cluster, tmp_path_factory.mktemp("autoscaling") / "values.yaml", timed)
     yield cluster
     # Leave the cluster as test_user_path.py expects it, should it run later in the same session.
     run([str(REPO / "tools" / "cluster" / "cleanup.sh")], env={"KUBECONFIG": cluster.kubeconfig}, timeout=600)

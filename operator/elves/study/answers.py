@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from elves.constants import WORK_QUEUES
+from elves.constants import SCALED_ON_QUEUE, WORK_QUEUES
+from elves.engine.models.autoscaling import autoscaled
+from elves.engine.plan import expand_sweep
 from elves.engine.format import observed_text, percent_text, value_text
 from elves.engine.generator_limit import judged_limits
 from elves.engine.scenarios import BUILTIN_SCENARIOS
@@ -267,6 +269,78 @@ def scaling(result: CaseResult) -> Answer:
     return Answer("Yes", f"plots per second stopped growing past the cores: {text}.")
 
 
+def _autoscaled(result: CaseResult, run: RunStatus) -> bool:
+    """Whether an autoscaler owned a deployment's replicas in this run (its sweep point's system)."""
+    if result.test is None:
+        return False
+    points = expand_sweep(result.test.spec)
+    system = points[run.index].system if run.index < len(points) else result.test.spec.system
+    return bool(autoscaled(system.autoscaling))
+
+
+def _configuration(run: RunStatus, deployment: str, autoscaled_run: bool) -> str:
+    """`keda, 1 to 3 ready` or `fixed 4`: who set the deployment's replicas, and what they were."""
+    r = run.results
+    assert r is not None
+    result = r.deployments.get(deployment)
+    if result is None or result.replicas_max is None:
+        return "replicas not measured"
+    scaling = result.scaling
+    if autoscaled_run and scaling is not None and scaling.autoscaler:
+        return f"{scaling.autoscaler}, {result.replicas_min or 0:g} to {result.replicas_max:g} ready"
+    return f"fixed {result.replicas_max:g}"
+
+
+def _scaling_figures(run: RunStatus, queue: str, deployment: str) -> str:
+    r = run.results
+    assert r is not None
+    depth = r.queues[queue].max if queue in r.queues else None
+    dep = r.deployments.get(deployment)
+    scaling = dep.scaling if dep else None
+    parts = [f"deepest {queue.removeprefix('elves.')} {depth:g}" if depth is not None else "queue not measured"]
+    if scaling and scaling.scale_up_lag_seconds is not None:
+        parts.append(f"first added replica Ready {format_seconds(scaling.scale_up_lag_seconds)} after {scaling.trigger}")
+    if scaling and scaling.replica_changes:
+        parts.append(f"{scaling.replica_changes} replica change(s)")
+    if scaling and scaling.replica_seconds is not None:
+        parts.append(f"{scaling.replica_seconds:,.0f} replica-seconds")
+    parts.append(f"drain {drain_text(r)}")
+    lost_now = lost_total(r)
+    parts.append(f"lost {lost_now}" if lost_now else "nothing lost")
+    return ", ".join(parts)
+
+
+def autoscaling(result: CaseResult) -> Answer:
+    """Whether an autoscaler on the work queue removes the pile-up the fixed replicas had, and at
+    what cost: its run against the same case's fixed run and the baseline case's fixed replicas."""
+    finding = result.case.finding
+    queue = finding.queue or WORK_QUEUES[0]
+    fed_by_queue = [d for d, q in SCALED_ON_QUEUE.items() if q == queue] or list(SCALED_ON_QUEUE)
+    deployment = finding.deployment or fed_by_queue[0]
+    scaled = [run for run in result.runs if _autoscaled(result, run)]
+    fixed = [run for run in result.runs if not _autoscaled(result, run)]
+    baseline = result.baseline.runs if result.baseline else []
+    if not scaled or not fixed:
+        return Answer("Unknown", "the case needs a run with the autoscaler and one with fixed replicas.")
+    lines = [f"{_configuration(run, deployment, auto)}: {_scaling_figures(run, queue, deployment)}"
+             for run, auto in [(scaled[-1], True), (fixed[-1], False)] + [(run, False) for run in baseline[-1:]]]
+    text = "; ".join(lines)
+    r_scaled, r_fixed = scaled[-1].results, fixed[-1].results
+    assert r_scaled is not None and r_fixed is not None
+    depth = (r_scaled.queues[queue].max if queue in r_scaled.queues else None,
+             r_fixed.queues[queue].max if queue in r_fixed.queues else None)
+    if depth[0] is None or depth[1] is None:
+        return Answer("Unknown", f"{queue} was not measured in both runs: {text}.")
+    lost_any = any(lost_total(run.results) for run in [*scaled, *fixed, *baseline] if run.results)
+    if lost_any:
+        return Answer("No", f"something was lost: {text}.")
+    if depth[0] * 2 <= depth[1]:
+        return Answer("Yes", f"the autoscaled queue peaked at half the fixed one's or less: {text}.")
+    if depth[0] < depth[1]:
+        return Answer("Partly", f"the autoscaled queue peaked lower, but not at half the fixed one's: {text}.")
+    return Answer("No", f"the autoscaled queue peaked as deep as the fixed one's or deeper: {text}.")
+
+
 def objectives(result: CaseResult) -> Answer:
     verdict = result.status.verdict if result.status else None
     if verdict is None:
@@ -280,7 +354,7 @@ def objectives(result: CaseResult) -> Answer:
 
 RULES = {"steady": steady, "overload": overload, "bottleneck": bottleneck, "fault_tolerance": fault_tolerance,
          "served": served, "memory": memory, "breakpoint": breakpoint_found, "scaling": scaling,
-         "objectives": objectives}
+         "autoscaling": autoscaling, "objectives": objectives}
 
 
 def answer(result: CaseResult) -> Answer:

@@ -15,7 +15,7 @@ from elves.engine.models.loadtest import spec_problems
 from elves.engine.units import DURATION_PATTERN
 
 FindingKind = Literal["steady", "overload", "bottleneck", "fault_tolerance", "served", "memory", "breakpoint", "scaling",
-                      "objectives"]
+                      "autoscaling", "objectives"]
 
 
 class StudyError(ValueError):
@@ -47,16 +47,21 @@ class Finding(StudyModel):
     share: float = 0.95  # served: the share of the asked rate that counts as served
     workers: str | None = None  # scaling: the swept field that sets the workers
     clients: str | None = None  # scaling: the swept field that sets the clients
+    baseline: str | None = None  # autoscaling: the case whose fixed replicas the autoscaled run is set against
+    deployment: str | None = None  # autoscaling: the autoscaled deployment (default: the one fed by the work queue)
 
 
 class Case(StudyModel):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    group: Literal["study", "before", "shapes"]
+    group: Literal["study", "before", "shapes", "beyond"]
     title: str
     file: str | None = Field(None, description="The LoadTest, relative to study.yaml; absent: not run, see reason.")
     suite: SuiteRun = Field(default_factory=SuiteRun)
     scaled: str = Field("", description="How and why the suite's run differs from the study's size.")
     cluster: str | None = Field(None, description="The study's size, for a cluster.")
+    platform: Literal["local", "cluster"] = Field(
+        "local", description="Where the case runs: local (`elves suite`) or the single-node cluster"
+                             " (bench/cluster_cases.py), for what only a cluster has (KEDA, the HPA).")
     study: Study
     question: str
     finding: Finding = Field(default_factory=lambda: Finding(kind="objectives"))
@@ -71,6 +76,7 @@ GROUPS = {
     "study": "The original study after its redesign (the system Elves models)",
     "before": "The original study before its redesign (registry and ingestor benchmarks)",
     "shapes": "The other studies' load shapes",
+    "beyond": "Beyond the study: autoscaling on the single-node cluster",
 }
 
 
@@ -89,6 +95,10 @@ def load_study(path: Path) -> list[Case]:
     duplicated = sorted({i for i in ids if ids.count(i) > 1})
     if duplicated:
         raise StudyError(f"{path}: case ids repeat: {', '.join(duplicated)}")
+    unknown = [f"{c.id}: finding.baseline {c.finding.baseline} is no case here" for c in cases
+               if c.finding.baseline is not None and c.finding.baseline not in ids]
+    if unknown:
+        raise StudyError(f"{path}: " + "; ".join(unknown))
     return cases
 
 

@@ -38,6 +38,7 @@ class CaseResult:
     status: LoadTestStatus | None = None
     test: LoadTest | None = None
     problems: list[str] = field(default_factory=list)
+    baseline: "CaseResult | None" = None  # finding.baseline's case, linked by the page
 
     @property
     def runs(self) -> list[RunStatus]:

@@ -60,6 +60,8 @@ def not_run_text(result: CaseResult) -> str | None:
     if result.summary is None:
         if result.run is not None:
             return f"Harness error (exit {result.run.get('exitCode')}): no report; see run.json."
+        if case.platform == "cluster":
+            return f"Not run yet: it needs the cluster (`bench/cluster_cases.py {case.id}` runs it)."
         return (f"Not run: the last suite did not reach it within its time box"
                 f" (`elves suite loadtests/study --only {case.id}` runs it).")
     if not result.runs:
@@ -93,6 +95,8 @@ def run_line(run: dict[str, Any]) -> str:
     waited_text = f", after waiting {format_duration(round(waited))} for a quiet machine" if waited else ""
     reason = busy_reason(run)
     where = f" on {run['cpu']}" if run.get("cpu") else ""
+    if run.get("platform"):
+        where += f", on the {run['platform']}"
     state = (f"**ran on a busy machine**: {reason}." if reason else
              f"load average {load:.1f} on {cores} cores before it{measured}: quiet.")
     return (f"Ran {run.get('started', '?')}{where}{waited_text}, {format_duration(round(run.get('wallSeconds', 0)))} of wall"
@@ -149,6 +153,15 @@ def detail_blocks(result: CaseResult) -> list[Block]:
          value_text(d.heap_max_bytes, "bytes"), format_seconds(d.gc_seconds),
          "-" if d.cpu_cores is None else f"{d.cpu_cores:.2f}"]
         for r_run in result.runs if r_run.results for name, d in r_run.results.deployments.items()]))
+    scaling_rows = [
+        [point_text(r_run) or str(r_run.index), name, d.scaling.autoscaler or "none",
+         f"{d.replicas_min or 0:g}-{d.replicas_max or 0:g}", value_text(d.scaling.replica_seconds),
+         str(d.scaling.replica_changes), format_seconds(d.scaling.scale_up_lag_seconds),
+         format_seconds(d.scaling.scale_down_seconds)]
+        for r_run in result.runs if r_run.results for name, d in r_run.results.deployments.items() if d.scaling]
+    if scaling_rows:
+        blocks.append(("table", ["run", "deployment", "autoscaler", "ready replicas", "replica-seconds",
+                                 "replica changes", "scale-up lag", "scale-down"], scaling_rows))
     blocks.append(("p", "Replicas ready over time: " + " | ".join(
         f"{point_text(r_run) or r_run.index}: {replicas_text(r_run.results)}" for r_run in result.runs if r_run.results)))
     if result.status is not None and result.status.sweep:
@@ -260,6 +273,9 @@ def write_page(directory: Path, study: Path, page: Path) -> list[Path]:
     if not directory.is_dir():
         raise StudyError(f"{directory}: no such results directory")
     results = [read_case(directory, case) for case in cases]
+    by_id = {r.case.id: r for r in results}
+    for result in results:
+        result.baseline = by_id.get(result.case.finding.baseline or "")
     blocks = page_blocks(results, read_json(directory / MACHINE_FILE))
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(markdown(blocks), encoding="utf-8")

@@ -28,6 +28,7 @@ from elves.study.quiet import (QUIET_WAIT_SECONDS, SAMPLE_SECONDS, Sampler, Watc
                                wait_until_quiet)
 
 STUDY_FILE = "study.yaml"
+CLUSTER_CASES = "bench/cluster_cases.py"  # runs the cases whose platform is cluster
 RUN_FILE, MACHINE_FILE = "run.json", "machine.json"
 
 
@@ -209,6 +210,14 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
     }
     made = sorted((p for p in set(reports_dir.iterdir()) - before if p.is_dir()), key=lambda p: p.stat().st_mtime)
     target = results / case.id
+    if code == 2 and (target / SUMMARY).exists():
+        # A harness error (the stack not started, a platform that failed) measured nothing about
+        # the system: the published result stays, and the attempt's record goes beside its report.
+        record["report"] = repo_relative(made[-1]) if made else None
+        (reports_dir / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        print(f"suite: {case.id} ended in a harness error; {target} keeps its previous result"
+              f" (this attempt: {reports_dir / RUN_FILE})", file=out, flush=True)
+        return code
     target.mkdir(parents=True, exist_ok=True)
     if made and (made[-1] / SUMMARY).exists():
         record["report"] = repo_relative(made[-1])
@@ -255,6 +264,11 @@ def run_suite(directory: Path, results: Path, reports: Path, page: Path, only: l
     if unknown:
         print(f"elves suite: no such case: {', '.join(unknown)}", file=sys.stderr)
         return 2
+    on_cluster = [c.id for c in cases if c.platform == "cluster" and only and c.id in only]
+    if on_cluster:
+        print(f"elves suite: {', '.join(on_cluster)} run(s) on a cluster, not in local mode:"
+              f" {CLUSTER_CASES} {' '.join(on_cluster)}", file=sys.stderr)
+        return 2
     results.mkdir(parents=True, exist_ok=True)
     page_files = (page, page.with_suffix(".html"))  # what write_page writes
     (results / MACHINE_FILE).write_text(json.dumps(machine(results, reports, *page_files), indent=1) + "\n",
@@ -265,6 +279,9 @@ def run_suite(directory: Path, results: Path, reports: Path, page: Path, only: l
     try:
         for case in cases:
             if case.file is None or (only and case.id not in only):
+                continue
+            if case.platform == "cluster":
+                print(f"suite: {case.id} runs on a cluster, not here: {CLUSTER_CASES} {case.id}", file=out, flush=True)
                 continue
             if run_case(study_path, case, results, reports, out, quiet_wait, page_files) == 2:
                 harness_errors.append(case.id)
