@@ -144,32 +144,76 @@ def failures_of(samples: list[Sample]) -> Failures:
                     {name: dict((+r).most_common()) for name, r in reasons.items() if +r})
 
 
-def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointResult], EndpointResult, int]:
-    """Per endpoint and in total: requests, errors, rate, percentiles; plus dropped iterations."""
+@dataclass
+class K6Counts:
+    """k6's cumulative counters and latency histograms as of the end of a window, per endpoint."""
+    requests: dict[str, float]
+    ok: dict[str, float]
+    failures: Failures
+    retries: dict[str, float]
+    histograms: dict[str, Histogram]
+    total_histogram: Histogram
+    dropped: float
+
+    def less(self, earlier: K6Counts) -> K6Counts:
+        """What the same k6 run counted after `earlier`, a reading of it at an earlier moment: its
+        counters and histograms only grow, so a fixed warm-up (the run's first seconds) is split
+        off by subtracting the reading at its end."""
+        def minus(now: dict[str, float], then: dict[str, float]) -> dict[str, float]:
+            return {key: max((value or 0) - (then.get(key) or 0), 0) for key, value in now.items()}
+
+        def minus_int(now: dict[str, int], then: dict[str, int]) -> dict[str, int]:
+            return {key: max(value - then.get(key, 0), 0) for key, value in now.items()}
+
+        reasons = {name: {why: n for why, n in minus_int(by, earlier.failures.reasons.get(name, {})).items() if n}
+                   for name, by in self.failures.reasons.items()}
+        failures = Failures(minus_int(self.failures.counts, earlier.failures.counts),
+                            minus_int(self.failures.timeouts, earlier.failures.timeouts),
+                            {name: dict(Counter(by).most_common()) for name, by in reasons.items() if by})
+        return K6Counts(minus(self.requests, earlier.requests), minus(self.ok, earlier.ok), failures,
+                        minus(self.retries, earlier.retries),
+                        {name: h.less(earlier.histograms.get(name, Histogram())) for name, h in self.histograms.items()},
+                        self.total_histogram.less(earlier.total_histogram), max(self.dropped - earlier.dropped, 0))
+
+
+def k6_counts(prom: Prometheus, window: RunWindow) -> K6Counts:
+    """k6's counters and histograms for the run, as they stood at the end of `window`."""
     span, at = window.k6_range()
     if not prom.value(promql.k6_samples_present(window.test_id, span), at):
         raise AnalysisError(
             f"no k6 samples for test id {window.test_id} in Prometheus at {prom.url}:"
             " k6's remote write did not arrive (is the remote-write receiver on?)")
-    requests = prom.by_label(promql.k6_requests(window.test_id, span), "endpoint", at)
-    ok = prom.by_label(promql.k6_requests_ok(window.test_id, span), "endpoint", at)
-    failures = failures_of(prom.query(promql.k6_failures(window.test_id, span), at))
-    retries = prom.by_label(promql.k6_retries(window.test_id, span), "endpoint", at)
     histograms, total_histogram = run_histograms(_duration_samples(prom, window, at))
+    return K6Counts(
+        requests=prom.by_label(promql.k6_requests(window.test_id, span), "endpoint", at),
+        ok=prom.by_label(promql.k6_requests_ok(window.test_id, span), "endpoint", at),
+        failures=failures_of(prom.query(promql.k6_failures(window.test_id, span), at)),
+        retries=prom.by_label(promql.k6_retries(window.test_id, span), "endpoint", at),
+        histograms=histograms, total_histogram=total_histogram,
+        dropped=prom.value(promql.k6_dropped_iterations(window.test_id, span), at, default=0) or 0.0)
+
+
+def endpoint_results(counts: K6Counts, load_seconds: float) -> tuple[dict[str, EndpointResult], EndpointResult, int]:
+    """Per endpoint and in total: requests, errors, rate, percentiles; plus dropped iterations."""
+    requests, ok, failures = counts.requests, counts.ok, counts.failures
     endpoints = {
         name: _endpoint(requests.get(name) or 0, ok.get(name) or 0, failures.counts.get(name, 0),
-                        window.load_seconds, histograms.get(name))
-        for name in sorted(set(requests) | set(histograms))
+                        load_seconds, counts.histograms.get(name))
+        for name in sorted(set(requests) | set(counts.histograms))
     }
     for name, endpoint in endpoints.items():
-        endpoint.timeouts, endpoint.retries = failures.timeouts.get(name, 0), _int(retries.get(name))
+        endpoint.timeouts, endpoint.retries = failures.timeouts.get(name, 0), _int(counts.retries.get(name))
         endpoint.failures = failures.reasons.get(name, {})
     total = _endpoint(sum(v or 0 for v in requests.values()), sum(v or 0 for v in ok.values()),
-                      sum(failures.counts.values()), window.load_seconds, total_histogram)
+                      sum(failures.counts.values()), load_seconds, counts.total_histogram)
     total.timeouts, total.retries = sum(e.timeouts for e in endpoints.values()), sum(e.retries for e in endpoints.values())
     total.failures = dict(sum((Counter(e.failures) for e in endpoints.values()), Counter()).most_common())
-    dropped = _int(prom.value(promql.k6_dropped_iterations(window.test_id, span), at, default=0))
-    return endpoints, total, dropped
+    return endpoints, total, _int(counts.dropped)
+
+
+def k6_results(prom: Prometheus, window: RunWindow) -> tuple[dict[str, EndpointResult], EndpointResult, int]:
+    """Per endpoint and in total over the window's run: requests, errors, rate, percentiles; plus dropped iterations."""
+    return endpoint_results(k6_counts(prom, window), window.load_seconds)
 
 
 def _duration_samples(prom: Prometheus, window: RunWindow, at: float) -> list[Series]:
@@ -423,11 +467,17 @@ def leave_out_warmup(results: RunResults, prom: Prometheus, window: RunWindow, w
     auto = window.warmup()
     if auto is not None:
         warm, after, warmup_seconds = auto, window.measured(), auto.load_seconds
+        _, warm_total, _ = k6_results(prom, warm)
+        endpoints, total, dropped = k6_results(prom, after)
     else:
+        # One k6 run: its counters and histograms are cumulative, so the load after the warm-up
+        # is the run's reading less the reading at the warm-up's end (to within k6's flush).
         warm_end = window.load_start + warmup_seconds
-        warm, after = replace(window, load_end=warm_end, end=warm_end), replace(window, load_start=warm_end)
-    _, warm_total, _ = k6_results(prom, warm)
-    endpoints, total, dropped = k6_results(prom, after)
+        warm = replace(window, load_end=warm_end, end=warm_end + 0.001)
+        at_warm_end = k6_counts(prom, warm)
+        _, warm_total, _ = endpoint_results(at_warm_end, warmup_seconds)
+        endpoints, total, dropped = endpoint_results(k6_counts(prom, window).less(at_warm_end),
+                                                     max(window.load_end - warm_end, 1e-9))
     results.warmup_seconds, results.warmup = round(warmup_seconds, 3), warm_total
     results.endpoints, results.total = endpoints, total
     results.requests, results.rate, results.error_rate = total.requests, total.rate, total.error_rate

@@ -28,6 +28,12 @@ class Histogram:
             key = (float(lower), float(upper))
             self.buckets[key] = self.buckets.get(key, 0.0) + float(count)
 
+    def less(self, earlier: "Histogram") -> "Histogram":
+        """This cumulative histogram less an earlier reading of the same series: what came between."""
+        buckets = {key: count - earlier.buckets.get(key, 0.0) for key, count in self.buckets.items()}
+        return Histogram(max(self.count - earlier.count, 0.0), max(self.sum - earlier.sum, 0.0),
+                         {key: count for key, count in buckets.items() if count > 0})
+
     def quantile(self, q: float) -> float | None:
         """The q-quantile (0..1), interpolated linearly inside its bucket; None when empty."""
         if self.count <= 0:
