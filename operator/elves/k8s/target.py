@@ -20,17 +20,19 @@ from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, par
 from elves.engine.status import TargetPin
 from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.k8s.kube import Kube
+from elves.k8s.platform import ledger_secret_refusal
 
 FIELD = "spec.target.systemUnderTest"
 
 
 def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namespace: str,
-                   fault_namespaces: tuple[str, ...] = ()
+                   fault_namespaces: tuple[str, ...] = (), ledger_secrets: tuple[str, ...] = ()
                    ) -> tuple[SystemUnderTestSpec | None, list[str], TargetPin | None]:
     """The target's spec, or what keeps it from being read, each problem naming spec.target (or the
     fault that names a workload it may not act on: only in `fault_namespaces`, the chart's
-    operator.targetNamespaces); and the pin of the object it was read from (None: the engine's
-    own profile)."""
+    operator.targetNamespaces; or the SQL count's Secret it may not read: only those of
+    `ledger_secrets`, namespace/name, the chart's operator.ledgerSecrets); and the pin of the
+    object it was read from (None: the engine's own profile)."""
     if spec.target is None:
         try:
             body = kube.system_under_test(system_namespace, BUILTIN_SYSTEM_UNDER_TEST)
@@ -64,6 +66,9 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
                          for index, fault in enumerate(spec.faults) if workload_of(fault) is not None]
     else:
         problems += workload_problems(spec, None, what)
+    sql = target.ledger.persisted.sql if target is not None and target.ledger.persisted is not None else None
+    if sql is not None and f"{namespace}/{sql.secret_ref.name}" not in ledger_secrets:
+        problems.append(f"{FIELD}: {what}'s {ledger_secret_refusal(namespace, sql.secret_ref.name)}")
     return target, problems, _pin(body, namespace)
 
 

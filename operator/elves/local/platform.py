@@ -24,6 +24,8 @@ from elves.engine.models.faults import (
 )
 from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptFile
+from elves.engine.sql_count import FIELD as SQL_FIELD
+from elves.engine.sql_count import LOOPBACK_HOSTS, SqlCountError, parse_url
 from elves.engine.status import (
     ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, GeneratorCpu, SystemSnapshot,
 )
@@ -280,6 +282,32 @@ class LocalPlatform:
 
     def registry_url(self) -> str:
         return self.ports.url(self.ports.registry)
+
+    def ledger_secret(self, name: str, key: str) -> str:
+        """The file .elves/secrets/own-system/<name>/<key> (a Secret as a cluster mounts it), private
+        to its owner, holding a URL of a database on this machine: the local mode reaches loopback
+        addresses only, as its Prometheus scrapes only them."""
+        field = f"{SQL_FIELD}.secretRef"
+        path = self.layout.own_system_secrets / name / key
+        if key in (".", ".."):
+            raise SqlCountError(f"{field}.key: {key!r} is not a file name")
+        write = "write the database URL there (postgresql://user:password@127.0.0.1:5432/db) and chmod 600 it"
+        try:
+            mode = path.stat().st_mode
+            value = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise SqlCountError(f"{field}: {path} is missing: {write}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SqlCountError(f"{field}: {path} cannot be read: {type(exc).__name__}") from None
+        if mode & 0o077:
+            raise SqlCountError(f"{field}: {path} may be read by others (mode {mode & 0o777:o}): chmod 600 it")
+        if not value:
+            raise SqlCountError(f"{field}: {path} is empty: {write}")
+        database = parse_url(value, f"{field} ({path})")
+        if not database.loopback:
+            raise SqlCountError(f"{field}: the URL in {path} names host {database.host}: the local mode reaches"
+                                f" databases on this machine only ({', '.join(LOOPBACK_HOSTS)})")
+        return value
 
 
 def _part_text(key: RunKey) -> str:

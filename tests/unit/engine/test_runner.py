@@ -24,6 +24,7 @@ from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey
 from elves.engine.runner import Context, Event, Timeouts, abort, set_condition, set_outcome_conditions, step
+from elves.engine.sql_count import SqlCountError
 from elves.engine.status import ContainerWatch, DeploymentSnapshot, GeneratorCpu, LoadTestStatus, SystemSnapshot
 from engine_testkit import free_port
 
@@ -160,6 +161,15 @@ class FakePlatform:
     def registry_url(self) -> str:
         _Registry.platforms[str(id(self))] = self
         return f"{registry_base_url()}/{id(self)}"
+
+    # What ledger_secret answers (a target's SQL persisted count's database URL), by "name/key".
+    ledger_secrets: dict[str, str] = field(default_factory=dict)
+
+    def ledger_secret(self, name: str, key: str) -> str:
+        self.calls.append(("ledger_secret", f"{name}/{key}"))
+        if f"{name}/{key}" not in self.ledger_secrets:
+            raise SqlCountError(f"spec.ledger.persisted.sql.secretRef: the fake has no Secret {name} with key {key}")
+        return self.ledger_secrets[f"{name}/{key}"]
 
     def called(self, name: str) -> list[Any]:
         return [arg for call, arg in self.calls if call == name]

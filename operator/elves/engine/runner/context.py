@@ -134,7 +134,7 @@ class Context:
     def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
         """The registry's ledger (Elves' own system): never asked of a target with a counts ledger."""
         if self.ledger_counts is not None:
-            raise LedgerError("the target counts its ledger in Prometheus; it has no registry to ask")
+            raise LedgerError("the target counts its own ledger (spec.ledger); it has no registry to ask")
         return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)
 
 

@@ -9,7 +9,9 @@ from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.runner.context import SAVE_POINT, HarnessError, progress, utc
 from elves.engine.runner.outcome import set_condition
 from elves.engine.runner.tick import Tick
+from elves.engine.sql_count import SqlCountUnavailable
 from elves.engine.status import RunStatus, Step
+from elves.engine.target_ledger import persisted_by_sql, sql_persisted
 
 
 def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
@@ -106,7 +108,21 @@ def prometheus(tick: Tick) -> float:
 def baseline(tick: Tick) -> float:
     # An auto warm-up comes first, counted in the same ledger (runner.warmup).
     load = Step.START_WARMUP if tick.plan.warmup is not None else Step.START_LOAD
-    if tick.ctx.ledger_counts is not None:  # counted by the run's test id in Prometheus: no registry to ask
+    counts = tick.ctx.ledger_counts
+    if counts is not None and persisted_by_sql(counts):
+        # Before any load: the Secret, the login and the query work (or the test ends here, naming
+        # the field), and what an earlier run of this test id left is counted, to be left out.
+        try:
+            before = sql_persisted(counts, tick.plan.test_id, tick.platform.ledger_secret)
+        except SqlCountUnavailable as exc:
+            return tick.wait(f"the persisted count does not answer: {exc}", tick.ctx.timeouts.system_ready,
+                             exc.harness_reason)
+        tick.run.ledger_baseline = {"persisted": before}
+        earlier = f"; {before} from an earlier run of {tick.plan.test_id} left out" if before else ""
+        tick.events.append(progress(f"the persisted count by SQL answers{earlier}"))
+        tick.goto(None, load)
+        return 0.0
+    if counts is not None:  # counted by the run's test id in Prometheus: no registry to ask
         tick.goto(None, load)
         return 0.0
     try:
