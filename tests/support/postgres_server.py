@@ -25,9 +25,10 @@ START_TIMEOUT_SECONDS = 30.0
 
 
 class PostgresServer:
-    """`database`: one to create for the test (its tables are the test's to make)."""
+    """`database`: one to create for the test (its tables are the test's to make); `tls`: TLS
+    offered, with a self-signed certificate (for 127.0.0.1, which no system CA vouches for)."""
 
-    def __init__(self, database: str | None = None) -> None:
+    def __init__(self, database: str | None = None, tls: bool = False) -> None:
         require((POSTGRES_BIN / "postgres").exists(), "postgresql-15 is missing (tools/install-local-deps.sh)")
         self.user = unprivileged("postgres")
         # Not under pytest's tmp_path: its directories are private to the caller, and the server's user must pass.
@@ -38,11 +39,15 @@ class PostgresServer:
         self._as_user(POSTGRES_BIN / "initdb", "-D", str(self.data), "-U", "postgres", "--auth-local=trust",
                       "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C.UTF-8")
         own(self.socket_dir, self.user)
+        settings = ["-c", "ssl=on"] if tls else []
+        if tls:
+            self._as_user("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                          "/CN=127.0.0.1", "-keyout", self.data / "server.key", "-out", self.data / "server.crt")
         self.log = (self.root / "postgres.log").open("w")
         self.process = subprocess.Popen(
             [str(POSTGRES_BIN / "postgres"), "-D", str(self.data), "-c", f"port={self.port}",
              "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.socket_dir}",
-             "-c", "fsync=off", "-c", "shared_buffers=16MB", "-c", "max_connections=40"],
+             "-c", "fsync=off", "-c", "shared_buffers=16MB", "-c", "max_connections=40", *settings],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True, **identity_of(self.user))
         self._wait_ready()
         if database is not None:

@@ -81,7 +81,7 @@ def sql_ledger(query: str | None = None, **sql: object) -> dict:
      "spec.ledger.persisted.sql.query: query must be one statement that reads"),
     (sql_ledger("SELECT count(*) FROM orders WHERE test_id = $TEST_ID; DROP TABLE orders"),
      "spec.ledger.persisted.sql.query: query must be one statement that reads"),
-    (sql_ledger("selection"), "spec.ledger.persisted.sql.query"),
+    (sql_ledger("selection = $TEST_ID"), "spec.ledger.persisted.sql.query: query must be one statement that reads"),
     (sql_ledger(secretRef={"name": "orders-ledger-db"}), "spec.ledger.persisted.sql.secretRef.key: required field"),
     (sql_ledger(secretRef={"name": "Orders", "key": "url"}), "spec.ledger.persisted.sql.secretRef.name: String should"),
     (sql_ledger(secretRef={"name": "db", "key": "a/b"}), "spec.ledger.persisted.sql.secretRef.key: String should"),

@@ -6,7 +6,10 @@ error naming the field, and the URL's password in no message."""
 from __future__ import annotations
 
 import socket
+import threading
 import time
+
+from urllib.parse import quote
 
 import pytest
 from postgres_server import PostgresServer
@@ -21,11 +24,12 @@ COUNT = "SELECT count(*) FROM orders WHERE test_id = $TEST_ID"
 # Passwords with the characters a URL must encode, and that must never show.
 READER_PASSWORD = "r3ad:er/p@ss?w0rd&x"
 WRITER_PASSWORD = "wr1ter-Secret-Pa55"
+ENCODED = quote(READER_PASSWORD, safe="")  # as a URL holds it
 
 
 @pytest.fixture(scope="module")
 def postgres():
-    server = PostgresServer(DATABASE)
+    server = PostgresServer(DATABASE, tls=True)
     server.run("CREATE TABLE orders (id serial PRIMARY KEY, test_id text NOT NULL, quantity int NOT NULL)", DATABASE)
     for test_id, rows in ((ORDERS, 40), (QUOTED, 3), (OTHER, 999)):
         server.run("INSERT INTO orders (test_id, quantity) SELECT :t, 2 FROM generate_series(1, :n)", DATABASE,
@@ -54,7 +58,7 @@ def failure(error: type[SqlCountError], url: str, query: str = COUNT, test_id: s
     with pytest.raises(error) as raised:
         count(url, query, test_id, **kwargs)
     message = str(raised.value)
-    for secret in (url, READER_PASSWORD, WRITER_PASSWORD, "r3ad", "Pa55"):
+    for secret in (url, READER_PASSWORD, ENCODED, WRITER_PASSWORD, "r3ad", "Pa55"):
         assert secret not in message, message
     return message
 
@@ -115,6 +119,9 @@ def test_a_slow_query_is_cut_by_its_statement_timeout(postgres):
                       "SELECT count(*) FROM orders, pg_sleep(5) WHERE test_id = $TEST_ID", statement_timeout=0.5)
     assert time.monotonic() - began < 4
     assert message.startswith("spec.ledger.persisted.sql.query: did not finish within 0.5 s (statement_timeout)")
+    # The connect timeout bounds the login only: a count may take longer (over TLS too, prefer's).
+    slow = "SELECT count(*) FROM orders, pg_sleep(1.5) WHERE test_id = $TEST_ID"
+    assert count(reader(postgres, connect_timeout="1"), slow, ORDERS) == 40
 
 
 def test_a_database_that_is_not_there_is_a_clear_error_within_the_connect_timeout(postgres):
@@ -122,7 +129,7 @@ def test_a_database_that_is_not_there_is_a_clear_error_within_the_connect_timeou
     closed.bind(("127.0.0.1", 0))
     port = closed.getsockname()[1]
     closed.close()
-    message = failure(SqlCountUnavailable, f"postgresql://reader:{READER_PASSWORD}@127.0.0.1:{port}/shop")
+    message = failure(SqlCountUnavailable, f"postgresql://reader:{ENCODED}@127.0.0.1:{port}/shop")
     assert message.startswith(f"spec.ledger.persisted.sql: could not connect to PostgreSQL at 127.0.0.1:{port}/shop:")
     # One that takes the connection and never answers: the login's wait is the connect timeout.
     with socket.socket() as silent:
@@ -150,22 +157,50 @@ def _raised(url: str) -> SqlCountError:
     return raised.value
 
 
+ENCRYPTED = "SELECT count(*) FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl AND $TEST_ID::text IS NOT NULL"
+
+
 def test_tls_as_sslmode_says(postgres):
-    # This server has no TLS: prefer (libpq's default) falls back, require refuses.
-    assert count(reader(postgres, sslmode="prefer"), COUNT, ORDERS) == 40
-    assert count(reader(postgres, sslmode="disable"), COUNT, ORDERS) == 40
-    message = failure(SqlCountError, reader(postgres, sslmode="require"))
-    assert message.endswith("does not accept TLS, which sslmode=require requires")
+    """This server offers TLS with a certificate no system CA vouches for."""
+    for sslmode, encrypted in (("require", 1), ("prefer", 1), ("allow", 0), ("disable", 0)):
+        assert count(reader(postgres, sslmode=sslmode), ENCRYPTED, ORDERS) == encrypted, sslmode
+    assert count(reader(postgres), ENCRYPTED, ORDERS) == 1  # prefer, as libpq
+    for sslmode in ("verify-ca", "verify-full"):
+        message = failure(SqlCountError, reader(postgres, sslmode=sslmode))
+        assert message.startswith("spec.ledger.persisted.sql: PostgreSQL at 127.0.0.1:")
+        assert f"its certificate is not trusted (sslmode={sslmode})" in message
+
+
+def test_a_server_without_tls_is_refused_when_sslmode_requires_it():
+    """A server that answers no to TLS (as PostgreSQL without ssl=on does): require refuses,
+    before any password is sent."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        answering = threading.Thread(target=_refuse_tls, args=(server,), daemon=True)
+        answering.start()
+        message = failure(SqlCountError, f"postgresql://reader:{ENCODED}@127.0.0.1:{port}/shop?sslmode=require")
+        answering.join(timeout=5)
+    assert message == f"spec.ledger.persisted.sql: PostgreSQL at 127.0.0.1:{port}/shop does not accept TLS, which" \
+                      " sslmode=require requires"
+
+
+def _refuse_tls(server: socket.socket) -> None:
+    connection, _ = server.accept()
+    with connection:
+        connection.recv(8)  # the SSLRequest
+        connection.sendall(b"N")
 
 
 @pytest.mark.parametrize("url, says", [
-    (f"mysql://reader:{READER_PASSWORD}@db:3306/shop", "it must start with postgresql://"),
-    (f"postgresql://reader:{READER_PASSWORD}@db:5432/", "it names no database"),
-    (f"postgresql://:{READER_PASSWORD}@db:5432/shop", "it names no user"),
-    (f"postgresql://reader:{READER_PASSWORD}@db:port/shop", "its port is not a number"),
-    (f"postgresql://reader:{READER_PASSWORD}@db/shop?sslrootcert=/x&host=/tmp", "parameters Elves does not take: host, sslrootcert"),
-    (f"postgresql://reader:{READER_PASSWORD}@db/shop?sslmode=always", "sslmode must be one of"),
-    (f"postgresql://reader:{READER_PASSWORD}@db/shop?connect_timeout=600", "connect_timeout must be more than 0"),
+    (f"mysql://reader:{ENCODED}@db:3306/shop", "it must start with postgresql://"),
+    (f"postgresql://reader:{ENCODED}@db:5432/", "it names no database"),
+    (f"postgresql://:{ENCODED}@db:5432/shop", "it names no user"),
+    (f"postgresql://reader:{ENCODED}@db:port/shop", "its port is not a number"),
+    (f"postgresql://reader:{ENCODED}@db/shop?sslrootcert=/x&host=/tmp", "parameters Elves does not take: host, sslrootcert"),
+    (f"postgresql://reader:{ENCODED}@db/shop?sslmode=always", "sslmode must be one of"),
+    (f"postgresql://reader:{ENCODED}@db/shop?connect_timeout=600", "connect_timeout must be more than 0"),
     (READER_PASSWORD, "it must start with postgresql://"),
 ])
 def test_a_bad_url_is_refused_without_showing_it(url, says):
