@@ -32,6 +32,7 @@ NAMESPACE = "sut-crd"
 
 SQL = {"sql": {"secretRef": {"name": "orders-ledger-db", "key": "url"},
                "query": "SELECT count(*) FROM orders WHERE test_id = $TEST_ID"}}
+RESET = {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"}, "statements": ["TRUNCATE orders"]}}
 LEDGER_URL = "postgresql://reader:Pa55word@orders-db.sut-crd.svc:5432/orders?sslmode=require"
 
 
@@ -70,6 +71,10 @@ INVALID = [
                  "spec.ledger.persisted.sql.query", "one statement that reads", id="sql-two-statements"),
     pytest.param(sql_ledger(secretRef={"name": "orders-ledger-db"}), "spec.ledger.persisted.sql.secretRef.key",
                  "Required value", id="sql-secret-without-key"),
+    pytest.param({"reset": {"sql": {**RESET["sql"], "statements": ["TRUNCATE orders; DROP TABLE audit"]}}},
+                 "spec.reset.sql.statements", "each statement must be one statement", id="reset-two-in-one"),
+    pytest.param({"reset": {"sql": {**RESET["sql"], "statements": []}}}, "spec.reset.sql.statements",
+                 "should have at least 1 items", id="reset-nothing"),
 ]
 
 
@@ -99,6 +104,8 @@ def test_the_builtin_profile_and_a_foreign_system_are_accepted(control_plane: cp
     for query in (SQL["sql"]["query"], "with mine as (select * from orders where test_id = $TEST_ID) select count(*) from mine;"):
         result = dry_run_apply(control_plane, system_under_test("by-sql", **sql_ledger(query)))
         assert result.returncode == 0, result.stderr
+    result = dry_run_apply(control_plane, system_under_test("resetting", reset=RESET))
+    assert result.returncode == 0, result.stderr
 
 
 def test_the_charts_rbac_lets_the_operator_get_the_listed_ledger_secret_and_nothing_more(
@@ -118,7 +125,7 @@ def test_the_charts_rbac_lets_the_operator_get_the_listed_ledger_secret_and_noth
                                           "ELVES_LEDGER_SECRETS": chart_env["ELVES_LEDGER_SECRETS"]})
     kube = Kube(config.new_client_from_config(config_file=str(operator_kubeconfig)))
     platform = KubernetesPlatform(settings, kube, Owner(NAMESPACE, "orders-steady", "uid-1"))
-    assert platform.ledger_secret("orders-ledger-db", "url") == LEDGER_URL
+    assert platform.target_secret("orders-ledger-db", "url") == LEDGER_URL
     # Nothing more: another Secret of the namespace, listing or watching them, changing the one it
     # reads, the same name in another namespace.
     account = f"--as=system:serviceaccount:{release}:elves-operator"

@@ -168,7 +168,8 @@ class Platform(Protocol):
     def registry_url(self) -> str:
         """Where the engine reads the registry's ledger (elves.engine.ledger)."""
 
-    def ledger_secret(self, name: str, key: str) -> str:
+    def target_secret(self, name: str, key: str, field: str = "spec.ledger.persisted.sql") -> str:
         """One key of a Secret beside the target's SystemUnderTest: the database URL of its SQL
-        persisted count (spec.ledger.persisted.sql.secretRef). SqlCountError (elves.engine.sql_count)
-        naming the field when it cannot be read or may not be used here."""
+        persisted count (spec.ledger.persisted.sql.secretRef) or of its reset steps (`field`:
+        spec.reset.sql). SqlCountError (elves.engine.sql_count) naming `field`.secretRef when it
+        cannot be read or may not be used here."""

@@ -1,7 +1,8 @@
-"""A SystemUnderTest's persisted count by SQL (spec.ledger.persisted.sql), read from PostgreSQL.
+"""A SystemUnderTest's persisted count by SQL (spec.ledger.persisted.sql), read from PostgreSQL,
+and its reset steps (spec.reset.sql: `execute`, in one read-write transaction, all or none).
 
 The database's URL comes from a Secret (a cluster) or a private file (the local mode): the
-platform reads it (Platform.ledger_secret), this module only uses it. It is libpq's form,
+platform reads it (Platform.target_secret), this module only uses it. It is libpq's form,
 postgresql://user:password@host:port/database?sslmode=...; only sslmode, connect_timeout and
 application_name may follow the `?`.
 
@@ -79,6 +80,8 @@ class Database:
     database: str
     user: str
     password: str = field(repr=False)
+    # The spec field the URL serves, which every message names (the SQL count's, the reset's).
+    field: str = FIELD
     sslmode: str = "prefer"
     connect_timeout: float = CONNECT_TIMEOUT_SECONDS
     application_name: str = APPLICATION_NAME
@@ -100,10 +103,11 @@ class Database:
         return text
 
 
-def parse_url(url: str, where: str = f"{FIELD}.secretRef") -> Database:
-    """The database a libpq URL names; SqlCountError saying what is wrong with it (never echoing it)."""
+def parse_url(url: str, field: str = FIELD, source: str = "secretRef") -> Database:
+    """The database a libpq URL names (for the spec `field`, from `source`); SqlCountError saying
+    what is wrong with it (never echoing it)."""
     def bad(why: str) -> SqlCountError:
-        return SqlCountError(f"{where}: the value is not a usable postgresql:// URL: {why}")
+        return SqlCountError(f"{field}.{source}: the value is not a usable postgresql:// URL: {why}")
 
     try:
         parts = urlsplit(url.strip())
@@ -141,7 +145,7 @@ def parse_url(url: str, where: str = f"{FIELD}.secretRef") -> Database:
         if not 0 < connect_timeout <= MAX_CONNECT_TIMEOUT_SECONDS:
             raise bad(f"connect_timeout must be more than 0 and at most {MAX_CONNECT_TIMEOUT_SECONDS:g} seconds")
     return Database(host=parts.hostname, port=port or DEFAULT_PORT, database=database,
-                    user=unquote(parts.username), password=unquote(parts.password or ""), sslmode=sslmode,
+                    user=unquote(parts.username), password=unquote(parts.password or ""), field=field, sslmode=sslmode,
                     connect_timeout=connect_timeout,
                     application_name=options.get("application_name", [APPLICATION_NAME])[-1])
 
@@ -170,13 +174,47 @@ def _count(database: Database, query: str, test_id: str, statement_timeout: floa
             rows = connection.execute_unnamed(statement(query), vals=(test_id,)).rows
             connection.run("ROLLBACK")
         except DatabaseError as exc:
-            raise _query_error(database, exc, statement_timeout) from None
+            raise _query_error(database, exc, statement_timeout, f"{database.field}.query") from None
         except (InterfaceError, OSError) as exc:
-            raise SqlCountUnavailable(f"{FIELD}: the connection to PostgreSQL at {database.where} failed during"
-                                      f" the count: {_reason(exc, statement_timeout + SOCKET_MARGIN_SECONDS)}") from None
+            raise _connection_lost(database, exc, statement_timeout) from None
     finally:
         _close(connection)
     return _one_integer(rows)
+
+
+def execute(url: str, statements: list[str], field: str, statement_timeout: float = STATEMENT_TIMEOUT_SECONDS) -> None:
+    """Run `statements` through `url` in one transaction, all or none (reset steps, `field`), each
+    as one prepared statement with the statement timeout."""
+    database = parse_url(url, field)
+    try:
+        _execute(database, statements, statement_timeout)
+    except SqlCountError as exc:
+        raise type(exc)(database.scrub(str(exc))) from None
+
+
+def _execute(database: Database, statements: list[str], statement_timeout: float) -> None:
+    connection = _connect(database, statement_timeout + SOCKET_MARGIN_SECONDS)
+    try:
+        connection.run("START TRANSACTION")
+        connection.run(f"SET LOCAL statement_timeout = {max(1, int(statement_timeout * 1000))}")
+        for index, text in enumerate(statements):
+            try:
+                connection.execute_unnamed(text)
+            except DatabaseError as exc:
+                raise _query_error(database, exc, statement_timeout,
+                                   f"{database.field}.statements[{index}]") from None
+        connection.run("COMMIT")
+    except DatabaseError as exc:
+        raise _query_error(database, exc, statement_timeout, database.field) from None
+    except (InterfaceError, OSError) as exc:
+        raise _connection_lost(database, exc, statement_timeout) from None
+    finally:
+        _close(connection)
+
+
+def _connection_lost(database: Database, exc: BaseException, statement_timeout: float) -> SqlCountUnavailable:
+    return SqlCountUnavailable(f"{database.field}: the connection to PostgreSQL at {database.where} failed:"
+                               f" {_reason(exc, statement_timeout + SOCKET_MARGIN_SECONDS)}")
 
 
 def _connect(database: Database, io_timeout: float) -> pg8000.native.Connection:
@@ -188,7 +226,7 @@ def _connect(database: Database, io_timeout: float) -> pg8000.native.Connection:
             return _login(database, context, io_timeout)
         except _NoTls:
             if index + 1 == len(tries):
-                raise SqlCountError(f"{FIELD}: PostgreSQL at {database.where} does not accept TLS, which"
+                raise SqlCountError(f"{database.field}: PostgreSQL at {database.where} does not accept TLS, which"
                                     f" sslmode={database.sslmode} requires") from None
     raise AssertionError("unreachable")  # every sslmode has at least one way to try
 
@@ -202,7 +240,7 @@ def _login(database: Database, tls: Callable[[], ssl.SSLContext | bool],
     try:
         sock = socket.create_connection((database.host, database.port), timeout=database.connect_timeout)
     except OSError as exc:
-        raise SqlCountUnavailable(f"{FIELD}: could not connect to PostgreSQL at {database.where}:"
+        raise SqlCountUnavailable(f"{database.field}: could not connect to PostgreSQL at {database.where}:"
                                   f" {_reason(exc, database.connect_timeout)}") from None
     # TLS, the login and the first answer within the connect timeout; each later read within io_timeout.
     sock.settimeout(database.connect_timeout)
@@ -215,17 +253,17 @@ def _login(database: Database, tls: Callable[[], ssl.SSLContext | bool],
         sock.close()
         code, message = _fields(exc)
         error = SqlCountUnavailable if _transient(code) else SqlCountError
-        raise error(f"{FIELD}: PostgreSQL at {database.where} refused the connection of role {database.user}:"
+        raise error(f"{database.field}: PostgreSQL at {database.where} refused the connection of role {database.user}:"
                     f" {message} (SQLSTATE {code})") from None
     except ssl.SSLCertVerificationError as exc:
         sock.close()
-        raise SqlCountError(f"{FIELD}: PostgreSQL at {database.where}: its certificate is not trusted"
+        raise SqlCountError(f"{database.field}: PostgreSQL at {database.where}: its certificate is not trusted"
                             f" (sslmode={database.sslmode}): {exc.verify_message}") from None
     except (InterfaceError, OSError) as exc:
         sock.close()
         if "refuses SSL" in str(exc):
             raise _NoTls() from None
-        raise SqlCountUnavailable(f"{FIELD}: could not log in to PostgreSQL at {database.where}:"
+        raise SqlCountUnavailable(f"{database.field}: could not log in to PostgreSQL at {database.where}:"
                                   f" {_reason(exc, database.connect_timeout)}") from None
     # The socket pg8000 reads from: ours, or the TLS one it wrapped ours in.
     getattr(connection, "_usock", sock).settimeout(io_timeout)
@@ -258,12 +296,12 @@ def _verified_full() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-def _query_error(database: Database, exc: DatabaseError, statement_timeout: float) -> SqlCountError:
+def _query_error(database: Database, exc: DatabaseError, statement_timeout: float, where: str) -> SqlCountError:
     code, message = _fields(exc)
-    where = f"{FIELD}.query"
     if code == "57014":
+        hint = ": a count by test id wants an index on it" if where.endswith(".query") else ""
         return SqlCountUnavailable(f"{where}: did not finish within {statement_timeout:g} s (statement_timeout) on"
-                                   f" PostgreSQL at {database.where}: a count by test id wants an index on it")
+                                   f" PostgreSQL at {database.where}{hint}")
     if code == READ_ONLY_VIOLATION:
         return SqlCountError(f"{where}: tried to write ({message}); the count runs in a READ ONLY transaction"
                              " and may only read")

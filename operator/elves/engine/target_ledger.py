@@ -40,7 +40,7 @@ def accepted_query(counts: LedgerCounts, test_id: str, k6_window: str) -> tuple[
     return query, f"the target's accepted PromQL {query}"
 
 
-# One key of a Secret beside the target (Platform.ledger_secret): (name, key) -> its value.
+# One key of a Secret beside the target (Platform.target_secret): (name, key) -> its value.
 SecretReader = Callable[[str, str], str]
 
 

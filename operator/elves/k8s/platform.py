@@ -62,8 +62,8 @@ SERVICE_KEY_KEY = "service-key"
 MAX_ENV_VALUE_BYTES = 120 * 1024
 
 
-def ledger_secret_refusal(namespace: str, name: str) -> str:
-    return (f"{SQL_FIELD}.secretRef: the operator may not read Secret {namespace}/{name}: the chart's"
+def ledger_secret_refusal(namespace: str, name: str, field: str = SQL_FIELD) -> str:
+    return (f"{field}.secretRef: the operator may not read Secret {namespace}/{name}: the chart's"
             f" operator.ledgerSecrets lists the Secrets it may (add {name} under {namespace})")
 
 
@@ -279,13 +279,14 @@ class KubernetesPlatform:
     def jwt_secret(self) -> str:
         return self._system_secret(JWT_SECRET_KEY, "the tokens k6 sends are signed with")
 
-    def ledger_secret(self, name: str, key: str) -> str:
+    def target_secret(self, name: str, key: str, field: str = SQL_FIELD) -> str:
         """A key of a Secret in the LoadTest's namespace (its SystemUnderTest's): only one the
         chart's operator.ledgerSecrets lists, the Secrets it grants get on (never logged, never
         in a message)."""
-        field, where = f"{SQL_FIELD}.secretRef", f"Secret {self.namespace}/{name}"
+        where = f"Secret {self.namespace}/{name}"
         if f"{self.namespace}/{name}" not in self.settings.ledger_secrets:
-            raise SqlCountError(ledger_secret_refusal(self.namespace, name))
+            raise SqlCountError(ledger_secret_refusal(self.namespace, name, field))
+        field += ".secretRef"
         try:
             secret = self.kube.secret(self.namespace, name)
         except ApiException as exc:

@@ -59,17 +59,28 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
     what = f"SystemUnderTest {namespace}/{name}"
     target, problems = _parsed(body, what)
     if target_namespace(namespace, spec, system_namespace) is not None:  # another system than Elves'
-        problems += elves_only_parts(spec, what) + (workload_problems(spec, target, what) if target else [])
+        problems += (elves_only_parts(spec, what, resets=target is not None and target.reset is not None)
+                     + (workload_problems(spec, target, what) if target else []))
         if namespace not in fault_namespaces:
             problems += [f"spec.faults[{index}].{fault.action.kind}.workload: the operator may not act on workloads in"
                          f" namespace {namespace} (the chart's operator.targetNamespaces lists where it may)"
                          for index, fault in enumerate(spec.faults) if workload_of(fault) is not None]
     else:
         problems += workload_problems(spec, None, what)
-    sql = target.ledger.persisted.sql if target is not None and target.ledger.persisted is not None else None
-    if sql is not None and f"{namespace}/{sql.secret_ref.name}" not in ledger_secrets:
-        problems.append(f"{FIELD}: {what}'s {ledger_secret_refusal(namespace, sql.secret_ref.name)}")
+    for field, secret in _secrets_of(target):
+        if f"{namespace}/{secret}" not in ledger_secrets:
+            problems.append(f"{FIELD}: {what}'s {ledger_secret_refusal(namespace, secret, field)}")
     return target, problems, _pin(body, namespace)
+
+
+def _secrets_of(target: SystemUnderTestSpec | None) -> list[tuple[str, str]]:
+    """(field, Secret name) of each Secret the target's SQL reads a URL from: its persisted count's
+    and its reset steps'."""
+    if target is None:
+        return []
+    persisted = target.ledger.persisted.sql if target.ledger.persisted is not None else None
+    return ([("spec.ledger.persisted.sql", persisted.secret_ref.name)] if persisted is not None else []) + (
+        [("spec.reset.sql", target.reset.sql.secret_ref.name)] if target.reset is not None else [])
 
 
 def _pin(body: dict, namespace: str) -> TargetPin:

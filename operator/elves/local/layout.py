@@ -36,7 +36,7 @@ class Layout:
     @property
     def own_system_secrets(self) -> Path:
         """A SystemUnderTest's Secrets, as a cluster would mount them: <name>/<key>, one file each,
-        written by the user (elves.local.platform.LocalPlatform.ledger_secret)."""
+        written by the user (elves.local.platform.LocalPlatform.target_secret)."""
         return self.secrets / "own-system"
 
     @property

@@ -39,7 +39,13 @@ def test_a_foreign_system_is_read_with_defaults():
     by_sql = parse_system_under_test(foreign_system(ledger={"accepted": {"endpoint": "placeOrder"}, "persisted": SQL})).spec
     sql = by_sql.ledger.persisted.sql
     assert (sql.secret_ref.name, sql.secret_ref.key, sql.query) == ("orders-ledger-db", "url", SQL["sql"]["query"])
-    assert by_sql.ledger.persisted.promql is None
+    assert by_sql.ledger.persisted.promql is None and by_sql.reset is None
+    resetting = parse_system_under_test(foreign_system(reset=RESET)).spec
+    assert resetting.reset.sql.statements == ["TRUNCATE orders", "DELETE FROM audit WHERE source = 'load';"]
+
+
+RESET = {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"},
+                 "statements": ["TRUNCATE orders", "DELETE FROM audit WHERE source = 'load';"]}}
 
 
 SQL = {"sql": {"secretRef": {"name": "orders-ledger-db", "key": "url"},
@@ -86,7 +92,13 @@ def sql_ledger(query: str | None = None, **sql: object) -> dict:
     (sql_ledger(secretRef={"name": "Orders", "key": "url"}), "spec.ledger.persisted.sql.secretRef.name: String should"),
     (sql_ledger(secretRef={"name": "db", "key": "a/b"}), "spec.ledger.persisted.sql.secretRef.key: String should"),
     (sql_ledger(url="postgresql://x"), "spec.ledger.persisted.sql.url: unknown field"),
-    ({"reset": True}, "spec.reset: unknown field"),
+    ({"reset": True}, "spec.reset: Input should be a valid dictionary"),
+    ({"reset": {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"}, "statements": []}}},
+     "spec.reset.sql.statements: List should have at least 1 item"),
+    ({"reset": {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"},
+                        "statements": ["TRUNCATE orders;", "DELETE FROM audit; DROP TABLE orders"]}}},
+     "spec.reset.sql.statements: each statement must be one statement"),
+    ({"reset": {"sql": {"statements": ["TRUNCATE orders"]}}}, "spec.reset.sql.secretRef: required field"),
 ])
 def test_a_bad_system_under_test_is_refused_naming_the_field(spec, named):
     with pytest.raises(SpecError) as error:

@@ -162,13 +162,13 @@ class FakePlatform:
         _Registry.platforms[str(id(self))] = self
         return f"{registry_base_url()}/{id(self)}"
 
-    # What ledger_secret answers (a target's SQL persisted count's database URL), by "name/key".
+    # What target_secret answers (a target's SQL database URL), by "name/key".
     ledger_secrets: dict[str, str] = field(default_factory=dict)
 
-    def ledger_secret(self, name: str, key: str) -> str:
-        self.calls.append(("ledger_secret", f"{name}/{key}"))
+    def target_secret(self, name: str, key: str, field: str = "spec.ledger.persisted.sql") -> str:
+        self.calls.append(("target_secret", f"{name}/{key}"))
         if f"{name}/{key}" not in self.ledger_secrets:
-            raise SqlCountError(f"spec.ledger.persisted.sql.secretRef: the fake has no Secret {name} with key {key}")
+            raise SqlCountError(f"{field}.secretRef: the fake has no Secret {name} with key {key}")
         return self.ledger_secrets[f"{name}/{key}"]
 
     def called(self, name: str) -> list[Any]:

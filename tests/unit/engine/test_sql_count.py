@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from postgres_server import PostgresServer
 
-from elves.engine.sql_count import SqlCountError, SqlCountUnavailable, count, parse_url, statement
+from elves.engine.sql_count import SqlCountError, SqlCountUnavailable, count, execute, parse_url, statement
 
 DATABASE = "shop"
 ORDERS = "shop/orders/0"
@@ -216,3 +216,26 @@ def test_the_url_is_read_as_libpq_reads_it():
     assert database.where == "[::1]:6432/orders db" and database.loopback
     assert "p/w" not in repr(database)
     assert parse_url("postgresql://u@db.shop.svc/orders").port == 5432
+
+
+def test_reset_statements_run_in_one_transaction_all_or_none(postgres):
+    """A SystemUnderTest's reset steps (spec.reset.sql): through a role that may write, in order,
+    committed together; one that fails undoes the others and names its place in the list."""
+    postgres.run("CREATE TABLE scratch (test_id text); INSERT INTO scratch VALUES ('a'), ('b')", DATABASE)
+    postgres.run("GRANT SELECT, INSERT, DELETE, TRUNCATE ON scratch TO writer", DATABASE)
+    failing = ["DELETE FROM scratch WHERE test_id = 'a'", "TRUNCATE no_such_table"]
+    with pytest.raises(SqlCountError) as error:
+        execute(writer(postgres), failing, "spec.reset.sql")
+    assert str(error.value).startswith("spec.reset.sql.statements[1]: PostgreSQL at 127.0.0.1:")
+    assert "no_such_table" in str(error.value) and WRITER_PASSWORD not in str(error.value)
+    assert postgres.run("SELECT count(*) FROM scratch", DATABASE) == [[2]]  # the first was undone
+    execute(writer(postgres), ["DELETE FROM scratch WHERE test_id = 'a'", "INSERT INTO scratch VALUES ('c');"],
+            "spec.reset.sql")
+    assert postgres.run("SELECT test_id FROM scratch ORDER BY 1", DATABASE) == [["b"], ["c"]]
+    # Two statements in one entry are refused by PostgreSQL as well as by the model.
+    with pytest.raises(SqlCountError, match=r"statements\[0\].*multiple commands"):
+        execute(writer(postgres), ["DELETE FROM scratch; DELETE FROM orders"], "spec.reset.sql")
+    assert rows_of(postgres, ORDERS) == 40
+    # Its URL problems name its own field.
+    with pytest.raises(SqlCountError, match=r"^spec\.reset\.sql\.secretRef: the value is not a usable"):
+        execute("mysql://x", ["TRUNCATE scratch"], "spec.reset.sql")

@@ -324,7 +324,7 @@ def test_the_drain_waits_for_the_sql_count_and_an_earlier_runs_rows_are_left_out
     ledger = run.results.ledger
     assert (ledger.kind, ledger.requests_accepted, ledger.requests_persisted, ledger.lost_requests) == ("counts", 40, 40, 0)
     assert status.phase == "Succeeded", [c for c in status.verdict.checks if not c.ok]
-    assert set(platform.called("ledger_secret")) == {SECRET} and platform.called("ledger") == []
+    assert set(platform.called("target_secret")) == {SECRET} and platform.called("ledger") == []
     assert READER_PASSWORD not in shown(status, events) and orders_db not in shown(status, events)
 
 
@@ -372,3 +372,62 @@ def test_a_database_that_cannot_be_reached_ends_in_error_never_in_a_pass(prom, p
     assert (phase, reason, status.verdict) == ("Error", "LedgerUnavailable", None)
     assert "spec.ledger.persisted.sql: could not connect to PostgreSQL at 127.0.0.1:" in message
     assert READER_PASSWORD not in shown(status, events) and gone not in shown(status, events)
+
+
+# --- the target's reset steps (spec.reset of its SystemUnderTest) ----------------------------
+
+RESET_SECRET = "orders-reset-db/url"
+
+
+def resetting_test():
+    document = orders_test().model_dump(by_alias=True, exclude_none=True)
+    document["spec"]["reset"] = True
+    return parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": document["metadata"],
+                           "spec": document["spec"]})
+
+
+def resetting_target(statements: list[str]):
+    target = sql_target()
+    document = foreign_system(**{**target.model_dump(by_alias=True, exclude_none=True),
+                                 "reset": {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"},
+                                                   "statements": statements}}})
+    return parse_system_under_test(document).spec
+
+
+def test_reset_runs_the_targets_statements_before_the_run_and_not_elves_reset(prom, postgres, orders_db):
+    persist(postgres, ORDERS, 3)  # what an earlier run left: gone after the reset
+    reset_url = resetter_url(postgres)
+    postgres.run("GRANT DELETE ON orders TO resetter", "shop")
+    platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"],
+                            ledger_secrets={SECRET: orders_db, RESET_SECRET: reset_url})
+    persisted = []
+
+    def the_system_works(status: LoadTestStatus) -> None:
+        if status.phase == "Draining" and status.progress.waiting_for and not persisted:
+            persisted.append(40)
+            persist(postgres, ORDERS, 40)
+
+    ctx = Context(resetting_test(), target=resetting_target(["DELETE FROM orders"]), target_namespace=NAMESPACE)
+    status, events = drive_sql(ctx, platform, FakeClock(float(BASE + 10)), the_system_works)
+    messages = [e.message for e in events]
+    assert "reset: ran the SystemUnderTest's reset steps (1 statements)" in messages
+    assert platform.called("reset") == []  # Elves' own services are not restarted for another system's test
+    assert status.runs[0].ledger_baseline == {"persisted": 0}
+    assert status.runs[0].results.ledger.requests_persisted == 40 and status.phase == "Succeeded"
+    assert "resetter-Pa55" not in shown(status, events)
+
+
+def test_a_reset_that_fails_ends_the_test_before_the_load_naming_the_statement(prom, postgres, orders_db):
+    platform = FakePlatform(prom.url, ledger_secrets={SECRET: orders_db, RESET_SECRET: resetter_url(postgres)})
+    ctx = Context(resetting_test(), target=resetting_target(["TRUNCATE orders"]), target_namespace=NAMESPACE)
+    status, _ = drive_sql(ctx, platform, FakeClock(float(BASE + 10)))
+    phase, reason, message = error_of(status)
+    assert (phase, reason) == ("Error", "ResetFailed")
+    assert message.startswith("spec.reset.sql.statements[0]: PostgreSQL at 127.0.0.1:") and "permission denied" in message
+    assert platform.called("start_load") == []
+
+
+def resetter_url(postgres) -> str:
+    if not postgres.run("SELECT 1 FROM pg_roles WHERE rolname = 'resetter'"):
+        postgres.login_role("resetter", "resetter-Pa55")
+    return postgres.url("resetter", "resetter-Pa55", "shop")

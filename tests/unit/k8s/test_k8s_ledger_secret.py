@@ -48,7 +48,7 @@ def platform(kube: SecretsKube, *allowed: str) -> KubernetesPlatform:
 
 def test_the_url_is_read_from_a_listed_secret_in_the_loadtests_namespace():
     kube = SecretsKube({("shop", "orders-ledger-db"): {"url": URL}})
-    assert platform(kube, "shop/orders-ledger-db").ledger_secret("orders-ledger-db", "url") == URL
+    assert platform(kube, "shop/orders-ledger-db").target_secret("orders-ledger-db", "url") == URL
     assert kube.read == [("shop", "orders-ledger-db")]
 
 
@@ -63,7 +63,7 @@ def test_the_url_is_read_from_a_listed_secret_in_the_loadtests_namespace():
 ])
 def test_a_secret_that_may_not_or_cannot_be_read_is_an_error_naming_the_secret_ref(kube, allowed, says):
     with pytest.raises(SqlCountError) as error:
-        platform(kube, *allowed).ledger_secret("other", "url")
+        platform(kube, *allowed).target_secret("other", "url")
     assert str(error.value).startswith("spec.ledger.persisted.sql.secretRef: ") and says in str(error.value)
     assert "Pa55word" not in str(error.value)
     if "may not read Secret shop/other: the chart" in says:
@@ -87,3 +87,23 @@ def test_the_settings_read_the_listed_secrets():
     assert settings.ledger_secrets == ("shop/orders-ledger-db", "team/db")
     with pytest.raises(ValueError, match="ELVES_LEDGER_SECRETS"):
         OperatorSettings.from_env({"ELVES_LEDGER_SECRETS": "orders-ledger-db"})
+
+
+def test_reset_steps_make_spec_reset_the_targets_own_through_a_listed_secret():
+    """spec.reset in a test of another system runs its SystemUnderTest's reset steps, refused only
+    when it has none; their Secret must be listed like the ledger's."""
+    resetting = copy.deepcopy(ORDERS)
+    resetting["spec"]["reset"] = {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"},
+                                          "statements": ["TRUNCATE orders"]}}
+    test = spec(target={"systemUnderTest": "orders"}, reset=True)
+    listed = ("shop/orders-ledger-db", "shop/orders-reset-db")
+    target, problems, _ = resolve_target(TargetsKube({("shop", "orders"): resetting}), "shop", test, "elves", (), listed)
+    assert problems == [] and target.reset.sql.statements == ["TRUNCATE orders"]
+    _, problems, _ = resolve_target(TargetsKube({("shop", "orders"): resetting}), "shop", test, "elves", (), listed[:1])
+    assert problems == ["spec.target.systemUnderTest: SystemUnderTest shop/orders's spec.reset.sql.secretRef: the"
+                        " operator may not read Secret shop/orders-reset-db: the chart's operator.ledgerSecrets lists"
+                        " the Secrets it may (add orders-reset-db under shop)"]
+    _, problems, _ = resolve_target(TargetsKube({("shop", "orders"): copy.deepcopy(ORDERS)}), "shop", test, "elves",
+                                    (), listed)
+    assert problems == ["spec.reset: acts on Elves' own deployments: SystemUnderTest shop/orders states no reset steps"
+                        " of its own (its spec.reset.sql)"]

@@ -30,9 +30,9 @@ def write(platform: LocalPlatform, text: str, mode: int = 0o600, name: str = "or
 def test_the_url_is_the_private_file_of_the_secret_and_key(platform):
     path = write(platform, URL + "\n")
     assert path == platform.layout.root / "secrets" / "own-system" / "orders-ledger-db" / "url"
-    assert platform.ledger_secret("orders-ledger-db", "url") == URL
+    assert platform.target_secret("orders-ledger-db", "url") == URL
     write(platform, "postgresql://reader:x@[::1]:5432/orders", name="v6")
-    assert platform.ledger_secret("v6", "url").startswith("postgresql://reader:x@[::1]")
+    assert platform.target_secret("v6", "url").startswith("postgresql://reader:x@[::1]")
 
 
 @pytest.mark.parametrize("text, mode, says", [
@@ -47,11 +47,11 @@ def test_a_missing_shared_or_remote_url_is_an_error_naming_the_secret_ref(platfo
     if text is not None:
         write(platform, text, mode)
     with pytest.raises(SqlCountError) as error:
-        platform.ledger_secret("orders-ledger-db", "url")
+        platform.target_secret("orders-ledger-db", "url")
     assert str(error.value).startswith("spec.ledger.persisted.sql.secretRef") and says in str(error.value)
     assert "Pa55word" not in str(error.value)
 
 
 def test_a_key_cannot_leave_the_secrets_directory(platform):
     with pytest.raises(SqlCountError, match="is not a file name"):
-        platform.ledger_secret("orders-ledger-db", "..")
+        platform.target_secret("orders-ledger-db", "..")

@@ -7,7 +7,8 @@ counts what was accepted and what was persisted. Elves' own system is the built-
 
 The engine reads a counts ledger (accepted and persisted) in elves.engine.target_ledger: from
 Prometheus, and a persisted count by SQL through a Secret-held read-only connection
-(elves.engine.sql_count). Not yet supported (issue 25): reset steps.
+(elves.engine.sql_count). Its reset steps (spec.reset) are what a LoadTest's `reset: true` does to
+it before each run: SQL statements through another Secret-held connection.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError
 
 from elves.constants import (API_GROUP, API_VERSION, BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS, SUT_KIND,
                              TEST_ID_HEADER, WORK_QUEUES)
 from elves.engine.models.errors import SpecError, problems
 from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, QUEUE_NAME_PATTERN
-from elves.engine.modelbase import Rule, SpecModel
+from elves.engine.modelbase import Rule, SpecModel, field_rules_of
 from elves.engine.scenarios import EXEC_NAME_PATTERN
 
 # What a PromQL count of this test writes where the test's id goes (namespace/name/run).
@@ -141,12 +142,35 @@ class SqlCount(SpecModel):
                                    " FROM orders WHERE test_id = $TEST_ID; $TEST_ID is bound as a parameter to"
                                    " this test's id (never pasted into the text).")
 
-    @field_validator("query")
-    @classmethod
-    def _reads_this_test(cls, query: str) -> str:
-        for rule in cls.field_rules:
-            rule.check(query)
-        return query
+    _query_checked = field_rules_of("query")
+
+
+class SqlReset(SpecModel):
+    """Statements run in one transaction (all or none) before each run of a LoadTest with reset: true."""
+
+    field_rules = (
+        Rule(f"self.statements.all(s, !s.matches('{SQL_SECOND_STATEMENT}'))",
+             "each statement must be one statement: no ; but at its end (list them one by one)",
+             lambda statements: any(re.search(SQL_SECOND_STATEMENT, s) for s in statements),
+             field_path=".statements"),
+    )
+
+    secret_ref: SecretKeyRef = Field(
+        description="The Secret (in the SystemUnderTest's namespace) and key holding the URL of a role that may run"
+                    " these statements (not the ledger's read-only one); listed in the chart's operator.ledgerSecrets"
+                    " like the ledger's; locally .elves/secrets/own-system/<name>/<key>.")
+    statements: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
+        min_length=1, max_length=20,
+        description="SQL statements, e.g. TRUNCATE orders, run in order in one transaction with a statement timeout.")
+
+    _statements_checked = field_rules_of("statements")
+
+
+class ResetSteps(SpecModel):
+    """What a LoadTest's spec.reset: true does to this system before each run (Elves' own reset
+    restarts its services with an empty database; another system states its own)."""
+
+    sql: SqlReset = Field(description="Statements run through a Secret-held connection.")
 
 
 class PersistedCount(SpecModel):
@@ -192,8 +216,8 @@ class Drained(SpecModel):
 
 
 class SystemUnderTestSpec(SpecModel):
-    """What a LoadTest judges: its workloads, queues, test-id header, ledger and what drained means.
-    (Reset steps are not yet supported.)"""
+    """What a LoadTest judges: its workloads, queues, test-id header, ledger, what drained means and
+    how it is reset."""
 
     # Checked by the workloads' own validator, so the error names spec.workloads.
     field_rules = (
@@ -212,12 +236,10 @@ class SystemUnderTestSpec(SpecModel):
                                 description="The HTTP header that carries the test id into the system.")
     ledger: LedgerCounts
     drained: Drained = Field(default_factory=Drained)
+    reset: ResetSteps | None = Field(None, description="What a LoadTest's reset: true does before each run; without"
+                                                       " it, such a LoadTest is refused.")
 
-    @field_validator("workloads")
-    @classmethod
-    def _named_once(cls, workloads: list[Workload]) -> list[Workload]:
-        cls.field_rules[0].check(workloads)
-        return workloads
+    _workloads_checked = field_rules_of("workloads")
 
 
 class SystemUnderTestMetadata(SpecModel):

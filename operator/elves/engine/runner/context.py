@@ -14,7 +14,7 @@ from elves.engine.compare.history import ReportHistory
 from elves.engine.credentials import DEFAULT_MAX_SECONDS
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, LedgerError, read_ledger
 from elves.engine.models.loadtest import LoadTest
-from elves.engine.models.target import LedgerCounts, Queues, SystemUnderTestSpec
+from elves.engine.models.target import LedgerCounts, Queues, ResetSteps, SystemUnderTestSpec
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
@@ -115,6 +115,12 @@ class Context:
         """The target's counts ledger; None when the ledger is the registry's (Elves' own)."""
         ledger = self.target.ledger if self.target else None
         return ledger if ledger is not None and ledger.registry is None else None
+
+    @property
+    def target_reset(self) -> ResetSteps | None:
+        """Another system's reset steps (its SystemUnderTest's spec.reset), which spec.reset runs
+        instead of Elves' reset; None: Elves' own system, or a target without any."""
+        return self.target.reset if self.target is not None and self.target_namespace is not None else None
 
     @property
     def drain_waits_for_ledger(self) -> bool:

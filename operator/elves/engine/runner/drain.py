@@ -81,7 +81,7 @@ def target_counts(tick: Tick, prom: Prometheus, window: RunWindow) -> Ledger:
     """The target's counts ledger now; an SQL count that cannot be read raises SqlCountError
     (SqlCountUnavailable is ridden out: elves.engine.blips)."""
     assert tick.ctx.ledger_counts is not None
-    return read_counts(prom, tick.ctx.ledger_counts, window, tick.platform.ledger_secret, persisted_before(tick.run))
+    return read_counts(prom, tick.ctx.ledger_counts, window, tick.platform.target_secret, persisted_before(tick.run))
 
 
 def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow, namespace: str | None = None) -> list[str]:
