@@ -13,17 +13,33 @@ import pytest
 import yaml
 from foreign_system import FOREIGN_SPEC, foreign_system
 from kubernetes import config
+from kubernetes.client.exceptions import ApiException
 
 from elves.constants import WORK_QUEUES
 from elves.engine.models.loadtest import parse_loadtest
 from elves.k8s.kube import Kube
+from elves.k8s.names import Owner
+from elves.k8s.platform import KubernetesPlatform
+from elves.k8s.settings import OperatorSettings
 from elves.k8s.target import resolve_target
 
 from . import control_plane as cp
+from .chart_rbac import install_operator_rbac
 
 CRDS = cp.REPO / "charts" / "elves" / "crds"
 PROFILE = cp.REPO / "charts" / "elves" / "files" / "system-under-test.yaml"
 NAMESPACE = "sut-crd"
+
+SQL = {"sql": {"secretRef": {"name": "orders-ledger-db", "key": "url"},
+               "query": "SELECT count(*) FROM orders WHERE test_id = $TEST_ID"}}
+RESET = {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"}, "statements": ["TRUNCATE orders"]}}
+LEDGER_URL = "postgresql://reader:Pa55word@orders-db.sut-crd.svc:5432/orders?sslmode=require"
+
+
+def sql_ledger(query: str | None = None, **sql: Any) -> dict[str, Any]:
+    fields = {**SQL["sql"], **({"query": query} if query is not None else {}), **sql}
+    return {"ledger": {"accepted": {"endpoint": "x"}, "persisted": {"sql": fields}}}
+
 
 # spec fields replacing the foreign system's -> the field the error names, and what it says.
 INVALID = [
@@ -41,6 +57,24 @@ INVALID = [
                  "set either registry: {}", id="registry-and-counts"),
     pytest.param({"ledger": {"accepted": {"endpoint": "x"}, "persisted": {"promql": "sum(orders_saved_total)"}}},
                  "spec.ledger.persisted.promql", "use the $TEST_ID placeholder", id="persisted-not-scoped"),
+    pytest.param({"ledger": {"accepted": {"endpoint": "x"}, "persisted": {}}}, "spec.ledger.persisted",
+                 "set exactly one of promql", id="persisted-neither"),
+    pytest.param({"ledger": {"accepted": {"endpoint": "x"}, "persisted": {"promql": 'sum(a{t="$TEST_ID"})', **SQL}}},
+                 "spec.ledger.persisted", "set exactly one of promql", id="persisted-both"),
+    pytest.param(sql_ledger("SELECT count(*) FROM orders"), "spec.ledger.persisted.sql.query",
+                 "query must count this test's rows only", id="sql-not-scoped"),
+    pytest.param(sql_ledger("SELECT count(*) FROM orders WHERE test_id = '$TEST_ID'"), "spec.ledger.persisted.sql.query",
+                 "never as text", id="sql-quoted-placeholder"),
+    pytest.param(sql_ledger("delete from orders where test_id = $TEST_ID"), "spec.ledger.persisted.sql.query",
+                 "one statement that reads", id="sql-writes"),
+    pytest.param(sql_ledger("SELECT count(*) FROM orders WHERE test_id = $TEST_ID;\n  DROP TABLE orders"),
+                 "spec.ledger.persisted.sql.query", "one statement that reads", id="sql-two-statements"),
+    pytest.param(sql_ledger(secretRef={"name": "orders-ledger-db"}), "spec.ledger.persisted.sql.secretRef.key",
+                 "Required value", id="sql-secret-without-key"),
+    pytest.param({"reset": {"sql": {**RESET["sql"], "statements": ["TRUNCATE orders; DROP TABLE audit"]}}},
+                 "spec.reset.sql.statements", "each statement must be one statement", id="reset-two-in-one"),
+    pytest.param({"reset": {"sql": {**RESET["sql"], "statements": []}}}, "spec.reset.sql.statements",
+                 "should have at least 1 items", id="reset-nothing"),
 ]
 
 
@@ -66,6 +100,46 @@ def test_the_builtin_profile_and_a_foreign_system_are_accepted(control_plane: cp
     control_plane.kubectl("apply", "-f", "-", stdin=system_under_test("orders"))
     stored = json.loads(control_plane.kubectl("get", "sut", "orders", "-n", NAMESPACE, "-o", "json").stdout)
     assert stored["spec"] == FOREIGN_SPEC
+    # A persisted count by SQL; WITH first, lower case, a trailing semicolon.
+    for query in (SQL["sql"]["query"], "with mine as (select * from orders where test_id = $TEST_ID) select count(*) from mine;"):
+        result = dry_run_apply(control_plane, system_under_test("by-sql", **sql_ledger(query)))
+        assert result.returncode == 0, result.stderr
+    result = dry_run_apply(control_plane, system_under_test("resetting", reset=RESET))
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_charts_rbac_lets_the_operator_get_the_listed_ledger_secret_and_nothing_more(
+        control_plane: cp.ControlPlane, crds: None, tmp_path: Path) -> None:
+    """operator.ledgerSecrets as the chart renders it, on a real API server: the operator, as its
+    ServiceAccount, reads the listed Secret's URL (elves.k8s.platform) and no other Secret."""
+    release = "sut-crd-release"
+    control_plane.kubectl("create", "namespace", release)
+    values = {"operator": {"ledgerSecrets": {NAMESPACE: ["orders-ledger-db"]}}}
+    operator_kubeconfig, chart_env = install_operator_rbac(control_plane, release, values, tmp_path)
+    assert chart_env["ELVES_LEDGER_SECRETS"] == f"{NAMESPACE}/orders-ledger-db"
+    for name in ("orders-ledger-db", "other-db"):
+        control_plane.kubectl("create", "secret", "generic", name, "-n", NAMESPACE, f"--from-literal=url={LEDGER_URL}")
+    control_plane.kubectl("create", "secret", "generic", "orders-ledger-db", "-n", release,
+                          f"--from-literal=url={LEDGER_URL}")
+    settings = OperatorSettings.from_env({"ELVES_SYSTEM_NAMESPACE": release,
+                                          "ELVES_LEDGER_SECRETS": chart_env["ELVES_LEDGER_SECRETS"]})
+    kube = Kube(config.new_client_from_config(config_file=str(operator_kubeconfig)))
+    platform = KubernetesPlatform(settings, kube, Owner(NAMESPACE, "orders-steady", "uid-1"))
+    assert platform.target_secret("orders-ledger-db", "url") == LEDGER_URL
+    # Nothing more: another Secret of the namespace, listing or watching them, changing the one it
+    # reads, the same name in another namespace.
+    account = f"--as=system:serviceaccount:{release}:elves-operator"
+    can = {(verb, what, ns): control_plane.kubectl("auth", "can-i", verb, what, "-n", ns, account,
+                                                   check=False).stdout.strip()
+           for verb, what, ns in [("get", "secret/orders-ledger-db", NAMESPACE), ("get", "secret/other-db", NAMESPACE),
+                                  ("list", "secrets", NAMESPACE), ("watch", "secrets", NAMESPACE),
+                                  ("update", "secret/orders-ledger-db", NAMESPACE),
+                                  ("delete", "secret/orders-ledger-db", NAMESPACE),
+                                  ("get", "secret/orders-ledger-db", "default")]}
+    assert can == {key: "yes" if key == ("get", "secret/orders-ledger-db", NAMESPACE) else "no" for key in can}
+    with pytest.raises(ApiException) as refused:
+        kube.secret(NAMESPACE, "other-db")
+    assert refused.value.status == 403
 
 
 @pytest.mark.parametrize(("fields", "field", "says"), INVALID)

@@ -99,6 +99,17 @@
 {{- end }}
 {{- end }}
 
+{{/* elves.operator.ledgerSecrets: operator.ledgerSecrets as the operator's ELVES_LEDGER_SECRETS: namespace/name, comma-separated. */}}
+{{- define "elves.operator.ledgerSecrets" -}}
+{{- $secrets := list }}
+{{- range $namespace, $names := .Values.operator.ledgerSecrets }}
+{{- range $names | sortAlpha }}
+{{- $secrets = append $secrets (printf "%s/%s" $namespace .) }}
+{{- end }}
+{{- end }}
+{{- join "," $secrets }}
+{{- end }}
+
 {{/* elves.operator.kedaSettings: what a LoadTest's KEDA ScaledObject needs from this release (the TriggerAuthentication and RabbitMQ's address), only where the release renders them; without them the operator refuses mode: keda, saying what to install. */}}
 {{- define "elves.operator.kedaSettings" -}}
 {{- if include "elves.keda" . }}

@@ -106,10 +106,10 @@ def file_target(test: LoadTest, systems: list[SystemUnderTest], path: str) -> tu
 
 def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: str | None = None,
              reports_dir: Path = Path("reports"), out: TextIO = sys.stdout,
-             refuse: Callable[[LoadTest], list[str]] = lambda test: []) -> int:
+             refuse: Callable[[LoadTest, SystemUnderTestSpec | None], list[str]] = lambda test, target: []) -> int:
     """Run the one LoadTest of the file to its end, against the SystemUnderTest it names (from the
-    same file); `refuse` names the fields the platform cannot honour (the test is then not
-    started: exit 2)."""
+    same file); `refuse` names the fields the platform cannot honour in a test of that target
+    (the test is then not started: exit 2)."""
     try:
         resources = load_resources(path)
     except SpecError as exc:
@@ -121,7 +121,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
         return EXIT_HARNESS_ERROR
     test = tests[0]
     target, missing = file_target(test, [r for r in resources if isinstance(r, SystemUnderTest)], path)
-    if problems := refuse(test) + ([missing] if missing else []):
+    if problems := refuse(test, target) + ([missing] if missing else []):
         print(f"{path}: " + "; ".join(problems), file=sys.stderr)
         return EXIT_HARNESS_ERROR
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -63,6 +63,16 @@ class SpecModel(BaseModel):
         says Forbidden: the value is valid, only not on a cluster."""
         return ([r.stated() for r in cls.rules + cls.field_rules if r.cel is not None]
                 + [r.stated(reason="FieldValueForbidden") for r in cls.cluster_rules if r.cel is not None])
+
+
+def field_rules_of(name: str) -> Any:
+    """A field validator of `name` that checks the model's field_rules on its value (so an error
+    names that field): in the class body, `_checked = field_rules_of("workloads")`."""
+    def check(cls: type[SpecModel], value: Any) -> Any:
+        for rule in cls.field_rules:
+            rule.check(value)
+        return value
+    return field_validator(name)(classmethod(check))  # type: ignore[arg-type]
 
 
 class StatusModel(BaseModel):

@@ -167,3 +167,9 @@ class Platform(Protocol):
 
     def registry_url(self) -> str:
         """Where the engine reads the registry's ledger (elves.engine.ledger)."""
+
+    def target_secret(self, name: str, key: str, field: str = "spec.ledger.persisted.sql") -> str:
+        """One key of a Secret beside the target's SystemUnderTest: the database URL of its SQL
+        persisted count (spec.ledger.persisted.sql.secretRef) or of its reset steps (`field`:
+        spec.reset.sql). SqlCountError (elves.engine.sql_count) naming `field`.secretRef when it
+        cannot be read or may not be used here."""

@@ -281,7 +281,8 @@ class RunStatus(StatusModel):
     finished_at: datetime | None = None
     analysis_seconds: float | None = Field(None, description="From the end of the drain to the verdict.")
     ledger_baseline: dict[str, Any] | None = Field(
-        None, description="The registry's ledger for this test id before the load: rows an earlier run left.")
+        None, description="The registry's ledger for this test id before the load: rows an earlier run left (a"
+                          " target's SQL persisted count: {persisted: the count before the load}).")
     faults: list[FaultEvent] = Field(default_factory=list)
     results: RunResults | None = None
     verdict: Verdict | None = None

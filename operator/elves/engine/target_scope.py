@@ -21,10 +21,11 @@ def workload_of(fault: Fault) -> str | None:
 
 
 def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supported",
-                     workload_faults: bool = True) -> list[str]:
+                     workload_faults: bool = True, resets: bool = False) -> list[str]:
     """The fields of `spec` that would act on Elves' deployments instead of `what` (the target);
-    `why` says why there is no way to ask the same of the target's (spec.system, reset, sweeps,
-    and faults where the platform takes no `workload_faults`)."""
+    `why` says why there is no way to ask the same of the target's (spec.system, sweeps, and
+    faults where the platform takes no `workload_faults`). spec.reset is the target's own when
+    it `resets` (its SystemUnderTest states reset steps), else refused too."""
     because = f"acts on Elves' own deployments, not on the workloads of {what}"
     problems = []
     for index, fault in enumerate(spec.faults):
@@ -34,7 +35,8 @@ def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supporte
             problems.append(f"spec.faults[{index}]: {because} ({instead if workload_faults else why})")
     because += f" ({why})"
     problems += [f"spec.system: {because}"] if spec.system.as_written() else []
-    problems += [f"spec.reset: {because}"] if spec.reset else []
+    problems += [f"spec.reset: acts on Elves' own deployments: {what} states no reset steps of its own"
+                 " (its spec.reset.sql)"] if spec.reset and not resets else []
     problems += [f"spec.sweep.{key}: {because}" for key in spec.sweep or {} if key.startswith("system.")]
     return problems
 

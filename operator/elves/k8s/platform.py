@@ -28,6 +28,8 @@ from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
 from elves.engine.prometheus import Prometheus
 from elves.engine.runner import utc
+from elves.engine.sql_count import FIELD as SQL_FIELD
+from elves.engine.sql_count import SqlCountError
 from elves.engine.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
 from elves.k8s import archive, autoscalers, faults, manifests, names, target_workloads, workloads
 from elves.k8s.kube import Kube, exec_failure
@@ -58,6 +60,11 @@ SERVICE_KEY_KEY = "service-key"
 # Linux refuses to start a process with one environment string longer than 128 KiB
 # (MAX_ARG_STRLEN); the tokens' variable carries a token per user.
 MAX_ENV_VALUE_BYTES = 120 * 1024
+
+
+def ledger_secret_refusal(namespace: str, name: str, field: str = SQL_FIELD) -> str:
+    return (f"{field}.secretRef: the operator may not read Secret {namespace}/{name}: the chart's"
+            f" operator.ledgerSecrets lists the Secrets it may (add {name} under {namespace})")
 
 
 class LoadError(RuntimeError):
@@ -271,6 +278,31 @@ class KubernetesPlatform:
 
     def jwt_secret(self) -> str:
         return self._system_secret(JWT_SECRET_KEY, "the tokens k6 sends are signed with")
+
+    def target_secret(self, name: str, key: str, field: str = SQL_FIELD) -> str:
+        """A key of a Secret in the LoadTest's namespace (its SystemUnderTest's): only one the
+        chart's operator.ledgerSecrets lists, the Secrets it grants get on (never logged, never
+        in a message)."""
+        where = f"Secret {self.namespace}/{name}"
+        if f"{self.namespace}/{name}" not in self.settings.ledger_secrets:
+            raise SqlCountError(ledger_secret_refusal(self.namespace, name, field))
+        field += ".secretRef"
+        try:
+            secret = self.kube.secret(self.namespace, name)
+        except ApiException as exc:
+            if exc.status != 403:
+                raise
+            raise SqlCountError(f"{field}: the operator may not read {where}: grant it with the chart's"
+                                " operator.ledgerSecrets") from None
+        if secret is None:
+            raise SqlCountError(f"{field}: there is no {where} (kubectl -n {self.namespace} get secret {name})")
+        value = (secret.get("data") or {}).get(key)
+        if not value:
+            raise SqlCountError(f"{field}: {where} has no key {key!r}")
+        try:
+            return base64.b64decode(value).decode("utf-8")
+        except ValueError:
+            raise SqlCountError(f"{field}: the key {key!r} of {where} is not UTF-8 text") from None
 
     def service_key(self) -> str:
         return self._system_secret(SERVICE_KEY_KEY, "the registry answers only calls that carry")

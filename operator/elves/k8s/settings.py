@@ -65,6 +65,14 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
+def _secret_names(text: str) -> tuple[str, ...]:
+    """A comma-separated list of namespace/name."""
+    names = _names(text)
+    if bad := [name for name in names if name.count("/") != 1 or "" in name.split("/")]:
+        raise ValueError(f"{', '.join(bad)}: each entry is namespace/name")
+    return names
+
+
 def _json(text: str, kind: type, example: str) -> Any:
     if not text:
         return kind()
@@ -156,6 +164,10 @@ class OperatorSettings:
     # system's: delete a pod, scale, restart); () = none. The chart's operator.targetNamespaces,
     # which also grants the rights there.
     target_namespaces: tuple[str, ...] = ()
+    # The Secrets ("namespace/name") a SystemUnderTest's SQL persisted count may take its database
+    # URL from (spec.ledger.persisted.sql.secretRef); () = none. The chart's operator.ledgerSecrets,
+    # which also grants get on exactly these; a test naming another is refused before it starts.
+    ledger_secrets: tuple[str, ...] = ()
     # What spec.runner may ask for (the chart's operator.runner): Secrets for envFromSecrets,
     # node labels and values, tolerations, affinity. Nothing unless the chart allows it.
     runner_rules: RunnerRules = field(default_factory=RunnerRules)
@@ -191,6 +203,7 @@ class OperatorSettings:
             max_memory_bytes=int(read(env, "ELVES_MAX_MEMORY", "4Gi", _more_than_zero(parse_memory))),
             loadtest_namespaces=read(env, "ELVES_LOADTEST_NAMESPACES", "", _names),
             target_namespaces=read(env, "ELVES_TARGET_NAMESPACES", "", _names),
+            ledger_secrets=read(env, "ELVES_LEDGER_SECRETS", "", _secret_names),
             runner_rules=RunnerRules(env_secrets=read(env, "ELVES_RUNNER_ENV_SECRETS", "", _names),
                                      node_selector=read(env, "ELVES_RUNNER_NODE_SELECTOR", "", _node_selector),
                                      tolerations=read(env, "ELVES_RUNNER_TOLERATIONS", "", _tolerations),

@@ -20,17 +20,19 @@ from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, par
 from elves.engine.status import TargetPin
 from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.k8s.kube import Kube
+from elves.k8s.platform import ledger_secret_refusal
 
 FIELD = "spec.target.systemUnderTest"
 
 
 def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namespace: str,
-                   fault_namespaces: tuple[str, ...] = ()
+                   fault_namespaces: tuple[str, ...] = (), ledger_secrets: tuple[str, ...] = ()
                    ) -> tuple[SystemUnderTestSpec | None, list[str], TargetPin | None]:
     """The target's spec, or what keeps it from being read, each problem naming spec.target (or the
     fault that names a workload it may not act on: only in `fault_namespaces`, the chart's
-    operator.targetNamespaces); and the pin of the object it was read from (None: the engine's
-    own profile)."""
+    operator.targetNamespaces; or the SQL count's Secret it may not read: only those of
+    `ledger_secrets`, namespace/name, the chart's operator.ledgerSecrets); and the pin of the
+    object it was read from (None: the engine's own profile)."""
     if spec.target is None:
         try:
             body = kube.system_under_test(system_namespace, BUILTIN_SYSTEM_UNDER_TEST)
@@ -57,14 +59,28 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
     what = f"SystemUnderTest {namespace}/{name}"
     target, problems = _parsed(body, what)
     if target_namespace(namespace, spec, system_namespace) is not None:  # another system than Elves'
-        problems += elves_only_parts(spec, what) + (workload_problems(spec, target, what) if target else [])
+        problems += (elves_only_parts(spec, what, resets=target is not None and target.reset is not None)
+                     + (workload_problems(spec, target, what) if target else []))
         if namespace not in fault_namespaces:
             problems += [f"spec.faults[{index}].{fault.action.kind}.workload: the operator may not act on workloads in"
                          f" namespace {namespace} (the chart's operator.targetNamespaces lists where it may)"
                          for index, fault in enumerate(spec.faults) if workload_of(fault) is not None]
     else:
         problems += workload_problems(spec, None, what)
+    for field, secret in _secrets_of(target):
+        if f"{namespace}/{secret}" not in ledger_secrets:
+            problems.append(f"{FIELD}: {what}'s {ledger_secret_refusal(namespace, secret, field)}")
     return target, problems, _pin(body, namespace)
+
+
+def _secrets_of(target: SystemUnderTestSpec | None) -> list[tuple[str, str]]:
+    """(field, Secret name) of each Secret the target's SQL reads a URL from: its persisted count's
+    and its reset steps'."""
+    if target is None:
+        return []
+    persisted = target.ledger.persisted.sql if target.ledger.persisted is not None else None
+    return ([("spec.ledger.persisted.sql", persisted.secret_ref.name)] if persisted is not None else []) + (
+        [("spec.reset.sql", target.reset.sql.secret_ref.name)] if target.reset is not None else [])
 
 
 def _pin(body: dict, namespace: str) -> TargetPin:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.loadtest import LoadTest
+from elves.engine.models.target import SystemUnderTestSpec
 from elves.engine.plan import expand_sweep
 from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
 
 
-def cluster_only_problems(test: LoadTest) -> list[str]:
-    """The fields of a valid LoadTest the local mode cannot honour, each with what to do."""
+def cluster_only_problems(test: LoadTest, target: SystemUnderTestSpec | None = None) -> list[str]:
+    """The fields of a valid LoadTest the local mode cannot honour, each with what to do (`target`:
+    the SystemUnderTest it judges, whose reset steps spec.reset runs)."""
     problems: dict[str, str] = {}
     for point in expand_sweep(test.spec):
         where = f" (sweep point {point.index}: {point.values})" if point.values else ""
@@ -23,7 +25,8 @@ def cluster_only_problems(test: LoadTest) -> list[str]:
                                        f"{deployment} instead, or apply the LoadTest on a cluster{where}")
     if (name := test.spec.system_under_test) != BUILTIN_SYSTEM_UNDER_TEST:
         local = "the local mode starts, stops and scales Elves' processes only"
-        found = elves_only_parts(test.spec, f"SystemUnderTest {name!r}", local, workload_faults=False)
+        found = elves_only_parts(test.spec, f"SystemUnderTest {name!r}", local, workload_faults=False,
+                                 resets=target is not None and target.reset is not None)
         found += [f"spec.faults[{index}].{fault.action.kind}.workload: {local}, not another system's"
                   for index, fault in enumerate(test.spec.faults) if workload_of(fault) is not None]
     else:

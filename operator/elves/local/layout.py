@@ -34,6 +34,12 @@ class Layout:
         return self.root / "secrets"
 
     @property
+    def own_system_secrets(self) -> Path:
+        """A SystemUnderTest's Secrets, as a cluster would mount them: <name>/<key>, one file each,
+        written by the user (elves.local.platform.LocalPlatform.target_secret)."""
+        return self.secrets / "own-system"
+
+    @property
     def run(self) -> Path:
         return self.root / "run"
 

@@ -24,6 +24,8 @@ from elves.engine.models.faults import (
 )
 from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptFile
+from elves.engine.sql_count import FIELD as SQL_FIELD
+from elves.engine.sql_count import LOOPBACK_HOSTS, SqlCountError, parse_url
 from elves.engine.status import (
     ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, GeneratorCpu, SystemSnapshot,
 )
@@ -280,6 +282,32 @@ class LocalPlatform:
 
     def registry_url(self) -> str:
         return self.ports.url(self.ports.registry)
+
+    def target_secret(self, name: str, key: str, field: str = SQL_FIELD) -> str:
+        """The file .elves/secrets/own-system/<name>/<key> (a Secret as a cluster mounts it), private
+        to its owner, holding a URL of a database on this machine: the local mode reaches loopback
+        addresses only, as its Prometheus scrapes only them."""
+        ref = f"{field}.secretRef"
+        path = self.layout.own_system_secrets / name / key
+        if key in (".", ".."):
+            raise SqlCountError(f"{ref}.key: {key!r} is not a file name")
+        write = "write the database URL there (postgresql://user:password@127.0.0.1:5432/db) and chmod 600 it"
+        try:
+            mode = path.stat().st_mode
+            value = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise SqlCountError(f"{ref}: {path} is missing: {write}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SqlCountError(f"{ref}: {path} cannot be read: {type(exc).__name__}") from None
+        if mode & 0o077:
+            raise SqlCountError(f"{ref}: {path} may be read by others (mode {mode & 0o777:o}): chmod 600 it")
+        if not value:
+            raise SqlCountError(f"{ref}: {path} is empty: {write}")
+        database = parse_url(value, field, f"secretRef ({path})")
+        if not database.loopback:
+            raise SqlCountError(f"{ref}: the URL in {path} names host {database.host}: the local mode reaches"
+                                f" databases on this machine only ({', '.join(LOOPBACK_HOSTS)})")
+        return value
 
 
 def _part_text(key: RunKey) -> str:

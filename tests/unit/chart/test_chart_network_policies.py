@@ -7,7 +7,7 @@ RabbitMQ or PostgreSQL, or a service cut off from its broker or from DNS.
 
 from __future__ import annotations
 
-from chart_testkit import POD_KINDS, SERVICES, ci_values, named, of_kind, pod_specs, render
+from chart_testkit import CHART, POD_KINDS, SERVICES, ci_values, named, of_kind, pod_specs, render, run_helm
 
 
 def _ingress(objects, name):
@@ -88,3 +88,28 @@ def test_network_policies_let_each_pod_out_only_where_it_must(helm):
     scoped = render(helm, None, "networkPolicy.loadGeneratorNamespaces={load}")
     peers = [p for r in _ingress(scoped, "registry") for p in r["from"] if "namespaceSelector" in p]
     assert peers[0]["namespaceSelector"]["matchExpressions"][0]["values"] == ["load"]
+
+
+def test_the_operator_reaches_a_targets_database_only_where_values_say(helm, tmp_path):
+    """An SQL persisted count (operator.ledgerSecrets): no way out to any database by default; each
+    of networkPolicy.ledgerDatabases opens its namespace (and pods) or CIDR, on its port only."""
+    def database_rules(objects):
+        return [r for r in named(objects, "NetworkPolicy", "elves-operator")["spec"]["egress"]
+                if any(p["port"] in (5432, 6432) for p in r.get("ports", []))]
+
+    assert database_rules(render(helm)) == []
+    values = tmp_path / "ledger-databases.yaml"
+    values.write_text("networkPolicy:\n  ledgerDatabases:\n"
+                      "    - {namespace: shop, podLabels: {app: orders-db}, port: 5432}\n"
+                      "    - {cidr: 10.20.0.0/16, port: 6432}\n")
+    rules = database_rules(render(helm, values))
+    assert rules == [
+        {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "shop"}},
+                 "podSelector": {"matchLabels": {"app": "orders-db"}}}],
+         "ports": [{"port": 5432, "protocol": "TCP"}]},
+        {"to": [{"ipBlock": {"cidr": "10.20.0.0/16"}}], "ports": [{"port": 6432, "protocol": "TCP"}]}]
+    # A database named neither by namespace nor by CIDR, or by both, is refused by the schema.
+    for bad in ("{port: 5432}", "{namespace: shop, cidr: 10.0.0.0/8, port: 5432}", "{cidr: 10.0.0.0/8, podLabels: {a: b}, port: 1}"):
+        values.write_text(f"networkPolicy:\n  ledgerDatabases:\n    - {bad}\n")
+        result = run_helm(helm, "template", "elves", str(CHART), "--values", str(values))
+        assert result.returncode != 0 and "ledgerDatabases" in result.stderr, bad

@@ -208,3 +208,35 @@ def test_another_systems_workloads_are_reachable_only_in_the_target_namespaces_v
     assert [(b["metadata"]["namespace"], b["subjects"][0]["name"]) for b in bindings] == [("shop", "elves-operator")]
     operator = named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]
     assert env_of(operator)["ELVES_TARGET_NAMESPACES"]["value"] == "shop"
+
+
+def test_a_targets_ledger_secrets_are_readable_by_name_only_where_values_list_them(helm):
+    """An SQL persisted count's database URL (spec.ledger.persisted.sql.secretRef): no Secret of
+    another namespace by default; with operator.ledgerSecrets, a Role per namespace with get on
+    exactly the Secrets listed there (no list, no watch, no other Secret), and the operator told."""
+    def ledger_roles(objects):
+        return {o["metadata"]["namespace"]: o["rules"] for o in of_kind(objects, "Role")
+                if o["metadata"]["name"].endswith("-ledger-secrets")}
+
+    def operator_env(objects):
+        container = named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]
+        return env_of(container)["ELVES_LEDGER_SECRETS"]["value"]
+
+    plain = render(helm)
+    assert ledger_roles(plain) == {} and operator_env(plain) == ""
+    objects = render(helm, None, "operator.ledgerSecrets.shop={orders-ledger-db,audit-db}",
+                     "operator.ledgerSecrets.team-a={reports-db}")
+    assert ledger_roles(objects) == {
+        "shop": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["audit-db", "orders-ledger-db"],
+                  "verbs": ["get"]}],
+        "team-a": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["reports-db"], "verbs": ["get"]}]}
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"].endswith("-ledger-secrets")]
+    assert sorted((b["metadata"]["namespace"], b["roleRef"]["name"], b["subjects"][0]["name"]) for b in bindings) == [
+        ("shop", "elves-operator-ledger-secrets", "elves-operator"),
+        ("team-a", "elves-operator-ledger-secrets", "elves-operator")]
+    assert operator_env(objects) == "shop/audit-db,shop/orders-ledger-db,team-a/reports-db"
+    # Nowhere else does the operator get a Secret it did not write: the release's own, by name.
+    readable = [(o["metadata"]["namespace"], r.get("resourceNames")) for o in of_kind(objects, "Role")
+                for r in o["rules"] if "secrets" in r["resources"] and "get" in r["verbs"]]
+    assert sorted(readable) == [("elves", ["elves"]), ("shop", ["audit-db", "orders-ledger-db"]),
+                                ("team-a", ["reports-db"])]

@@ -36,6 +36,26 @@ def test_a_foreign_system_is_read_with_defaults():
         ledger={"accepted": {"promql": 'sum(k6_http_reqs_total{testid="$TEST_ID", status="201"})'},
                 "persisted": {"promql": 'sum(saved_total{test="$TEST_ID"})'}})).spec
     assert by_promql.queues.promql and by_promql.ledger.accepted.promql
+    by_sql = parse_system_under_test(foreign_system(ledger={"accepted": {"endpoint": "placeOrder"}, "persisted": SQL})).spec
+    sql = by_sql.ledger.persisted.sql
+    assert (sql.secret_ref.name, sql.secret_ref.key, sql.query) == ("orders-ledger-db", "url", SQL["sql"]["query"])
+    assert by_sql.ledger.persisted.promql is None and by_sql.reset is None
+    resetting = parse_system_under_test(foreign_system(reset=RESET)).spec
+    assert resetting.reset.sql.statements == ["TRUNCATE orders", "DELETE FROM audit WHERE source = 'load';"]
+
+
+RESET = {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"},
+                 "statements": ["TRUNCATE orders", "DELETE FROM audit WHERE source = 'load';"]}}
+
+
+SQL = {"sql": {"secretRef": {"name": "orders-ledger-db", "key": "url"},
+               "query": "SELECT count(*) FROM orders WHERE test_id = $TEST_ID"}}
+
+
+def sql_ledger(query: str | None = None, **sql: object) -> dict:
+    """A counts ledger whose persisted count is SQL, with its query or other fields replaced."""
+    fields = {**SQL["sql"], **({"query": query} if query is not None else {}), **sql}
+    return {"ledger": {"accepted": {"endpoint": "x"}, "persisted": {"sql": fields}}}
 
 
 @pytest.mark.parametrize("spec, named", [
@@ -57,7 +77,28 @@ def test_a_foreign_system_is_read_with_defaults():
     ({"ledger": {"accepted": {"endpoint": "x"}, "persisted": {"promql": "sum(orders_saved_total)"}}},
      "spec.ledger.persisted: promql must count this test's traffic only: use the $TEST_ID placeholder"),
     ({"ledger": {"registry": {"url": "http://x"}}}, "spec.ledger.registry.url: unknown field"),
-    ({"reset": True}, "spec.reset: unknown field"),
+    ({"ledger": {"accepted": {"endpoint": "x"}, "persisted": {}}}, "spec.ledger.persisted: set exactly one of promql"),
+    ({"ledger": {"accepted": {"endpoint": "x"}, "persisted": {"promql": 'sum(b{t="$TEST_ID"})', **SQL}}},
+     "spec.ledger.persisted: set exactly one of promql"),
+    (sql_ledger("SELECT count(*) FROM orders"), "spec.ledger.persisted.sql.query: query must count this test's rows"),
+    (sql_ledger("SELECT count(*) FROM orders WHERE test_id = '$TEST_ID'"),
+     "spec.ledger.persisted.sql.query: query binds $TEST_ID as a parameter, never as text"),
+    (sql_ledger("DELETE FROM orders WHERE test_id = $TEST_ID"),
+     "spec.ledger.persisted.sql.query: query must be one statement that reads"),
+    (sql_ledger("SELECT count(*) FROM orders WHERE test_id = $TEST_ID; DROP TABLE orders"),
+     "spec.ledger.persisted.sql.query: query must be one statement that reads"),
+    (sql_ledger("selection = $TEST_ID"), "spec.ledger.persisted.sql.query: query must be one statement that reads"),
+    (sql_ledger(secretRef={"name": "orders-ledger-db"}), "spec.ledger.persisted.sql.secretRef.key: required field"),
+    (sql_ledger(secretRef={"name": "Orders", "key": "url"}), "spec.ledger.persisted.sql.secretRef.name: String should"),
+    (sql_ledger(secretRef={"name": "db", "key": "a/b"}), "spec.ledger.persisted.sql.secretRef.key: String should"),
+    (sql_ledger(url="postgresql://x"), "spec.ledger.persisted.sql.url: unknown field"),
+    ({"reset": True}, "spec.reset: Input should be a valid dictionary"),
+    ({"reset": {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"}, "statements": []}}},
+     "spec.reset.sql.statements: List should have at least 1 item"),
+    ({"reset": {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"},
+                        "statements": ["TRUNCATE orders;", "DELETE FROM audit; DROP TABLE orders"]}}},
+     "spec.reset.sql.statements: each statement must be one statement"),
+    ({"reset": {"sql": {"statements": ["TRUNCATE orders"]}}}, "spec.reset.sql.secretRef: required field"),
 ])
 def test_a_bad_system_under_test_is_refused_naming_the_field(spec, named):
     with pytest.raises(SpecError) as error:
@@ -89,7 +130,11 @@ def test_the_crd_states_the_same_rules_on_the_same_fields():
     ledger = spec["properties"]["ledger"]
     assert ledger["x-kubernetes-validations"][0]["message"].startswith("set either registry: {}")
     persisted = ledger["properties"]["persisted"]["x-kubernetes-validations"]
-    assert [(r["fieldPath"], "$TEST_ID" in r["rule"]) for r in persisted] == [(".promql", True)]
+    assert [(r.get("fieldPath"), "$TEST_ID" in r["rule"]) for r in persisted] == [(None, False), (".promql", True)]
+    assert persisted[0]["rule"] == "has(self.promql) != has(self.sql)"
+    sql = ledger["properties"]["persisted"]["properties"]["sql"]
+    assert sql["required"] == ["secretRef", "query"]
+    assert [r["fieldPath"] for r in sql["x-kubernetes-validations"]] == [".query"] * 3
     assert ledger["properties"]["registry"] == {
         "description": "Elves' own ledger: the registry's /api/v1/ledger (the built-in profile's).",
         "type": "object", "nullable": True, "properties": {}}

@@ -24,6 +24,7 @@ from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.system import System
 from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey
 from elves.engine.runner import Context, Event, Timeouts, abort, set_condition, set_outcome_conditions, step
+from elves.engine.sql_count import SqlCountError
 from elves.engine.status import ContainerWatch, DeploymentSnapshot, GeneratorCpu, LoadTestStatus, SystemSnapshot
 from engine_testkit import free_port
 
@@ -160,6 +161,15 @@ class FakePlatform:
     def registry_url(self) -> str:
         _Registry.platforms[str(id(self))] = self
         return f"{registry_base_url()}/{id(self)}"
+
+    # What target_secret answers (a target's SQL database URL), by "name/key".
+    ledger_secrets: dict[str, str] = field(default_factory=dict)
+
+    def target_secret(self, name: str, key: str, field: str = "spec.ledger.persisted.sql") -> str:
+        self.calls.append(("target_secret", f"{name}/{key}"))
+        if f"{name}/{key}" not in self.ledger_secrets:
+            raise SqlCountError(f"{field}.secretRef: the fake has no Secret {name} with key {key}")
+        return self.ledger_secrets[f"{name}/{key}"]
 
     def called(self, name: str) -> list[Any]:
         return [arg for call, arg in self.calls if call == name]

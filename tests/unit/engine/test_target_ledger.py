@@ -1,10 +1,13 @@
 """A SystemUnderTest's counts ledger (issue 25.2) through a real Prometheus: accepted as k6's 2xx
 answers of an endpoint tag or the target's PromQL, persisted by the target's PromQL, both scoped
 to the run's test id by $TEST_ID; lost and surplus; the drain waiting until persisted catches up;
-and the verdict that a ledger with nothing accepted could not be checked (either kind)."""
+and the verdict that a ledger with nothing accepted could not be checked (either kind). Persisted
+by SQL too (issue 25.1), against a real PostgreSQL: waited for by the drain, checked before the
+load, and a database that fails ends the test in Error, never in a verdict."""
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -22,7 +25,8 @@ from elves.engine.target_ledger import counts_complete, for_test, read_counts
 from elves.engine.verdict import evaluate
 from engine_testkit import PrometheusServer, backfill
 from foreign_system import foreign_system
-from test_runner import FakeClock, FakePlatform
+from postgres_server import PostgresServer
+from test_runner import FakeClock, FakePlatform, harness_error
 
 NAMESPACE = "shop"
 BASE = (int(time.time()) - 3 * 3600) // 60 * 60  # the history's start, well inside Prometheus's lookback
@@ -236,3 +240,194 @@ def test_a_drain_on_queues_only_does_not_wait_for_the_ledger_and_the_lag_is_lost
     (lost,) = [c for c in status.verdict.checks if c.name == "lost_requests"]
     assert (lost.observed, lost.ok) == (30.0, False)
     assert platform.called("ledger") == []
+
+
+# --- the persisted count by SQL (issue 25.1), through the phase machine ---------------------
+
+SECRET = "orders-ledger-db/url"
+READER_PASSWORD = "ledger-reader-Pa55word"
+SQL_COUNT = "SELECT count(*) FROM orders WHERE test_id = $TEST_ID"
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    server = PostgresServer("shop")
+    server.login_role("reader", READER_PASSWORD)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def orders_db(postgres):
+    """An empty orders table (this test's own) and the reader's URL."""
+    postgres.run("DROP TABLE IF EXISTS orders; CREATE TABLE orders (test_id text NOT NULL)", "shop")
+    postgres.run("GRANT SELECT ON orders TO reader", "shop")
+    return postgres.url("reader", READER_PASSWORD, "shop")
+
+
+def persist(postgres, test_id: str, rows: int) -> None:
+    postgres.run("INSERT INTO orders SELECT :t FROM generate_series(1, :n)", "shop", t=test_id, n=rows)
+
+
+def sql_target(query: str = SQL_COUNT):
+    return parse_system_under_test(foreign_system(
+        queues={"promql": 'label_replace(vector(0), "queue", "orders.in", "", "")'},
+        ledger={**BY_ENDPOINT, "persisted": {"sql": {"secretRef": {"name": "orders-ledger-db", "key": "url"},
+                                                     "query": query}}},
+        drained={"ledgerComplete": True})).spec
+
+
+def drive_sql(ctx: Context, platform: FakePlatform, clock: FakeClock, on_step=lambda status: None):
+    """step() until the test ends; `on_step(status)` after each (the system's work, a failure)."""
+    status, events = LoadTestStatus(), []
+    for _ in range(500):
+        result = step(ctx, status, platform, clock)
+        status = result.status
+        events += result.events
+        on_step(status)
+        if status.final:
+            return status, events
+        clock.t += max(result.delay, 0.5)
+    raise AssertionError(f"still {status.phase}/{status.progress.step}")
+
+
+def error_of(status: LoadTestStatus) -> tuple[str, str, str]:
+    """(phase, the harness error's reason, its message)."""
+    condition = harness_error(status)
+    return status.phase, condition.reason, condition.message
+
+
+def shown(status: LoadTestStatus, events) -> str:
+    """Everything a person sees of a test: its status (kubectl, the report's data) and its events."""
+    return status.model_dump_json(by_alias=True) + "\n".join(e.message for e in events)
+
+
+def test_the_drain_waits_for_the_sql_count_and_an_earlier_runs_rows_are_left_out(prom, postgres, orders_db):
+    persist(postgres, ORDERS, 3)  # an earlier run of the same test id left 3 rows
+    platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"], ledger_secrets={SECRET: orders_db})
+    clock = FakeClock(float(BASE + 10))
+    waited: list[str] = []
+
+    def the_system_works(status: LoadTestStatus) -> None:
+        """It persists the 40 accepted orders a few drain steps after the load."""
+        if status.phase == "Draining" and status.progress.waiting_for:
+            waited.append(status.progress.waiting_for)
+            if len(waited) == 3:
+                persist(postgres, ORDERS, 40)
+
+    ctx = Context(orders_test(), target=sql_target(), target_namespace=NAMESPACE)
+    status, events = drive_sql(ctx, platform, clock, the_system_works)
+    assert waited[:3] == ["draining: ledger incomplete: 0 of 40 accepted persisted so far"] * 3
+    run = status.runs[0]
+    assert run.ledger_baseline == {"persisted": 3}
+    assert f"the persisted count by SQL answers; 3 from an earlier run of {ORDERS} left out" in [e.message for e in events]
+    ledger = run.results.ledger
+    assert (ledger.kind, ledger.requests_accepted, ledger.requests_persisted, ledger.lost_requests) == ("counts", 40, 40, 0)
+    assert status.phase == "Succeeded", [c for c in status.verdict.checks if not c.ok]
+    assert set(platform.called("target_secret")) == {SECRET} and platform.called("ledger") == []
+    assert READER_PASSWORD not in shown(status, events) and orders_db not in shown(status, events)
+
+
+def test_a_query_that_cannot_count_ends_the_test_before_the_load_naming_the_field(prom, orders_db):
+    platform = FakePlatform(prom.url, ledger_secrets={SECRET: orders_db})
+    ctx = Context(orders_test(), target=sql_target("SELECT count(*), 1 FROM orders WHERE test_id = $TEST_ID"),
+                  target_namespace=NAMESPACE)
+    status, events = drive_sql(ctx, platform, FakeClock(float(BASE + 10)))
+    assert error_of(status) == ("Error", "LedgerError", "spec.ledger.persisted.sql.query: must return one row of"
+                                                        " one integer column; its row has 2 columns")
+    assert platform.called("start_load") == []  # nothing was spent on a test that could not be judged
+    # A Secret the platform cannot give: the same, naming the secretRef.
+    platform = FakePlatform(prom.url)
+    status, _ = drive_sql(Context(orders_test(), target=sql_target(), target_namespace=NAMESPACE), platform,
+                          FakeClock(float(BASE + 10)))
+    phase, reason, message = error_of(status)
+    assert (phase, reason) == ("Error", "LedgerError") and message.startswith("spec.ledger.persisted.sql.secretRef: ")
+
+
+def test_a_database_that_cannot_be_reached_ends_in_error_never_in_a_pass(prom, postgres, orders_db):
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    gone = f"postgresql://reader:{READER_PASSWORD}@127.0.0.1:{closed.getsockname()[1]}/shop"
+    closed.close()
+    # Unreachable before the load: waited for (system_ready's deadline), then Error; no load.
+    platform = FakePlatform(prom.url, ledger_secrets={SECRET: gone})
+    ctx = Context(orders_test(), target=sql_target(), target_namespace=NAMESPACE)
+    status, events = drive_sql(ctx, platform, FakeClock(float(BASE + 10)))
+    phase, reason, message = error_of(status)
+    assert (phase, reason) == ("Error", "LedgerUnavailable")
+    assert message.startswith("gave up after 5m: the persisted count does not answer: spec.ledger.persisted.sql:"
+                              " could not connect to PostgreSQL at 127.0.0.1:")
+    assert platform.called("start_load") == []
+    assert READER_PASSWORD not in shown(status, events)
+    # Gone during the drain: ridden out for a while (elves.engine.blips), then Error, not a verdict.
+    platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"], ledger_secrets={SECRET: orders_db})
+
+    def the_database_goes(status: LoadTestStatus) -> None:
+        if status.phase == "Draining":
+            platform.ledger_secrets[SECRET] = gone
+
+    status, events = drive_sql(Context(orders_test(), target=sql_target(), target_namespace=NAMESPACE), platform,
+                               FakeClock(float(BASE + 10)), the_database_goes)
+    phase, reason, message = error_of(status)
+    assert (phase, reason, status.verdict) == ("Error", "LedgerUnavailable", None)
+    assert "spec.ledger.persisted.sql: could not connect to PostgreSQL at 127.0.0.1:" in message
+    assert READER_PASSWORD not in shown(status, events) and gone not in shown(status, events)
+
+
+# --- the target's reset steps (spec.reset of its SystemUnderTest) ----------------------------
+
+RESET_SECRET = "orders-reset-db/url"
+
+
+def resetting_test():
+    document = orders_test().model_dump(by_alias=True, exclude_none=True)
+    document["spec"]["reset"] = True
+    return parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": document["metadata"],
+                           "spec": document["spec"]})
+
+
+def resetting_target(statements: list[str]):
+    target = sql_target()
+    document = foreign_system(**{**target.model_dump(by_alias=True, exclude_none=True),
+                                 "reset": {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"},
+                                                   "statements": statements}}})
+    return parse_system_under_test(document).spec
+
+
+def test_reset_runs_the_targets_statements_before_the_run_and_not_elves_reset(prom, postgres, orders_db):
+    persist(postgres, ORDERS, 3)  # what an earlier run left: gone after the reset
+    reset_url = resetter_url(postgres)
+    postgres.run("GRANT DELETE ON orders TO resetter", "shop")
+    platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"],
+                            ledger_secrets={SECRET: orders_db, RESET_SECRET: reset_url})
+    persisted = []
+
+    def the_system_works(status: LoadTestStatus) -> None:
+        if status.phase == "Draining" and status.progress.waiting_for and not persisted:
+            persisted.append(40)
+            persist(postgres, ORDERS, 40)
+
+    ctx = Context(resetting_test(), target=resetting_target(["DELETE FROM orders"]), target_namespace=NAMESPACE)
+    status, events = drive_sql(ctx, platform, FakeClock(float(BASE + 10)), the_system_works)
+    messages = [e.message for e in events]
+    assert "reset: ran the SystemUnderTest's reset steps (1 statements)" in messages
+    assert platform.called("reset") == []  # Elves' own services are not restarted for another system's test
+    assert status.runs[0].ledger_baseline == {"persisted": 0}
+    assert status.runs[0].results.ledger.requests_persisted == 40 and status.phase == "Succeeded"
+    assert "resetter-Pa55" not in shown(status, events)
+
+
+def test_a_reset_that_fails_ends_the_test_before_the_load_naming_the_statement(prom, postgres, orders_db):
+    platform = FakePlatform(prom.url, ledger_secrets={SECRET: orders_db, RESET_SECRET: resetter_url(postgres)})
+    ctx = Context(resetting_test(), target=resetting_target(["TRUNCATE orders"]), target_namespace=NAMESPACE)
+    status, _ = drive_sql(ctx, platform, FakeClock(float(BASE + 10)))
+    phase, reason, message = error_of(status)
+    assert (phase, reason) == ("Error", "ResetFailed")
+    assert message.startswith("spec.reset.sql.statements[0]: PostgreSQL at 127.0.0.1:") and "permission denied" in message
+    assert platform.called("start_load") == []
+
+
+def resetter_url(postgres) -> str:
+    if not postgres.run("SELECT 1 FROM pg_roles WHERE rolname = 'resetter'"):
+        postgres.login_role("resetter", "resetter-Pa55")
+    return postgres.url("resetter", "resetter-Pa55", "shop")

@@ -5,22 +5,24 @@ empty for the system to have drained, which header carries the test id, and how 
 counts what was accepted and what was persisted. Elves' own system is the built-in profile
 (`builtin_profile()`), which the chart ships as the SystemUnderTest `elves`.
 
-The engine reads a counts ledger (accepted and persisted) from Prometheus in
-elves.engine.target_ledger. Not yet supported (issue 25): a persisted count read by SQL through
-a Secret-held read-only connection, and reset steps.
+The engine reads a counts ledger (accepted and persisted) in elves.engine.target_ledger: from
+Prometheus, and a persisted count by SQL through a Secret-held read-only connection
+(elves.engine.sql_count). Its reset steps (spec.reset) are what a LoadTest's `reset: true` does to
+it before each run: SQL statements through another Secret-held connection.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError
 
 from elves.constants import (API_GROUP, API_VERSION, BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS, SUT_KIND,
                              TEST_ID_HEADER, WORK_QUEUES)
 from elves.engine.models.errors import SpecError, problems
 from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, QUEUE_NAME_PATTERN
-from elves.engine.modelbase import Rule, SpecModel
+from elves.engine.modelbase import Rule, SpecModel, field_rules_of
 from elves.engine.scenarios import EXEC_NAME_PATTERN
 
 # What a PromQL count of this test writes where the test's id goes (namespace/name/run).
@@ -30,6 +32,13 @@ HEADER_NAME_PATTERN = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
 LABEL_KEY_PATTERN = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
 PromQL = Annotated[str, Field(min_length=1, max_length=4096)]
+# A Secret's key as Kubernetes allows it.
+SECRET_KEY_PATTERN = r"^[-._a-zA-Z0-9]+$"
+# What an SQL count may be: one statement that reads (SELECT or WITH first; the connection's READ
+# ONLY transaction is the real guard, elves.engine.sql_count). RE2 (CEL) and Python alike.
+SQL_READS = r"^[ \t\r\n]*(?i:select|with)([^a-zA-Z0-9_]|$)"
+SQL_SECOND_STATEMENT = r";[ \t\r\n]*[^ \t\r\n]"
+QUOTED_PLACEHOLDER = f"'{TEST_ID_PLACEHOLDER}'"
 
 
 def _duplicate_workload(workloads: list[Workload]) -> str | None:
@@ -97,14 +106,88 @@ class AcceptedCount(SpecModel):
     promql: PromQL | None = Field(None, description="A PromQL count over k6's results; $TEST_ID is this test's id.")
 
 
+class SecretKeyRef(SpecModel):
+    """One key of a Secret in the SystemUnderTest's namespace."""
+
+    name: str = Field(pattern=DNS_SUBDOMAIN_PATTERN, max_length=253, description="The Secret's name.")
+    key: str = Field(pattern=SECRET_KEY_PATTERN, max_length=253, description="The key holding the value.")
+
+
+class SqlCount(SpecModel):
+    """A count by SQL: one SELECT in a READ ONLY transaction, through a read-only role's Secret-held URL."""
+
+    # Checked by the query's own validator, so the error names spec.ledger.persisted.sql.query.
+    field_rules = (
+        Rule(f"self.query.contains('{TEST_ID_PLACEHOLDER}')",
+             f"query must count this test's rows only: use {TEST_ID_PLACEHOLDER}, bound as a parameter to the"
+             " test's id (namespace/name/run), e.g. WHERE test_id = $TEST_ID",
+             lambda query: TEST_ID_PLACEHOLDER not in query, field_path=".query"),
+        Rule(f"!self.query.contains(\"{QUOTED_PLACEHOLDER}\")",
+             f"query binds {TEST_ID_PLACEHOLDER} as a parameter, never as text: write test_id = {TEST_ID_PLACEHOLDER},"
+             f" not {QUOTED_PLACEHOLDER}",
+             lambda query: QUOTED_PLACEHOLDER in query, field_path=".query"),
+        Rule(f"self.query.matches('{SQL_READS}') && !self.query.matches('{SQL_SECOND_STATEMENT}')",
+             "query must be one statement that reads: it starts with SELECT or WITH and has no ; but at its end",
+             lambda query: re.match(SQL_READS, query) is None or re.search(SQL_SECOND_STATEMENT, query) is not None,
+             field_path=".query"),
+    )
+
+    secret_ref: SecretKeyRef = Field(
+        description="The Secret (in the SystemUnderTest's namespace) and key holding the database's URL,"
+                    " postgresql://user:password@host:port/database?sslmode=require, of a read-only role."
+                    " On a cluster the operator may read it only where the chart's operator.ledgerSecrets"
+                    " lists it; locally it is the file .elves/secrets/own-system/<name>/<key> (mode 0600).")
+    query: str = Field(min_length=1, max_length=4096,
+                       description="One SELECT returning one row of one integer column, e.g. SELECT count(*)"
+                                   " FROM orders WHERE test_id = $TEST_ID; $TEST_ID is bound as a parameter to"
+                                   " this test's id (never pasted into the text).")
+
+    _query_checked = field_rules_of("query")
+
+
+class SqlReset(SpecModel):
+    """Statements run in one transaction (all or none) before each run of a LoadTest with reset: true."""
+
+    field_rules = (
+        Rule(f"self.statements.all(s, !s.matches('{SQL_SECOND_STATEMENT}'))",
+             "each statement must be one statement: no ; but at its end (list them one by one)",
+             lambda statements: any(re.search(SQL_SECOND_STATEMENT, s) for s in statements),
+             field_path=".statements"),
+    )
+
+    secret_ref: SecretKeyRef = Field(
+        description="The Secret (in the SystemUnderTest's namespace) and key holding the URL of a role that may run"
+                    " these statements (not the ledger's read-only one); listed in the chart's operator.ledgerSecrets"
+                    " like the ledger's; locally .elves/secrets/own-system/<name>/<key>.")
+    statements: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
+        min_length=1, max_length=20,
+        description="SQL statements, e.g. TRUNCATE orders, run in order in one transaction with a statement timeout.")
+
+    _statements_checked = field_rules_of("statements")
+
+
+class ResetSteps(SpecModel):
+    """What a LoadTest's spec.reset: true does to this system before each run (Elves' own reset
+    restarts its services with an empty database; another system states its own)."""
+
+    sql: SqlReset = Field(description="Statements run through a Secret-held connection.")
+
+
 class PersistedCount(SpecModel):
-    """How many of this test's requests the system persisted."""
+    """How many of this test's requests the system persisted: by PromQL or by SQL."""
 
-    rules = (_counts_one_test(),)
+    rules = (
+        Rule("has(self.promql) != has(self.sql)",
+             "set exactly one of promql (a PromQL count) or sql (an SQL count through a Secret-held read-only"
+             " connection)",
+             lambda c: (c.promql is None) == (c.sql is None)),
+        _counts_one_test(),
+    )
 
-    promql: PromQL = Field(description="A PromQL count of what the system persisted for this test, e.g."
-                                       " sum(orders_saved_total{test_id=\"$TEST_ID\"}); $TEST_ID is this test's id."
-                                       " (An SQL count is not yet supported.)")
+    promql: PromQL | None = Field(None, description="A PromQL count of what the system persisted for this test,"
+                                                    " e.g. sum(orders_saved_total{test_id=\"$TEST_ID\"}); $TEST_ID"
+                                                    " is this test's id.")
+    sql: SqlCount | None = Field(None, description="An SQL count of what the system persisted for this test.")
 
 
 class RegistryLedger(SpecModel):
@@ -133,8 +216,8 @@ class Drained(SpecModel):
 
 
 class SystemUnderTestSpec(SpecModel):
-    """What a LoadTest judges: its workloads, queues, test-id header, ledger and what drained means.
-    (Reset steps are not yet supported.)"""
+    """What a LoadTest judges: its workloads, queues, test-id header, ledger, what drained means and
+    how it is reset."""
 
     # Checked by the workloads' own validator, so the error names spec.workloads.
     field_rules = (
@@ -153,12 +236,10 @@ class SystemUnderTestSpec(SpecModel):
                                 description="The HTTP header that carries the test id into the system.")
     ledger: LedgerCounts
     drained: Drained = Field(default_factory=Drained)
+    reset: ResetSteps | None = Field(None, description="What a LoadTest's reset: true does before each run; without"
+                                                       " it, such a LoadTest is refused.")
 
-    @field_validator("workloads")
-    @classmethod
-    def _named_once(cls, workloads: list[Workload]) -> list[Workload]:
-        cls.field_rules[0].check(workloads)
-        return workloads
+    _workloads_checked = field_rules_of("workloads")
 
 
 class SystemUnderTestMetadata(SpecModel):

@@ -15,13 +15,12 @@ from elves.engine.compare.history import find_baseline, wanted
 from elves.engine.plan import vu_ceiling
 from elves.engine.platform import RunKey
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc
-from elves.engine.runner.drain import logged_endpoints, run_window
+from elves.engine.runner.drain import logged_endpoints, run_window, target_counts
 from elves.engine.runner.outcome import cleanup, set_condition, set_outcome_conditions, set_verdict_conditions
 from elves.engine.runner.prepare import prepare_run
 from elves.engine.runner.tick import Tick
 from elves.engine.prometheus import Prometheus
 from elves.engine.status import Check, GeneratorCpu, Ledger, RunResults, RunStatus, Step, Verdict
-from elves.engine.target_ledger import read_counts
 from elves.engine.summary import summarize
 from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, phase_of, sweep_table, verdict_of
 
@@ -61,11 +60,11 @@ def _generator_cpu(tick: Tick, window: RunWindow) -> GeneratorCpu | None:
 
 
 def _ledger(tick: Tick, prom: Prometheus, window: RunWindow) -> dict[str, Any] | Ledger | None:
-    """The run's ledger: the target's counts from Prometheus, or the registry's raw ledger (None
-    when it cannot be read: the lost_* checks then fail saying so)."""
-    counts = tick.ctx.ledger_counts
-    if counts is not None:
-        return read_counts(prom, counts, window)
+    """The run's ledger: the target's counts (from Prometheus or its database: one that cannot be
+    read ends the test in Error, naming the field), or the registry's raw ledger (None when it
+    cannot be read: the lost_* checks then fail saying so)."""
+    if tick.ctx.ledger_counts is not None:
+        return target_counts(tick, prom, window)
     try:
         return ledger_since(tick.ctx.ledger(tick.platform, tick.plan.test_id), tick.run.ledger_baseline)
     except LedgerUnavailable:

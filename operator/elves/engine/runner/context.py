@@ -14,7 +14,7 @@ from elves.engine.compare.history import ReportHistory
 from elves.engine.credentials import DEFAULT_MAX_SECONDS
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, LedgerError, read_ledger
 from elves.engine.models.loadtest import LoadTest
-from elves.engine.models.target import LedgerCounts, Queues, SystemUnderTestSpec
+from elves.engine.models.target import LedgerCounts, Queues, ResetSteps, SystemUnderTestSpec
 from elves.engine.plan import RunPlan, plan_runs
 from elves.engine.platform import Platform
 from elves.engine.prometheus import Prometheus
@@ -117,6 +117,12 @@ class Context:
         return ledger if ledger is not None and ledger.registry is None else None
 
     @property
+    def target_reset(self) -> ResetSteps | None:
+        """Another system's reset steps (its SystemUnderTest's spec.reset), which spec.reset runs
+        instead of Elves' reset; None: Elves' own system, or a target without any."""
+        return self.target.reset if self.target is not None and self.target_namespace is not None else None
+
+    @property
     def drain_waits_for_ledger(self) -> bool:
         """Drained means the ledger complete too, not only empty queues (the target's drained.ledgerComplete)."""
         return self.target.drained.ledger_complete if self.target else True
@@ -134,7 +140,7 @@ class Context:
     def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
         """The registry's ledger (Elves' own system): never asked of a target with a counts ledger."""
         if self.ledger_counts is not None:
-            raise LedgerError("the target counts its ledger in Prometheus; it has no registry to ask")
+            raise LedgerError("the target counts its own ledger (spec.ledger); it has no registry to ask")
         return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)
 
 

@@ -12,7 +12,7 @@ from elves.engine.runner.load import observe_faults
 from elves.engine.runner.tick import Tick
 from elves.engine.scenarios import BUILTIN_SCENARIOS
 from elves.engine.target_ledger import counts_complete, read_counts
-from elves.engine.status import Step
+from elves.engine.status import Ledger, RunStatus, Step
 from elves.engine.units import format_duration
 
 
@@ -58,7 +58,7 @@ def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str
     if not ctx.drain_waits_for_ledger:
         return blockers
     if ctx.ledger_counts is not None:
-        complete, reason = counts_complete(read_counts(prom, ctx.ledger_counts, window))
+        complete, reason = counts_complete(target_counts(tick, prom, window))
         return blockers + ([] if complete else [reason])
     try:
         raw = ledger_since(tick.ctx.ledger(tick.platform, test_id), tick.run.ledger_baseline)
@@ -70,6 +70,18 @@ def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str
     if not complete:
         blockers.append(reason)
     return blockers
+
+
+def persisted_before(run: RunStatus) -> int:
+    """What an SQL persisted count found for the run's test id before the load (runner.prepare.baseline)."""
+    return int((run.ledger_baseline or {}).get("persisted", 0))
+
+
+def target_counts(tick: Tick, prom: Prometheus, window: RunWindow) -> Ledger:
+    """The target's counts ledger now; an SQL count that cannot be read raises SqlCountError
+    (SqlCountUnavailable is ridden out: elves.engine.blips)."""
+    assert tick.ctx.ledger_counts is not None
+    return read_counts(prom, tick.ctx.ledger_counts, window, tick.platform.target_secret, persisted_before(tick.run))
 
 
 def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow, namespace: str | None = None) -> list[str]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from elves.engine import blips
 from elves.engine.platform import Platform
 from elves.engine.prometheus import PrometheusError
+from elves.engine.sql_count import SqlCountError
 from elves.engine.runner import analyze, drain, load, prepare, warmup
 from elves.engine.runner.context import Clock, Context, Event, HarnessError, StepResult, progress
 from elves.engine.runner.outcome import fail, set_outcome_conditions
@@ -60,6 +61,8 @@ def step(ctx: Context, status: LoadTestStatus, platform: Platform, clock: Clock)
         fail(ctx, status, platform, now, exc.reason, exc.message, current.events)
     except PrometheusError as exc:
         fail(ctx, status, platform, now, "PrometheusUnreachable", str(exc), current.events)
+    except SqlCountError as exc:  # the target's persisted count by SQL: a query or login that cannot work
+        fail(ctx, status, platform, now, exc.harness_reason, str(exc), current.events)
     except ValueError as exc:  # a plan the spec model let through (e.g. a fault after the staged load)
         fail(ctx, status, platform, now, "InvalidSpec", str(exc), current.events)
     except Exception as exc:  # noqa: BLE001 - a platform failure must end the test, not crash the caller

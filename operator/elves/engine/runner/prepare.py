@@ -3,13 +3,20 @@ ledger's baseline."""
 
 from __future__ import annotations
 
-from elves.engine import promql
+from elves.engine import promql, sql_count
 from elves.engine.credentials import lifetime_problem
+from elves.engine.models.target import ResetSteps
 from elves.engine.prometheus import Prometheus, PrometheusError
 from elves.engine.runner.context import SAVE_POINT, HarnessError, progress, utc
 from elves.engine.runner.outcome import set_condition
 from elves.engine.runner.tick import Tick
+from elves.engine.sql_count import SqlCountError, SqlCountUnavailable
 from elves.engine.status import RunStatus, Step
+from elves.engine.target_ledger import persisted_by_sql, sql_persisted
+
+
+# The field a reset's errors name (the target's SystemUnderTest's).
+RESET_FIELD = "spec.reset.sql"
 
 
 def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
@@ -55,12 +62,28 @@ def prepare(tick: Tick) -> float:
 
 def prepare_run(tick: Tick) -> None:
     tick.run.started_at = utc(tick.now)
-    if tick.ctx.test.spec.reset:
+    if not tick.ctx.test.spec.reset:
+        tick.goto("Preparing", Step.APPLY)
+    elif (steps := tick.ctx.target_reset) is not None:
+        reset_target(tick, steps)
+        tick.goto("Preparing", Step.APPLY)
+    else:
         tick.platform.reset()
         tick.events.append(progress("reset: restarting the services with an empty database"))
         tick.goto("Preparing", Step.WAIT_RESET)
-    else:
-        tick.goto("Preparing", Step.APPLY)
+
+
+def reset_target(tick: Tick, steps: ResetSteps) -> None:
+    """Another system's reset steps: its statements, in one transaction. Any failure ends the test
+    in Error naming the field (not retried: the run after it would judge a system half reset, and
+    a retry of the analysis that leads here would judge the last run twice)."""
+    sql = steps.sql
+    try:
+        url = tick.platform.target_secret(sql.secret_ref.name, sql.secret_ref.key, RESET_FIELD)
+        sql_count.execute(url, sql.statements, RESET_FIELD)
+    except SqlCountError as exc:
+        raise HarnessError("ResetFailed", str(exc)) from None
+    tick.events.append(progress(f"reset: ran the SystemUnderTest's reset steps ({len(sql.statements)} statements)"))
 
 
 def wait_reset(tick: Tick) -> float:
@@ -106,7 +129,21 @@ def prometheus(tick: Tick) -> float:
 def baseline(tick: Tick) -> float:
     # An auto warm-up comes first, counted in the same ledger (runner.warmup).
     load = Step.START_WARMUP if tick.plan.warmup is not None else Step.START_LOAD
-    if tick.ctx.ledger_counts is not None:  # counted by the run's test id in Prometheus: no registry to ask
+    counts = tick.ctx.ledger_counts
+    if counts is not None and persisted_by_sql(counts):
+        # Before any load: the Secret, the login and the query work (or the test ends here, naming
+        # the field), and what an earlier run of this test id left is counted, to be left out.
+        try:
+            before = sql_persisted(counts, tick.plan.test_id, tick.platform.target_secret)
+        except SqlCountUnavailable as exc:
+            return tick.wait(f"the persisted count does not answer: {exc}", tick.ctx.timeouts.system_ready,
+                             exc.harness_reason)
+        tick.run.ledger_baseline = {"persisted": before}
+        earlier = f"; {before} from an earlier run of {tick.plan.test_id} left out" if before else ""
+        tick.events.append(progress(f"the persisted count by SQL answers{earlier}"))
+        tick.goto(None, load)
+        return 0.0
+    if counts is not None:  # counted by the run's test id in Prometheus: no registry to ask
         tick.goto(None, load)
         return 0.0
     try:
