@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -31,20 +30,13 @@ from kube import REPO, Cluster, run
 from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
 from release import (IMAGES, INSTALL_TIMEOUT_S, NAMESPACE, PROMETHEUS_URL, QUEUES, RELEASE, e2e_values, helm,
-                     only_run, promql, run_loadtest)
+                     only_run, promql, run_loadtest, timed_step)
 
 pytestmark = pytest.mark.autoscaling
 
 AUTOSCALING_IMAGES = ("keda", "keda-metrics-apiserver", "metrics-server")
 LOADTEST = Path(__file__).parent / "loadtests" / "autoscaling-spike.yaml"
-
-
-@contextmanager
-def timed(step: str) -> Iterator[None]:
-    """Prints how long a step took (`pytest -rA` or `-s` shows it): the times docs/testing.md gives."""
-    started = time.monotonic()
-    yield
-    print(f"autoscaling tier: {step}: {time.monotonic() - started:.0f} s")
+timed = partial(timed_step, "autoscaling tier")
 
 
 @pytest.fixture(scope="module")
