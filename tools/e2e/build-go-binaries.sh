@@ -114,15 +114,16 @@ trim_prometheus_discovery() {
 # Builds a program of this repository in its own directory, with its committed go.sum
 # (-mod=readonly: a go.mod or go.sum out of date fails instead of being rewritten).
 build_local() {
-  local name=$1 out=$2 started=$SECONDS
-  echo "build-go-binaries: $( ((DOWNLOAD_ONLY)) && echo "downloading the modules of" || echo building) $name (${LOCAL_SOURCES[$name]})"
+  local name=$1 out=$2 started=$SECONDS what=building
+  local go=(env CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" go)
+  ((!DOWNLOAD_ONLY)) || what="downloading the modules of"
+  echo "build-go-binaries: $what $name (${LOCAL_SOURCES[$name]})"
   mkdir -p "$bin"
   (
     cd "$REPO/${LOCAL_SOURCES[$name]}"
-    export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
-    go mod download
+    "${go[@]}" mod download
     ((!DOWNLOAD_ONLY)) || exit 0
-    nice -n 10 go build -trimpath -ldflags "-s -w" -o "$out.new" .
+    nice -n 10 "${go[@]}" build -trimpath -ldflags "-s -w" -o "$out.new" .
   ) || die "building $name failed (see above)"
   ((DOWNLOAD_ONLY)) || mv -f "$out.new" "$out"
   echo "build-go-binaries: $name done in $((SECONDS - started)) s: $out"
