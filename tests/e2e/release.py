@@ -1,11 +1,12 @@
 """The Elves release on the test cluster, as the tier-4 tests install and drive it: the chart's
 values for this cluster, helm, LoadTests applied and awaited as a user would, and Prometheus.
-Shared by test_user_path.py and test_autoscaling.py."""
+Shared by test_user_path.py, test_foreign_system.py and test_autoscaling.py."""
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -67,18 +68,19 @@ def helm(cluster: Cluster, *args: str) -> str:
     return run([binary, *args], env={"KUBECONFIG": cluster.kubeconfig}, timeout=INSTALL_TIMEOUT_S)
 
 
-def run_loadtest(cluster: Cluster, manifest: Path, name: str) -> dict:
-    """Applies a LoadTest and waits as a user or a CI job would, with `kubectl wait
+def run_loadtest(cluster: Cluster, manifest: Path, name: str, namespace: str = NAMESPACE) -> dict:
+    """Applies a LoadTest (with what its file holds beside it: a ConfigMap, a SystemUnderTest)
+    in `namespace` and waits as a user or a CI job would, with `kubectl wait
     --for=condition=Completed` (True on any end: Succeeded, Failed, Limited or Error); returns it."""
-    cluster.kubectl("apply", "-n", NAMESPACE, "-f", str(manifest))
+    cluster.kubectl("apply", "-n", namespace, "-f", str(manifest))
     try:
-        cluster.kubectl("wait", f"loadtest/{name}", "-n", NAMESPACE, "--for=condition=Completed",
+        cluster.kubectl("wait", f"loadtest/{name}", "-n", namespace, "--for=condition=Completed",
                         f"--timeout={LOADTEST_TIMEOUT_S}s", timeout=LOADTEST_TIMEOUT_S + 30)
     except CommandFailed as exc:
-        lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
+        lt = cluster.kubectl_json("get", "loadtest", name, "-n", namespace)
         raise AssertionError(f"LoadTest {name} did not complete within {LOADTEST_TIMEOUT_S} s ({exc}): "
                              + json.dumps(lt.get("status"), indent=1)[:4000]) from None
-    lt = cluster.kubectl_json("get", "loadtest", name, "-n", NAMESPACE)
+    lt = cluster.kubectl_json("get", "loadtest", name, "-n", namespace)
     conditions = {c["type"]: c for c in lt["status"]["conditions"]}
     assert lt["status"]["phase"] in ("Succeeded", "Failed", "Limited", "Error")
     assert conditions["Completed"]["observedGeneration"] == lt["metadata"]["generation"]
@@ -127,3 +129,11 @@ def install_with_autoscaling(cluster: Cluster, values: Path,
     # A LoadTest's drain reads queue depth: wait until Prometheus scrapes RabbitMQ.
     wait_for(lambda: promql(cluster, "rabbitmq_detailed_queue_messages"), "Prometheus to scrape RabbitMQ", 300,
              interval=5)
+
+
+@contextmanager
+def timed_step(tier: str, step: str) -> Iterator[None]:
+    """Prints how long a step took (`pytest -rA` or `-s` shows it): the times docs/testing.md gives."""
+    started = time.monotonic()
+    yield
+    print(f"{tier}: {step}: {time.monotonic() - started:.0f} s")

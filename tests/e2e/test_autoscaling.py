@@ -18,10 +18,8 @@ already near CI's budget. docs/testing.md has the times.
 from __future__ import annotations
 
 import json
-import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -30,19 +28,12 @@ import yaml
 from kube import REPO, Cluster, run
 from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
-from release import NAMESPACE, QUEUES, install_with_autoscaling, only_run, run_loadtest
+from release import NAMESPACE, QUEUES, install_with_autoscaling, only_run, run_loadtest, timed_step
 
 pytestmark = pytest.mark.autoscaling
 
 LOADTEST = Path(__file__).parent / "loadtests" / "autoscaling-spike.yaml"
-
-
-@contextmanager
-def timed(step: str) -> Iterator[None]:
-    """Prints how long a step took (`pytest -rA` or `-s` shows it): the times docs/testing.md gives."""
-    started = time.monotonic()
-    yield
-    print(f"autoscaling tier: {step}: {time.monotonic() - started:.0f} s")
+timed = partial(timed_step, "autoscaling tier")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 cluster, then the monitoring and k6-operator it asks for, `kubectl apply` of a LoadTest, the verdict through
 k6-operator runner pods, what Prometheus saw, and `./cleanup.sh` leaving nothing behind.
 
-Runs in file order: install (module fixture), the NetworkPolicies enforced (kube-router's
+Runs in file order: install (the session fixture `installed`, conftest.py: test_foreign_system.py
+runs on the same release first), the NetworkPolicies enforced (kube-router's
 firewall, tools/e2e/cluster.sh), quickstart, fault case, two runners, a real out-of-memory
 crash, a custom script from a ConfigMap, the rolling restart and the kill matrix (the
 published examples shortened), cleanup.
@@ -14,7 +15,6 @@ import json
 import re
 import textwrap
 import subprocess
-import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -26,8 +26,7 @@ from elves.study.suite import scale_document
 from kube import REPO, Cluster, run
 from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
-from release import (IMAGES, INSTALL_TIMEOUT_S, NAMESPACE, PROMETHEUS_URL, QUEUES, RELEASE, e2e_values, helm,
-                     only_run, promql, run_loadtest)
+from release import NAMESPACE, QUEUES, only_run, promql, run_loadtest
 
 E2E_LOADTESTS = Path(__file__).parent / "loadtests"
 EXAMPLES = REPO / "loadtests" / "examples"
@@ -40,34 +39,6 @@ ROLLING_RESTART_LOAD = "150s"
 ROLLING_RESTART_AT = ("10s", "25s", "40s")
 HANDOVER = timedelta(seconds=30)  # from a new pod ready to the old one gone: preStop 20 s + shutdown
 DECOY_NAMESPACE = "decoy-team"  # another team's namespace on the shared cluster
-
-
-@pytest.fixture(scope="module")
-def installed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Cluster:
-    """A plain `helm install` on a bare cluster: no prometheus-operator, no
-    k6-operator. NOTES.txt must name both and how to add them; then the add-ons a real
-    cluster would have are installed and the release upgraded, as NOTES.txt says."""
-    cluster.load_images(*IMAGES)
-    values = tmp_path_factory.mktemp("e2e") / "values.yaml"
-    values.write_text(yaml.safe_dump(e2e_values(cluster)))
-    chart = str(REPO / "charts" / "elves")
-    notes = helm(cluster, "install", RELEASE, chart, "-n", NAMESPACE, "--create-namespace", "-f", str(values),
-                 "--set", f"operator.prometheusUrl={PROMETHEUS_URL}", "--wait", "--timeout", "15m")
-    assert "MISSING from this cluster" in notes, notes
-    assert "k6-operator (API k6.io/v1alpha1" in notes and "helm upgrade --install k6-operator" in notes, notes
-    assert "prometheus-operator (API monitoring.coreos.com/v1)" in notes, notes
-    assert "kind: ServiceMonitor" not in helm(cluster, "get", "manifest", RELEASE, "-n", NAMESPACE)
-
-    run([sys.executable, str(REPO / "tools" / "e2e" / "addons.py"), "apply"],
-        env={"KUBECONFIG": cluster.kubeconfig}, timeout=INSTALL_TIMEOUT_S)
-    notes = helm(cluster, "upgrade", RELEASE, chart, "-n", NAMESPACE, "--reuse-values", "--wait", "--timeout", "15m")
-    assert "MISSING from this cluster" not in notes, notes
-    assert "kind: ServiceMonitor" in helm(cluster, "get", "manifest", RELEASE, "-n", NAMESPACE)
-    # The new ServiceMonitors reach Prometheus through prometheus-operator and a config
-    # reload: a LoadTest's drain reads queue depth, so wait until RabbitMQ is scraped.
-    wait_for(lambda: promql(cluster, "rabbitmq_detailed_queue_messages"), "Prometheus to scrape RabbitMQ", 300,
-             interval=5)
-    return cluster
 
 
 def shortened_example(name: str, duration: str, directory: Path) -> tuple[dict, Path]:

@@ -5,13 +5,15 @@
 # A binary already there is not rebuilt (the version is in its name).
 #
 #   tools/e2e/build-go-binaries.sh [--download] [program...]    default: all of them
+#   tools/e2e/build-go-binaries.sh --path program                  where its binary goes
 #
 # --download only resolves and downloads the Go modules the named programs need (no
 # compiling): what a build would fetch from the module proxy, to measure or to fetch ahead.
 #
 # Programs: kube-state-metrics, prometheus-operator, prometheus-config-reloader,
 # k6-operator-manager, coredns, prometheus, kube-router (not an image: cluster.sh runs it
-# on the host as the NetworkPolicy firewall), and, for the opt-in autoscaling tier only
+# on the host as the NetworkPolicy firewall), orders (tier 4's foreign system, from this
+# repository: below), and, for the opt-in autoscaling tier only
 # (not built by default: KEDA's dependency tree is the largest of all), keda-operator,
 # keda-adapter (KEDA's external metrics API server) and metrics-server.
 #
@@ -30,6 +32,7 @@
 set -Eeuo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$here/../.." && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
 
@@ -60,15 +63,33 @@ declare -A RECIPES=(
   [keda-adapter]="github.com/kedacore/keda/v2 $KEDA_VERSION github.com/kedacore/keda/v2/cmd/adapter $KEDA_GO_MOD_DIRECTIVES"
   [metrics-server]="sigs.k8s.io/metrics-server $METRICS_SERVER_VERSION sigs.k8s.io/metrics-server/cmd/metrics-server"
 )
+# Programs of this repository rather than a published module: program -> its directory, which
+# holds its go.mod and the go.sum that pins every module it needs (fetched through the module
+# proxy like the others'). The binary's name carries a hash of the sources, so an edit builds
+# it again and the image that holds it (tools/e2e/build-images.sh) changes with it.
+declare -A LOCAL_SOURCES=(
+  [orders]=tests/e2e/orders-system
+)
 # What a build of every program makes (the autoscaling programs are built when named).
-readonly ORDER=(coredns kube-state-metrics prometheus-operator prometheus-config-reloader k6-operator-manager prometheus kube-router)
+readonly ORDER=(coredns kube-state-metrics prometheus-operator prometheus-config-reloader k6-operator-manager prometheus kube-router
+  orders)
 readonly AUTOSCALING=(keda-operator keda-adapter metrics-server)
 # 1: --download, resolve and fetch the modules only.
 DOWNLOAD_ONLY=0
 
+# A short hash of a local program's sources (its .go files, go.mod and go.sum).
+source_hash() {
+  (cd "$REPO/${LOCAL_SOURCES[$1]}" && find . -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -print0 |
+    LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-12
+}
+
 # The path a program's binary has in the cache.
 binary_path() {
   local recipe
+  if [[ -n ${LOCAL_SOURCES[$1]:-} ]]; then
+    echo "$bin/$1-src-$(source_hash "$1")"
+    return
+  fi
   read -ra recipe <<<"${RECIPES[$1]}"
   if [[ $1 == prometheus ]]; then
     echo "$bin/$1-$PROMETHEUS_BINARY_VERSION"
@@ -90,12 +111,34 @@ trim_prometheus_discovery() {
     "$source" >cmd/prometheus/main.go
 }
 
+# Builds a program of this repository in its own directory, with its committed go.sum
+# (-mod=readonly: a go.mod or go.sum out of date fails instead of being rewritten).
+build_local() {
+  local name=$1 out=$2 started=$SECONDS what=building
+  local go=(env CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" go)
+  ((!DOWNLOAD_ONLY)) || what="downloading the modules of"
+  echo "build-go-binaries: $what $name (${LOCAL_SOURCES[$name]})"
+  mkdir -p "$bin"
+  (
+    cd "$REPO/${LOCAL_SOURCES[$name]}"
+    "${go[@]}" mod download
+    ((!DOWNLOAD_ONLY)) || exit 0
+    nice -n 10 "${go[@]}" build -trimpath -ldflags "-s -w" -o "$out.new" .
+  ) || die "building $name failed (see above)"
+  ((DOWNLOAD_ONLY)) || mv -f "$out.new" "$out"
+  echo "build-go-binaries: $name done in $((SECONDS - started)) s: $out"
+}
+
 build_one() {
   local name=$1 out module version package extra
   out=$(binary_path "$name")
   if [[ -x $out ]] && ((!DOWNLOAD_ONLY)); then
     echo "build-go-binaries: $name already built: $out"
     return 0
+  fi
+  if [[ -n ${LOCAL_SOURCES[$name]:-} ]]; then
+    build_local "$name" "$out"
+    return
   fi
   read -r module version package extra <<<"${RECIPES[$name]}"
   local dir=$work/$name-$version
@@ -156,6 +199,11 @@ build_one() {
 }
 
 main() {
+  if [[ ${1:-} == --path ]]; then
+    [[ -n ${RECIPES[${2:-}]:-}${LOCAL_SOURCES[${2:-}]:-} ]] || die "--path needs a known program"
+    binary_path "$2"
+    return
+  fi
   command -v go >/dev/null || die "go is not installed"
   if [[ ${1:-} == --download ]]; then
     DOWNLOAD_ONLY=1
@@ -165,7 +213,7 @@ main() {
   ((${#names[@]})) || names=("${ORDER[@]}")
   local n
   for n in "${names[@]}"; do
-    [[ -n ${RECIPES[$n]:-} ]] || die "unknown program '$n' (known: ${ORDER[*]} ${AUTOSCALING[*]})"
+    [[ -n ${RECIPES[$n]:-}${LOCAL_SOURCES[$n]:-} ]] || die "unknown program '$n' (known: ${ORDER[*]} ${AUTOSCALING[*]})"
     build_one "$n"
   done
 }

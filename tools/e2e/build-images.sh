@@ -52,10 +52,12 @@ declare -A RECIPE_OF=(
   [prometheus-config-reloader]=static-program [k6-operator]=static-program
   [k6]=k6 [k6-starter]=k6-starter
   [keda]=static-program [keda-metrics-apiserver]=static-program [metrics-server]=static-program
+  [orders]=orders
 )
+# orders: tier 4's foreign system (tests/e2e/test_foreign_system.py), not Elves.
 readonly ALL_IMAGES=(pause coredns rabbitmq postgres prometheus kube-state-metrics
   prometheus-operator prometheus-config-reloader k6-operator k6 k6-starter
-  operator gateway registry ingestor)
+  operator gateway registry ingestor orders)
 
 # The Debian archive the bases come from: the host's mirror, with updates and security.
 readonly MIRRORS=(

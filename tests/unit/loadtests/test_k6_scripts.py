@@ -190,6 +190,26 @@ def test_archive_packs_lib_and_keeps_the_scenarios(k6, name, tmp_path):
     assert set(inspect(k6, archive)["scenarios"]) == set(scenarios)
 
 
+# Scripts a LoadTest author puts in a ConfigMap (spec.load.script.configMap), run by k6-operator
+# as they are: its initializer packs and inspects one first (`k6 archive`, `k6 inspect`) in a pod
+# with the runners' environment, which `k6 archive` does not read. Tier 4 found the example's
+# script failing there (the test ended in Error, LoadError) while every local run passed.
+CONFIGMAP_SCRIPTS = (EXAMPLES / "own-system" / "orders.js",)
+
+
+@pytest.mark.parametrize("script", CONFIGMAP_SCRIPTS, ids=lambda p: str(p.relative_to(LOADTESTS)))
+def test_a_configmap_script_loads_in_k6_operators_initializer(k6, script, tmp_path):
+    scenarios = engine_like_scenarios(("placeOrder",), "shop/orders/0")
+    archive = tmp_path / "archive.tar"
+    # As the initializer runs it: the variables are in the process's environment, not passed with -e.
+    env = clean_env(ELVES_K6_SCENARIOS=json.dumps(scenarios), ELVES_TEST_ID="shop/orders/0")
+    packed = run_k6(k6, "archive", str(script), "-O", str(archive), "--tag", "testid=shop/orders/0", env=env)
+    assert packed.returncode == 0 and "level=error" not in packed.stderr, packed.stderr[-2000:]
+    assert inspect(k6, archive)["scenarios"]
+    # The runners (`k6 run`, which reads the environment) get the engine's scenarios.
+    assert set(inspect(k6, script, f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}")["scenarios"]) == {"placeOrder"}
+
+
 # --- setup() against a dead or unwelcoming target -----------------------------------
 
 def test_setup_fails_fast_when_the_gateway_is_down(k6):

@@ -1,0 +1,149 @@
+"""Tier 4: a system that is not Elves, judged by a LoadTest on the real cluster (issue 25.4).
+
+The orders system (tests/e2e/orders-system: one Go program, run as orders-api and
+orders-worker, with its own RabbitMQ and PostgreSQL) runs in namespace `shop` as another team's
+would: scraped by the cluster's Prometheus through its own ServiceMonitor and PodMonitor, behind
+NetworkPolicies that let only k6's runner pods call its API. The Elves release (conftest.py's
+`installed`) is told to run LoadTests and act on workloads there (`operator.loadTestNamespaces`,
+`operator.targetNamespaces`), and the published example's script goes into a ConfigMap, as
+docs/own-system.md tells a user. Then:
+- the SystemUnderTest `orders` and a LoadTest (loadtests/orders-kill.yaml: 20/s for 60 s, the
+  worker's pod deleted at 25 s, a second worker replica at 40 s): the verdict Passed, the drain
+  ended with orders.in empty, the ledger exact (accepted == persisted > 0, which the database
+  confirms, nothing lost, no surplus), the killed pod replaced, the worker back at 1 replica,
+  Elves' own deployments untouched;
+- a SystemUnderTest whose accepted count names an endpoint tag the script never uses
+  (loadtests/orders-unchecked.yaml): the verdict says the ledger could not be checked.
+
+Runs before test_user_path.py, on the same release; the namespace `shop` is deleted after it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from kube import REPO, Cluster
+from polling import wait_for
+from release import NAMESPACE, RELEASE, helm, only_run, promql, run_loadtest, timed_step
+
+SHOP = "shop"
+ORDERS_SYSTEM = Path(__file__).parent / "orders-system"
+LOADTESTS = Path(__file__).parent / "loadtests"
+EXAMPLE_SCRIPT = REPO / "loadtests" / "examples" / "own-system" / "orders.js"
+QUEUE = "orders.in"
+SHOP_DEPLOYMENTS = ("rabbitmq", "postgres", "orders-api", "orders-worker")
+ELVES_DEPLOYMENTS = ("gateway", "registry", "ingestor")
+timed = partial(timed_step, "foreign system")
+
+
+@pytest.fixture(scope="module")
+def shop(installed: Cluster) -> Iterator[Cluster]:
+    """The orders system running in `shop`, scraped, and the release allowed to judge it."""
+    with timed("the orders image (built when not cached), imported"):
+        installed.load_images("orders")
+    manifest = (ORDERS_SYSTEM / "shop.yaml").read_text()
+    for image in ("orders", "rabbitmq", "postgres"):
+        manifest = manifest.replace(f"{image.upper()}_IMAGE", installed.image(image))
+    with timed("shop deployed and scraped, the release upgraded to serve it"):
+        installed.apply(manifest)
+        installed.apply(json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                                    "metadata": {"name": "orders-script", "namespace": SHOP},
+                                    "data": {"orders.js": EXAMPLE_SCRIPT.read_text()}}))
+        helm(installed, "upgrade", RELEASE, str(REPO / "charts" / "elves"), "-n", NAMESPACE, "--reuse-values",
+             "--set", f"operator.loadTestNamespaces={{{SHOP}}}", "--set", f"operator.targetNamespaces={{{SHOP}}}",
+             "--wait", "--timeout", "10m")
+        for deployment in SHOP_DEPLOYMENTS:
+            installed.kubectl("rollout", "status", f"deployment/{deployment}", "-n", SHOP, "--timeout=300s",
+                              timeout=330)
+        # The drain reads the queue's depth and the ledger the worker's count: both scraped first.
+        wait_for(lambda: promql(installed, f'rabbitmq_detailed_queue_messages_ready{{namespace="{SHOP}", queue="{QUEUE}"}}'),
+                 f"Prometheus to scrape {QUEUE} in {SHOP}", 300, interval=5)
+        wait_for(lambda: promql(installed, f'up{{namespace="{SHOP}", pod=~"orders-worker-.*"}} == 1'),
+                 "Prometheus to scrape orders-worker", 300, interval=5)
+    yield installed
+    # The LoadTests first, while the operator may still act in shop (their finalizers restore
+    # the workloads' replicas), then the namespace.
+    installed.kubectl("delete", "loadtests.elves.dev", "--all", "-n", SHOP, "--timeout=120s", timeout=150)
+    installed.kubectl("delete", "namespace", SHOP, "--wait=false")
+
+
+def pods(cluster: Cluster, namespace: str, selector: str) -> list[dict]:
+    return cluster.kubectl_json("get", "pods", "-n", namespace, "-l", selector)["items"]
+
+
+def elves_deployments(cluster: Cluster) -> dict[str, tuple[int, int, int]]:
+    """Each of Elves' deployments as (generation, replicas, its containers' restarts)."""
+    state = {}
+    for name in ELVES_DEPLOYMENTS:
+        deployment = cluster.kubectl_json("get", "deployment", name, "-n", NAMESPACE)
+        restarts = sum(c.get("restartCount", 0)
+                       for p in pods(cluster, NAMESPACE, f"app.kubernetes.io/component={name}")
+                       for c in p["status"].get("containerStatuses") or [])
+        state[name] = (deployment["metadata"]["generation"], deployment["spec"]["replicas"], restarts)
+    return state
+
+
+def stored_in_database(cluster: Cluster, test_id: str) -> tuple[int, int]:
+    """(rows, distinct order ids) the worker stored for a test, asked of PostgreSQL itself."""
+    out = cluster.kubectl("exec", "-n", SHOP, "deployment/postgres", "--", "psql", "-U", "shop", "-d", "shop",
+                          "-tAc", f"SELECT count(*), count(DISTINCT id) FROM orders WHERE test_id = '{test_id}'")
+    rows, distinct = out.strip().split("|")
+    return int(rows), int(distinct)
+
+
+def test_a_loadtest_judges_the_orders_system_through_a_worker_kill(shop: Cluster) -> None:
+    elves_before = elves_deployments(shop)
+    workers_before = {p["metadata"]["name"] for p in pods(shop, SHOP, "app=orders-worker")}
+    with timed("the orders-kill LoadTest, from apply to its verdict"):
+        lt = run_loadtest(shop, LOADTESTS / "orders-kill.yaml", "orders-kill", namespace=SHOP)
+    status, results = lt["status"], only_run(lt)
+    run = status["runs"][0]
+    ledger, queue = results["ledger"], results["queues"].get(QUEUE)
+    print(f"foreign system: phase {status['phase']}, requests {results['requests']}, failed rate "
+          f"{results.get('errorRate')}, drain {results.get('drainSeconds')} s, queue {queue}, ledger {ledger}; "
+          f"faults: {[f.get('message') for f in run['faults']]}")
+    assert status["phase"] == "Succeeded", json.dumps(status.get("verdict"), indent=1)[:4000]
+    assert status["verdict"]["passed"] is True
+    # The drain waited on the target's queue, read from its own RabbitMQ's series in `shop`.
+    assert queue is not None and queue["final"] == 0, results["queues"]
+    assert results["drainCompleted"] is True and run.get("drainedAt"), results
+    # The exact ledger: k6's 202s of placeOrder against the orders the database holds for this
+    # test, equal, the same count PostgreSQL gives, each order once.
+    assert ledger["kind"] == "counts" and ledger["acceptedCounted"] == "k6's 2xx answers of endpoint placeOrder"
+    assert ledger["requestsAccepted"] == ledger["requestsPersisted"] > 0, ledger
+    assert ledger["lostRequests"] == 0 and ledger.get("surplus", 0) == 0, ledger
+    assert ledger["requestsAccepted"] == results["endpoints"]["placeOrder"]["ok"], results["endpoints"]
+    assert stored_in_database(shop, run["testId"]) == (ledger["requestsPersisted"],) * 2
+    # The kill deleted one of the worker's pods, which is gone, and a new one took its place ...
+    kill, = [f for f in run["faults"] if f["label"] == "killPod orders-worker"]
+    killed = kill["message"].split()[2]
+    assert kill["message"].startswith("deleted pod ") and killed in workers_before, (kill, workers_before)
+    # ... and the second replica the scale fault added is taken away again after the verdict.
+    wait_for(lambda: shop.kubectl_json("get", "deployment", "orders-worker", "-n", SHOP)["spec"]["replicas"] == 1,
+             "orders-worker's replicas to be restored to 1", 60, interval=1)
+    workers_after = {p["metadata"]["name"] for p in pods(shop, SHOP, "app=orders-worker")
+                     if p["status"].get("phase") == "Running"}
+    assert workers_after and killed not in workers_after, (killed, workers_after)
+    # Elves' own system was not touched: not scaled, not restarted, not rolled.
+    assert elves_deployments(shop) == elves_before
+
+
+def test_a_ledger_that_counts_nothing_could_not_be_checked(shop: Cluster) -> None:
+    with timed("the orders-unchecked LoadTest, from apply to its verdict"):
+        lt = run_loadtest(shop, LOADTESTS / "orders-unchecked.yaml", "orders-unchecked", namespace=SHOP)
+    status, results = lt["status"], only_run(lt)
+    ledger = results["ledger"]
+    print(f"foreign system, miscounted: phase {status['phase']}, requests {results['requests']}, ledger {ledger}")
+    assert status["phase"] == "Failed", json.dumps(status.get("verdict"), indent=1)[:4000]
+    # The orders were placed and stored; the ledger's accepted count just took in none of them.
+    assert (ledger["kind"], ledger["requestsAccepted"]) == ("counts", 0), ledger
+    assert results["endpoints"]["placeOrder"]["ok"] > 0 and ledger["requestsPersisted"] > 0, (results, ledger)
+    failed = {c["name"]: c for c in status["verdict"]["checks"] if not c["ok"]}
+    assert set(failed) == {"lost_requests"}, status["verdict"]["checks"]
+    assert failed["lost_requests"]["detail"] == ("the ledger could not be checked: nothing was accepted "
+                                                 "(k6's 2xx answers of endpoint noSuchEndpoint: 0)")
