@@ -251,14 +251,15 @@ def _timeline_step(window: RunWindow) -> float:
     return max(1.0, (window.end - window.load_start) / TIMELINE_POINTS)
 
 
-def replica_timeline(prom: Prometheus, window: RunWindow) -> dict[str, list[ReplicaPoint]]:
+def replica_timeline(prom: Prometheus, window: RunWindow, deployments: tuple[str, ...] = DEPLOYMENTS,
+                     namespace: str | None = None) -> dict[str, list[ReplicaPoint]]:
     """Per deployment, (desired, ready) replicas at the start and whenever they changed."""
     step = _timeline_step(window)
-    namespace = prom.system_namespace
-    desired = {s.labels.get("deployment", ""): dict(s.points) for s in
-               prom.query_range(promql.replicas_desired(namespace=namespace), window.load_start, window.end, step)}
-    ready = {s.labels.get("deployment", ""): dict(s.points) for s in
-             prom.query_range(promql.replicas_ready(namespace=namespace), window.load_start, window.end, step)}
+    namespace = namespace or prom.system_namespace
+    desired = {s.labels.get("deployment", ""): dict(s.points) for s in prom.query_range(
+        promql.replicas_desired(deployments, namespace=namespace), window.load_start, window.end, step)}
+    ready = {s.labels.get("deployment", ""): dict(s.points) for s in prom.query_range(
+        promql.replicas_ready(deployments, namespace=namespace), window.load_start, window.end, step)}
     timelines: dict[str, list[ReplicaPoint]] = {}
     for deployment in sorted(set(desired) | set(ready)):
         times = sorted(set(desired.get(deployment, {})) | set(ready.get(deployment, {})))
@@ -322,18 +323,31 @@ def scaling_results(prom: Prometheus, window: RunWindow, timelines: dict[str, li
     return figures
 
 
-def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = None) -> dict[str, DeploymentResult]:
+def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = None,
+                       workloads: tuple[str, ...] | None = None, namespace: str | None = None) -> dict[str, DeploymentResult]:
+    """Per deployment: restarts, OOM kills, replicas, the longest unready stretch, the JVM's heap,
+    GC and CPU, autoscaling's figures. Elves' own deployments by default; another system's
+    `workloads` (a SystemUnderTest's, by name, in its `namespace`) with their restarts read by
+    their pods' names (kube-state-metrics' Deployment replicas; no JVM figures unless their pods
+    carry Micrometer's `application` tag)."""
     span, at = window.system_range()
-    namespace = prom.system_namespace
-    restarts = prom.by_label(promql.restarts(span, namespace=namespace), "container", at)
-    ooms = prom.by_label(promql.oom_kills(span, namespace=namespace), "container", at)
-    timelines = replica_timeline(prom, window)
-    heap = prom.by_label(promql.jvm_heap_max(span, namespace=namespace), "application", at)
-    gc = prom.by_label(promql.jvm_gc_seconds(span, namespace=namespace), "application", at)
-    cpu = prom.by_label(promql.cpu_cores(span, namespace=namespace), "application", at)
-    scaling = scaling_results(prom, window, timelines, autoscaling)
+    namespace = namespace or prom.system_namespace
+    names = DEPLOYMENTS if workloads is None else workloads
+    if not names:
+        return {}
+    if workloads is not None:
+        restarts = prom.by_label(promql.workload_restarts(span, names, namespace=namespace), "workload", at)
+        ooms = prom.by_label(promql.workload_oom_kills(span, names, namespace=namespace), "workload", at)
+    else:
+        restarts = prom.by_label(promql.restarts(span, namespace=namespace), "container", at)
+        ooms = prom.by_label(promql.oom_kills(span, namespace=namespace), "container", at)
+    timelines = replica_timeline(prom, window, names, namespace)
+    heap = prom.by_label(promql.jvm_heap_max(span, names, namespace=namespace), "application", at)
+    gc = prom.by_label(promql.jvm_gc_seconds(span, names, namespace=namespace), "application", at)
+    cpu = prom.by_label(promql.cpu_cores(span, names, namespace=namespace), "application", at)
+    scaling = scaling_results(prom, window, timelines, autoscaling) if workloads is None else {}
     results = {}
-    for deployment in DEPLOYMENTS:
+    for deployment in names:
         timeline = timelines.get(deployment, [])
         ready = [p.ready for p in timeline if p.ready is not None]
         results[deployment] = DeploymentResult(
@@ -425,15 +439,18 @@ def ledger_complete(ledger: Ledger) -> tuple[bool, str]:
 
 def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | Ledger | None,
             logged_endpoints: tuple[str, ...] = GATEWAY_ENDPOINTS, autoscaling: Any = None,
-            queues: Queues | None = None, queue_namespace: str | None = None) -> RunResults:
+            queues: Queues | None = None, queue_namespace: str | None = None,
+            workloads: tuple[str, ...] | None = None) -> RunResults:
     """The results of one run (raises AnalysisError or PrometheusError when it cannot);
     `ledger`: the registry's raw ledger, or a target's counts ledger as it was read
     (elves.engine.target_ledger); `autoscaling`: the run's spec.system.autoscaling, whose
     deployments get scaling figures; `queues` and `queue_namespace`: a named target's queues
-    (None: Elves' own, in the system's namespace)."""
+    (None: Elves' own, in the system's namespace); `workloads`: a named target's workloads, in
+    `queue_namespace` too (None: Elves' deployments)."""
     endpoints, total, dropped = k6_results(prom, window)
     queue_figures = queue_results(prom, window, queues, queue_namespace)
-    deployments = deployment_results(prom, window, autoscaling)
+    deployments = deployment_results(prom, window, autoscaling, workloads,
+                                     queue_namespace if workloads is not None else None)
     ledger_model = ledger if isinstance(ledger, Ledger) or ledger is None else ledger_result(
         {e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)
     span, at = window.measured().k6_range()

@@ -350,33 +350,58 @@ def restarts_total(deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) 
     return f"sum by (container) ({system_selector(RESTARTS, namespace, container='~' + regex_of(deployments))})"
 
 
-def _restarts_within(window: str, deployments: Iterable[str], namespace: str) -> str:
-    """Per pod, how far its restart counter rose within the window; a pod first seen inside
+def _rise_within(window: str, sel: str) -> str:
+    """Per pod, how far its restart counter `sel` rose within the window; a pod first seen inside
     the window counts from 0 (it is new, and kube-state-metrics may first see it late)."""
-    sel = system_selector(RESTARTS, namespace, container="~" + regex_of(deployments))
     return f"(max_over_time({sel}[{window}]) - (({sel} offset {window}) or (max_over_time({sel}[{window}]) * 0)))"
 
 
-def restarts(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
-    """Restarts within a window, by `container`: per pod the counter's rise, then summed."""
-    return f"sum by (container) ({_restarts_within(window, deployments, namespace)})"
-
-
-def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
-    """Restarts within a window of pods that ran out of memory, by `container`: the last
-    termination was OOMKilled (the kernel) or exit code 3 (the JVM's ExitOnOutOfMemoryError,
-    which Kubernetes calls Error).
+def _out_of_memory_rise(window: str, namespace: str, **match: str) -> str:
+    """Per pod and container, the restarts within a window of containers that ran out of memory:
+    the last termination was OOMKilled (the kernel) or exit code 3 (the JVM's
+    ExitOnOutOfMemoryError, which Kubernetes calls Error).
 
     kube-state-metrics keeps only the last termination per pod, so a pod that ran out of
     memory and later crashed otherwise counts all its restarts in the window as OOM kills."""
-    containers = "~" + regex_of(deployments)
-    killed = system_selector(LAST_TERMINATED, namespace, container=containers, reason="OOMKilled")
-    exit_code = system_selector(LAST_EXIT_CODE, namespace, container=containers)
+    killed = system_selector(LAST_TERMINATED, namespace, **match, reason="OOMKilled")
+    exit_code = system_selector(LAST_EXIT_CODE, namespace, **match)
     out_of_memory = (f"(max by (namespace, pod, container) (max_over_time({killed}[{window}]))"
                      f" or max by (namespace, pod, container) (max_over_time(({exit_code} == bool {JVM_OOM_EXIT_CODE})"
                      f"[{window}:{SUBQUERY_STEP}])))")
-    return (f"sum by (container) ({_restarts_within(window, deployments, namespace)}"
-            f" * on (namespace, pod, container) group_left() {out_of_memory})")
+    rise = _rise_within(window, system_selector(RESTARTS, namespace, **match))
+    return f"{rise} * on (namespace, pod, container) group_left() {out_of_memory}"
+
+
+def restarts(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
+    """Restarts within a window, by `container` (= deployment): per pod the counter's rise, then summed."""
+    sel = system_selector(RESTARTS, namespace, container="~" + regex_of(deployments))
+    return f"sum by (container) ({_rise_within(window, sel)})"
+
+
+def oom_kills(window: str, deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:
+    """Restarts within a window of pods that ran out of memory, by `container` (= deployment)."""
+    return f"sum by (container) ({_out_of_memory_rise(window, namespace, container='~' + regex_of(deployments))})"
+
+
+def _pods_of(workloads: Iterable[str]) -> str:
+    """Another system's workloads' pods, by name (their containers may be named anything): a
+    Deployment's are <name>-<ReplicaSet hash>-<suffix>, a StatefulSet's <name>-<ordinal>."""
+    return f"({regex_of(workloads)})-(?:[a-z0-9]+-[a-z0-9]+|[0-9]+)"
+
+
+def _by_workload(expr: str, workloads: Iterable[str]) -> str:
+    return f'sum by (workload) (label_replace({expr}, "workload", "$1", "pod", {quote(_pods_of(workloads))}))'
+
+
+def workload_restarts(window: str, workloads: Iterable[str], *, namespace: str) -> str:
+    """Restarts within a window of another system's workloads, by `workload` (from the pods' names)."""
+    return _by_workload(_rise_within(window, system_selector(RESTARTS, namespace, pod="~" + _pods_of(workloads))),
+                        workloads)
+
+
+def workload_oom_kills(window: str, workloads: Iterable[str], *, namespace: str) -> str:
+    """Restarts within a window of another system's workloads' containers that ran out of memory, by `workload`."""
+    return _by_workload(_out_of_memory_rise(window, namespace, pod="~" + _pods_of(workloads)), workloads)
 
 
 # --- the services' JVMs --------------------------------------------------------------

@@ -82,7 +82,8 @@ def analyze(tick: Tick) -> float:
     began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
     try:
         results = analysis.analyze(prom, window, ledger, logged_endpoints(tick), plan.point.system.autoscaling,
-                                   queues=tick.ctx.analysed_queues, queue_namespace=tick.ctx.queue_namespace(tick.platform))
+                                   queues=tick.ctx.analysed_queues, queue_namespace=tick.ctx.queue_namespace(tick.platform),
+                                   workloads=tick.ctx.analysed_workloads)
         results.vus_ceiling = vu_ceiling(plan.scenarios)
         results.generator_cpu = _generator_cpu(tick, window)
         if plan.warmup_seconds > 0 or window.warmup() is not None:

@@ -111,6 +111,14 @@ class Context:
         return self.queues if self.target_namespace else None
 
     @property
+    def analysed_workloads(self) -> tuple[str, ...] | None:
+        """The workloads whose restarts and replicas the results show: a named target's, by name
+        (one chosen by a label selector is not shown); None: Elves' own deployments."""
+        if not self.target_namespace or self.target is None:
+            return None
+        return tuple(w.name for w in self.target.workloads if w.name is not None)
+
+    @property
     def ledger_counts(self) -> LedgerCounts | None:
         """The target's counts ledger; None when the ledger is the registry's (Elves' own)."""
         ledger = self.target.ledger if self.target else None

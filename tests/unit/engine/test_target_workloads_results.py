@@ -1,0 +1,83 @@
+"""The results of a test against another system show that system's workloads (a SystemUnderTest's,
+by name, in its namespace), not Elves' deployments: their replicas over the run and their restarts,
+read by their pods' names since their containers may be named anything (tier 4's orders system
+names both containers `orders`). Until 2026-11-27 they showed Elves' gateway, registry and ingestor,
+so pod_restarts and unready_seconds judged a system the test did not target. A real Prometheus,
+backfilled as kube-state-metrics would have it."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from elves.engine import promql
+from elves.engine.analysis import RunWindow, deployment_results
+from elves.engine.prometheus import Prometheus
+from engine_testkit import PrometheusServer, backfill
+
+WORKLOADS = ("orders-api", "orders-worker", "orders-db")
+LOAD_END, END = 60.0, 90.0
+KILLED_AT = 30.0  # the worker's pod is killed: its container restarts once
+
+
+def kube_state_metrics(load_start: float) -> list[tuple[str, float, float]]:
+    samples = []
+    for offset in range(-30, int(END) + 1, 5):
+        t, at = float(max(offset, 0)), load_start + offset
+        worker_ready = 0 if KILLED_AT <= t < KILLED_AT + 10 else 1
+        samples += [
+            ('kube_deployment_spec_replicas{namespace="shop",deployment="orders-api"}', 2, at),
+            ('kube_deployment_status_replicas_ready{namespace="shop",deployment="orders-api"}', 2, at),
+            ('kube_deployment_spec_replicas{namespace="shop",deployment="orders-worker"}', 1, at),
+            ('kube_deployment_status_replicas_ready{namespace="shop",deployment="orders-worker"}', worker_ready, at),
+            ('kube_pod_container_status_restarts_total{namespace="shop",pod="orders-worker-5d8f9c7b6d-x2k9p",'
+             'container="orders"}', 1 if t >= KILLED_AT else 0, at),
+            ('kube_pod_container_status_restarts_total{namespace="shop",pod="orders-api-7c9d8b5f4-qq7rt",'
+             'container="orders"}', 0, at),
+            # A StatefulSet's pod (<name>-<ordinal>), restarted twice before the run: not within it.
+            ('kube_pod_container_status_restarts_total{namespace="shop",pod="orders-db-0",container="postgres"}', 2, at),
+            # Elves' own ingestor crashing in its namespace during the run must not be read.
+            ('kube_pod_container_status_restarts_total{namespace="elves",pod="ingestor-6b7c8d9f5-abcde",'
+             'container="ingestor"}', 5 if t >= 20 else 0, at),
+            ('kube_deployment_status_replicas_ready{namespace="elves",deployment="ingestor"}', 1, at),
+        ]
+    return samples
+
+
+@pytest.fixture(scope="module")
+def target_results(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("target-workloads")
+    load_start = float((int(time.time()) - 3 * 3600) // 60 * 60)
+    server = PrometheusServer(workdir, data_dir=backfill(workdir, kube_state_metrics(load_start)))
+    window = RunWindow("shop/orders-kill/0", load_start, load_start + LOAD_END, load_start + END)
+    yield deployment_results(Prometheus(server.url, system_namespace="elves"), window, None, WORKLOADS, "shop")
+    server.stop()
+
+
+def test_the_targets_workloads_are_the_results_deployments_not_elves(target_results):
+    assert set(target_results) == set(WORKLOADS)
+
+
+def test_a_killed_pod_of_the_target_counts_as_its_workloads_restart_and_unready_stretch(target_results):
+    worker, api = target_results["orders-worker"], target_results["orders-api"]
+    assert (worker.restarts, api.restarts) == (1, 0)
+    assert (worker.replicas_min, worker.replicas_max) == (0, 1)
+    assert worker.unready_seconds == pytest.approx(10, abs=5)
+    assert (api.replicas_min, api.replicas_max, api.unready_seconds) == (2, 2, 0)
+
+
+def test_a_statefulsets_restarts_before_the_run_are_not_in_it(target_results):
+    db = target_results["orders-db"]
+    assert db.restarts == 0 and db.replicas_max is None  # no Deployment of that name: not measured
+
+
+def test_pods_are_matched_to_their_workload_by_name_exactly():
+    query = promql.workload_restarts("5m", ("orders", "orders-api"), namespace="shop")
+    # orders' pods are orders-<hash>-<suffix> or orders-<ordinal>; orders-api-<hash>-<suffix> is not one of them.
+    assert '"(orders|orders\\\\-api)-(?:[a-z0-9]+-[a-z0-9]+|[0-9]+)"' in query, query
+
+
+def test_no_named_workload_gives_no_deployment_figures_rather_than_elves():
+    assert deployment_results(Prometheus("http://127.0.0.1:9", system_namespace="elves"),
+                              RunWindow("t/0", 0.0, 60.0, 90.0), None, (), "shop") == {}
