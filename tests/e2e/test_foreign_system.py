@@ -112,6 +112,9 @@ def test_a_loadtest_judges_the_orders_system_through_a_worker_kill(shop: Cluster
     # The drain waited on the target's queue, read from its own RabbitMQ's series in `shop`.
     assert queue is not None and queue["final"] == 0, results["queues"]
     assert results["drainCompleted"] is True and run.get("drainedAt"), results
+    # The results' deployments are the target's workloads, not Elves' (whose restarts and
+    # replicas would otherwise judge a system the test did not target).
+    assert set(results["deployments"]) == {"orders-api", "orders-worker"}, results["deployments"]
     # The exact ledger: k6's 202s of placeOrder against the orders the database holds for this
     # test, equal, the same count PostgreSQL gives, each order once.
     assert ledger["kind"] == "counts" and ledger["acceptedCounted"] == "k6's 2xx answers of endpoint placeOrder"
