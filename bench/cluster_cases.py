@@ -32,14 +32,15 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests" / "e2e"), str(REPO / "tests" / "support")]
 
-from kube import Cluster, cluster_sh  # noqa: E402 - tier 4's helpers, after the path above
+from kube import Cluster, cluster_sh, running_cluster  # noqa: E402 - tier 4's helpers, after the path above
 from release import NAMESPACE, install_with_autoscaling  # noqa: E402
 
 from elves.study.cases import load_study  # noqa: E402
 from elves.study.figures import SUMMARY  # noqa: E402
 from elves.study.page import write_page  # noqa: E402
 from elves.study.quiet import QUIET_WAIT_SECONDS, SAMPLE_SECONDS, Sampler, Watch, machine_record, wait_until_quiet  # noqa: E402
-from elves.study.suite import RUN_FILE, STUDY_FILE, case_file, commit, dirty, repo_relative, scale_document  # noqa: E402
+from elves.study.suite import (RUN_FILE, STUDY_FILE, case_file, dirty, repo_relative, run_record,  # noqa: E402
+                               scale_document)
 
 STUDY = REPO / "loadtests" / "study" / STUDY_FILE
 # A sweep of two runs of a few minutes each, their drains and resets: the wait's bound.
@@ -75,9 +76,7 @@ def the_cluster() -> tuple[Cluster, bool]:
     started = status.returncode != 0 or "stopped" in status.stdout
     if started:
         cluster_sh("up", timeout=1800)
-    env = dict(line.removeprefix("export ").split("=", 1)
-               for line in cluster_sh("env", timeout=30).splitlines() if line.startswith("export "))
-    return Cluster(kubeconfig=env["KUBECONFIG"], env=env), started
+    return running_cluster(), started
 
 
 def fetch_summary(cluster: Cluster, loadtest: str, into: Path) -> dict:
@@ -122,25 +121,14 @@ def run_case(cluster: Cluster, case, results: Path, reports: Path, page_files: t
     target = results / case.id
     target.mkdir(parents=True, exist_ok=True)
     (target / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    record = {
-        "case": case.id, "file": case.file, "ran": repo_relative(ran), "suiteDuration": case.suite.duration,
-        "platform": "cluster (tools/e2e/cluster.sh: single node, containerd, the chart with KEDA and metrics-server)",
-        "commit": commit(), "dirty": dirty(results, reports, *page_files), "phase": phase,
-        "exitCode": {"Succeeded": 0, "Failed": 1, "Limited": 3}.get(phase, 2),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "wallSeconds": round(time.time() - started, 1),
-        "cpu": _cpu(), "cores": cores, "loadAverageBefore": list(load_before), "loadAverageAfter": list(os.getloadavg()),
-        "machine": machine_record(quiet, watch.summary()), "report": repo_relative(fetched),
-    }
+    phase_code = {"Succeeded": 0, "Failed": 1, "Limited": 3}.get(phase, 2)
+    record = {**run_record(case, ran, phase_code, started, load_before, machine_record(quiet, watch.summary()),
+                           dirty(results, reports, *page_files)),
+              "platform": "cluster (tools/e2e/cluster.sh: single node, containerd, the chart with KEDA and metrics-server)",
+              "phase": phase, "report": repo_relative(fetched)}
     (target / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     cluster.kubectl("delete", "loadtest", name, "-n", NAMESPACE, "--wait", timeout=300)
-    return record["exitCode"]
-
-
-def _cpu() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return ""
+    return phase_code
 
 
 def main() -> int:

@@ -25,7 +25,7 @@ import yaml
 from polling import wait_for
 from prerequisites import require
 
-from kube import REPO, Cluster, cluster_sh, missing_prerequisites, run
+from kube import REPO, Cluster, cluster_sh, missing_prerequisites, run, running_cluster
 from release import IMAGES, INSTALL_TIMEOUT_S, NAMESPACE, PROMETHEUS_URL, RELEASE, e2e_values, helm, promql
 
 UP_TIMEOUT_S = 1800  # a cold machine builds CoreDNS and the pause image before `up` returns
@@ -53,12 +53,7 @@ def cluster() -> Cluster:
     require(not missing, "the single-node cluster needs: " + "; ".join(missing))
     cluster_sh("up", timeout=UP_TIMEOUT_S)
     try:
-        env = dict(
-            line.removeprefix("export ").split("=", 1)
-            for line in cluster_sh("env", timeout=30).splitlines()
-            if line.startswith("export ")
-        )
-        yield Cluster(kubeconfig=env["KUBECONFIG"], env=env)
+        yield running_cluster()
     finally:
         if os.environ.get("ELVES_E2E_KEEP") != "1":
             cluster_sh("down", timeout=DOWN_TIMEOUT_S)

@@ -87,3 +87,10 @@ class Cluster:
             return wait_for(phase, f"pod {namespace}/{pod} to be {' or '.join(sorted(phases))}", timeout, interval=0.5)
         except AssertionError as error:
             raise AssertionError(f"{error}\n{self.kubectl('describe', 'pod', pod, '-n', namespace)}") from None
+
+
+def running_cluster() -> Cluster:
+    """The cluster `cluster.sh up` brought up, from the variables `cluster.sh env` prints."""
+    env = dict(line.removeprefix("export ").split("=", 1)
+               for line in cluster_sh("env", timeout=30).splitlines() if line.startswith("export "))
+    return Cluster(kubeconfig=env["KUBECONFIG"], env=env)

@@ -200,14 +200,8 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
 
     with Watch(sampler) as watch:
         code = run_file(str(path), LocalPlatform, reports_dir=reports_dir, out=out)
-    record = {
-        "case": case.id, "file": case.file, "ran": repo_relative(path), "suiteDuration": case.suite.duration,
-        "commit": commit(), "dirty": dirty(results, reports, *page_files),
-        "exitCode": code, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-        "wallSeconds": round(time.time() - started, 1),
-        "cpu": _first("/proc/cpuinfo", "model name"), "cores": cores, "loadAverageBefore": list(load_before), "loadAverageAfter": list(os.getloadavg()),
-        "machine": machine_record(quiet, watch.summary()),
-    }
+    record = run_record(case, path, code, started, load_before, machine_record(quiet, watch.summary()),
+                        dirty(results, reports, *page_files))
     made = sorted((p for p in set(reports_dir.iterdir()) - before if p.is_dir()), key=lambda p: p.stat().st_mtime)
     target = results / case.id
     if code == 2 and (target / SUMMARY).exists():
@@ -233,6 +227,21 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
         record["report"] = None  # a harness error before any report: run.json says so
     (target / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return code
+
+
+def run_record(case: Case, ran: Path, code: int, started: float, load_before: tuple[float, ...],
+               machine: dict[str, Any], uncommitted: bool | None) -> dict[str, Any]:
+    """A case's run.json: what ran, the code's commit, the exit code, when, and how busy the
+    machine was (`machine`: quiet.machine_record's), as the results page reads it."""
+    return {
+        "case": case.id, "file": case.file, "ran": repo_relative(ran), "suiteDuration": case.suite.duration,
+        "commit": commit(), "dirty": uncommitted,
+        "exitCode": code, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "wallSeconds": round(time.time() - started, 1),
+        "cpu": _first("/proc/cpuinfo", "model name"), "cores": os.cpu_count() or 1,
+        "loadAverageBefore": list(load_before), "loadAverageAfter": list(os.getloadavg()),
+        "machine": machine,
+    }
 
 
 def _stop_on_signals() -> list[str]:
