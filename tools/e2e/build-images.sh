@@ -3,24 +3,31 @@
 #   Debian root filesystem (mmdebstrap, cached) -> OCI image (umoci) -> docker-archive
 #   (skopeo) -> optionally `ctr images import` into a running containerd.
 #
-#   tools/e2e/build-images.sh [--import CONTAINERD_SOCKET] [--list] [--relock] [--bases] [image...]
+#   tools/e2e/build-images.sh [--import CONTAINERD_SOCKET] [--list] [--versions] [--relock] [--bases] [image...]
 #
 # With no image names, every image of the cluster tier is built (not the autoscaling tier's
 # keda, keda-metrics-apiserver and metrics-server: only when named, as `make test-autoscaling`
-# does, since KEDA is the largest Go build of all). --list prints "name tag" for each image.
+# does, since KEDA is the largest Go build of all). --list prints "name tag" for each image;
+# --versions prints the Debian packages each built image's base was made of.
 # --bases builds only the named images' Debian bases (what takes the time), not the images:
 # tools/e2e/prebuild.sh prepares Elves' own images this way before their jars exist.
 # Recipes are in images/<recipe>/image.conf, Debian bases in images/bases/<base>.conf;
 # tests/e2e/README.md lists the images and their tags.
 #
 # The bases come from the Debian mirror, which keeps only each package's latest version
-# (no snapshot archive is reachable here to pin a date). So each base's packages and
-# versions are locked in images/bases/<base>.lock, written by the first build of the base
-# (commit it), and a later build whose root filesystem differs fails naming what changed;
-# --relock accepts the new versions and rewrites the lock.
+# (no snapshot archive is reachable here to pin a date). Each base's packages and versions
+# are locked in images/bases/<base>.lock, written by the first build of the base (commit it).
+# A later build records the versions it used beside the root filesystem and the image
+# (--versions shows them) and tells them from the lock with tools/e2e/base_lock.py: a Debian
+# update within the release (a security fix, a library's point release) is reported, not
+# fatal, so a fresh machine builds whatever Debian published since; a new upstream version
+# of a base's PRINCIPAL package (RabbitMQ, PostgreSQL, the JRE, Python, curl) fails, naming
+# it; --relock accepts the versions the base has now and rewrites the lock.
 #
 # Caches under ${ELVES_CACHE:-$HOME/.cache/elves}/images:
-#   rootfs/<base>-<key>.tar     a base root filesystem (key: its package list)
+#   rootfs/<base>-<key>.tar     a base root filesystem (key: its recipe)
+#   rootfs/<base>-<key>.packages  the "package version" lines it was built with
+#   archives/<image>-<key>.packages  the same for a finished image (its base's)
 #   oci/                        the OCI layout umoci works in (layers shared by digest)
 #   archives/<image>-<key>.tar  a finished image (key: recipe, base and input files)
 # so a second run builds nothing, and an import is skipped when containerd already has
@@ -134,20 +141,24 @@ installed_packages() {
     LC_ALL=C sort
 }
 
-# Checks a base's root filesystem against images/bases/<base>.lock: writes the lock when
-# there is none (or with --relock), fails naming every package that differs otherwise.
+# Records the packages of a base's root filesystem beside it and checks them against
+# images/bases/<base>.lock (tools/e2e/base_lock.py): writes the lock when there is none (or
+# with --relock); reports Debian's updates within the release; fails on a new upstream
+# version of a principal package, naming the command that accepts it.
 check_lock() {
-  local base=$1 tarball=$2 lock=$REPO/images/bases/$1.lock now
-  now=$(installed_packages "$tarball")
+  local base=$1 tarball=$2 lock=$REPO/images/bases/$1.lock packages=${2%.tar}.packages
+  [[ -s $packages && $packages -nt $tarball ]] || installed_packages "$tarball" >"$packages"
   if [[ ! -f $lock || $RELOCK == 1 ]]; then
-    { echo "# Packages of the $base base (tools/e2e/build-images.sh writes this; --relock rewrites it)."; echo "$now"; } >"$lock"
-    log "base $base: wrote $lock ($(wc -l <<<"$now") packages): commit it"
+    { echo "# Packages of the $base base (tools/e2e/build-images.sh writes this; --relock rewrites it)."; cat "$packages"; } >"$lock"
+    log "base $base: wrote $lock ($(wc -l <"$packages") packages): commit it"
     return
   fi
-  local changes
-  changes=$(diff <(grep -v '^#' "$lock") <(echo "$now") | sed -n 's/^</  locked:/p; s/^>/  now:   /p') || true
-  [[ -z $changes ]] ||
-    die "base $base differs from $lock (the Debian mirror moved on):"$'\n'"$changes"$'\n'"rebuild with --relock to accept these versions, and commit the lock"
+  local principal=()
+  # shellcheck disable=SC1090
+  mapfile -t principal < <(PRINCIPAL=(); source "$REPO/images/bases/$base.conf"; printf '%s\n' "${PRINCIPAL[@]}")
+  python3 "$here/base_lock.py" --base "$base" --lock "$lock" --now "$packages" \
+    --principal "${principal[@]}" --relock-command "tools/e2e/build-images.sh --relock --bases ${IMAGE_NAME:-IMAGE}" ||
+    die "base $base: see above"
 }
 
 # Fails unless each "package version-prefix" pair is installed in the tarball: the tags
@@ -248,14 +259,32 @@ build_image() {
   umoci config --image "$LAYOUT:$work" --author=elves --history.created_by="tools/e2e/build-images.sh $IMAGE_NAME" "${config[@]}"
 
   mkdir -p "$CACHE/archives"
-  rm -f "$CACHE/archives/$IMAGE_NAME"-*.tar
+  # The key is 16 hex digits: a plain * would also match k6-starter for k6.
+  rm -f "$CACHE/archives/$IMAGE_NAME"-????????????????.{tar,packages}
   local alias additional=()
   for alias in "${ALIASES[@]}"; do additional+=(--additional-tag "$alias"); done
   skopeo copy --quiet "${additional[@]}" "oci:$LAYOUT:$work" "docker-archive:$archive.tmp:$TAG" >&2
+  # The Debian versions the image was made of, kept with it (--versions prints them).
+  [[ $BASE == scratch ]] || cp "$CACHE/rootfs/${base_tag#base-}.packages" "${archive%.tar}.packages"
   mv "$archive.tmp" "$archive"
   umoci rm --image "$LAYOUT:$work"
   log "$IMAGE_NAME: built $TAG in $((SECONDS - started)) s ($(du -h "$archive" | cut -f1))"
   echo "$archive"
+}
+
+# Prints the Debian packages a built image's base was made of (recorded by build_image).
+print_versions() {
+  load_recipe "$1"
+  local packages
+  packages=$CACHE/archives/$IMAGE_NAME-$(image_key).packages
+  if [[ $BASE == scratch ]]; then
+    echo "# $IMAGE_NAME ($TAG): no Debian base"
+  elif [[ -s $packages ]]; then
+    echo "# $IMAGE_NAME ($TAG): base $BASE"
+    cat "$packages"
+  else
+    echo "# $IMAGE_NAME ($TAG): not built with its current recipe"
+  fi
 }
 
 # Imports a built image into containerd's k8s.io namespace unless it is already there
@@ -289,14 +318,15 @@ normalized_ref() {
 }
 
 main() {
-  local socket='' list=0 bases_only=0 names=()
+  local socket='' list=0 versions=0 bases_only=0 names=()
   while (($#)); do
     case $1 in
       --import) socket=${2:?--import needs containerd socket path}; shift 2 ;;
       --list) list=1; shift ;;
+      --versions) versions=1; shift ;;
       --bases) bases_only=1; shift ;;
       --relock) RELOCK=1; shift ;;
-      -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; return 0 ;;
+      -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}"; return 0 ;;
       -*) die "unknown option $1" ;;
       *) names+=("$1"); shift ;;
     esac
@@ -306,6 +336,12 @@ main() {
   if ((list)); then
     local n
     for n in "${names[@]}"; do (load_recipe "$n"; echo "$n $TAG"); done
+    return 0
+  fi
+
+  if ((versions)); then
+    local n
+    for n in "${names[@]}"; do (print_versions "$n"); done
     return 0
   fi
 
