@@ -33,7 +33,7 @@ LOADTEST_COLUMNS = [
     {"name": "Rate", "type": "string", "jsonPath": ".status.summary.rate"},
     {"name": "P99", "type": "string", "jsonPath": ".status.summary.p99"},
     {"name": "Deepest Queue", "type": "string", "jsonPath": ".status.summary.deepestQueue"},
-    {"name": "Lost", "type": "integer", "jsonPath": ".status.summary.lost"},
+    {"name": "Lost", "type": "string", "jsonPath": ".status.summary.lost"},
     {"name": "Restarts", "type": "integer", "jsonPath": ".status.summary.restarts"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]

@@ -170,6 +170,17 @@ class Ledger(StatusModel):
     duplicates: int = Field(0, description="Redelivered messages the consumers discarded (the registry's; a counts"
                                            " ledger cannot see them: the duplicates objective reads its surplus).")
 
+    def nothing_accepted(self) -> str:
+        """What the ledger counted when it shows nothing accepted (empty when something was): a
+        ledger with nothing in it cannot tell lost from kept, so its objectives must not pass
+        and its lost count is no figure."""
+        if self.kind == "counts":
+            return "" if self.requests_accepted else f"{self.accepted_counted or 'the accepted count'}: 0"
+        if self.requests_accepted or self.logs_expected:
+            return ""
+        return (f"0 getData answered 202 and 0 activity logs promised, of {self.accepted} 2xx answers"
+                " k6 saw, against the registry's ledger")
+
 
 class WarmupSettling(StatusModel):
     """What a measured warm-up (spec.load.warmup: auto) found (elves.engine.warmup)."""
@@ -329,7 +340,8 @@ class Summary(StatusModel):
     rate: str = ""
     p99: str = ""
     deepest_queue: str = ""
-    lost: int | None = None
+    lost: str = Field("", description="Requests and logs lost, or 'unchecked' when the ledger could not be"
+                                      " checked (unavailable, or nothing accepted to check): never 0 then.")
     restarts: int | None = None
 
 

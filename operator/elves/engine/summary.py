@@ -6,6 +6,9 @@ from elves.constants import DEAD_LETTER_SUFFIX
 from elves.engine.status import LoadTestStatus, RunResults, Summary
 from elves.engine.units import format_rate, format_seconds
 
+# The Lost column of a run whose ledger could not be checked: no figure, and never 0.
+UNCHECKED = "unchecked"
+
 
 def work_queues(queues: dict) -> dict:
     """A run's queue results without the dead-letter queues: those keep what earlier tests
@@ -36,8 +39,11 @@ def summarize(status: LoadTestStatus) -> Summary:
         queue = deepest(results.queues)
         if queue is not None:
             summary.deepest_queue = f"{queue[0].removeprefix('elves.')}={queue[1]:g}"
-        if results.ledger is not None:
-            summary.lost = results.ledger.lost_requests + results.ledger.lost_logs
+        ledger = results.ledger
+        if ledger is None or ledger.nothing_accepted():
+            summary.lost = UNCHECKED
+        else:
+            summary.lost = str(ledger.lost_requests + ledger.lost_logs)
         summary.restarts = sum(d.restarts for d in results.deployments.values())
     return summary
 

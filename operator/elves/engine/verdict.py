@@ -18,7 +18,7 @@ from elves.engine.models.objectives import Objective, LATENCY_METRICS, MEAN_LATE
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError, PrometheusUnavailable
 from elves.engine.summary import deepest, failures_text, work_queues
-from elves.engine.status import Breakpoint, Check, Ledger, Phase, RunResults, RunStatus, SweepRow, Verdict
+from elves.engine.status import Breakpoint, Check, Phase, RunResults, RunStatus, SweepRow, Verdict
 from elves.engine.units import Duration
 
 OPS: dict[str, Callable[[float, float], bool]] = {
@@ -52,7 +52,7 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
     if metric in ("lost_requests", "lost_logs", "duplicates"):
         if ledger is None:
             return None, "the registry's ledger was unavailable"
-        counted = nothing_accepted(ledger)
+        counted = ledger.nothing_accepted()
         if counted:
             return None, f"the ledger could not be checked: nothing was accepted ({counted})"
         if ledger.kind == "counts":
@@ -102,17 +102,6 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
     if metric in SCALING_METRICS:
         return observe_scaling(metric, objective.deployment, results)
     raise ValueError(f"unknown metric {metric!r}")  # the model's Literal makes this unreachable
-
-
-def nothing_accepted(ledger: Ledger) -> str:
-    """What the ledger counted when it shows nothing accepted (empty when something was): a
-    ledger with nothing in it cannot tell lost from kept, so its objectives must not pass."""
-    if ledger.kind == "counts":
-        return "" if ledger.requests_accepted else f"{ledger.accepted_counted or 'the accepted count'}: 0"
-    if ledger.requests_accepted or ledger.logs_expected:
-        return ""
-    return (f"0 getData answered 202 and 0 activity logs promised, of {ledger.accepted} 2xx answers"
-            " k6 saw, against the registry's ledger")
 
 
 def observe_scaling(metric: str, deployment: str | None, results: RunResults) -> tuple[float | None, str]:
@@ -280,7 +269,7 @@ def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
             row.p95, row.p99, row.error_rate = results.total.p95, results.total.p99, results.total.error_rate
             deepest_queue = deepest(results.queues)
             row.queue_depth_max = deepest_queue[1] if deepest_queue else None
-            row.lost = results.ledger.lost_requests if results.ledger else None
+            row.lost = results.ledger.lost_requests if results.ledger and not results.ledger.nothing_accepted() else None
             row.replica_seconds, row.scale_up_lag_seconds = sweep_scaling(results)
         base_throughput = base.results.throughput if base and base.results else None
         if row.throughput is not None and base_throughput:
