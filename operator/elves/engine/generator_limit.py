@@ -45,10 +45,13 @@ def generator_limits(results: RunResults, drops_judged: bool = False) -> list[st
     system runs out (tier 4's kill matrix dropped 3 of 240 that way). The VU ceiling and k6's CPU
     still count: no objective makes k6's own limits the system's."""
     reasons = []
-    if results.dropped_iterations > DROPPED_ITERATIONS_ALLOWED and not drops_judged:
+    # Drops while the system had broken or held the VUs are its own (elves.engine.drop_blame):
+    # judged by the verdict (drops_blamed_on_system), never the generator's limit.
+    systems = results.first_drop is not None and results.first_drop.system_held
+    if results.dropped_iterations > DROPPED_ITERATIONS_ALLOWED and not drops_judged and not systems:
         reasons.append(f"k6 dropped {results.dropped_iterations:,} iterations: no VU was free to start them on time"
                        " (raise spec.load.vus, or spread the load with spec.load.parallelism)")
-    if at_vu_ceiling(results):
+    if at_vu_ceiling(results) and not systems:
         reasons.append(f"k6 brought up all {results.vus_ceiling:,} VUs the plan allows, adding each only when none"
                        " was free (raise spec.load.vus.max)")
     cpu = results.generator_cpu
@@ -57,6 +60,22 @@ def generator_limits(results: RunResults, drops_judged: bool = False) -> list[st
                        " load (give it more: spec.load.parallelism, spec.runner.resources; locally"
                        " ELVES_LOCAL_LOAD_CPUS)")
     return reasons
+
+
+def drops_blamed_on_system(results: RunResults) -> str:
+    """Why the run's dropped iterations were the system's (empty when they were not, or none
+    dropped): the verdict's failed check, in place of a Limited the generator did not cause."""
+    drop = results.first_drop
+    if drop is None or not drop.system_held or results.dropped_iterations <= DROPPED_ITERATIONS_ALLOWED:
+        return ""
+    if drop.broken_before:
+        why = f"after {drop.broken_before} had broken"
+    else:
+        vus = f"its {drop.vus:,.0f} VUs" if drop.vus else "its VUs"
+        why = (f"while {vus} waited on the system's answers ({drop.latency:.1f} s on average, slower than the"
+               f" stall the pool is sized for)")
+    return (f"k6 dropped {results.dropped_iterations:,} iterations from {drop.at_seconds:g} s into the load, {why}:"
+            " the system stopped answering in time, the generator did not fall short")
 
 
 def judged_limits(results: RunResults, verdict: Verdict | None) -> list[str]:

@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, WithJsonSchema
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from elves.engine.modelbase import StatusModel
 
@@ -197,6 +197,18 @@ class WarmupSettling(StatusModel):
     reason: str = Field("", description="Why it did not settle, in words.")
 
 
+class FirstDrop(StatusModel):
+    """When k6 first dropped an iteration, and whose the drops were (elves.engine.drop_blame)."""
+
+    at_seconds: float = Field(description="Seconds into the load.")
+    vus: float | None = Field(None, description="VUs k6 had up then, all runners together.")
+    latency: float | None = Field(None, description="The answers' mean latency then (seconds).")
+    broken_before: str = Field("", description="An objective already broken then: the system broke first.")
+    system_held: bool = Field(False, description="The drops were the system's: an objective had broken first, or"
+                                                 " its answers were slower than the stall the VU pool is sized for."
+                                                 " The run then fails, not Limited.")
+
+
 class RunResults(StatusModel):
     window: Window
     load_seconds: float
@@ -212,6 +224,7 @@ class RunResults(StatusModel):
         " says nothing: a closed model (its VUs are its load) or a pool that cannot grow (maxVUs = preAllocatedVUs)."))
     generator_cpu: GeneratorCpu | None = Field(
         None, description="The busiest k6 runner's CPU over the load; none when the platform cannot tell.")
+    first_drop: FirstDrop | None = Field(None, description="When k6 first dropped an iteration and whose the drops were.")
     endpoints: dict[str, EndpointResult] = Field(default_factory=dict)
     total: EndpointResult = Field(default_factory=EndpointResult)
     queues: dict[str, QueueResult] = Field(default_factory=dict)
@@ -244,6 +257,8 @@ class Breakpoint(StatusModel):
     check: str
     warm: bool = Field(True, description="False when the measured warm-up (warmup: auto) ended before the"
                        " services' JIT and the p99 settled: the breakpoint may be the cold JVMs', not the system's.")
+    never_held: bool = Field(False, description="The objective was broken from the load's first sample on: the"
+                                                " system never met it, and `rate` is the rate the load started at.")
 
 
 class Verdict(StatusModel):
@@ -340,8 +355,10 @@ class Summary(StatusModel):
     rate: str = ""
     p99: str = ""
     deepest_queue: str = ""
-    lost: str = Field("", description="Requests and logs lost, or 'unchecked' when the ledger could not be"
-                                      " checked (unavailable, or nothing accepted to check): never 0 then.")
+    # A number in summaries written before the column said "unchecked": read back as its text.
+    lost: Annotated[str, BeforeValidator(lambda v: "" if v is None else str(v))] = Field(
+        "", description="Requests and logs lost, or 'unchecked' when the ledger could not be checked (unavailable,"
+                        " or nothing accepted to check): never 0 then.")
     restarts: int | None = None
 
 

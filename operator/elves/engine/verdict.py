@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable
 
 from elves.engine import promql
-from elves.engine.generator_limit import generator_limits
+from elves.engine.generator_limit import drops_blamed_on_system, generator_limits
 from elves.engine.models.objectives import Objective, LATENCY_METRICS, MEAN_LATENCY, SCALING_METRICS
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError, PrometheusUnavailable
@@ -153,6 +153,10 @@ def evaluate(objectives: list[Objective], results: RunResults, prom: Prometheus 
     if not results.drain_completed:
         checks.append(Check(name="drain_completed", observed=0, target="== 1", ok=False,
                             detail="queues not empty or ledger incomplete when the drain timed out"))
+    systems_drops = "" if drops_judged else drops_blamed_on_system(results)
+    if systems_drops:
+        checks.append(Check(name="dropped_iterations", observed=float(results.dropped_iterations), target="== 0",
+                            ok=False, detail=systems_drops))
     return verdict_of(checks, generator_limits(results, drops_judged))
 
 
@@ -216,7 +220,7 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
     """The planned arrival rate at the first moment any objective broke during a ramp (after
     the warm-up, when there is one: a cold JVM is not the system's limit); `warm` False marks it
     as found after a measured warm-up that did not settle (elves.engine.warmup)."""
-    first: tuple[float, str] | None = None
+    first: tuple[float, str, bool] | None = None
     for objective in objectives:
         expr = timeline_query(objective, test_id, prom.system_namespace)
         if expr is None:
@@ -230,13 +234,16 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
         for s in series:
             broken_since = first_sustained_breach(s.points, objective)
             if broken_since is not None and (first is None or broken_since < first[0]):
-                first = (broken_since, objective.name)
+                measured = [t for t, value in s.points if value is not None]
+                first = (broken_since, objective.name, broken_since == measured[0])
     if first is None:
         return None
-    t, check = first
+    t, check, never_held = first
     achieved = prom.value(promql.k6_request_rate(test_id, by=None), t)
-    return Breakpoint(rate=rate_at(profile, t - load_start), achieved_rate=achieved,
-                      at_seconds=round(t - load_start, 3), check=check, warm=warm)
+    # Never before the load's start: the first step may fall a moment before it.
+    into = max(0.0, t - load_start)
+    return Breakpoint(rate=rate_at(profile, into), achieved_rate=achieved, at_seconds=round(into, 3),
+                      check=check, warm=warm, never_held=never_held)
 
 
 # --- sweeps -------------------------------------------------------------------------

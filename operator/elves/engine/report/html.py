@@ -62,8 +62,12 @@ def settling_text(s: Any) -> str:
 
 def breakpoint_text(b: Any) -> str:
     """A breakpoint in one sentence, marked when the warm-up before it did not settle."""
-    text = (f"{b.check} broke {format_duration(b.at_seconds)} into the load, at a planned {format_rate(b.rate)}"
-            f" (k6 achieved {format_rate(b.achieved_rate)})")
+    if getattr(b, "never_held", False):
+        text = (f"{b.check} never held: broken from the load's first sample, at the planned {format_rate(b.rate)}"
+                f" it started at (k6 achieved {format_rate(b.achieved_rate)}); the breakpoint is below the ramp")
+    else:
+        text = (f"{b.check} broke {format_duration(b.at_seconds)} into the load, at a planned {format_rate(b.rate)}"
+                f" (k6 achieved {format_rate(b.achieved_rate)})")
     if not b.warm:
         text += "; found before the JVMs were warm: it may be the JIT's breakpoint, not the system's"
     return text

@@ -8,6 +8,7 @@ from typing import Any
 
 from elves.engine import analysis
 from elves.engine.analysis import AnalysisError, RunWindow, leave_out_warmup, ledger_since
+from elves.engine.drop_blame import first_drop
 from elves.engine.generator_limit import busiest
 from elves.engine.ledger import LedgerUnavailable
 from elves.engine.compare import CompareError, baseline_checks, load_summary
@@ -86,6 +87,8 @@ def analyze(tick: Tick) -> float:
                                    workloads=tick.ctx.analysed_workloads)
         results.vus_ceiling = vu_ceiling(plan.scenarios)
         results.generator_cpu = _generator_cpu(tick, window)
+        if results.dropped_iterations:
+            results.first_drop = first_drop(prom, spec.objectives, plan.test_id, window.load_start, window.load_end)
         if plan.warmup_seconds > 0 or window.warmup() is not None:
             leave_out_warmup(results, prom, window, plan.warmup_seconds)
         # An auto warm-up was judged while it ran (runner.warmup): the finding that stopped it.
