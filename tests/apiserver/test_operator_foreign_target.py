@@ -11,6 +11,7 @@ k6 itself); ForeignSystemStandIn plays the orders service: see test_operator_kit
 
 from __future__ import annotations
 
+import json
 import base64
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ def orders(control_plane: cp.ControlPlane, cluster: Cluster, env: dict[str, Any]
         document = foreign_system("orders", ns, drained={"ledgerComplete": True}, **spec)
         cluster.custom.create_namespaced_custom_object(API_GROUP, API_VERSION, ns, SUT_PLURAL, document)
 
-    return {"settings": {**env["settings"], "ELVES_RUNNER_ENV_SECRETS": ENDPOINT_SECRET},
+    return {"settings": {**env["settings"], "ELVES_RUNNER_ENV_SECRETS": json.dumps({ns: [ENDPOINT_SECRET]})},
             "system_under_test": system_under_test}
 
 
