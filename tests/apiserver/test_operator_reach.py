@@ -65,6 +65,26 @@ def test_the_operator_reads_its_keys_and_cannot_read_the_database_superusers_pas
             if can_i(control_plane, "get", f"secret/{name}", RELEASE_NAMESPACE)] == ["elves"]
 
 
+def test_an_upgrade_moves_the_superusers_password_out_of_the_release_secret_unchanged(
+        control_plane: cp.ControlPlane) -> None:
+    """A release from before keeps PostgreSQL's superuser's password in the release Secret, and
+    PostgreSQL's volume was initialised with it: the upgrade's render (its lookups against the
+    real API server) puts that same password in `<release>-postgres` and none in the release Secret."""
+    namespace = "reach-upgrade"
+    control_plane.kubectl("create", "namespace", namespace)
+    control_plane.kubectl("create", "secret", "generic", "elves", "-n", namespace, "--from-literal=jwt-secret=j",
+                          "--from-literal=service-key=s", "--from-literal=postgres-password=the-volumes-password")
+    rendered = subprocess.run([cp.helm_binary() or "helm", "template", RELEASE, str(CHART), "--namespace", namespace,
+                               "--dry-run=server", f"--kubeconfig={control_plane.kubeconfig}",
+                               "--show-only", "templates/secret.yaml", "--show-only", "templates/secrets-data-plane.yaml"],
+                              capture_output=True, text=True, timeout=120)
+    assert rendered.returncode == 0, rendered.stderr
+    secrets = {d["metadata"]["name"]: d["data"] for d in yaml.safe_load_all(rendered.stdout) if d}
+    assert base64.b64decode(secrets["elves-postgres"]["postgres-password"]).decode() == "the-volumes-password"
+    assert set(secrets["elves"]) == {"jwt-secret", "service-key"}
+    assert base64.b64decode(secrets["elves"]["service-key"]).decode() == "s"  # kept, as before
+
+
 @pytest.mark.parametrize("verb, what", [
     ("create", "testruns.k6.io"), ("delete", "testruns.k6.io"), ("list", "pods"), ("watch", "pods"),
     ("get", "configmaps"), ("create", "configmaps"), ("create", "secrets"), ("get", "systemundertests.elves.dev"),
