@@ -32,6 +32,7 @@ ACCOUNT = f"system:serviceaccount:{RELEASE_NAMESPACE}:elves-operator"
 def operator_kube(control_plane: cp.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Kube:
     """The chart's operator RBAC and its Secrets in the release namespace; LoadTests run in SERVED
     (operator.loadTestNamespaces), not in ELSEWHERE. A client authenticated as the operator."""
+    control_plane.install_crds(*sorted((CHART / "crds").glob("*.yaml")))  # LoadTests, SystemUnderTests
     for namespace in (RELEASE_NAMESPACE, SERVED, ELSEWHERE):
         control_plane.kubectl("create", "namespace", namespace)
     workdir = tmp_path_factory.mktemp("reach")

@@ -117,7 +117,8 @@ def test_the_charts_rbac_lets_the_operator_get_the_listed_sql_secrets_and_nothin
     reset's statements could take over) is refused before anything runs, naming the field."""
     release = "sut-crd-release"
     control_plane.kubectl("create", "namespace", release)
-    values = {"operator": {"sqlSecrets": {NAMESPACE: {"count": {"orders-ledger-db": ["orders-sql"]},
+    values = {"operator": {"loadTestNamespaces": [NAMESPACE],  # where it may read SystemUnderTests
+                           "sqlSecrets": {NAMESPACE: {"count": {"orders-ledger-db": ["orders-sql"]},
                                                       "reset": {"orders-reset-db": ["orders-sql"]}}}}}
     operator_kubeconfig, chart_env = install_operator_rbac(control_plane, release, values, tmp_path)
     for name in ("orders-ledger-db", "orders-reset-db", "other-db"):
