@@ -53,3 +53,10 @@ def test_reading_system_under_tests_aggregates_into_view_and_writing_them_into_n
     writers = [o["metadata"]["name"] for o in of_kind(objects, "ClusterRole") + of_kind(objects, "Role")
                for r in o["rules"] if "systemundertests" in r["resources"] and set(r["verbs"]) - {"get", "list", "watch"}]
     assert writers == [edit["metadata"]["name"]]
+
+
+def test_the_notes_say_how_to_grant_writing_system_under_tests(helm, tmp_path):
+    from test_chart_notes_and_helm_test import render_notes
+
+    notes = render_notes(helm, tmp_path)
+    assert "--clusterrole=elves-elves-systemundertests-edit --user=NAME" in notes
