@@ -6,8 +6,9 @@ shared database), its sizes within the caps, and its runner pods may take enviro
 from Secrets the chart names and land only on nodes the chart allows. The driver checks all
 of it before the phase machine takes the system, so a refused test has changed nothing.
 
-The Secrets are a list of names in the chart's values, not a label on the Secret: checking a
-label would need the operator to read every Secret in every LoadTest namespace.
+The Secrets are names per namespace in the chart's values, not a label on the Secret: checking a
+label would need the operator to read every Secret in every LoadTest namespace; and a bare name
+would hold in every namespace, so another team's Secret of that name would be open too.
 """
 
 from __future__ import annotations
