@@ -11,6 +11,7 @@ k6 itself); ForeignSystemStandIn plays the orders service: see test_operator_kit
 
 from __future__ import annotations
 
+import json
 import base64
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ def orders(control_plane: cp.ControlPlane, cluster: Cluster, env: dict[str, Any]
         document = foreign_system("orders", ns, drained={"ledgerComplete": True}, **spec)
         cluster.custom.create_namespaced_custom_object(API_GROUP, API_VERSION, ns, SUT_PLURAL, document)
 
-    return {"settings": {**env["settings"], "ELVES_RUNNER_ENV_SECRETS": ENDPOINT_SECRET},
+    return {"settings": {**env["settings"], "ELVES_RUNNER_ENV_SECRETS": json.dumps({ns: [ENDPOINT_SECRET]})},
             "system_under_test": system_under_test}
 
 
@@ -272,5 +273,29 @@ def test_a_workload_fault_where_the_chart_does_not_allow_it_is_refused_before_an
         assert error["message"] == (f"spec.faults[0].killPod.workload: the operator may not act on workloads in"
                                     f" namespace {ns} (the chart's operator.targetNamespaces lists where it may)")
         assert status.get("snapshot") is None
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_reset_through_the_counts_secret_is_refused_before_anything_runs(cluster, env, orders, monkeypatch, caplog):
+    """The count's Secret is a read-only role's login: a SystemUnderTest whose reset names it (its
+    statements could take that login over) ends its LoadTest in Error naming the field, though the
+    chart grants that Secret to this SystemUnderTest for its count."""
+    ns, name = env["namespace"], "orders-reset-as-reader"
+    count = {"secretRef": {"name": "orders-ledger-db", "key": "url"},
+             "query": "SELECT count(*) FROM orders WHERE test_id = $TEST_ID"}
+    orders["system_under_test"](ledger={"accepted": {"endpoint": "placeOrder"}, "persisted": {"sql": count}},
+                                reset={"sql": {"secretRef": {"name": "orders-ledger-db", "key": "url"},
+                                               "statements": ["ALTER ROLE CURRENT_USER PASSWORD 'taken'"]}})
+    settings = {**orders["settings"], "ELVES_SQL_SECRETS": json.dumps({ns: {"count": {"orders-ledger-db": ["orders"]}}})}
+    with operator(monkeypatch, caplog, ns, settings) as runner:
+        cluster.create_loadtest(ns, name, orders_loadtest(reset=True))
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert (error["reason"], error["message"]) == ("InvalidSpec", (
+            f"spec.target.systemUnderTest: SystemUnderTest {ns}/orders's spec.reset.sql.secretRef: SystemUnderTest"
+            f" orders may not use Secret {ns}/orders-ledger-db for its reset: it is listed for the count"
+            f" (operator.sqlSecrets.{ns}.count), not the reset: a Secret serves one purpose"))
+        assert status.get("snapshot") is None and cluster.testrun(ns, f"elves-{name}-0") is None
     assert runner.exit_code == 0
     assert runner.exception is None

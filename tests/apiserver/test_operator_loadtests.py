@@ -441,7 +441,8 @@ def test_a_custom_script_from_a_configmap_runs_as_it_is(cluster, env, monkeypatc
                      "duration": "5m"},
             "runner": {"envFromSecrets": ["my-k6-secrets"]}}
     # The chart's operator.runner.envFromSecrets lets the runners take their environment from it.
-    with operator(monkeypatch, caplog, ns, {**env["settings"], "ELVES_RUNNER_ENV_SECRETS": "my-k6-secrets"}) as runner:
+    with operator(monkeypatch, caplog, ns, {**env["settings"],
+                                            "ELVES_RUNNER_ENV_SECRETS": json.dumps({ns: ["my-k6-secrets"]})}) as runner:
         cluster.create_loadtest(ns, name, spec)
         testrun = wait_for(lambda: cluster.testrun(ns, "elves-custom-0"), "the LoadTest's TestRun")
         # The user's ConfigMap and key, as they are: no archive of a built-in scenario is made.

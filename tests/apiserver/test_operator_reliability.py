@@ -13,6 +13,7 @@ so a crash can be placed between two ticks.
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,8 @@ def chart(request: pytest.FixtureRequest, cluster: Cluster, control_plane: cp.Co
     system, allowed, other = (cluster.system(f"rel-{short}"), cluster.namespace(f"ok-{short}"),
                               cluster.namespace(f"no-{short}"))
     stand_in.namespaces.add(system)  # its (empty) queues, labelled with its namespace
-    values = {"operator": {"loadTestNamespaces": [allowed], **getattr(request, "param", {})}}
+    more = getattr(request, "param", {})  # or a function of the namespace LoadTests run in
+    values = {"operator": {"loadTestNamespaces": [allowed], **(more(allowed) if callable(more) else more)}}
     operator_kubeconfig, chart_env = install_operator_rbac(control_plane, system, values, tmp_path)
     settings = {**{k: v for k, v in chart_env.items() if k.startswith(("ELVES_LOADTEST", "ELVES_RUNNER", "ELVES_MAX"))},
                 "KUBECONFIG": str(operator_kubeconfig), "ELVES_SYSTEM_NAMESPACE": system,
@@ -94,12 +96,13 @@ def test_a_loadtest_with_reset_in_a_namespace_not_allowed_leaves_the_system_unto
     assert runner.exception is None
 
 
-@pytest.mark.parametrize("chart", [{"runner": {"envFromSecrets": ["k6-hosts"], "nodeSelector": {"pool": ["load"]},
-                                               "tolerations": [], "affinity": False}}], indirect=True)
+@pytest.mark.parametrize("chart", [lambda allowed: {"runner": {
+    "envFromSecrets": {allowed: ["k6-hosts"]}, "nodeSelector": {"pool": ["load"]}, "tolerations": [],
+    "affinity": False}}], indirect=True)
 def test_runners_asking_for_a_secret_or_nodes_the_chart_does_not_allow_are_refused_before_any_change(
         cluster, chart, monkeypatch, caplog):
     system, ns = chart["system"], chart["allowed"]
-    assert chart["chart_env"]["ELVES_RUNNER_ENV_SECRETS"] == "k6-hosts"
+    assert json.loads(chart["chart_env"]["ELVES_RUNNER_ENV_SECRETS"]) == {ns: ["k6-hosts"]}
     before = template_of(cluster, system)
     spec = {"reset": True, "load": LOAD, "runner": {
         "envFromSecrets": ["k6-hosts", "db-admin"], "nodeSelector": {"pool": "system"},

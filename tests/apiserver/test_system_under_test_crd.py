@@ -17,6 +17,7 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.constants import WORK_QUEUES
 from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.sql_count import SqlCountError
 from elves.k8s.kube import Kube
 from elves.k8s.names import Owner
 from elves.k8s.platform import KubernetesPlatform
@@ -108,38 +109,57 @@ def test_the_builtin_profile_and_a_foreign_system_are_accepted(control_plane: cp
     assert result.returncode == 0, result.stderr
 
 
-def test_the_charts_rbac_lets_the_operator_get_the_listed_ledger_secret_and_nothing_more(
+def test_the_charts_rbac_lets_the_operator_get_the_listed_sql_secrets_and_nothing_more(
         control_plane: cp.ControlPlane, crds: None, tmp_path: Path) -> None:
-    """operator.ledgerSecrets as the chart renders it, on a real API server: the operator, as its
-    ServiceAccount, reads the listed Secret's URL (elves.k8s.platform) and no other Secret."""
+    """operator.sqlSecrets as the chart renders it, on a real API server: the operator, as its
+    ServiceAccount, reads the count's Secret for the SystemUnderTest it is granted to and no other
+    Secret; a SystemUnderTest whose reset names the count's Secret (a read-only role's login the
+    reset's statements could take over) is refused before anything runs, naming the field."""
     release = "sut-crd-release"
     control_plane.kubectl("create", "namespace", release)
-    values = {"operator": {"ledgerSecrets": {NAMESPACE: ["orders-ledger-db"]}}}
+    values = {"operator": {"loadTestNamespaces": [NAMESPACE],  # where it may read SystemUnderTests
+                           "sqlSecrets": {NAMESPACE: {"count": {"orders-ledger-db": ["orders-sql"]},
+                                                      "reset": {"orders-reset-db": ["orders-sql"]}}}}}
     operator_kubeconfig, chart_env = install_operator_rbac(control_plane, release, values, tmp_path)
-    assert chart_env["ELVES_LEDGER_SECRETS"] == f"{NAMESPACE}/orders-ledger-db"
-    for name in ("orders-ledger-db", "other-db"):
+    for name in ("orders-ledger-db", "orders-reset-db", "other-db"):
         control_plane.kubectl("create", "secret", "generic", name, "-n", NAMESPACE, f"--from-literal=url={LEDGER_URL}")
     control_plane.kubectl("create", "secret", "generic", "orders-ledger-db", "-n", release,
                           f"--from-literal=url={LEDGER_URL}")
     settings = OperatorSettings.from_env({"ELVES_SYSTEM_NAMESPACE": release,
-                                          "ELVES_LEDGER_SECRETS": chart_env["ELVES_LEDGER_SECRETS"]})
+                                          "ELVES_SQL_SECRETS": chart_env["ELVES_SQL_SECRETS"]})
     kube = Kube(config.new_client_from_config(config_file=str(operator_kubeconfig)))
     platform = KubernetesPlatform(settings, kube, Owner(NAMESPACE, "orders-steady", "uid-1"))
+    platform.system_under_test = "orders-sql"
     assert platform.target_secret("orders-ledger-db", "url") == LEDGER_URL
     # Nothing more: another Secret of the namespace, listing or watching them, changing the one it
     # reads, the same name in another namespace.
     account = f"--as=system:serviceaccount:{release}:elves-operator"
+    readable = {("get", "secret/orders-ledger-db", NAMESPACE), ("get", "secret/orders-reset-db", NAMESPACE)}
     can = {(verb, what, ns): control_plane.kubectl("auth", "can-i", verb, what, "-n", ns, account,
                                                    check=False).stdout.strip()
-           for verb, what, ns in [("get", "secret/orders-ledger-db", NAMESPACE), ("get", "secret/other-db", NAMESPACE),
+           for verb, what, ns in [*readable, ("get", "secret/other-db", NAMESPACE),
                                   ("list", "secrets", NAMESPACE), ("watch", "secrets", NAMESPACE),
                                   ("update", "secret/orders-ledger-db", NAMESPACE),
                                   ("delete", "secret/orders-ledger-db", NAMESPACE),
                                   ("get", "secret/orders-ledger-db", "default")]}
-    assert can == {key: "yes" if key == ("get", "secret/orders-ledger-db", NAMESPACE) else "no" for key in can}
+    assert can == {key: "yes" if key in readable else "no" for key in can}
     with pytest.raises(ApiException) as refused:
         kube.secret(NAMESPACE, "other-db")
     assert refused.value.status == 403
+    # The count's Secret named for the reset: refused before any SQL runs, by the operator's read
+    # of the real object.
+    control_plane.kubectl("apply", "-f", "-", stdin=system_under_test("orders-sql", **sql_ledger(), reset={
+        "sql": {**RESET["sql"], "secretRef": {"name": "orders-ledger-db", "key": "url"}}}))
+    test = parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": "t"},
+                           "spec": {"target": {"systemUnderTest": "orders-sql"}, "reset": True,
+                                    "load": {"scenario": "system-mix", "rate": "60/min", "duration": "1m"}}}).spec
+    _, problems, _ = resolve_target(kube, NAMESPACE, test, release, (), settings.sql_secrets)
+    assert problems == ["spec.target.systemUnderTest: SystemUnderTest sut-crd/orders-sql's spec.reset.sql.secretRef:"
+                        " SystemUnderTest orders-sql may not use Secret sut-crd/orders-ledger-db for its reset: it is"
+                        " listed for the count (operator.sqlSecrets.sut-crd.count), not the reset: a Secret serves"
+                        " one purpose"]
+    with pytest.raises(SqlCountError, match="^spec.reset.sql.secretRef: SystemUnderTest orders-sql may not use"):
+        platform.target_secret("orders-ledger-db", "url", "spec.reset.sql")
 
 
 @pytest.mark.parametrize(("fields", "field", "says"), INVALID)

@@ -108,15 +108,18 @@ capabilities:
     sizeLimit: 256Mi
 {{- end }}
 
-{{/* elves.secretName: the Secret holding the JWT secret, the service key and the passwords: secrets.existingSecret, else the chart's own. */}}
+{{/* elves.secretName: the Secret holding the JWT secret and the service key (what the operator reads; no password): secrets.existingSecret, else the chart's own. */}}
 {{- define "elves.secretName" -}}
 {{- .Values.secrets.existingSecret | default (include "elves.fullname" .) }}
 {{- end }}
 
-{{/* elves.secretValue: base64 of a key of a release Secret (the release's own, or "secret"): the given value, else the one the Secret already holds (kept across upgrades), else a new random one; takes (dict "root" $ "key" "..." "value" "..." ["secret" "..."]). */}}
+{{/* elves.secretValue: base64 of a key of a release Secret (the release's own, or "secret"): the given value, else the one the Secret already holds (kept across upgrades; or the one "formerSecret" held, where the key lived before), else a new random one; takes (dict "root" $ "key" "..." "value" "..." ["secret" "..."] ["formerSecret" "..."]). */}}
 {{- define "elves.secretValue" -}}
 {{- $existing := lookup "v1" "Secret" .root.Release.Namespace (.secret | default (include "elves.secretName" .root)) | default dict }}
 {{- $kept := dig "data" .key "" $existing }}
+{{- if and (not $kept) .formerSecret }}
+{{- $kept = dig "data" .key "" (lookup "v1" "Secret" .root.Release.Namespace .formerSecret | default dict) }}
+{{- end }}
 {{- if .value }}
 {{- .value | toString | b64enc }}
 {{- else if $kept }}
@@ -161,7 +164,7 @@ key: {{ $values.externalRabbitmq.existingSecretPasswordKey | quote }}
 name: {{ include "elves.serviceSecretName" . }}
 key: {{ ternary (printf "rabbitmq-%s-password" .name) "rabbitmq-password" (not (empty $values.secrets.existingSecret)) }}
 {{- else }}
-name: {{ include "elves.secretName" .root }}
+name: {{ include "elves.serviceSecretName" . }}
 key: rabbitmq-password
 {{- end }}
 {{- end }}
@@ -194,7 +197,7 @@ key: {{ .Values.externalPostgresql.existingSecretPasswordKey | quote }}
 name: {{ include "elves.serviceSecretName" (dict "root" . "name" "registry") }}
 key: {{ ternary "postgres-registry-password" "postgres-password" (not (empty .Values.secrets.existingSecret)) }}
 {{- else }}
-name: {{ include "elves.secretName" . }}
+name: {{ include "elves.serviceSecretName" (dict "root" . "name" "registry") }}
 key: postgres-password
 {{- end }}
 {{- end }}
@@ -253,6 +256,7 @@ SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFE
 {{- end }}
 {{- end }}
 {{- $errors = concat $errors (include "elves.autoscaling.errors" . | fromJsonArray) }}
+{{- $errors = concat $errors (include "elves.operator.valueErrors" . | fromJsonArray) }}
 {{- $images := dict "operator.image" .Values.operator.image "rabbitmq.image" .Values.rabbitmq.image "postgresql.image" .Values.postgresql.image }}
 {{- range $name, $service := .Values.services }}
 {{- $_ := set $images (printf "services.%s.image" $name) $service.image }}

@@ -22,9 +22,9 @@
 - --liveness=http://0.0.0.0:8080/healthz
 {{- end }}
 
-{{/* elves.operator.loadTestRules: what the operator does where LoadTests live: their status and finalizers, reading ConfigMaps, k6 TestRuns, runner pods, Events. */}}
+{{/* elves.operator.loadTestRules: what the operator does to LoadTests wherever it watches them: their status and finalizers, Events about them; with watchNamespaces empty these hold in every namespace, so that a LoadTest where the operator does not run tests is refused in its status. */}}
 {{- define "elves.operator.loadTestRules" -}}
-# delete: spec.ttlSecondsAfterFinished.
+# delete: spec.ttlSecondsAfterFinished (a refused LoadTest outside the served namespaces too).
 - apiGroups: [elves.dev]
   resources: [loadtests]
   verbs: [get, list, watch, patch, update, delete]
@@ -34,6 +34,20 @@
 - apiGroups: [elves.dev]
   resources: [loadtests/finalizers]
   verbs: [update]
+# Events tell a LoadTest's author what happened, also why a test outside the served namespaces
+# is refused; creating an Event is all this allows there.
+- apiGroups: ["", events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+{{- if .Values.operator.peering }}
+- apiGroups: [kopf.dev]
+  resources: [kopfpeerings]
+  verbs: [get, list, watch, patch]
+{{- end }}
+{{- end }}
+
+{{/* elves.operator.loadTestWork: what running a LoadTest takes in its namespace, only where the operator runs them: reading the SystemUnderTest it names and a script ConfigMap, k6 TestRuns, reading runner pods. */}}
+{{- define "elves.operator.loadTestWork" -}}
 # The SystemUnderTest a LoadTest names (spec.target.systemUnderTest), read when the test starts.
 - apiGroups: [elves.dev]
   resources: [systemundertests]
@@ -52,21 +66,16 @@
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch]
-- apiGroups: ["", events.k8s.io]
-  resources: [events]
-  verbs: [create, patch]
-{{- if .Values.operator.peering }}
-- apiGroups: [kopf.dev]
-  resources: [kopfpeerings]
-  verbs: [get, list, watch, patch]
-{{- end }}
 {{- end }}
 
 {{/* elves.operator.runObjectWrites: writing a run's script archive and report ConfigMaps and its Secret (the k6 runners' tokens and service key); replaced when a retry finds them, deleted with the LoadTest by owner references; old reports pruned. */}}
 {{- define "elves.operator.runObjectWrites" -}}
+# patch, not update: a retry replaces what an earlier attempt wrote by a JSON patch whose test ops
+# check the object's labels and owner first (elves.k8s.kube), so it never overwrites another's
+# object of the same name (and needs no get on Secrets to check).
 - apiGroups: [""]
   resources: [configmaps, secrets]
-  verbs: [create, update]
+  verbs: [create, patch]
 # Pruning reports (ELVES_REPORTS_KEPT per LoadTest name): they outlive the LoadTest, so no owner
 # reference removes them. Their names carry the time they were made and RBAC cannot select by
 # label, so list and delete cannot be narrowed below these namespaces; the operator lists only
@@ -81,7 +90,7 @@
 {{- define "elves.operator.runnerRules" -}}
 {{- $runner := .Values.operator.runner }}
 - name: ELVES_RUNNER_ENV_SECRETS
-  value: {{ join "," $runner.envFromSecrets | quote }}
+  value: {{ $runner.envFromSecrets | toJson | quote }}
 - name: ELVES_RUNNER_NODE_SELECTOR
   value: {{ $runner.nodeSelector | toJson | quote }}
 - name: ELVES_RUNNER_TOLERATIONS
@@ -99,15 +108,51 @@
 {{- end }}
 {{- end }}
 
-{{/* elves.operator.ledgerSecrets: operator.ledgerSecrets as the operator's ELVES_LEDGER_SECRETS: namespace/name, comma-separated. */}}
-{{- define "elves.operator.ledgerSecrets" -}}
-{{- $secrets := list }}
-{{- range $namespace, $names := .Values.operator.ledgerSecrets }}
-{{- range $names | sortAlpha }}
-{{- $secrets = append $secrets (printf "%s/%s" $namespace .) }}
+{{/* elves.operator.sqlSecretNames: per namespace, the Secrets operator.sqlSecrets lists for any purpose, as JSON {namespace: [names]} (the operator's Roles grant get on exactly these). */}}
+{{- define "elves.operator.sqlSecretNames" -}}
+{{- $names := dict }}
+{{- range $namespace, $purposes := .Values.operator.sqlSecrets }}
+{{- $list := list }}
+{{- range $purpose, $secrets := $purposes }}
+{{- $list = concat $list (keys $secrets) }}
+{{- end }}
+{{- $_ := set $names $namespace ($list | uniq | sortAlpha) }}
+{{- end }}
+{{- $names | toJson }}
+{{- end }}
+
+{{/* elves.operator.valueErrors: the operator's values the schema cannot check, as a JSON list of messages (for elves.validateValues): the release namespace in a list that would give the operator power there (kube-* the schema refuses), a Secret listed for both SQL purposes, the replaced forms of ledgerSecrets and envFromSecrets. */}}
+{{- define "elves.operator.valueErrors" -}}
+{{- $errors := list }}
+{{- $operator := .Values.operator }}
+{{- $release := .Release.Namespace }}
+{{- $why := "the release namespace (its database, broker, their passwords and the operator), where this value would give the operator power a SystemUnderTest's author could use" }}
+{{- $envNamespaces := list }}
+{{- if kindIs "map" $operator.runner.envFromSecrets }}
+{{- $envNamespaces = keys $operator.runner.envFromSecrets }}
+{{- end }}
+{{- range $value, $namespaces := dict "operator.targetNamespaces" $operator.targetNamespaces "operator.sqlSecrets" (keys $operator.sqlSecrets) "operator.runner.envFromSecrets" $envNamespaces }}
+{{- if has $release $namespaces }}
+{{- $errors = append $errors (printf "%s: %s is %s" $value $release $why) }}
 {{- end }}
 {{- end }}
-{{- join "," $secrets }}
+{{- if has $release $operator.loadTestNamespaces }}
+{{- $errors = append $errors (printf "operator.loadTestNamespaces: %s is the release namespace, always included; name only the others" $release) }}
+{{- end }}
+{{- range $namespace, $purposes := $operator.sqlSecrets }}
+{{- range $name, $_ := $purposes.count }}
+{{- if hasKey ($purposes.reset | default dict) $name }}
+{{- $errors = append $errors (printf "operator.sqlSecrets.%s: %s is listed for both count and reset: the count's Secret is a read-only role's login, which a reset's statements could take over; give the reset a Secret (and a role) of its own" $namespace $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if $operator.ledgerSecrets }}
+{{- $errors = append $errors "operator.ledgerSecrets is replaced by operator.sqlSecrets: a Secret per namespace and purpose (count, reset), each bound to the SystemUnderTests that may use it, e.g. {shop: {count: {orders-ledger-db: [orders]}, reset: {orders-reset-db: [orders]}}}" }}
+{{- end }}
+{{- if kindIs "slice" $operator.runner.envFromSecrets }}
+{{- $errors = append $errors "operator.runner.envFromSecrets is now a map from the LoadTests' namespace to the Secrets' names there, e.g. {team-a: [k6-hosts]}: a name holds only in its namespace" }}
+{{- end }}
+{{- $errors | toJson }}
 {{- end }}
 
 {{/* elves.operator.kedaSettings: what a LoadTest's KEDA ScaledObject needs from this release (the TriggerAuthentication and RabbitMQ's address), only where the release renders them; without them the operator refuses mode: keda, saying what to install. */}}

@@ -142,7 +142,8 @@ class Driver:
             target, pin = None, None
             if test is not None and not problems:
                 target, problems, pin = resolve_target(self.kube, namespace, test.spec, self.settings.system_namespace,
-                                                       self.settings.target_namespaces, self.settings.ledger_secrets)
+                                                       self.settings.target_namespaces, self.settings.sql_secrets)
+                platform.system_under_test = test.spec.system_under_test
                 problems = problems or target_changes(before.target, pin)
                 foreign = target_namespace(namespace, test.spec, self.settings.system_namespace)
                 if target is not None and foreign is not None:  # faults may act on its listed workloads

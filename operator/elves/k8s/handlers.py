@@ -38,7 +38,10 @@ TIMER_EXIT_POLL_SECONDS = 1.0
 
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: logging.Logger, **_: Any) -> None:
-    config = OperatorSettings.from_env()  # a bad ELVES_* value stops the operator here, named
+    try:
+        config = OperatorSettings.from_env()
+    except ValueError as exc:  # a bad ELVES_* value stops the operator here, named (kopf would retry it forever)
+        raise kopf.PermanentError(f"the operator's settings: {exc}") from None
     settings.persistence.finalizer = FINALIZER
     # The LoadTest's status schema is strict: kopf keeps its own state in annotations.
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=API_GROUP)

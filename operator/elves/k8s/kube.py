@@ -37,6 +37,34 @@ class ApiUnavailable(ApiException, TransientError):
         return f"the Kubernetes API server is unavailable: {describe(self) if self.status else self.reason}"
 
 
+class NotOurs(RuntimeError):
+    """An object of the name the operator was about to write exists and is someone else's."""
+
+
+def _pointer(*parts: str) -> str:
+    """A JSON pointer (RFC 6901): label keys hold `/`."""
+    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def ownership_checked_replace(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A JSON patch that replaces an object's content with `body`'s only if the object there is
+    the one an earlier attempt wrote: the API server applies it whole or not at all, and answers
+    422 when a test fails (a missing path fails too). Who made it is in its labels (the LoadTest's
+    name, its run) and its owner (the LoadTest's uid), which `body` carries; without that check a
+    LoadTest could overwrite any ConfigMap or Secret of its namespace that its children's names hit."""
+    meta = body["metadata"]
+    tests = [{"op": "test", "path": _pointer("metadata", "labels", key), "value": value}
+             for key, value in sorted((meta.get("labels") or {}).items())]
+    tests += [{"op": "test", "path": _pointer("metadata", "ownerReferences", str(index), "uid"), "value": ref["uid"]}
+              for index, ref in enumerate(meta.get("ownerReferences") or [])]
+    assert tests, "an object the operator writes carries its labels"
+    content = [{"op": "add", "path": _pointer(key), "value": body[key]}
+               for key in ("data", "binaryData") if key in body]
+    if meta.get("annotations"):
+        content.append({"op": "add", "path": _pointer("metadata", "annotations"), "value": meta["annotations"]})
+    return tests + content
+
+
 def status_of(exc: BaseException) -> int | None:
     return exc.status if isinstance(exc, ApiException) else None
 
@@ -147,21 +175,32 @@ class Kube:
         return self._delete(lambda: self._call(self.core.delete_namespaced_config_map, name, namespace))
 
     def apply_configmap(self, body: dict[str, Any]) -> None:
-        """Create it, or replace what a previous attempt left under the same name."""
-        self._apply(self.core.create_namespaced_config_map, self.core.replace_namespaced_config_map, body)
+        """Create it, or replace what a previous attempt left under the same name (only that:
+        NotOurs for anything else of that name)."""
+        self._apply(self.core.create_namespaced_config_map, self.core.patch_namespaced_config_map, body)
 
     def apply_secret(self, body: dict[str, Any]) -> None:
-        """Create it, or replace what a previous attempt left under the same name."""
-        self._apply(self.core.create_namespaced_secret, self.core.replace_namespaced_secret, body)
+        """Create it, or replace what a previous attempt left under the same name (only that:
+        NotOurs for anything else of that name)."""
+        self._apply(self.core.create_namespaced_secret, self.core.patch_namespaced_secret, body)
 
-    def _apply(self, create: Callable[..., Any], replace: Callable[..., Any], body: dict[str, Any]) -> None:
+    def _apply(self, create: Callable[..., Any], patch: Callable[..., Any], body: dict[str, Any]) -> None:
         meta = body["metadata"]
         try:
             self._call(create, meta["namespace"], body)
         except ApiException as exc:
             if exc.status != 409:
                 raise
-            self._call(replace, meta["name"], meta["namespace"], body)
+            try:
+                self._call(patch, meta["name"], meta["namespace"], ownership_checked_replace(body),
+                           _content_type=JSON_PATCH)
+            except ApiException as refused:
+                if refused.status != 422:  # a test op that did not hold
+                    raise
+                raise NotOurs(f"{body['kind']} {meta['namespace']}/{meta['name']} already exists and was not made"
+                              f" for this LoadTest (its labels{' and owner' if meta.get('ownerReferences') else ''}"
+                              " differ), so the operator leaves it alone: delete or rename it, or rename the"
+                              " LoadTest") from None
 
     def secret(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._get(self.core.read_namespaced_secret, name, namespace)

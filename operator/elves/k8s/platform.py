@@ -32,11 +32,12 @@ from elves.engine.sql_count import FIELD as SQL_FIELD
 from elves.engine.sql_count import SqlCountError
 from elves.engine.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
 from elves.k8s import archive, autoscalers, faults, manifests, names, target_workloads, workloads
-from elves.k8s.kube import Kube, exec_failure
+from elves.k8s.kube import Kube, NotOurs, exec_failure
 from elves.k8s.loadstate import load_status
 from elves.k8s.lock import SystemLock
 from elves.k8s.runner_cpu import runner_cpu
 from elves.k8s.settings import OperatorSettings
+from elves.k8s.sql_secrets import VALUE as SQL_SECRETS_VALUE
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +61,6 @@ SERVICE_KEY_KEY = "service-key"
 # Linux refuses to start a process with one environment string longer than 128 KiB
 # (MAX_ARG_STRLEN); the tokens' variable carries a token per user.
 MAX_ENV_VALUE_BYTES = 120 * 1024
-
-
-def ledger_secret_refusal(namespace: str, name: str, field: str = SQL_FIELD) -> str:
-    return (f"{field}.secretRef: the operator may not read Secret {namespace}/{name}: the chart's"
-            f" operator.ledgerSecrets lists the Secrets it may (add {name} under {namespace})")
 
 
 class LoadError(RuntimeError):
@@ -94,6 +90,9 @@ class KubernetesPlatform:
         # Another system's workloads (the SystemUnderTest of spec.target), set by the driver once
         # it has read the target; None: a test of Elves' own system.
         self.target: target_workloads.TargetWorkloads | None = None
+        # The SystemUnderTest spec.target names (in the LoadTest's namespace), set by the driver:
+        # the Secrets its SQL may use are granted to it by name (elves.k8s.sql_secrets).
+        self.system_under_test: str = ""
 
     def prometheus_url(self) -> str:
         return self.settings.prometheus_url
@@ -281,11 +280,11 @@ class KubernetesPlatform:
 
     def target_secret(self, name: str, key: str, field: str = SQL_FIELD) -> str:
         """A key of a Secret in the LoadTest's namespace (its SystemUnderTest's): only one the
-        chart's operator.ledgerSecrets lists, the Secrets it grants get on (never logged, never
-        in a message)."""
+        chart's operator.sqlSecrets grants this SystemUnderTest for the purpose of `field` (the
+        count or the reset), the Secrets the chart grants get on (never logged, never in a message)."""
         where = f"Secret {self.namespace}/{name}"
-        if f"{self.namespace}/{name}" not in self.settings.ledger_secrets:
-            raise SqlCountError(ledger_secret_refusal(self.namespace, name, field))
+        if refusal := self.settings.sql_secrets.refusal(self.namespace, name, field, self.system_under_test):
+            raise SqlCountError(refusal)
         field += ".secretRef"
         try:
             secret = self.kube.secret(self.namespace, name)
@@ -293,7 +292,7 @@ class KubernetesPlatform:
             if exc.status != 403:
                 raise
             raise SqlCountError(f"{field}: the operator may not read {where}: grant it with the chart's"
-                                " operator.ledgerSecrets") from None
+                                f" {SQL_SECRETS_VALUE}") from None
         if secret is None:
             raise SqlCountError(f"{field}: there is no {where} (kubectl -n {self.namespace} get secret {name})")
         value = (secret.get("data") or {}).get(key)
@@ -328,7 +327,10 @@ class KubernetesPlatform:
             packed = archive.pack(self.settings.k6_binary, Path(run.script.path), k6.archived_env(run, self._targets()))
         except archive.ArchiveError as exc:
             raise LoadError(str(exc)) from None
-        self.kube.apply_configmap(manifests.script_configmap(self.owner, run.index, packed, run.part))
+        try:
+            self.kube.apply_configmap(manifests.script_configmap(self.owner, run.index, packed, run.part))
+        except NotOurs as exc:
+            raise LoadError(str(exc)) from None
         return names.script_configmap_name(self.owner.name, run.index, run.part), names.SCRIPT_KEY
 
     def start_load(self, run: LoadRun) -> None:
@@ -341,7 +343,10 @@ class KubernetesPlatform:
                                 f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // size}")
         script = self._script(run)
         secret = manifests.runner_secret(self.owner, run, targets)
-        self.kube.apply_secret(secret)
+        try:
+            self.kube.apply_secret(secret)
+        except NotOurs as exc:
+            raise LoadError(str(exc)) from None
         env = manifests.runner_pod_env(run, targets, secret["metadata"]["name"])
         body = manifests.testrun(self.owner, run, script, self.settings.k6_image, env)
         if not self.kube.create_testrun(body):

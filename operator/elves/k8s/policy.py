@@ -6,8 +6,9 @@ shared database), its sizes within the caps, and its runner pods may take enviro
 from Secrets the chart names and land only on nodes the chart allows. The driver checks all
 of it before the phase machine takes the system, so a refused test has changed nothing.
 
-The Secrets are a list of names in the chart's values, not a label on the Secret: checking a
-label would need the operator to read every Secret in every LoadTest namespace.
+The Secrets are names per namespace in the chart's values, not a label on the Secret: checking a
+label would need the operator to read every Secret in every LoadTest namespace; and a bare name
+would hold in every namespace, so another team's Secret of that name would be open too.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ TOLERATION_FIELDS = ("key", "operator", "value", "effect")
 class RunnerRules:
     """What spec.runner may ask for (the chart's operator.runner)."""
 
-    env_secrets: tuple[str, ...] = ()  # names of Secrets envFromSecrets may take
+    # namespace -> names of the Secrets envFromSecrets may take there: a name holds only in its own
+    # namespace, so a Secret of that name elsewhere (another team's) stays out of the runners' reach.
+    env_secrets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     node_selector: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # label -> values allowed
     tolerations: tuple[Mapping[str, Any], ...] = ()  # each toleration a runner may carry
     affinity: bool = False  # whether spec.runner.affinity is allowed at all
@@ -54,7 +57,7 @@ def refusals(namespace: str, spec: LoadTestSpec, policy: Policy,
     problems = cluster_problems(spec, policy.caps)
     problems += keda_problems(spec, policy.keda, keda_served)
     if spec.runner is not None:
-        problems += runner_problems(spec.runner, policy.runner)
+        problems += runner_problems(spec.runner, policy.runner, namespace)
     return problems
 
 
@@ -79,12 +82,14 @@ def keda_problems(spec: LoadTestSpec, keda: Keda, keda_served: Callable[[], bool
     return [f"spec.system.autoscaling.{d}.mode: keda needs KEDA, and {why}" for d in wanted]
 
 
-def runner_problems(runner: Runner, rules: RunnerRules) -> list[str]:
+def runner_problems(runner: Runner, rules: RunnerRules, namespace: str) -> list[str]:
     problems = []
+    allowed_here = rules.env_secrets.get(namespace, ())
     for index, secret in enumerate(runner.env_from_secrets or []):
-        if secret not in rules.env_secrets:
+        if secret not in allowed_here:
             problems.append(f"spec.runner.envFromSecrets[{index}]: Secret {secret} is not one the runners may take "
-                            f"their environment from ({_allowed('envFromSecrets', rules.env_secrets)})")
+                            f"their environment from in namespace {namespace} "
+                            f"({_allowed(f'envFromSecrets.{namespace}', allowed_here)})")
     for label, value in (runner.node_selector or {}).items():
         if value not in rules.node_selector.get(label, ()):
             allowed = [f"{k}={'|'.join(v)}" for k, v in sorted(rules.node_selector.items())]

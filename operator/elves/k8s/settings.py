@@ -21,7 +21,11 @@ from elves.engine.runner import Timeouts
 from elves.engine.units import parse_duration, parse_memory
 from elves.k8s.autoscalers import Keda
 from elves.k8s.faults import Caps
+from elves.k8s.namespace_guard import namespace_problems
 from elves.k8s.policy import Policy, RunnerRules
+from elves.k8s.sql_secrets import EXAMPLE as SQL_EXAMPLE
+from elves.k8s.sql_secrets import VALUE as SQL_SECRETS_VALUE
+from elves.k8s.sql_secrets import SqlSecrets
 
 # The k6 image of the runner pods: k6 at tools/versions.env's K6_VERSION (a unit test
 # keeps them in step), so runners behave like the k6 the local mode and the tests use.
@@ -65,14 +69,6 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
-def _secret_names(text: str) -> tuple[str, ...]:
-    """A comma-separated list of namespace/name."""
-    names = _names(text)
-    if bad := [name for name in names if name.count("/") != 1 or "" in name.split("/")]:
-        raise ValueError(f"{', '.join(bad)}: each entry is namespace/name")
-    return names
-
-
 def _json(text: str, kind: type, example: str) -> Any:
     if not text:
         return kind()
@@ -83,6 +79,14 @@ def _json(text: str, kind: type, example: str) -> Any:
     if not isinstance(value, kind):
         raise ValueError(f"{text!r} is not a JSON {kind.__name__}; e.g. {example}")
     return value
+
+
+def _names_per_namespace(text: str) -> dict[str, tuple[str, ...]]:
+    example = '{"team-a": ["k6-hosts"]}'
+    value = _json(text, dict, example)
+    if not all(isinstance(v, list) and all(isinstance(x, str) and x for x in v) for v in value.values()):
+        raise ValueError(f"each namespace maps to a list of names; e.g. {example}")
+    return {namespace: tuple(names) for namespace, names in value.items()}
 
 
 def _node_selector(text: str) -> dict[str, tuple[str, ...]]:
@@ -164,10 +168,11 @@ class OperatorSettings:
     # system's: delete a pod, scale, restart); () = none. The chart's operator.targetNamespaces,
     # which also grants the rights there.
     target_namespaces: tuple[str, ...] = ()
-    # The Secrets ("namespace/name") a SystemUnderTest's SQL persisted count may take its database
-    # URL from (spec.ledger.persisted.sql.secretRef); () = none. The chart's operator.ledgerSecrets,
-    # which also grants get on exactly these; a test naming another is refused before it starts.
-    ledger_secrets: tuple[str, ...] = ()
+    # The Secrets a SystemUnderTest's SQL may take its database URL from, per namespace, per purpose
+    # (the persisted count, the reset) and per SystemUnderTest; none by default. The chart's
+    # operator.sqlSecrets, which also grants get on exactly these; a test whose SystemUnderTest
+    # names another is refused before it starts (elves.k8s.sql_secrets).
+    sql_secrets: SqlSecrets = field(default_factory=SqlSecrets)
     # What spec.runner may ask for (the chart's operator.runner): Secrets for envFromSecrets,
     # node labels and values, tolerations, affinity. Nothing unless the chart allows it.
     runner_rules: RunnerRules = field(default_factory=RunnerRules)
@@ -179,8 +184,12 @@ class OperatorSettings:
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "OperatorSettings":
         env = dict(os.environ if env is None else env)
+        if env.get("ELVES_LEDGER_SECRETS"):
+            raise ValueError("ELVES_LEDGER_SECRETS (the chart's operator.ledgerSecrets) is replaced by ELVES_SQL_SECRETS"
+                             f" (the chart's {SQL_SECRETS_VALUE}): a Secret per purpose (count, reset), each bound to"
+                             " the SystemUnderTests that may use it")
         namespace = env.get("ELVES_SYSTEM_NAMESPACE") or SYSTEM_NAMESPACE
-        return cls(
+        settings = cls(
             system_namespace=namespace,
             secret_name=env.get("ELVES_SECRET_NAME") or "elves",
             gateway_url=read(env, "ELVES_GATEWAY_URL", f"http://gateway.{namespace}.svc:8080", _url),
@@ -203,8 +212,8 @@ class OperatorSettings:
             max_memory_bytes=int(read(env, "ELVES_MAX_MEMORY", "4Gi", _more_than_zero(parse_memory))),
             loadtest_namespaces=read(env, "ELVES_LOADTEST_NAMESPACES", "", _names),
             target_namespaces=read(env, "ELVES_TARGET_NAMESPACES", "", _names),
-            ledger_secrets=read(env, "ELVES_LEDGER_SECRETS", "", _secret_names),
-            runner_rules=RunnerRules(env_secrets=read(env, "ELVES_RUNNER_ENV_SECRETS", "", _names),
+            sql_secrets=read(env, "ELVES_SQL_SECRETS", "", lambda text: SqlSecrets.of(_json(text, dict, SQL_EXAMPLE))),
+            runner_rules=RunnerRules(env_secrets=read(env, "ELVES_RUNNER_ENV_SECRETS", "", _names_per_namespace),
                                      node_selector=read(env, "ELVES_RUNNER_NODE_SELECTOR", "", _node_selector),
                                      tolerations=read(env, "ELVES_RUNNER_TOLERATIONS", "", _tolerations),
                                      affinity=read(env, "ELVES_RUNNER_AFFINITY", "false", _flag)),
@@ -212,6 +221,21 @@ class OperatorSettings:
             keda=Keda(trigger_authentication=read(env, "ELVES_KEDA_TRIGGER_AUTHENTICATION", "", str.strip),
                       rabbitmq_host=read(env, "ELVES_KEDA_RABBITMQ_HOST", "", str.strip)),
         )
+        if problems := settings.namespace_problems():
+            raise ValueError("; ".join(problems))
+        return settings
+
+    def namespace_problems(self) -> list[str]:
+        """Each namespace list that names kube-* or (where it grants power there) the release
+        namespace, with its variable and chart value (elves.k8s.namespace_guard)."""
+        lists = [("ELVES_LOADTEST_NAMESPACES (the chart's operator.watchNamespaces or loadTestNamespaces)",
+                  self.loadtest_namespaces, True),
+                 ("ELVES_TARGET_NAMESPACES (the chart's operator.targetNamespaces)", self.target_namespaces, False),
+                 (f"ELVES_SQL_SECRETS (the chart's {SQL_SECRETS_VALUE})", self.sql_secrets.namespaces(), False),
+                 ("ELVES_RUNNER_ENV_SECRETS (the chart's operator.runner.envFromSecrets)",
+                  tuple(self.runner_rules.env_secrets), False)]
+        return [problem for value, namespaces, release_allowed in lists
+                for problem in namespace_problems(value, namespaces, self.system_namespace, release_allowed)]
 
     def policy(self) -> Policy:
         """What a LoadTest may ask of this cluster, checked before it changes anything."""

@@ -20,18 +20,18 @@ from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, par
 from elves.engine.status import TargetPin
 from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.k8s.kube import Kube
-from elves.k8s.platform import ledger_secret_refusal
+from elves.k8s.sql_secrets import COUNT, FIELDS, RESET, SqlSecrets
 
 FIELD = "spec.target.systemUnderTest"
 
 
 def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namespace: str,
-                   fault_namespaces: tuple[str, ...] = (), ledger_secrets: tuple[str, ...] = ()
+                   fault_namespaces: tuple[str, ...] = (), sql_secrets: SqlSecrets = SqlSecrets()
                    ) -> tuple[SystemUnderTestSpec | None, list[str], TargetPin | None]:
     """The target's spec, or what keeps it from being read, each problem naming spec.target (or the
     fault that names a workload it may not act on: only in `fault_namespaces`, the chart's
-    operator.targetNamespaces; or the SQL count's Secret it may not read: only those of
-    `ledger_secrets`, namespace/name, the chart's operator.ledgerSecrets); and the pin of the
+    operator.targetNamespaces; or a Secret its SQL may not use: only those `sql_secrets` grants
+    this SystemUnderTest for that purpose, the chart's operator.sqlSecrets); and the pin of the
     object it was read from (None: the engine's own profile)."""
     if spec.target is None:
         try:
@@ -68,8 +68,8 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
     else:
         problems += workload_problems(spec, None, what)
     for field, secret in _secrets_of(target):
-        if f"{namespace}/{secret}" not in ledger_secrets:
-            problems.append(f"{FIELD}: {what}'s {ledger_secret_refusal(namespace, secret, field)}")
+        if refusal := sql_secrets.refusal(namespace, secret, field, name):
+            problems.append(f"{FIELD}: {what}'s {refusal}")
     return target, problems, _pin(body, namespace)
 
 
@@ -79,8 +79,8 @@ def _secrets_of(target: SystemUnderTestSpec | None) -> list[tuple[str, str]]:
     if target is None:
         return []
     persisted = target.ledger.persisted.sql if target.ledger.persisted is not None else None
-    return ([("spec.ledger.persisted.sql", persisted.secret_ref.name)] if persisted is not None else []) + (
-        [("spec.reset.sql", target.reset.sql.secret_ref.name)] if target.reset is not None else [])
+    return ([(FIELDS[COUNT], persisted.secret_ref.name)] if persisted is not None else []) + (
+        [(FIELDS[RESET], target.reset.sql.secret_ref.name)] if target.reset is not None else [])
 
 
 def _pin(body: dict, namespace: str) -> TargetPin:

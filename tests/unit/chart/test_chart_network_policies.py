@@ -91,7 +91,7 @@ def test_network_policies_let_each_pod_out_only_where_it_must(helm):
 
 
 def test_the_operator_reaches_a_targets_database_only_where_values_say(helm, tmp_path):
-    """An SQL persisted count (operator.ledgerSecrets): no way out to any database by default; each
+    """An SQL persisted count or reset (operator.sqlSecrets): no way out to any database by default; each
     of networkPolicy.ledgerDatabases opens its namespace (and pods) or CIDR, on its port only."""
     def database_rules(objects):
         return [r for r in named(objects, "NetworkPolicy", "elves-operator")["spec"]["egress"]

@@ -32,14 +32,14 @@ def test_operator_runs_loadtests_only_where_it_may_write_and_runners_only_as_val
     default = env()
     assert default["ELVES_LOADTEST_NAMESPACES"] == NAMESPACE
     assert (default["ELVES_RUNNER_ENV_SECRETS"], default["ELVES_RUNNER_NODE_SELECTOR"],
-            default["ELVES_RUNNER_TOLERATIONS"], default["ELVES_RUNNER_AFFINITY"]) == ("", "{}", "[]", "false")
+            default["ELVES_RUNNER_TOLERATIONS"], default["ELVES_RUNNER_AFFINITY"]) == ("{}", "{}", "[]", "false")
     assert env("operator.loadTestNamespaces={default,team-a}")["ELVES_LOADTEST_NAMESPACES"] == \
         f"default,team-a,{NAMESPACE}"
     assert env(*SCOPED_OPERATOR)["ELVES_LOADTEST_NAMESPACES"] == "elves,load-tests"
-    runner = env("operator.runner.envFromSecrets={k6-hosts,k6-tokens}", "operator.runner.nodeSelector.pool={load}",
+    runner = env("operator.runner.envFromSecrets.team-a={k6-hosts,k6-tokens}", "operator.runner.nodeSelector.pool={load}",
                  "operator.runner.tolerations[0].key=load", "operator.runner.tolerations[0].operator=Exists",
                  "operator.runner.affinity=true")
-    assert runner["ELVES_RUNNER_ENV_SECRETS"] == "k6-hosts,k6-tokens"
+    assert json.loads(runner["ELVES_RUNNER_ENV_SECRETS"]) == {"team-a": ["k6-hosts", "k6-tokens"]}
     assert json.loads(runner["ELVES_RUNNER_NODE_SELECTOR"]) == {"pool": ["load"]}
     assert json.loads(runner["ELVES_RUNNER_TOLERATIONS"]) == [{"key": "load", "operator": "Exists"}]
     assert runner["ELVES_RUNNER_AFFINITY"] == "true"
@@ -105,10 +105,15 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
                            ("loadtests/status", "patch"),
                            ("loadtests/finalizers", "update")]:
         assert allowed("ClusterRole", "elves.dev", resource, verb), (resource, verb)
+    assert allowed("ClusterRole", "", "events", "create")
+    writes = named(objects, "ClusterRole", "elves-elves-operator-run-objects")
+    # What running a test takes, bound only where tests run (below), never cluster-wide.
+    work = [writes]
     for verb in ("create", "get", "list", "watch", "delete"):
-        assert allowed("ClusterRole", "k6.io", "testruns", verb), verb
-    assert allowed("ClusterRole", "k6.io", "testruns/status", "get")
-    assert allowed("ClusterRole", "", "configmaps", "get") and allowed("ClusterRole", "", "events", "create")
+        assert _allowed(work, "ClusterRole", "k6.io", "testruns", verb), verb
+    assert _allowed(work, "ClusterRole", "k6.io", "testruns/status", "get")
+    assert _allowed(work, "ClusterRole", "", "configmaps", "get") and _allowed(work, "ClusterRole", "", "pods", "watch")
+    assert _allowed(work, "ClusterRole", "elves.dev", "systemundertests", "get")
     assert allowed("ClusterRole", "apiextensions.k8s.io", "customresourcedefinitions", "watch")
     for deployment in SERVICES:
         assert allowed("Role", "apps", "deployments/scale", "patch", NAMESPACE, deployment)
@@ -120,10 +125,10 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
     assert allowed("Role", "", "pods/exec", "create", NAMESPACE) and allowed("Role", "", "pods/exec", "get", NAMESPACE)
     assert allowed("Role", "", "secrets", "get", NAMESPACE, "elves")
     assert allowed("Role", "coordination.k8s.io", "leases", "update", NAMESPACE, "elves-loadtest-lock")
-    writes = named(objects, "ClusterRole", "elves-elves-operator-run-objects")
-    # Pruning old reports: list and delete ConfigMaps, bound only where the writes are.
-    assert [(rule["resources"], rule["verbs"]) for rule in writes["rules"]] == \
-        [(["configmaps", "secrets"], ["create", "update"]), (["configmaps"], ["list", "delete"])]
+    # A retry replaces a run's object by a JSON patch that checks its owner first (patch, never
+    # update); pruning old reports: list and delete ConfigMaps, bound only where the writes are.
+    assert [(rule["resources"], rule["verbs"]) for rule in writes["rules"]][-2:] == \
+        [(["configmaps", "secrets"], ["create", "patch"]), (["configmaps"], ["list", "delete"])]
     bindings = [o for o in of_kind(objects, "RoleBinding") if o["roleRef"]["name"] == writes["metadata"]["name"]]
     assert [b["metadata"]["namespace"] for b in bindings] == [NAMESPACE]
 
@@ -210,33 +215,57 @@ def test_another_systems_workloads_are_reachable_only_in_the_target_namespaces_v
     assert env_of(operator)["ELVES_TARGET_NAMESPACES"]["value"] == "shop"
 
 
-def test_a_targets_ledger_secrets_are_readable_by_name_only_where_values_list_them(helm):
-    """An SQL persisted count's database URL (spec.ledger.persisted.sql.secretRef): no Secret of
-    another namespace by default; with operator.ledgerSecrets, a Role per namespace with get on
-    exactly the Secrets listed there (no list, no watch, no other Secret), and the operator told."""
-    def ledger_roles(objects):
+def test_a_targets_sql_secrets_are_readable_by_name_only_where_values_list_them(helm):
+    """A SystemUnderTest's SQL database URLs (spec.ledger.persisted.sql.secretRef,
+    spec.reset.sql.secretRef): no Secret of another namespace by default; with operator.sqlSecrets,
+    a Role per namespace with get on exactly the Secrets listed there for either purpose (no list,
+    no watch, no other Secret), and the operator told which SystemUnderTest may use which for what."""
+    def sql_roles(objects):
         return {o["metadata"]["namespace"]: o["rules"] for o in of_kind(objects, "Role")
-                if o["metadata"]["name"].endswith("-ledger-secrets")}
+                if o["metadata"]["name"].endswith("-sql-secrets")}
 
     def operator_env(objects):
         container = named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]
-        return env_of(container)["ELVES_LEDGER_SECRETS"]["value"]
+        return json.loads(env_of(container)["ELVES_SQL_SECRETS"]["value"])
 
     plain = render(helm)
-    assert ledger_roles(plain) == {} and operator_env(plain) == ""
-    objects = render(helm, None, "operator.ledgerSecrets.shop={orders-ledger-db,audit-db}",
-                     "operator.ledgerSecrets.team-a={reports-db}")
-    assert ledger_roles(objects) == {
-        "shop": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["audit-db", "orders-ledger-db"],
-                  "verbs": ["get"]}],
+    assert sql_roles(plain) == {} and operator_env(plain) == {}
+    objects = render(helm, None, "operator.sqlSecrets.shop.count.orders-ledger-db={orders}",
+                     "operator.sqlSecrets.shop.count.audit-db={audit,orders}",
+                     "operator.sqlSecrets.shop.reset.orders-reset-db={orders}",
+                     "operator.sqlSecrets.team-a.count.reports-db={reports}")
+    assert sql_roles(objects) == {
+        "shop": [{"apiGroups": [""], "resources": ["secrets"],
+                  "resourceNames": ["audit-db", "orders-ledger-db", "orders-reset-db"], "verbs": ["get"]}],
         "team-a": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["reports-db"], "verbs": ["get"]}]}
-    bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"].endswith("-ledger-secrets")]
+    bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"].endswith("-sql-secrets")]
     assert sorted((b["metadata"]["namespace"], b["roleRef"]["name"], b["subjects"][0]["name"]) for b in bindings) == [
-        ("shop", "elves-operator-ledger-secrets", "elves-operator"),
-        ("team-a", "elves-operator-ledger-secrets", "elves-operator")]
-    assert operator_env(objects) == "shop/audit-db,shop/orders-ledger-db,team-a/reports-db"
+        ("shop", "elves-operator-sql-secrets", "elves-operator"),
+        ("team-a", "elves-operator-sql-secrets", "elves-operator")]
+    assert operator_env(objects) == {
+        "shop": {"count": {"audit-db": ["audit", "orders"], "orders-ledger-db": ["orders"]},
+                 "reset": {"orders-reset-db": ["orders"]}},
+        "team-a": {"count": {"reports-db": ["reports"]}}}
     # Nowhere else does the operator get a Secret it did not write: the release's own, by name.
     readable = [(o["metadata"]["namespace"], r.get("resourceNames")) for o in of_kind(objects, "Role")
                 for r in o["rules"] if "secrets" in r["resources"] and "get" in r["verbs"]]
-    assert sorted(readable) == [("elves", ["elves"]), ("shop", ["audit-db", "orders-ledger-db"]),
+    assert sorted(readable) == [("elves", ["elves"]), ("shop", ["audit-db", "orders-ledger-db", "orders-reset-db"]),
                                 ("team-a", ["reports-db"])]
+
+
+def test_the_secret_the_operator_reads_holds_no_password(helm):
+    """The release Secret the operator may get (it signs k6's tokens with jwt-secret and calls the
+    registry with service-key) holds nothing else: PostgreSQL's superuser's password is in a Secret
+    only PostgreSQL's pod reads."""
+    for sets in ((), ("rabbitmq.enabled=false", "externalRabbitmq.host=mq", "externalRabbitmq.password=x",
+                      "postgresql.enabled=false", "externalPostgresql.host=db", "externalPostgresql.password=y")):
+        objects = render(helm, None, *sets)
+        assert set(named(objects, "Secret", "elves")["data"]) == {"jwt-secret", "service-key"}, sets
+    objects = render(helm)
+    superuser = named(objects, "Secret", "elves-postgres")
+    assert set(superuser["data"]) == {"postgres-password"}
+    env = env_of(named(objects, "StatefulSet", "postgres")["spec"]["template"]["spec"]["containers"][0])
+    assert env["POSTGRES_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "elves-postgres", "key": "postgres-password"}
+    readers = [o["metadata"]["name"] for kind in ("Deployment", "StatefulSet") for o in of_kind(objects, kind)
+               if "elves-postgres" in json.dumps(o["spec"])]
+    assert readers == ["postgres"]

@@ -59,20 +59,24 @@ def test_external_rabbitmq_and_postgresql_replace_the_statefulsets(helm):
     assert registry["SPRING_RABBITMQ_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "shared-rabbitmq",
                                                                                    "key": "password"}
     assert registry["SPRING_DATASOURCE_URL"]["value"] == "jdbc:postgresql://postgres.shared-infra.svc:5432/elves_bench"
-    assert registry["SPRING_DATASOURCE_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "elves",
+    assert registry["SPRING_DATASOURCE_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "elves-registry",
                                                                                      "key": "postgres-password"}
-    secret = named(objects, "Secret", "elves")
-    assert set(secret["data"]) == {"jwt-secret", "service-key", "postgres-password"}
+    assert set(named(objects, "Secret", "elves")["data"]) == {"jwt-secret", "service-key"}
+    assert set(named(objects, "Secret", "elves-registry")["data"]) == {"postgres-password"}
 
 
 def test_generated_secret_is_kept_and_explicit_values_win(helm):
     objects = render(helm)
     secret = named(objects, "Secret", "elves")
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
-    assert set(secret["data"]) == {"jwt-secret", "service-key", "postgres-password"}
+    assert set(secret["data"]) == {"jwt-secret", "service-key"}
     assert all(len(base64.b64decode(v)) >= 32 for v in secret["data"].values())
-    given = named(render(helm, None, "postgresql.auth.password=a-fixed-postgres-password"), "Secret", "elves")
-    assert base64.b64decode(given["data"]["postgres-password"]).decode() == "a-fixed-postgres-password"
+    given = render(helm, None, "postgresql.auth.password=a-fixed-postgres-password")
+    superuser = named(given, "Secret", "elves-postgres")
+    assert base64.b64decode(superuser["data"]["postgres-password"]).decode() == "a-fixed-postgres-password"
+    # The superuser's password given is the superuser's only, not the registry role's.
+    registry = named(given, "Secret", "elves-registry")
+    assert base64.b64decode(registry["data"]["postgres-password"]).decode() != "a-fixed-postgres-password"
     for name in ("gateway", "registry"):
         env = env_of(named(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0])
         assert env["ELVES_SERVICE_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "elves", "key": "service-key"}

@@ -38,12 +38,16 @@ def test_the_caps_are_part_of_the_same_check():
 
 
 def test_runners_take_env_only_from_the_secrets_the_chart_names():
-    policy = Policy(namespaces=(), caps=CAPS, runner=RunnerRules(env_secrets=("k6-hosts",)))
-    problems = refusals("elves", spec(runner={"envFromSecrets": ["k6-hosts", "db-admin"]}), policy)
+    policy = Policy(namespaces=(), caps=CAPS, runner=RunnerRules(env_secrets={"team-a": ("k6-hosts",)}))
+    problems = refusals("team-a", spec(runner={"envFromSecrets": ["k6-hosts", "db-admin"]}), policy)
     assert problems == ["spec.runner.envFromSecrets[1]: Secret db-admin is not one the runners may take their "
-                        "environment from (the chart's operator.runner.envFromSecrets allows k6-hosts)"]
-    (nothing,) = refusals("elves", spec(runner={"envFromSecrets": ["k6-hosts"]}), Policy((), CAPS))
-    assert nothing.endswith("(the chart's operator.runner.envFromSecrets allows none)")
+                        "environment from in namespace team-a (the chart's operator.runner.envFromSecrets.team-a "
+                        "allows k6-hosts)"]
+    # A name holds only in its namespace: another team's Secret of the same name stays out of reach.
+    (elsewhere,) = refusals("team-b", spec(runner={"envFromSecrets": ["k6-hosts"]}), policy)
+    assert elsewhere.endswith("in namespace team-b (the chart's operator.runner.envFromSecrets.team-b allows none)")
+    (nothing,) = refusals("team-a", spec(runner={"envFromSecrets": ["k6-hosts"]}), Policy((), CAPS))
+    assert nothing.endswith("(the chart's operator.runner.envFromSecrets.team-a allows none)")
 
 
 def test_runners_land_only_on_nodes_the_chart_allows():
@@ -71,15 +75,17 @@ def test_runners_land_only_on_nodes_the_chart_allows():
 
 def test_the_rules_come_from_the_charts_settings_and_a_bad_one_is_named():
     settings = OperatorSettings.from_env({
-        "ELVES_LOADTEST_NAMESPACES": "elves, team-a", "ELVES_RUNNER_ENV_SECRETS": "k6-hosts",
+        "ELVES_LOADTEST_NAMESPACES": "elves, team-a", "ELVES_RUNNER_ENV_SECRETS": '{"team-a": ["k6-hosts"]}',
         "ELVES_RUNNER_NODE_SELECTOR": '{"pool": ["load"]}', "ELVES_RUNNER_TOLERATIONS": "[]",
         "ELVES_RUNNER_AFFINITY": "true", "ELVES_MAX_REPLICAS": "4"})
     policy = settings.policy()
     assert policy.namespaces == ("elves", "team-a") and policy.caps.max_replicas == 4
-    assert policy.runner == RunnerRules(env_secrets=("k6-hosts",), node_selector={"pool": ("load",)}, affinity=True)
+    assert policy.runner == RunnerRules(env_secrets={"team-a": ("k6-hosts",)}, node_selector={"pool": ("load",)},
+                                        affinity=True)
     # Unset: any namespace (an operator run by hand), and nothing for the runners.
     assert OperatorSettings.from_env({}).policy() == Policy(namespaces=(), caps=CAPS, runner=RunnerRules())
     for name, value, words in (("ELVES_RUNNER_NODE_SELECTOR", '{"pool": "load"}', "list of the values"),
+                               ("ELVES_RUNNER_ENV_SECRETS", "k6-hosts", "is not JSON"),
                                ("ELVES_RUNNER_TOLERATIONS", "{", "is not JSON"),
                                ("ELVES_RUNNER_AFFINITY", "yes", "not true or false")):
         with pytest.raises(ValueError, match=words) as refused:

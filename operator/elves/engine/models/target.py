@@ -135,8 +135,9 @@ class SqlCount(SpecModel):
     secret_ref: SecretKeyRef = Field(
         description="The Secret (in the SystemUnderTest's namespace) and key holding the database's URL,"
                     " postgresql://user:password@host:port/database?sslmode=require, of a read-only role."
-                    " On a cluster the operator may read it only where the chart's operator.ledgerSecrets"
-                    " lists it; locally it is the file .elves/secrets/own-system/<name>/<key> (mode 0600).")
+                    " On a cluster the operator may read it only where the chart's operator.sqlSecrets"
+                    " lists it under count for this SystemUnderTest, and its author must be allowed to get it;"
+                    " locally it is the file .elves/secrets/own-system/<name>/<key> (mode 0600).")
     query: str = Field(min_length=1, max_length=4096,
                        description="One SELECT returning one row of one integer column, e.g. SELECT count(*)"
                                    " FROM orders WHERE test_id = $TEST_ID; $TEST_ID is bound as a parameter to"
@@ -157,8 +158,9 @@ class SqlReset(SpecModel):
 
     secret_ref: SecretKeyRef = Field(
         description="The Secret (in the SystemUnderTest's namespace) and key holding the URL of a role that may run"
-                    " these statements (not the ledger's read-only one); listed in the chart's operator.ledgerSecrets"
-                    " like the ledger's; locally .elves/secrets/own-system/<name>/<key>.")
+                    " these statements (not the ledger's read-only one); listed in the chart's operator.sqlSecrets"
+                    " under reset for this SystemUnderTest (never under count), and its author must be allowed to"
+                    " get it; locally .elves/secrets/own-system/<name>/<key>.")
     statements: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
         min_length=1, max_length=20,
         description="SQL statements, e.g. TRUNCATE orders, run in order in one transaction with a statement timeout.")
