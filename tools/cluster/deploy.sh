@@ -299,8 +299,9 @@ write_values() {
       echo "  grafanaSecret: $(yaml_string "${OPERATOR_GRAFANA_SECRET}")"
     fi
     # `kubectl apply -f loadtests/examples/...` without -n lands in `default`: the operator may
-    # write its ConfigMaps there too (the chart allows only the release namespace by default).
-    echo "  loadTestNamespaces: [default]"
+    # write its ConfigMaps there too (the chart allows only the release namespace by default,
+    # and refuses the release namespace in the list: it is always included).
+    [[ ${NAMESPACE} == default ]] || echo "  loadTestNamespaces: [default]"
     # KEDA reads the ingestor's queue length from RabbitMQ, which the NetworkPolicies let it reach.
     echo "networkPolicy: {keda: {namespace: $(yaml_string "${KEDA_NAMESPACE}")}}"
     if [[ -n ${IMAGE_TAG} ]]; then
