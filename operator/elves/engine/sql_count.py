@@ -272,7 +272,7 @@ def _cut(exc: sql_wire.Cut) -> str:
     if isinstance(exc, sql_wire.TooMuch):
         return f"answered with more than the {sql_wire.MAX_CALL_BYTES // 1024 // 1024} MiB one call may read: cut"
     if isinstance(exc, sql_wire.Copies):
-        return "was asked for a COPY, which a count or a reset step may not start"
+        return "started a COPY, which a count or a reset step may not"
     return "did not answer as PostgreSQL does"
 
 
