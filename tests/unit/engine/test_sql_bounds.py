@@ -34,7 +34,7 @@ MEMORY_GROWTH_LIMIT = 50 * 1024 * 1024
 
 @pytest.fixture(scope="module")
 def postgres():
-    server = PostgresServer(DATABASE)
+    server = PostgresServer(DATABASE, tls=True)  # prefer, as the URLs here say: every read over TLS
     server.login_role("reader", READER_PASSWORD)
     server.login_role("writer", WRITER_PASSWORD)
     server.run("CREATE TABLE secrets (secret text); CREATE TABLE scratch (n int); GRANT SELECT ON secrets TO reader;"
