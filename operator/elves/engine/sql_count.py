@@ -56,14 +56,16 @@ MAX_CONNECT_TIMEOUT_SECONDS = 30.0
 STATEMENT_TIMEOUT_SECONDS = 10.0
 # What one call may take beyond its login and its statement timeout (the answers, the rollback,
 # the cancel). A call's whole time (call_seconds) is connect timeout + statement timeout + this:
-# 5 + 10 + 5 = 20 s by default, 30 + 10 + 5 = 45 s at most. Why that is short enough: a tick of the
-# phase machine makes at most two calls (a reset, then the baseline count when the system is ready
-# at once; the drain and the analysis one each), so it holds the LoadTest's lock in
-# elves.k8s.driver (which its deletion waits for) and the system's Lease (which other LoadTests
-# wait for) at most 2 x 20 = 40 s (90 s at most), never longer: below the 120 s a count that does
-# not answer is ridden out (blips.RIDE_OUT_SECONDS, so it is tried again at least twice), the
-# 300 s it is waited for before the load (Timeouts.system_ready) and the 300 s another LoadTest
-# waits for the system (Timeouts.lock; the operator's, ELVES_LOCK_TIMEOUT, 2 h).
+# 5 + 10 + 5 = 20 s by default, 30 + 10 + 5 = 45 s at most. Why that is short enough: a call cut
+# at its deadline raises SqlCountUnavailable, which ends the tick (elves.engine.runner.machine; the
+# step is tried again later, elves.engine.blips), so a database that hangs or trickles holds the
+# LoadTest's lock in elves.k8s.driver (which its deletion waits for) and the system's Lease (which
+# other LoadTests wait for) for one call at most: 20 s (45 s), below the 120 s such a count is
+# ridden out (blips.RIDE_OUT_SECONDS: tried again at least twice), the 300 s it is waited for
+# before the load (Timeouts.system_ready) and the 300 s another LoadTest waits for the system
+# (Timeouts.lock; the operator's ELVES_LOCK_TIMEOUT, 2 h). Only calls that answer share a tick:
+# up to four between two runs of a sweep (the drain's count, the analysis's, the next run's reset
+# and its baseline count).
 SOCKET_MARGIN_SECONDS = 5.0
 DEFAULT_PORT = 5432
 SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
