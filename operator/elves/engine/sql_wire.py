@@ -15,6 +15,10 @@ file (its makefile, which pg8000 reads and writes through) is a `Wire`:
   server's own). A call cut while a statement runs cancels it (a CancelRequest on a new
   connection, as libpq's PQcancel) and closes the connection, so the backend ends as well.
 The cuts are exceptions of their own (`Cut`, not OSError), which pg8000 passes through unchanged.
+
+`run` and `returns_rows` drive pg8000's CoreConnection by its message functions (send_PARSE,
+send_BIND, handle_messages, its message_types table), since its execute asks for every row: a
+pg8000 other than the pinned 1.31.6 must pass tests/unit/engine/test_sql_bounds.py first.
 """
 
 from __future__ import annotations
