@@ -248,22 +248,30 @@ def _begin(connection: pg8000.native.Connection, start: str, statement_timeout: 
 @contextmanager
 def _failures(database: Database, bounds: Bounds, connection: pg8000.native.Connection, sock: socket.socket,
               statement_timeout: float, where: str) -> Iterator[None]:
-    """A statement's failures as SqlCountErrors naming `where`; a call out of time cancels it."""
+    """A statement's failures as SqlCountErrors naming `where`."""
     try:
         yield
     except DatabaseError as exc:
         raise _query_error(database, exc, statement_timeout, where) from None
-    except sql_wire.DeadlinePassed:
+    except Exception as exc:  # noqa: BLE001 - each kind is named in _broken
+        # The statement may still be running (cut at the deadline, or its answer refused, then
+        # silent in a sleep that holds its locks): it is cancelled, and the connection closed after.
         sql_wire.cancel(sock, getattr(connection, "_backend_key_data", None))
-        raise SqlCountUnavailable(f"{where}: PostgreSQL at {database.where} did not answer within {bounds.seconds:g} s,"
-                                  " all one call may take; its statement was cancelled") from None
-    except sql_wire.Cut as exc:
-        raise SqlCountError(f"{where}: PostgreSQL at {database.where} {_cut(exc)}") from None
-    except (InterfaceError, OSError) as exc:
-        raise SqlCountUnavailable(f"{where}: the connection to PostgreSQL at {database.where} failed:"
-                                  f" {_reason(exc, bounds.seconds)}") from None
-    except Exception:  # noqa: BLE001 - a message pg8000 cannot read (an unknown type, a short one)
-        raise SqlCountError(f"{where}: the server at {database.where} did not answer as PostgreSQL does") from None
+        raise _broken(database, bounds, where, exc) from None
+
+
+def _broken(database: Database, bounds: Bounds, where: str, exc: Exception) -> SqlCountError:
+    """A call given up in the middle of `where`, because of `exc`."""
+    if isinstance(exc, sql_wire.DeadlinePassed):
+        return SqlCountUnavailable(f"{where}: PostgreSQL at {database.where} did not answer within {bounds.seconds:g} s,"
+                                   " all one call may take; its statement was cancelled")
+    if isinstance(exc, sql_wire.Cut):
+        return SqlCountError(f"{where}: PostgreSQL at {database.where} {_cut(exc)}")
+    if isinstance(exc, (InterfaceError, OSError)):
+        return SqlCountUnavailable(f"{where}: the connection to PostgreSQL at {database.where} failed:"
+                                   f" {_reason(exc, bounds.seconds)}")
+    # A message pg8000 cannot read (an unknown type, a short one).
+    return SqlCountError(f"{where}: the server at {database.where} did not answer as PostgreSQL does")
 
 
 def _cut(exc: sql_wire.Cut) -> str:

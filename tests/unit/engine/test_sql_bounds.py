@@ -172,6 +172,21 @@ def test_a_reset_that_lifts_the_statement_timeout_is_cut_at_the_deadline_and_can
              "the reset's backend to end", timeout=5)
 
 
+def test_a_reset_that_floods_notices_is_cut_and_its_backend_ends(postgres):
+    """1.5 MB of notices, then a minute's sleep: the call stops reading at 1 MiB, and the rest fits
+    in the sockets' buffers, so the backend would sleep on, unaware, holding its locks."""
+    url = writer(postgres, application_name="elves-notice-probe")
+    flood = ("DO $$ BEGIN FOR i IN 1..1500 LOOP RAISE NOTICE '%', repeat('n', 1000); END LOOP;"
+             " PERFORM pg_sleep(60); END $$")
+    message = refused(SqlCountError, execute, url, ["INSERT INTO scratch VALUES (1)", flood], RESET)
+    assert message == (f"{RESET}.statements[1]: PostgreSQL at 127.0.0.1:{postgres.port}/{DATABASE} answered with"
+                       " more than the 1 MiB one call may read: cut")
+    wait_for(lambda: postgres.run("SELECT count(*) FROM pg_stat_activity WHERE application_name ="
+                                  " 'elves-notice-probe'") == [[0]],
+             "the reset's backend to end", timeout=5)
+    assert postgres.run("SELECT count(*) FROM scratch", DATABASE) == [[0]]
+
+
 # --- a server that trickles ---------------------------------------------------------------
 
 
