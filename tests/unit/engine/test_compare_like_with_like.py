@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
+from elves.cli import main as elves_main
 from elves.engine.compare import BREACHED, INCOMPARABLE, PASSED, CompareError, baseline_checks, compare_paths
 from elves.engine.compare.plans import plan_record
 from elves.engine.compare.summaries import summary_status
@@ -24,7 +24,6 @@ from elves.engine.status import LoadTestStatus
 from elves.engine.verdict import verdict_of
 
 SUMMARIES = Path(__file__).resolve().parent / "summaries"
-ELVES = Path(sys.executable).parent / "elves"
 WORK = "elves.ingestor.data.in"
 # What a summary records of the plan beyond its spec (elves.engine.compare.plans.plan_record).
 RECORDED = {"platform": "local", "script": {"file": "system-mix.js", "sha256": "0" * 64}}
@@ -45,9 +44,21 @@ def write(directory: Path, summary: dict[str, Any], record: dict[str, Any] | Non
     return directory
 
 
-def elves_compare(*args: Any) -> subprocess.CompletedProcess[str]:
-    """The installed command, as a user runs it."""
-    return subprocess.run([str(ELVES), "compare", *map(str, args)], capture_output=True, text=True, timeout=60)
+@dataclass(frozen=True)
+class Answer:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def elves_compare(capsys) -> Callable[..., Answer]:
+    """`elves compare ARGS` as a user runs it (its main, in this process: 37 commands in a second)."""
+    def run(*args: Any) -> Answer:
+        code = elves_main(["compare", *map(str, args)])
+        out = capsys.readouterr()
+        return Answer(code, out.out, out.err)
+    return run
 
 
 def spec(summary: dict[str, Any]) -> dict[str, Any]:
@@ -283,7 +294,8 @@ VARIANTS: list[tuple[str, Callable[[dict, dict], None], int, list[str]]] = [
 
 
 @pytest.mark.parametrize("name,change,code,said", VARIANTS, ids=[v[0] for v in VARIANTS])
-def test_every_worse_or_different_variant_of_a_published_run_is_refused_or_failed(tmp_path, name, change, code, said):
+def test_every_worse_or_different_variant_of_a_published_run_is_refused_or_failed(tmp_path, elves_compare, name, change,
+                                                                                   code, said):
     summary, record = case("case-1a")
     summary["plan"] = RECORDED  # as elves run writes it now (the published one predates it)
     before = write(tmp_path / "before", summary, record)
@@ -296,7 +308,7 @@ def test_every_worse_or_different_variant_of_a_published_run_is_refused_or_faile
         assert text in answer.stdout, f"{text!r} not in:\n" + answer.stdout[-3000:]
 
 
-def test_a_rerun_within_the_noise_passes(tmp_path):
+def test_a_rerun_within_the_noise_passes(tmp_path, elves_compare):
     summary, record = case("case-1a")
     before = write(tmp_path / "before", summary, record)
     new = copy.deepcopy(summary)
@@ -320,7 +332,7 @@ def test_a_rerun_within_the_noise_passes(tmp_path):
     assert "endpoint getStatus errors (n=69)" in lines[-3]  # judged by the binomial rule, and kept to it
 
 
-def test_the_published_plan_doubling_pair_is_refused_unless_the_change_is_the_point(tmp_path):
+def test_the_published_plan_doubling_pair_is_refused_unless_the_change_is_the_point(tmp_path, elves_compare):
     before = write(tmp_path / "case-1a", *case("case-1a"))
     after = write(tmp_path / "case-1b", *case("case-1b"))
     comparison = compare_paths(before, after)
@@ -338,7 +350,7 @@ def test_the_published_plan_doubling_pair_is_refused_unless_the_change_is_the_po
     assert answer.returncode == INCOMPARABLE and "--allow-plan-change load.stages" in answer.stdout
 
 
-def test_an_allowed_change_that_names_no_field_is_an_error(tmp_path):
+def test_an_allowed_change_that_names_no_field_is_an_error(tmp_path, elves_compare):
     before = write(tmp_path / "case-1a", *case("case-1a"))
     after = write(tmp_path / "case-1b", *case("case-1b"))
     with pytest.raises(CompareError, match="--allow-plan-change load.rates: no such field in either plan"):
