@@ -1,8 +1,9 @@
 """The gateway and the registry fuzzed from their own OpenAPI documents (schemathesis): at
 least 1,000 generated calls each, valid and invalid (positive and negative generation) over
-every operation, with a valid credential (an admin token; the service key). No answer is a
-5xx or a 401 (the credential holds for every generated call), and every 4xx is our JSON error
-that says what is wrong."""
+every operation, with a valid credential (an admin token; the service key), each call with
+one of ACCEPTS in turn (an image request, an API client, curl, a page load, none). No answer is
+a 5xx or a 401 (the credential holds for every generated call), and every 4xx is our JSON error
+that says what is wrong, whatever the call accepts."""
 
 from collections import Counter
 
@@ -16,6 +17,8 @@ from elves.engine.ledger import SERVICE_KEY_HEADER
 from sut_helpers import HTTP_TIMEOUT_SECONDS, unique
 
 MIN_CASES = 1000
+# What clients send: a PNG asked of a JSON error (an unknown plot) was once a 500. None: no header.
+ACCEPTS = ("application/json", "image/png", "*/*", "text/html", "image/png, application/json;q=0.5", None)
 
 
 def fuzz(document_url: str, credential: dict[str, str], operations: int, cases_per_operation: int,
@@ -30,12 +33,18 @@ def fuzz(document_url: str, credential: dict[str, str], operations: int, cases_p
     schema = schemathesis.openapi.from_url(document_url, config=config, wait_for_schema=HTTP_TIMEOUT_SECONDS,
                                            headers=document_credential or credential, timeout=HTTP_TIMEOUT_SECONDS)
     calls: Counter[int] = Counter()
+    accepts: Counter[str | None] = Counter()
     wrong: list[str] = []
 
     def check(case) -> None:
-        response = case.call(headers={**(case.headers or {}), **credential}, timeout=HTTP_TIMEOUT_SECONDS)
+        accept = ACCEPTS[sum(accepts.values()) % len(ACCEPTS)]
+        accepts[accept] += 1
+        headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "accept"}
+        response = case.call(headers={**headers, **credential, **({"Accept": accept} if accept else {})},
+                             timeout=HTTP_TIMEOUT_SECONDS)
         calls[response.status_code] += 1
-        described = f"{case.method} {case.formatted_path} {case.query} {str(case.body)[:120]} -> {response.status_code}"
+        described = (f"{case.method} {case.formatted_path} {case.query} {str(case.body)[:120]} Accept {accept}"
+                     f" -> {response.status_code}")
         if response.status_code >= 500 or response.status_code == 401:
             wrong.append(f"{described}: {response.text[:200]}")
         elif response.status_code >= 400:
@@ -56,9 +65,10 @@ def fuzz(document_url: str, credential: dict[str, str], operations: int, cases_p
             run()
 
     total = sum(calls.values())
-    print(f"fuzzed {total} calls: {dict(sorted(calls.items()))}")
+    print(f"fuzzed {total} calls: {dict(sorted(calls.items()))}, by Accept {dict(accepts)}")
     assert wrong == [], f"{len(wrong)} of {total} calls: {wrong[:5]}"
     assert total >= MIN_CASES, f"only {total} generated calls: {dict(calls)}"
+    assert set(accepts) == set(ACCEPTS), f"not every Accept was sent: {dict(accepts)}"
 
 
 def test_no_generated_gateway_call_is_a_5xx_and_every_4xx_names_the_problem(local_stack):

@@ -176,7 +176,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
 
     directory = reports_dir / f"{test.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     status.report.path = str(directory / HTML)
-    html = write_report(directory, test, status, prom)
+    html = write_report(directory, test, status, prom, ctx.plan_record(platform))
     for line in summary_text(status, str(test.spec.drain.timeout)):
         print(line, file=out)
     print("", file=out)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from elves.engine.compare import DEFAULTS_HELP, RULES_HELP
+from elves.engine.compare.plans import ALLOW_HELP
 
 DEFAULT_STUDY = "loadtests/study/study.yaml"
 DEFAULT_RESULTS = "docs/results"
@@ -18,14 +19,22 @@ def register(subcommands) -> None:
         "compare", help="compare two runs' summary.json: exit 0 only when the new run is as good as its baseline",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Compare BASELINE (the earlier run) with NEW: every figure, its change and the rules that watch it.\n"
+                    "Like with like: the two runs must have asked the same (load, system, target, faults, platform,\n"
+                    "machine) unless --allow-plan-change names what may differ.\n"
                     "Exit 0 when NEW is as good as BASELINE by every rule; 1 when a figure crossed a rule or is\n"
-                    "missing from NEW (the baseline has it, NEW lacks it or has NaN); 2 when nothing can be compared\n"
-                    "(no run with results, another LoadTest shape, a rule that watches no figure) or a file is unusable.",
+                    "missing from NEW (the baseline has it, NEW lacks it or has NaN), or NEW ended Failed; 2 when\n"
+                    "nothing can be compared, each reason named: plans that differ, a run that ended in Error or was\n"
+                    "limited by its load generator, a run from a busy machine (the run.json beside its summary says\n"
+                    "so), no run with results, another LoadTest shape, a rule that watches no figure; or a file is\n"
+                    "unusable.",
         epilog=RULES_HELP + "\n" + DEFAULTS_HELP)
     compare.add_argument("baseline", metavar="BASELINE", help="summary.json or a report directory (the earlier run)")
     compare.add_argument("new", metavar="NEW", help="summary.json or a report directory (the later run)")
     compare.add_argument("--fail-on", metavar="RULES", default=None,
                          help="comma-separated rules on top of the defaults below, e.g. p99:+25%%,restarts:off")
+    compare.add_argument("--allow-plan-change", metavar="PATHS", default=None,
+                         help="the change is the point: " + ALLOW_HELP.replace("%", "%%")
+                              + ". The allowed differences are listed, the figures judged as usual")
     compare.add_argument("--html", metavar="FILE", help="also write the comparison as an HTML section to FILE")
     compare.set_defaults(handler=_compare)
 
@@ -57,7 +66,7 @@ def _compare(args: argparse.Namespace) -> int:
     from elves.engine.compare import CompareError, compare_paths, html_section, text_lines
 
     try:
-        comparison = compare_paths(Path(args.baseline), Path(args.new), args.fail_on)
+        comparison = compare_paths(Path(args.baseline), Path(args.new), args.fail_on, args.allow_plan_change)
     except CompareError as exc:
         print(f"elves compare: {exc}", file=sys.stderr)
         return 2

@@ -11,14 +11,14 @@ import pytest
 from elves.cli import main as elves_main
 from elves.engine.compare import INCOMPARABLE, compare_paths, html_section
 from elves.engine.report import SUMMARY
-from results_testkit import known_run, write_summary
+from results_testkit import PASSING_SPEC, known_run, write_summary
 
 QUEUE = "elves.ingestor.data.in"
 
 
 @pytest.fixture(scope="module")
 def known(known_run_prometheus):
-    return known_run(known_run_prometheus)
+    return known_run(known_run_prometheus, PASSING_SPEC)
 
 
 def test_a_run_compared_with_itself_changes_nothing(known, tmp_path, capsys):
@@ -68,7 +68,7 @@ def test_rules_with_selectors_ceilings_and_falls(known, tmp_path):
                           total={"rate": results.total.rate * 0.8})
     comparison = compare_paths(before, after, f"depth_max{{{QUEUE}}}:+50%,restarts:+2,rate:-10%,p99:5s")
     crossed = sorted((b.threshold.text, b.row.scope) for b in comparison.breaches)
-    assert crossed == [("deepest_queue:+50%:floor=10", "total"), (f"depth_max{{{QUEUE}}}:+50%", f"queue {QUEUE}"),
+    assert crossed == [("deepest_queue:+50%:floor=10", "total"), (f"depth_max{{{QUEUE}}}:+50%:floor=10", f"queue {QUEUE}"),
                        ("rate:-10%", "total"), ("restarts:+2", "deployment ingestor")]
     nowhere = compare_paths(before, after, "p99{nowhere}:+1%")
     assert [t.text for t in nowhere.blind] == ["p99{nowhere}:+1%:floor=5ms:n=100"] and nowhere.outcome == INCOMPARABLE

@@ -53,9 +53,13 @@ def test_an_honest_rerun_passes_and_the_table_says_why(tmp_path):
     assert "deepest_queue:+50%:floor=10" in _row(out, "total", "deepest_queue")
     user = _row(out, "endpoint getUser", "p99")
     assert "p99:+10%:floor=5ms:n=100: too few requests to judge (n=1)" in user and user.endswith("not judged")
-    assert out.splitlines()[-2:] == [
-        "Not judged: 10 figure(s) of endpoints that made too few requests (the rule column says how many).",
-        "As good as the baseline: 31 figure(s) under 14 rule(s), none crossed or missing."]
+    # Endpoints of 24 to 83 requests are judged by the small-sample rules; getUser's one request is named.
+    assert out.splitlines()[-1] == "As good as the baseline: 54 figure(s) under 19 rule(s), none crossed or missing."
+    assert out.splitlines()[-2] == ("Not judged, too few requests for any rule (fewer than 5, or a figure no"
+                                    " small-sample rule covers): endpoint getUser errors (n=1); endpoint getUser p99"
+                                    " (n=1).")
+    assert "endpoint getData p99 (n=83)" in out.splitlines()[-3]
+    assert "p99:+10%:floor=5ms:n=100: n=83, judged by its small-sample rule" in _row(out, "endpoint getData", "p99")
 
     # The same two runs without the floors and the request count: what made users turn the gate off.
     strict = _elves_compare(str(before), str(after), "--fail-on",

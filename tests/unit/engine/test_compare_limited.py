@@ -12,12 +12,12 @@ from elves.cli import main as elves_main
 from elves.engine.compare import INCOMPARABLE, baseline_checks, compare_paths
 from elves.engine.report import SUMMARY
 from elves.engine.status import GeneratorCpu
-from results_testkit import known_run, write_summary
+from results_testkit import PASSING_SPEC, known_run, write_summary
 
 
 @pytest.fixture(scope="module")
 def known(known_run_prometheus):
-    return known_run(known_run_prometheus)
+    return known_run(known_run_prometheus, PASSING_SPEC)
 
 
 def test_a_new_run_whose_k6_dropped_iterations_is_not_compared_but_shown(known, tmp_path, capsys):

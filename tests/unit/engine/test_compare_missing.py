@@ -91,7 +91,8 @@ def test_a_ledger_the_new_run_lacks_is_missing():
     results(new)["ledger"] = None  # the registry's ledger was unavailable
     assert breaches(judged(baseline, new)) == [("lost_requests:0", "ledger", "lost_requests", "missing"),
                                                ("lost_logs:0", "ledger", "lost_logs", "missing"),
-                                               ("duplicates:+0", "ledger", "duplicates", "missing")]
+                                               ("duplicates:+0", "ledger", "duplicates", "missing"),
+                                               ("results_failed:+0", "ledger", "results_failed", "missing")]
 
 
 def test_a_verdict_the_new_run_lacks_is_missing():
@@ -158,7 +159,7 @@ def test_the_in_run_gate_fails_on_a_missing_p99_and_a_missing_ledger():
     results(new)["ledger"] = None
     failed = {c.name: c for c in baseline_checks(baseline, "before", _results(new)) if not c.ok}
     assert set(failed) == {"baseline p99:+10%:floor=5ms:n=100", "baseline duplicates:+0", "baseline lost_requests:0",
-                           "baseline lost_logs:0"}
+                           "baseline lost_logs:0", "baseline results_failed:+0"}
     assert failed["baseline p99:+10%:floor=5ms:n=100"].detail == "endpoint getData p99: 19ms in before, missing now"
     assert failed["baseline lost_requests:0"].observed is None
 
@@ -178,7 +179,9 @@ def test_the_in_run_gate_names_the_first_breach_and_counts_the_rest():
     assert check.name == "baseline p99:+10%:floor=5ms:n=100"
     assert check.target == "rises by at most 10 % (or 5ms, if more) against before"
     assert check.detail == "endpoint getData p99: 19ms in before, 38ms now (+100.0 %); 2 more"
-    assert judged(baseline, new).outcome == BREACHED and judged(baseline, baseline).outcome == PASSED
+    # users-ramp ended Failed (its getImage 500s): never as good as a baseline, even itself.
+    assert judged(baseline, new).outcome == BREACHED and judged(baseline, baseline).outcome == BREACHED
+    assert judged(baseline, baseline).breaches == [] and judged(baseline, baseline).failed
 
 
 def test_the_in_run_gate_of_a_sweep_compares_each_run_with_its_counterpart():

@@ -88,6 +88,8 @@ def test_a_deployment_or_queue_absent_from_the_new_run_is_missing():
     del results(new)["queues"]["elves.registry.applog.in"]
     assert breaches(judged(baseline, new)) == [
         ("present:kept", "queue elves.registry.applog.in", "present", "missing"),
+        ("depth_max:+50%:floor=10", "queue elves.registry.applog.in", "depth_max", "missing"),
+        ("depth_final:+50%:floor=10", "queue elves.registry.applog.in", "depth_final", "missing"),
         ("present:kept", "deployment registry", "present", "missing"),
         ("restarts:+0", "deployment registry", "restarts", "missing"),
         ("oom_kills:+0", "deployment registry", "oom_kills", "missing"),
@@ -124,10 +126,19 @@ def test_the_deepest_work_queue_may_rise_by_half():
     baseline, new = pair()
     for summary, depth in ((baseline, 100.0), (new, 160.0)):  # past the 10-message floor
         results(summary)["queues"][WORK_QUEUE]["max"] = depth
-    results(new)["queues"][WORK_QUEUE + ".dlq"]["max"] = 1000.0  # a dead-letter queue is not where work piles up
-    assert breaches(judged(baseline, new)) == [("deepest_queue:+50%:floor=10", "total", "deepest_queue", "crossed")]
+    assert breaches(judged(baseline, new)) == [("deepest_queue:+50%:floor=10", "total", "deepest_queue", "crossed"),
+                                               ("depth_max:+50%:floor=10", f"queue {WORK_QUEUE}", "depth_max", "crossed")]
     results(new)["queues"][WORK_QUEUE]["max"] = 140.0
     assert breaches(judged(baseline, new)) == []
+
+
+def test_dead_letters_are_not_the_deepest_work_queue_but_are_gated():
+    baseline, new = pair()
+    results(new)["queues"][WORK_QUEUE + ".dlq"].update(max=1000.0, final=1000.0)
+    assert breaches(judged(baseline, new)) == [
+        ("dead_letters:+0", "total", "dead_letters", "crossed"),
+        ("depth_max:+50%:floor=10", f"queue {WORK_QUEUE}.dlq", "depth_max", "crossed"),
+        ("depth_final:+50%:floor=10", f"queue {WORK_QUEUE}.dlq", "depth_final", "crossed")]
 
 
 def test_the_drain_may_take_half_as_long_again():

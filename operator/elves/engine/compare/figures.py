@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from elves.constants import DEAD_LETTER_SUFFIX
 from elves.engine.format import is_known, value_text
 from elves.engine.status import RunResults, Verdict
 from elves.engine.summary import deepest
@@ -30,9 +31,19 @@ ENDPOINT_FIGURES: dict[str, tuple[str, Reader]] = {
     "mean": ("seconds", lambda e: e.mean), "timeouts": ("count", lambda e: e.timeouts),
     "retries": ("count", lambda e: e.retries),
 }
+def dead_letters(results: RunResults) -> float | None:
+    """The messages the dead-letter queues held at their deepest, all together (None: no such
+    queue measured). A DLQ keeps what earlier tests left in it, so the figure is compared, not read
+    as this run's own."""
+    depths = [max(q.max or 0.0, q.final or 0.0) for name, q in results.queues.items()
+              if name.endswith(DEAD_LETTER_SUFFIX) and (q.max is not None or q.final is not None)]
+    return sum(depths) if depths else None
+
+
 RUN_FIGURES: dict[str, tuple[str, Reader]] = {
     "dropped": ("count", lambda r: r.dropped_iterations),
     "deepest_queue": ("count", lambda r: (deepest(r.queues) or (None, None))[1]),
+    "dead_letters": ("count", dead_letters),
     "drain": ("seconds", lambda r: r.drain_seconds),
     "drained": ("flag", lambda r: r.drain_completed),
     "throughput": ("rate", lambda r: r.throughput), "stability": ("count", lambda r: r.throughput_stability),
@@ -55,6 +66,7 @@ LEDGER_FIGURES: dict[str, tuple[str, Reader]] = {
     "lost": ("count", lambda led: led.lost_requests + led.lost_logs),
     "lost_requests": ("count", lambda led: led.lost_requests), "lost_logs": ("count", lambda led: led.lost_logs),
     "duplicates": ("count", lambda led: led.duplicates),
+    "results_failed": ("count", lambda led: led.results_failed),
 }
 YES_NO = ("flag", "verdict")  # the kinds a rule can only keep (or turn off)
 FIGURES: dict[str, str] = {  # every figure's kind, for the rules

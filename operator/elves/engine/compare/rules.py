@@ -25,8 +25,10 @@ A rule is FIGURE[{SELECTOR}]:VALUE[:floor=FLOOR][:n=N], where VALUE is
 floor=FLOOR (with +N% or -N%): a change of at most FLOOR is no breach whatever its share; the
 rule crosses only past both. FLOOR is in the figure's unit: a duration for latencies and the
 drain (5ms, 15s), points for shares (0.5pp), a plain number for the rest (10). n=N (endpoint
-figures): an endpoint is judged only when it made at least N requests in both runs (the total
-always is); the table says "too few requests to judge" otherwise. A rule without floor= or n=
+figures): an endpoint is judged as the rule says only when it made at least N requests in both
+runs (the total always is); with fewer, a latency is judged by its median against the
+baseline's p90 and a failed share by a binomial test (a false alarm under 1 %), and with fewer
+than 5 the table names the figure "too few requests to judge". A rule without floor= or n=
 keeps those of the default rule for its figure; floor=0 and n=0 turn them off.
 Without a selector a rule watches every scope that has the figure (the total, each endpoint,
 queue and deployment, the ledger); {total}, {ledger} or {NAME} (an endpoint, queue or
@@ -60,6 +62,9 @@ DEFAULTS = (  # (rule, what it asks)
     # n=200: one failed request is 1/n of an endpoint's share, past 0.5 points below 200 requests.
     ("errors:+0.5pp:n=200", "the failed share, of the total and of every endpoint, rose by at most 0.5 points"),
     ("dropped:+0", "no more iterations dropped by k6"),
+    ("results_failed:+0", "no more work results FAILED (plots the ingestor could not make)"),
+    # A dead-letter queue keeps what earlier tests left in it (without reset): compared, not absolute.
+    ("dead_letters:+0", "no more messages in the dead-letter queues"),
     ("duplicates:+0", "no more duplicate deliveries discarded"),
     ("restarts:+0", "no more restarts of any deployment"),
     ("oom_kills:+0", "no more OOM kills of any deployment"),
@@ -68,6 +73,11 @@ DEFAULTS = (  # (rule, what it asks)
     # and a scrape can land on a few arrivals not yet delivered: the committed runs that kept up
     # peaked at 2 to 8 messages (but users-ramp, 65 requests a second from 90 users: 32).
     ("deepest_queue:+50%:floor=10", "the deepest work queue rose by at most 50 %"),
+    ("depth_max:+50%:floor=10", "every queue's deepest depth (work and dead-letter) rose by at most 50 %"),
+    ("depth_final:+50%:floor=10", "every queue's depth at the end rose by at most 50 %"),
+    # -20%: completed work per second is over the load and the drain, and a rerun's drain moves by up
+    # to the drain rule's 15 s: on the study's 1-minute loads (61 s, drains of 4-12 s) that is 18 %.
+    ("throughput:-20%", "completed work per second (over the load and the drain) fell by at most 20 %"),
     # floor=15s: the runner looks at the drain every 2 s (its draining step), and a drain ends no
     # sooner than a queue-depth sample scraped after the load: a system with nothing left reads
     # from one step to a scrape interval plus a step (2-6 s locally, scraping every 5 s, as the

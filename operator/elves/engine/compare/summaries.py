@@ -1,5 +1,6 @@
 """Reading the summary.json files a comparison starts from, leniently: a baseline written by
-another version of Elves still reads."""
+another version of Elves still reads. Beside a summary the study's suite leaves its run.json
+(what ran, on which machine, how busy it was): read with the summary, under RUN_RECORD."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from elves.engine.status import LoadTestStatus, RunResults, Scalar, Verdict
+
+
+RUN_FILE = "run.json"  # elves.study.suite writes it beside each case's summary.json
+RUN_RECORD = "runRecord"  # where load_summary keeps the run.json it found beside the summary
 
 
 class CompareError(ValueError):
@@ -25,6 +30,7 @@ class RunView:
     point: dict[str, Scalar]
     results: RunResults | None
     verdict: Verdict | None
+    phase: str = ""  # how the run ended: Succeeded, Failed, Limited, Error ("" unknown)
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,8 @@ class Side:
     runs: list[RunView] = field(default_factory=list)
     state: str = ""
     role: str = ""  # "the baseline", "the new run", "this run": how a reason names this side
+    phase: str = ""  # the LoadTest's phase
+    conditions: dict[str, str] = field(default_factory=dict)  # type -> "True" | "False" | "Unknown"
 
     @property
     def measured(self) -> list[RunView]:
@@ -56,7 +64,15 @@ def load_summary(path: Path) -> dict[str, Any]:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CompareError(f"{file} not found: give a summary.json or a report directory") from None
-    return parse_summary(text, str(file))
+    summary = parse_summary(text, str(file))
+    record = file.parent / RUN_FILE
+    if record.is_file():
+        try:
+            summary[RUN_RECORD] = json.loads(record.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            # The machine it ran on is part of what is compared: unreadable, nothing can be.
+            raise CompareError(f"{record} (beside {file.name}) is not JSON: {exc}") from None
+    return summary
 
 
 def parse_summary(text: str, where: str) -> dict[str, Any]:
@@ -131,9 +147,10 @@ def side(status: LoadTestStatus, name: str, role: str = "") -> Side:
     results, as early versions wrote, is one run)."""
     errors = [f"{c.reason}: {c.message}" for c in status.conditions if c.type == "HarnessError" and c.status == "True"]
     state = status.phase + (f" ({errors[0]})" if errors else "")
+    conditions = {c.type: c.status for c in status.conditions}
     if not status.runs:
-        runs = [RunView("", {}, status.results, status.verdict)] if status.results is not None else []
-        return Side(name, runs, state, role)
+        runs = [RunView("", {}, status.results, status.verdict, status.phase)] if status.results is not None else []
+        return Side(name, runs, state, role, status.phase, conditions)
     single = len(status.runs) == 1
     return Side(name, [RunView("" if single else run_label(run.index, run.point), dict(run.point), run.results,
-                               run.verdict) for run in status.runs], state, role)
+                               run.verdict, run.phase) for run in status.runs], state, role, status.phase, conditions)

@@ -8,6 +8,7 @@ from html import escape
 from elves.engine.compare.comparison import BREACHED, PASSED, Breach, Comparison, Line
 from elves.engine.compare.figures import PRESENT, change_text, format_value
 from elves.engine.compare.rules import Threshold, too_few_text
+from elves.engine.compare.small import MIN_REQUESTS
 from elves.engine.format import html_table, text_table
 
 HEADERS = ["run", "scope", "figure", "baseline", "new", "change", "rule", "result"]
@@ -20,15 +21,24 @@ def _result(line: Line) -> str:
     kinds = {b.kind for b in line.breaches}
     if kinds:
         return "MISSING" if "missing" in kinds else "CROSSED"
+    if any(line.unjudged(t) for t in line.rules):
+        return NOT_JUDGED
     if any(line.judged_by(t) for t in line.rules):
         return "ok"
-    return NOT_JUDGED if line.too_few else ""
+    return ""
+
+
+def _rule_note(line: Line, threshold: Threshold) -> str:
+    if id(threshold) in line.small:
+        return f": n={line.too_few[id(threshold)]:g}, judged by its small-sample rule"
+    if id(threshold) in line.too_few:
+        return f": {too_few_text(line.too_few[id(threshold)])}"
+    return ""
 
 
 def _rule_cell(line: Line) -> str:
-    """The rules watching a row, each with what stopped it judging the row, if anything."""
-    return ", ".join(t.text + (f": {too_few_text(line.too_few[id(t)])}" if id(t) in line.too_few else "")
-                     for t in line.rules)
+    """The rules watching a row, each with what stopped it judging the row, or how it judged a small sample."""
+    return ", ".join(t.text + _rule_note(line, t) for t in line.rules)
 
 
 def table_rows(comparison: Comparison) -> list[list[str]]:
@@ -40,6 +50,9 @@ def table_rows(comparison: Comparison) -> list[list[str]]:
 def breach_text(breach: Breach) -> str:
     row = breach.row
     where = " ".join(part for part in (row.run, row.scope, row.figure) if part)
+    if breach.small is not None:
+        return (f"CROSSED {where}: {format_value(row.kind, row.baseline)} -> {format_value(row.kind, row.new)},"
+                f" too few requests for rule {breach.threshold.text}; by its small-sample rule, {breach.small.text}")
     if breach.kind == "missing" and row.figure == PRESENT:
         return (f"MISSING {where.removesuffix(' ' + PRESENT)}: in the baseline, absent from the new run"
                 f" (rule {breach.threshold.text})")
@@ -50,16 +63,26 @@ def breach_text(breach: Breach) -> str:
             f" ({change_text(row)}; rule {breach.threshold.text}: {breach.threshold.target_text()})")
 
 
+def _small_lines(comparison: Comparison) -> list[str]:
+    """The endpoints too small for a rule: judged by its small-sample form, or named as not judged."""
+    small = [f"{' '.join(p for p in (line.row.run, line.row.scope, line.row.figure) if p)}"
+             f" (n={line.too_few[id(t)]:g})" for line in comparison.lines for t in line.rules
+             if id(t) in line.small and not line.small[id(t)].crossed]
+    unjudged = [f"{' '.join(p for p in (line.row.run, line.row.scope, line.row.figure) if p)}"
+                f" (n={line.too_few[id(t)]:g})" for line in comparison.lines for t in line.rules if line.unjudged(t)]
+    return ([f"Too few requests for their rule, judged by its small-sample rule (the median against the baseline's p90; a binomial test of the failures) and kept to it: {'; '.join(small)}."] if small else []) \
+        + ([f"Not judged, too few requests for any rule (fewer than {MIN_REQUESTS}, or a figure no small-sample"
+            f" rule covers): {'; '.join(unjudged)}."] if unjudged else [])
+
+
 def outcome_lines(comparison: Comparison) -> list[str]:
     """What the comparison concluded, the last line saying which exit code and why."""
-    if comparison.problem is not None:
-        return [f"Nothing to compare: {comparison.problem}."]
+    if comparison.problems:
+        return [f"Nothing to compare: {problem}." for problem in comparison.problems]
     if comparison.blind:
         return [_blind_text(comparison, t) for t in comparison.blind]
     rules = [t for t in comparison.thresholds if t.mode != "off"]
-    skipped = sum(1 for line in comparison.lines if _result(line) == NOT_JUDGED)
-    notes = [f"Not judged: {skipped} figure(s) of endpoints that made too few requests (the rule column says how"
-             " many)."] if skipped else []
+    notes = _small_lines(comparison)
     if comparison.outcome == PASSED:
         watched = sum(1 for line in comparison.lines if any(line.judged_by(t) for t in line.rules))
         return notes + [f"As good as the baseline: {watched} figure(s) under {len(rules)} rule(s), none crossed or"
@@ -67,12 +90,14 @@ def outcome_lines(comparison: Comparison) -> list[str]:
     assert comparison.outcome == BREACHED
     breaches = comparison.breaches
     missing = sum(1 for b in breaches if b.kind == "missing")
-    return [breach_text(b) for b in breaches] + notes + [
-        f"Worse than the baseline: {len(breaches) - missing} figure(s) crossed a rule, {missing} missing."]
+    failed = [f"FAILED {reason}." for reason in comparison.failed]
+    return [breach_text(b) for b in breaches] + failed + notes + [
+        f"Worse than the baseline: {len(breaches) - missing} figure(s) crossed a rule, {missing} missing"
+        + (f", and {len(comparison.failed)} run(s) Failed." if comparison.failed else ".")]
 
 
 def _blind_text(comparison: Comparison, threshold: Threshold) -> str:
-    counts = [line.too_few[id(threshold)] for line in comparison.lines if id(threshold) in line.too_few]
+    counts = [line.too_few[id(threshold)] for line in comparison.lines if line.unjudged(threshold)]
     if counts:
         return (f"Nothing to compare for rule {threshold.text}: every endpoint it watches made too few requests"
                 f" to judge (n={min(counts):g}; :n={min(counts):g} judges them anyway).")

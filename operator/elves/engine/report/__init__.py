@@ -29,19 +29,23 @@ def loadtest_document(test: LoadTest) -> dict[str, Any]:
     return test.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"status"})
 
 
-def summary_document(test: LoadTest, status: LoadTestStatus) -> dict[str, Any]:
+def summary_document(test: LoadTest, status: LoadTestStatus, plan: dict[str, Any] | None = None) -> dict[str, Any]:
+    """summary.json; `plan` (elves.engine.compare.plans.plan_record: the platform, the script's
+    digest) is what the spec does not say of the plan, for a comparison of like with like."""
     return {
         "loadtest": loadtest_document(test),
+        **({"plan": plan} if plan is not None else {}),
         "status": status.model_dump(mode="json", by_alias=True, exclude_none=True),
         "generatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
 
-def write_report(directory: Path, test: LoadTest, status: LoadTestStatus, prom: Prometheus | None) -> Path:
+def write_report(directory: Path, test: LoadTest, status: LoadTestStatus, prom: Prometheus | None,
+                 plan: dict[str, Any] | None = None) -> Path:
     """Write the three files into `directory` (created); returns the HTML page's path."""
     directory.mkdir(parents=True, exist_ok=True)
     series, note = ({"runs": []}, "no Prometheus: no plots") if prom is None else collect(prom, status, time.time())
-    summary = summary_document(test, status)
+    summary = summary_document(test, status, plan)
     (directory / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     (directory / SERIES).write_text(json.dumps({**series, "note": note}) + "\n", encoding="utf-8")
     html = directory / HTML

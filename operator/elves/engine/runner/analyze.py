@@ -21,6 +21,7 @@ from elves.engine.runner.outcome import cleanup, set_condition, set_outcome_cond
 from elves.engine.runner.prepare import prepare_run
 from elves.engine.runner.tick import Tick
 from elves.engine.prometheus import Prometheus
+from elves.engine.report import loadtest_document
 from elves.engine.status import Check, GeneratorCpu, Ledger, RunResults, RunStatus, Step, Verdict
 from elves.engine.summary import summarize
 from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, phase_of, sweep_table, verdict_of
@@ -46,7 +47,12 @@ def _baseline_checks(tick: Tick, results: RunResults) -> list[Check]:
             name, summary = find_baseline(ctx.reports, ctx.namespace, baseline.load_test, baseline.chosen_pick)
     except CompareError as exc:
         return [Check(name="baseline", target=target, ok=False, detail=str(exc))]
-    return baseline_checks(summary, name, results, baseline.fail_on)
+    # This run's plan as its own summary will record it: a baseline of another plan is refused.
+    this = {"loadtest": loadtest_document(ctx.test), "plan": ctx.plan_record(tick.platform)}
+    try:
+        return baseline_checks(summary, name, results, baseline.fail_on, plan=this)
+    except CompareError as exc:
+        return [Check(name="baseline", target=f"a readable baseline: {name}", ok=False, detail=str(exc))]
 
 
 def _generator_cpu(tick: Tick, window: RunWindow) -> GeneratorCpu | None:

@@ -11,12 +11,13 @@ from typing import Any, Literal, Protocol
 
 from elves.constants import LOCAL_TEST_NAMESPACE, WORK_QUEUES
 from elves.engine.compare.history import ReportHistory
+from elves.engine.compare.plans import plan_record
 from elves.engine.credentials import DEFAULT_MAX_SECONDS
 from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, LedgerError, read_ledger
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.models.target import LedgerCounts, Queues, ResetSteps, SystemUnderTestSpec
-from elves.engine.plan import RunPlan, plan_runs
-from elves.engine.platform import Platform
+from elves.engine.plan import RunPlan, plan_runs, script_location
+from elves.engine.platform import Platform, ScriptFile
 from elves.engine.prometheus import Prometheus
 from elves.engine.status import LoadTestStatus
 
@@ -141,6 +142,12 @@ class Context:
 
     def plans(self) -> list[RunPlan]:
         return plan_runs(self.test, self.source_dir)
+
+    def plan_record(self, platform: Platform) -> dict[str, Any]:
+        """What summary.json records of the plan beyond the spec: the platform and the script's
+        content (a file here; a ConfigMap's is the cluster's to read)."""
+        script = script_location(self.test.spec.load, self.source_dir)
+        return plan_record(platform.name, Path(script.path) if isinstance(script, ScriptFile) else None)
 
     def prometheus(self, platform: Platform) -> Prometheus:
         return Prometheus(self.prometheus_url or platform.prometheus_url(), system_namespace=platform.system_namespace)

@@ -29,7 +29,9 @@ class DataController {
 		this.activity = activity;
 	}
 
-	@PostMapping(path = "/api/v1/data", consumes = MediaType.APPLICATION_JSON_VALUE)
+	// produces: an Accept it cannot answer is refused (406) before anything is published, never after.
+	@PostMapping(path = "/api/v1/data", consumes = MediaType.APPLICATION_JSON_VALUE,
+			produces = MediaType.APPLICATION_JSON_VALUE)
 	ResponseEntity<Map<String, UUID>> getData(@RequestBody(required = false) JsonNode body, Call call) {
 		DataRequest request = this.validator.validate(body);
 		UUID id = this.activity.requestData(call, request);

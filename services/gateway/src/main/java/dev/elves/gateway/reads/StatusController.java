@@ -39,7 +39,9 @@ class StatusController {
 		return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(status);
 	}
 
-	@GetMapping(path = "/api/v1/plots/{id}", produces = { MediaType.IMAGE_PNG_VALUE, MediaType.APPLICATION_JSON_VALUE })
+	// No produces: the answer's type is set, a PNG or (an error) JSON, so no Accept changes its status (an
+	// unknown plot is 404 for an image request, an API client, a page load or HEAD alike).
+	@GetMapping(path = "/api/v1/plots/{id}")
 	ResponseEntity<byte[]> getImage(@PathVariable UUID id, Call call) {
 		byte[] png = this.registry.bytes("/api/v1/plots/{id}", Map.of("id", id), owner(call), call.testId())
 			.orElseThrow(() -> new NotFoundException("no plot for request " + id + " (unknown, or not DONE yet)"));

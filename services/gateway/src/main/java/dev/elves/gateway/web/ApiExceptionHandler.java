@@ -52,7 +52,7 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 	/** Refused before any work, as the admission filter refuses; no log line per refusal (an overload floods). */
 	@ExceptionHandler
 	ResponseEntity<ApiError> registryBusy(RegistryBusyException ex) {
-		return ResponseEntity.status(CapacityRefusal.STATUS)
+		return error(CapacityRefusal.STATUS)
 			.header(HttpHeaders.RETRY_AFTER, CapacityRefusal.RETRY_AFTER_SECONDS)
 			.body(new ApiError(ex.getMessage(), null));
 	}
@@ -65,7 +65,7 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 
 	@ExceptionHandler
 	ResponseEntity<ApiError> tooManyCalls(UserRateLimit.RateLimitedException ex) {
-		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
+		return error(HttpStatus.TOO_MANY_REQUESTS)
 			.header(HttpHeaders.RETRY_AFTER, String.valueOf(ex.retryAfterSeconds()))
 			.body(new ApiError(ex.getMessage(), null));
 	}
@@ -73,7 +73,7 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 	/** 503 with Retry-After; the dependency's own words go to the log, never to the caller. */
 	private static ResponseEntity<ApiError> unavailable(RuntimeException ex, String error) {
 		log.warn("answering 503: {}", ex.getMessage());
-		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+		return error(HttpStatus.SERVICE_UNAVAILABLE)
 			.header(HttpHeaders.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS))
 			.body(new ApiError(error, null));
 	}

@@ -5,6 +5,7 @@ import java.util.List;
 import dev.elves.web.BodyLimitFilter;
 import dev.elves.web.EncodedSlashesReachTheApplication;
 import dev.elves.web.IdleConnectionsEndWithinTheDrain;
+import dev.elves.web.JsonErrorPage;
 import dev.elves.web.ShutdownDrainConfiguration;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -26,7 +27,7 @@ import tools.jackson.databind.json.JsonMapper;
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(LimitProperties.class)
 @Import({ ShutdownDrainConfiguration.class, IdleConnectionsEndWithinTheDrain.class,
-		EncodedSlashesReachTheApplication.class })
+		EncodedSlashesReachTheApplication.class, JsonErrorPage.class })
 class WebConfiguration implements WebMvcConfigurer {
 
 	private final LimitProperties limits;

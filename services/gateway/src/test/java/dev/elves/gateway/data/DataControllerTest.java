@@ -187,6 +187,18 @@ class DataControllerTest {
 	}
 
 	@Test
+	void anAcceptItCannotAnswerIs406BeforeAnythingIsQueued() throws Exception {
+		// After the publish, a 406 would leave work done that the caller was told was refused.
+		this.mvc.perform(post("/api/v1/data").header("Authorization", TestTokens.bearer("alice"))
+			.header("Accept", "image/png")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content(VALID))
+			.andExpect(status().isNotAcceptable())
+			.andExpect(jsonPath("$.field").value("Accept"));
+		verifyNoInteractions(this.activity);
+	}
+
+	@Test
 	void whenTheBrokerCannotConfirmTheAnswerIs503WithRetryAfterAndNoneOfTheBrokersWords() throws Exception {
 		given(this.activity.requestData(any(), any()))
 			.willThrow(new PublishFailedException("broker unreachable: Connection refused", null));

@@ -24,6 +24,7 @@ import org.springframework.boot.webmvc.test.autoconfigure.WebMvcTest;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.context.bean.override.mockito.MockitoBean;
 import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
@@ -209,6 +210,104 @@ class ReadControllersTest {
 			.andExpect(status().isOk())
 			.andExpect(content().contentType("image/png"))
 			.andExpect(content().bytes(png));
+	}
+
+	// Every error keeps its status whatever the request accepts. The plot endpoint produces a PNG, so a
+	// client that asks for one (a browser's image request, the journeys' lost visitor) used to get a 500
+	// for an unknown plot: the JSON error could not be written as a PNG.
+
+	private static MockHttpServletRequestBuilder plot(String id, String accept) {
+		MockHttpServletRequestBuilder request = get("/api/v1/plots/" + id).header("Authorization",
+				TestTokens.bearer("alice"));
+		return accept.isEmpty() ? request : request.header("Accept", accept);
+	}
+
+	/** What clients send: an image request, an API client, curl, a page load, a weighted list, none. */
+	@ParameterizedTest
+	@ValueSource(strings = { "image/png", "application/json", "*/*", "text/html",
+			"image/png;q=1.0, application/json;q=0.5", "image/*", "" })
+	void anUnknownPlotIs404InJsonWhateverTheAccept(String accept) throws Exception {
+		given(this.registry.bytes(any(), anyMap(), anyMap(), any())).willReturn(Optional.empty());
+
+		this.mvc.perform(plot(UUID.randomUUID().toString(), accept))
+			.andExpect(status().isNotFound())
+			.andExpect(content().contentType("application/json"))
+			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.startsWith("no plot for request")));
+		verifyNoInteractions(this.activity);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "image/png", "application/json", "*/*" })
+	void headOfAnUnknownPlotIs404(String accept) throws Exception {
+		given(this.registry.bytes(any(), anyMap(), anyMap(), any())).willReturn(Optional.empty());
+
+		this.mvc.perform(head("/api/v1/plots/" + UUID.randomUUID()).header("Authorization", TestTokens.bearer("alice"))
+			.header("Accept", accept)).andExpect(status().isNotFound());
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "image/png", "application/json", "*/*", "text/html" })
+	void aPlotIdThatIsNotAUuidIs400NamingItWhateverTheAccept(String accept) throws Exception {
+		this.mvc.perform(plot("not-a-uuid", accept))
+			.andExpect(status().isBadRequest())
+			.andExpect(content().contentType("application/json"))
+			.andExpect(jsonPath("$.field").value("id"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "image/png", "*/*", "text/html" })
+	void theRegistryDownSlowOrBusyKeepsItsStatusWhateverTheAccept(String accept) throws Exception {
+		String id = UUID.randomUUID().toString();
+		given(this.registry.bytes(any(), anyMap(), anyMap(), any()))
+			.willThrow(new RegistryUnavailableException("registry unreachable", null));
+		this.mvc.perform(plot(id, accept))
+			.andExpect(status().isServiceUnavailable())
+			.andExpect(header().exists("Retry-After"))
+			.andExpect(jsonPath("$.error").value("registry unavailable, try again later"));
+
+		// Restubbed with willThrow(..).given(..): given(mock.call()) would call the throwing stub.
+		org.mockito.BDDMockito.willThrow(new RegistryTimeoutException("registry did not answer in time", null))
+			.given(this.registry)
+			.bytes(any(), anyMap(), anyMap(), any());
+		this.mvc.perform(plot(id, accept))
+			.andExpect(status().isGatewayTimeout())
+			.andExpect(content().contentType("application/json"));
+
+		org.mockito.BDDMockito.willThrow(new RegistryBusyException("too many calls to the registry at once"))
+			.given(this.registry)
+			.bytes(any(), anyMap(), anyMap(), any());
+		this.mvc.perform(plot(id, accept))
+			.andExpect(status().isTooManyRequests())
+			.andExpect(header().exists("Retry-After"))
+			.andExpect(content().contentType("application/json"));
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "application/json", "*/*", "" })
+	void anUnknownStatusIs404(String accept) throws Exception {
+		given(this.registry.json(any(), anyMap(), anyMap(), any())).willReturn(Optional.empty());
+
+		this.mvc.perform(statusRead(accept))
+			.andExpect(status().isNotFound())
+			.andExpect(content().contentType("application/json"))
+			.andExpect(jsonPath("$.error").value(org.hamcrest.Matchers.endsWith("is not known (yet)")));
+	}
+
+	@Test
+	void aStatusAskedAsAPngIs406NamingTheAcceptNeverA500() throws Exception {
+		// The status is JSON only: told so, in JSON, before any lookup.
+		this.mvc.perform(statusRead("image/png"))
+			.andExpect(status().isNotAcceptable())
+			.andExpect(content().contentType("application/json"))
+			.andExpect(jsonPath("$.field").value("Accept"))
+			.andExpect(jsonPath("$.error").value("Accept: this endpoint answers application/json"));
+		verifyNoInteractions(this.registry, this.activity);
+	}
+
+	private static MockHttpServletRequestBuilder statusRead(String accept) {
+		MockHttpServletRequestBuilder request = get("/api/v1/status/" + UUID.randomUUID()).header("Authorization",
+				TestTokens.bearer("alice"));
+		return accept.isEmpty() ? request : request.header("Accept", accept);
 	}
 
 }

@@ -60,7 +60,9 @@ class LogController {
 	}
 
 	@RunScope(value = RunScope.LOGS_WRITE, testId = RunScope.TestIdIn.HEADER)
-	@PostMapping(path = "/api/v1/logs", consumes = MediaType.APPLICATION_JSON_VALUE)
+	// produces: an Accept it cannot answer is refused (406) before the log is stored, never after.
+	@PostMapping(path = "/api/v1/logs", consumes = MediaType.APPLICATION_JSON_VALUE,
+			produces = MediaType.APPLICATION_JSON_VALUE)
 	ResponseEntity<Map<String, Object>> addAppLog(@RequestBody AppLog body,
 			@RequestHeader(name = ElvesHeaders.TEST_ID, required = false) String testId) {
 		String userId = text("userId", body.userId());

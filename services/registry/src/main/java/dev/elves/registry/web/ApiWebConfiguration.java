@@ -4,6 +4,7 @@ import java.time.Clock;
 
 import dev.elves.web.BodyLimitFilter;
 import dev.elves.web.EncodedSlashesReachTheApplication;
+import dev.elves.web.JsonErrorPage;
 import dev.elves.web.ShutdownDrainConfiguration;
 
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -22,7 +23,7 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(ApiProperties.class)
-@Import({ ShutdownDrainConfiguration.class, EncodedSlashesReachTheApplication.class })
+@Import({ ShutdownDrainConfiguration.class, EncodedSlashesReachTheApplication.class, JsonErrorPage.class })
 class ApiWebConfiguration implements WebMvcConfigurer {
 
 	private final JsonMapper mapper;

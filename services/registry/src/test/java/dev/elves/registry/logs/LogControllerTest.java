@@ -72,6 +72,16 @@ class LogControllerTest {
 	}
 
 	@Test
+	void addAppLogWithAnAcceptItCannotAnswerIs406BeforeTheLogIsStored() throws Exception {
+		this.mvc.perform(post("/api/v1/logs").header("Accept", "image/png")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content("{\"userId\":\"alice\",\"endpoint\":\"addAppLog\"}"))
+			.andExpect(status().isNotAcceptable())
+			.andExpect(jsonPath("$.field").value("Accept"));
+		verifyNoInteractions(this.store);
+	}
+
+	@Test
 	void getAppLogChecksItsParameters() throws Exception {
 		this.mvc.perform(get("/api/v1/logs")).andExpect(status().isBadRequest()).andExpect(jsonPath("$.field").value("user"));
 		this.mvc.perform(get("/api/v1/logs").param("user", "a\u0000b"))
