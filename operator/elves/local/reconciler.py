@@ -124,7 +124,8 @@ class Reconciler:
         user = self._os_user(spec.name)
         if spec.name == INGESTOR:
             self.layout.scratch.mkdir(parents=True, exist_ok=True)
-            own(self.layout.scratch / replica.pod, user)  # the replica writes its volumes there, alone
+            # The replica writes its volumes there, alone (and may leave a link for its next start).
+            own(self.layout.scratch / replica.pod, user, base=self.layout.root)
         try:
             child = Child(replica.pod, services.command(self.settings, self.layout, spec.name),
                           services.environment(self.settings, self.layout, self.ports, spec, replica),

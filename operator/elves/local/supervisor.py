@@ -154,11 +154,8 @@ class Supervisor:
         write_children(self.layout.children, children)
         prometheus = self.infra.components.get("prometheus")
         if isinstance(prometheus, infra.Prometheus):
-            targets = prometheus.targets_file
-            targets.parent.mkdir(parents=True, exist_ok=True)
-            tmp = targets.with_suffix(".tmp")
-            tmp.write_text(render_targets(self.ports, replicas))
-            tmp.replace(targets)
+            # In Prometheus' directory, which its OS user may write: no link there is followed.
+            prometheus.write(prometheus.targets_file, render_targets(self.ports, replicas))
 
     # ---- Control: what the control API calls ------------------------------------------
 
