@@ -345,8 +345,9 @@ class Prometheus(Component):
             f"--storage.tsdb.path={self.layout.prometheus / 'data'}",
             "--storage.tsdb.retention.time=30d",
             f"--web.listen-address={HOST}:{self.ports.prometheus}",
+            # k6 pushes its samples here; any local process could too (docs/architecture.md, the
+            # local mode's trust). No lifecycle API (reload, quit): nothing here needs it.
             "--web.enable-remote-write-receiver",
-            "--web.enable-lifecycle",
             "--enable-feature=native-histograms",
         ]
         return Child("prometheus", argv, _base_env(), self.layout.logs / "prometheus.log", user=self.os_user)
