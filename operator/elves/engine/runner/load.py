@@ -22,7 +22,7 @@ def load_run(tick: Tick, part: LoadPart, scenarios: dict[str, Any], duration: fl
     # system; another system's runners (its author's script) need and get neither.
     tokens, admin, credential = [], "", ""
     if tick.ctx.judges_elves:
-        tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime)
+        tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime, plan.test_id)
         credential = make_run_credential(tick.platform.service_key(), plan.test_id, lifetime)
     return LoadRun(index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=scenarios, tokens=tokens,
                    admin_token=admin, run_credential=credential, runner=tick.ctx.test.spec.runner,
