@@ -27,9 +27,10 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class LinkRefused(RuntimeError):
+class LinkRefused(OSError):
     """A symbolic link (or another file) stands where the supervisor expects its own file or
-    directory; the message names it, who may write where it lies, and the fix."""
+    directory; the message names it, who may write where it lies, and the fix. An OSError, so
+    whatever handles a file operation that failed handles this one too."""
 
 
 def _owner_name(uid: int) -> str:

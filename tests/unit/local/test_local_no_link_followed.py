@@ -8,6 +8,7 @@ target (a root-owned directory or file, like /etc) keeps its owner, mode and con
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import stat
@@ -20,7 +21,10 @@ import pytest
 from prerequisites import require
 
 from elves.local import infra, nofollow
+from elves.local.background import Background
+from elves.local.infra_runner import InfraRunner
 from elves.local.layout import Layout
+from elves.local.operations import Operations
 from elves.local.os_users import own
 from elves.local.ports import Ports
 
@@ -130,7 +134,6 @@ def test_postgres_refuses_a_data_directory_that_is_a_link(state, victims):
     postgres.prepare()
     directory, _ = victims
     (state.postgres / "data").symlink_to(directory)
-    import asyncio
     with pytest.raises(nofollow.LinkRefused, match="data is a symbolic link"):
         asyncio.run(postgres.initialise())  # would delete a half-written cluster, then initdb
     assert untouched(directory, 0o755) and (directory / "passwd").exists()
@@ -144,3 +147,19 @@ def test_a_directory_given_to_a_user_is_never_reached_through_a_link(state, vict
     with pytest.raises(nofollow.LinkRefused, match="ingestor-0 is a symbolic link"):
         own(scratch / "ingestor-0", "nobody", base=state.root)
     assert untouched(directory, 0o755)
+
+
+def test_the_supervisor_reports_the_refusal_as_the_components_failure(state, victims):
+    """Started (or restarted after a crash or a fault) by the supervisor, the component fails with
+    the refusal in its state, as any component that cannot start: the supervisor goes on."""
+    prometheus = component(state, infra.Prometheus)
+    _, file = victims
+    (state.prometheus / "prometheus.yml").unlink()
+    (state.prometheus / "prometheus.yml").symlink_to(file)
+    runner = InfraRunner({"prometheus": prometheus}, Operations(Background()), lambda: None)
+    with pytest.raises(infra.InfraError, match="prometheus.yml is a symbolic link"):
+        asyncio.run(runner.start("prometheus"))
+    assert runner.states["prometheus"].phase == "failed"
+    assert "prometheus.yml is a symbolic link" in runner.states["prometheus"].detail
+    assert not runner.children, "nothing started"
+    assert untouched(file, 0o644, "root:x:0:0\n")
