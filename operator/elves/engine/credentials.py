@@ -9,7 +9,8 @@ no second secret, and a runner that reads it can post logs and read the ledger o
 test only, and only until its run is over. The service key itself stays with the release
 (the services and the harness's own ledger reader).
 
-A run's lifetime (its load, the waits for k6 to start and finish setup(), the grace after)
+A run's lifetime (the waits for k6 to start and finish setup(), made before the credentials are
+handed to k6, then its load and k6's graceful stop, with a margin for clocks)
 is capped by Timeouts.run_credential_max (the chart's operator.limits.runCredentialMax, locally
 ELVES_RUN_CREDENTIAL_MAX): a longer run is refused before anything is changed, instead of
 its runners being shut out halfway.
@@ -40,6 +41,8 @@ AUDIENCE = "elves-registry"
 # getAllUsers) and the ledger of its own test: the registry's RunScope names them.
 SCOPES = ("logs:write", "logs:read", "users:read", "ledger:read")
 DEFAULT_MAX_SECONDS = 2 * 3600
+K6_GRACEFUL_STOP_SECONDS = 30.0  # k6's default gracefulStop, which the built-in scenarios keep
+CLOCK_MARGIN_SECONDS = 30.0  # the runners' clocks against the services'; a late last request
 RUN_CREDENTIAL_MAX_ENV = "ELVES_RUN_CREDENTIAL_MAX"  # the cap, read by the operator and `elves run`
 MAX_SETTING = f"operator.limits.runCredentialMax (locally {RUN_CREDENTIAL_MAX_ENV})"
 
@@ -62,8 +65,11 @@ def make_run_credential(service_key: str, test_id: str, ttl_seconds: int, now: f
 
 
 def uncapped_lifetime(duration_seconds: float, timeouts: Timeouts) -> int:
-    """How long a run's credentials must stay valid: its load, the waits before it, the grace after."""
-    return math.ceil(duration_seconds + timeouts.load_start + timeouts.load_setup + timeouts.load_grace)
+    """How long a run's credentials must stay valid: the longest waits before its load (they are
+    made before k6 starts), the load, k6's graceful stop and a margin; not the harness's grace for
+    an overrunning k6, which the test does not pass."""
+    return math.ceil(timeouts.load_start + timeouts.load_setup + duration_seconds + K6_GRACEFUL_STOP_SECONDS
+                     + CLOCK_MARGIN_SECONDS)
 
 
 def run_lifetime(duration_seconds: float, timeouts: Timeouts) -> int:

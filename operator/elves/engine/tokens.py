@@ -2,7 +2,8 @@
 
 Claims (docs/architecture.md, "Tokens"): `sub` = the user id, `admin` = true for an
 administrator, `iat`, `exp`, `iss` and `aud` (what the gateway's ELVES_JWT_ISSUER and
-ELVES_JWT_AUDIENCE expect; their defaults are these constants). The key is the UTF-8 text of the JWT secret; each platform
+ELVES_JWT_AUDIENCE expect; their defaults are these constants), and for a run's tokens `testId`:
+the gateway takes such a token only for that test's id (the X-Elves-Test-Id it sends, or none). The key is the UTF-8 text of the JWT secret; each platform
 only says where that secret is (Platform.jwt_secret), the tokens are made here.
 """
 
@@ -19,10 +20,12 @@ TOKEN_TTL_SECONDS = 24 * 3600  # `elves token`'s lifetime; a run's tokens live o
 LOAD_ADMIN = "loadtest-admin"
 ISSUER = "elves"
 AUDIENCE = "elves-gateway"
+# The claim binding a run's token to its test id (the gateway's Caller.TEST_ID_CLAIM).
+TEST_ID_CLAIM = "testId"
 
 
-def make_token(secret: str, user: str, admin: bool = False,
-               ttl_seconds: int = TOKEN_TTL_SECONDS, now: float | None = None) -> str:
+def make_token(secret: str, user: str, admin: bool = False, ttl_seconds: int = TOKEN_TTL_SECONDS,
+               now: float | None = None, test_id: str | None = None) -> str:
     if not _USER.match(user):
         raise ValueError(
             f"user {user!r}: use 1 to 64 letters, digits or . _ @ - (it becomes the token's sub)"
@@ -32,6 +35,8 @@ def make_token(secret: str, user: str, admin: bool = False,
     issued = int(time.time() if now is None else now)
     claims = {"sub": user, "admin": admin, "iat": issued, "exp": issued + ttl_seconds, "iss": ISSUER,
               "aud": AUDIENCE}
+    if test_id is not None:
+        claims[TEST_ID_CLAIM] = test_id
     return jwt.encode(claims, secret, algorithm="HS256")
 
 
@@ -39,8 +44,8 @@ def load_user(index: int) -> str:
     return f"loadtest-user-{index:04d}"
 
 
-def load_tokens(secret: str, users: int, ttl_seconds: int = TOKEN_TTL_SECONDS) -> tuple[list[str], str]:
-    """Bearer tokens for `users` synthetic users (loadtest-user-NNNN), and one admin token,
-    valid for `ttl_seconds` (a run's tokens expire with the run)."""
-    return ([make_token(secret, load_user(i), ttl_seconds=ttl_seconds) for i in range(users)],
-            make_token(secret, LOAD_ADMIN, admin=True, ttl_seconds=ttl_seconds))
+def load_tokens(secret: str, users: int, ttl_seconds: int, test_id: str) -> tuple[list[str], str]:
+    """Bearer tokens for `users` synthetic users (loadtest-user-NNNN), and one admin token, for
+    the run `test_id` only and valid for `ttl_seconds` (a run's tokens expire with the run)."""
+    return ([make_token(secret, load_user(i), ttl_seconds=ttl_seconds, test_id=test_id) for i in range(users)],
+            make_token(secret, LOAD_ADMIN, admin=True, ttl_seconds=ttl_seconds, test_id=test_id))

@@ -14,7 +14,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import signal
 import time
 from dataclasses import dataclass
@@ -25,7 +24,8 @@ from elves.constants import (DEAD_LETTER_POLICY, DEAD_LETTER_POLICY_DEFINITION, 
                              EMPTY_DATABASE_SQL, SYSTEM_QUEUES)
 from elves.local import http
 from elves.local.layout import Layout
-from elves.local.os_users import check_reachable, let_pass, own, own_tree, unprivileged
+from elves.local import nofollow
+from elves.local.os_users import check_reachable, let_pass, own, unprivileged
 from elves.local.ports import HOST, Ports
 from elves.local.processes import Child, run_command
 from elves.local.prometheus_config import OWN_SYSTEM_TARGETS, render_config
@@ -61,15 +61,6 @@ def _require(path: Path, package: str) -> None:
         raise InfraError(f"{path} not found: install {package} with tools/install-local-deps.sh")
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write a file readable by its owner only, from its first byte on."""
-    partial = path.with_suffix(".tmp")
-    partial.unlink(missing_ok=True)
-    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
-        out.write(text)
-    partial.replace(path)
-
-
 @dataclass
 class Component:
     name: str
@@ -92,7 +83,15 @@ class Component:
             check_reachable(self.layout.root, self.os_user, self.name)
             let_pass(self.layout.root, self.layout.run, self.layout.logs)
         for directory in directories:
-            own(directory, self.os_user)
+            own(directory, self.os_user, base=self.layout.root)
+
+    def write(self, path: Path, text: str, mode: int = 0o644) -> None:
+        """A file of the supervisor's under the state directory, where its OS user may have put a link."""
+        nofollow.write_file(self.layout.root, path, text, mode)
+
+    def give_files(self, directory: Path) -> None:
+        """Its files, and what an earlier run as another user (root) left, to its OS user."""
+        nofollow.give_tree(self.layout.root, directory, self.os_user)
 
     def prepare(self) -> None:
         """Write configuration files; called before every start."""
@@ -167,13 +166,13 @@ class RabbitMQ(Component):
         _require(RABBITMQ_BIN / "rabbitmq-server", "rabbitmq-server")
         self.own(self.layout.rabbitmq, self.home, self.log_dir)
         # What `rabbitmq-plugins --offline enable` writes, for our node only.
-        self.layout.enabled_plugins.write_text(f"[{','.join(PLUGINS)}].\n")
+        self.write(self.layout.enabled_plugins, f"[{','.join(PLUGINS)}].\n")
         # Our own (empty) files, so the system-wide ones under /etc/rabbitmq are not read.
-        (self.layout.rabbitmq / "advanced.config").write_text("[].\n")
-        (self.layout.rabbitmq / "rabbitmq-env.conf").write_text("")
+        self.write(self.layout.rabbitmq / "advanced.config", "[].\n")
+        self.write(self.layout.rabbitmq / "rabbitmq-env.conf", "")
         # Boot imports the users and their permissions (data_plane.BROKER_USERS); with
         # definitions to load, RabbitMQ creates no default user either.
-        write_private(self.definitions_file, json.dumps(definitions(self.layout), indent=1))
+        self.write(self.definitions_file, json.dumps(definitions(self.layout), indent=1), mode=0o600)
         config = f"""\
 listeners.tcp.1 = {HOST}:{self.ports.amqp}
 loopback_users = none
@@ -184,9 +183,8 @@ log.console = false
 log.file.level = info
 disk_free_limit.absolute = 100MB
 """
-        write_private(self.config_file, config)
-        # Its files, and what an earlier run as another user (root) left: its database, its cookie.
-        own_tree(self.layout.rabbitmq, self.os_user)
+        self.write(self.config_file, config, mode=0o600)
+        self.give_files(self.layout.rabbitmq)  # with its database and its cookie
 
     def child(self) -> Child:
         return Child("rabbitmq", [str(RABBITMQ_BIN / "rabbitmq-server")], self.env(),
@@ -258,11 +256,11 @@ class Postgres(Component):
         self.own(self.layout.postgres, self.socket_dir)
 
     async def initialise(self) -> None:
-        if (self.data_dir / "PG_VERSION").exists():
+        if nofollow.exists(self.layout.root, self.data_dir / "PG_VERSION"):
             return
-        if self.data_dir.exists():
+        if nofollow.exists(self.layout.root, self.data_dir):
             # A half-written cluster from an interrupted initdb: start it again cleanly.
-            shutil.rmtree(self.data_dir)
+            nofollow.remove_tree(self.layout.root, self.data_dir)
         code, output = await run_command(
             [str(POSTGRES_BIN / "initdb"), "-D", str(self.data_dir), "-U", "postgres",
              "--auth-local=peer", "--auth-host=scram-sha-256", "--encoding=UTF8",
@@ -333,13 +331,12 @@ class Prometheus(Component):
     def prepare(self) -> None:
         _require(PROMETHEUS, "prometheus")
         self.own(self.layout.prometheus)
-        own_tree(self.layout.prometheus, self.os_user)
-        self.targets_file.parent.mkdir(parents=True, exist_ok=True)
+        self.give_files(self.layout.prometheus)
         for listing in (self.targets_file, self.own_system_file):
-            if not listing.exists():
-                listing.write_text("[]\n")
-        (self.layout.prometheus / "prometheus.yml").write_text(
-            render_config(self.ports, self.targets_file, self.own_system_file))
+            if not nofollow.exists(self.layout.root, listing):
+                self.write(listing, "[]\n")
+        self.write(self.layout.prometheus / "prometheus.yml",
+                   render_config(self.ports, self.targets_file, self.own_system_file))
 
     def child(self) -> Child:
         argv = [
@@ -348,8 +345,9 @@ class Prometheus(Component):
             f"--storage.tsdb.path={self.layout.prometheus / 'data'}",
             "--storage.tsdb.retention.time=30d",
             f"--web.listen-address={HOST}:{self.ports.prometheus}",
+            # k6 pushes its samples here; any local process could too (docs/architecture.md, the
+            # local mode's trust). No lifecycle API (reload, quit): nothing here needs it.
             "--web.enable-remote-write-receiver",
-            "--web.enable-lifecycle",
             "--enable-feature=native-histograms",
         ]
         return Child("prometheus", argv, _base_env(), self.layout.logs / "prometheus.log", user=self.os_user)

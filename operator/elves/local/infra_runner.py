@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from elves.local import infra
+from elves.local.nofollow import LinkRefused
 from elves.local.operations import Operations
 from elves.local.os_users import MissingUser
 from elves.local.processes import Child
@@ -79,7 +80,7 @@ class InfraRunner:
             self._on_children_changed()
             await infra.wait_ready(component, child, time.monotonic() + component.start_timeout)
             await component.after_ready()
-        except MissingUser as error:
+        except (MissingUser, LinkRefused) as error:
             state.phase, state.detail = "failed", str(error)
             raise infra.InfraError(str(error)) from None
         except infra.InfraError as error:

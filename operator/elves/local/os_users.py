@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
 from pathlib import Path
 
 from elves.constants import DEPLOYMENTS
+from elves.local.nofollow import make_directory
 
 SERVICE_USER_PREFIX = "elves-"
 SERVICE_USERS = tuple(SERVICE_USER_PREFIX + name for name in DEPLOYMENTS)
@@ -40,26 +40,15 @@ def service_user(deployment: str) -> str:
     return SERVICE_USER_PREFIX + deployment
 
 
-def own(path: Path, user: str | None, mode: int = 0o700) -> None:
+def own(path: Path, user: str | None, mode: int = 0o700, base: Path | None = None) -> None:
     """Create `path` (a directory) if needed, private to `user` (None: to the caller), who
-    must be able to reach it."""
-    path.mkdir(parents=True, exist_ok=True, mode=mode)
+    must be able to reach it. No link below `base` (default: the directory above `path`) is
+    followed: a directory `user` could write may hold one (elves.local.nofollow)."""
+    base = path.parent if base is None else base
+    make_directory(base, path, None, mode)
     if user:
         check_reachable(path, user, f"what uses {path}")
-        entry = pwd.getpwnam(user)
-        shutil.chown(path, entry.pw_uid, entry.pw_gid)
-    path.chmod(mode)
-
-
-def own_tree(path: Path, user: str | None) -> None:
-    """Give `path` and everything under it to `user` (what an earlier run as another user left)."""
-    if not user or not path.exists():
-        return
-    entry = pwd.getpwnam(user)
-    for directory, _, files in os.walk(path):
-        shutil.chown(directory, entry.pw_uid, entry.pw_gid)
-        for name in files:
-            os.chown(os.path.join(directory, name), entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+        make_directory(base, path, user, mode)
 
 
 def let_pass(*directories: Path) -> None:

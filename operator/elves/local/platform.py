@@ -29,13 +29,14 @@ from elves.engine.sql_count import LOOPBACK_HOSTS, SqlCountError, parse_url
 from elves.engine.status import (
     ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, GeneratorCpu, SystemSnapshot,
 )
-from elves.local import cpus, k6
+from elves.local import cpus, k6, nofollow
 from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
 from elves.local.layout import Layout
 from elves.local.load_cpu import RunnerCpu
 from elves.local.ports import Ports
 from elves.local.processes import is_alive, start_time_of
 from elves.local.settings import Settings
+from elves.local.trust import private_file_problem
 
 log = logging.getLogger(__name__)
 
@@ -289,18 +290,21 @@ class LocalPlatform:
         addresses only, as its Prometheus scrapes only them."""
         ref = f"{field}.secretRef"
         path = self.layout.own_system_secrets / name / key
-        if key in (".", ".."):
-            raise SqlCountError(f"{ref}.key: {key!r} is not a file name")
+        for part, text in (("name", name), ("key", key)):
+            if text in ("", ".", "..") or "/" in text:
+                raise SqlCountError(f"{ref}.{part}: {text!r} is not a file name")
         write = "write the database URL there (postgresql://user:password@127.0.0.1:5432/db) and chmod 600 it"
         try:
-            mode = path.stat().st_mode
-            value = path.read_text(encoding="utf-8").strip()
+            raw, info = nofollow.read_file(self.layout.root, path)
+            value = raw.decode("utf-8").strip()
         except FileNotFoundError:
             raise SqlCountError(f"{ref}: {path} is missing: {write}") from None
+        except nofollow.LinkRefused as exc:
+            raise SqlCountError(f"{ref}: {exc}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise SqlCountError(f"{ref}: {path} cannot be read: {type(exc).__name__}") from None
-        if mode & 0o077:
-            raise SqlCountError(f"{ref}: {path} may be read by others (mode {mode & 0o777:o}): chmod 600 it")
+        if problem := private_file_problem(path, info):
+            raise SqlCountError(f"{ref}: {problem}")
         if not value:
             raise SqlCountError(f"{ref}: {path} is empty: {write}")
         database = parse_url(value, field, f"secretRef ({path})")

@@ -8,7 +8,7 @@ depth, consumers and message rates, as the chart scrapes them, without the costl
 per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured); `own-system`:
 a team's own services on this machine, judged as a SystemUnderTest (docs/own-system.md), from
 a file_sd file the user writes (OWN_SYSTEM_TARGETS: [{"targets": ["127.0.0.1:9100"]}]),
-loopback addresses only.
+loopback addresses only, in a namespace of their own (OWN_SYSTEM_NAMESPACE).
 
 Every series of the system carries `namespace` = SYSTEM_NAMESPACE, as a cluster's
 ServiceMonitors and kube-state-metrics label them, so the engine's system queries (which
@@ -33,6 +33,9 @@ SCRAPE_INTERVAL = "5s"
 OWN_SYSTEM_TARGETS = "targets/own-system.json"
 # The local Prometheus scrapes this machine only, whatever that file says.
 LOOPBACK_ADDRESS = r"(127\.0\.0\.1|localhost|\[::1\]):[0-9]+"
+# The own-system job's series' namespace, whatever they or the file claim: never the system's, so a
+# team's service cannot speak for Elves' (its own `namespace` is kept as `exported_namespace`).
+OWN_SYSTEM_NAMESPACE = "own-system"
 
 
 def render_config(ports: Ports, targets_file: Path, own_system_file: Path | None = None) -> str:
@@ -62,7 +65,8 @@ def render_config(ports: Ports, targets_file: Path, own_system_file: Path | None
         config["scrape_configs"].append({
             "job_name": "own-system",
             "file_sd_configs": [{"files": [str(own_system_file)], "refresh_interval": "5s"}],
-            "relabel_configs": [{"source_labels": ["__address__"], "regex": LOOPBACK_ADDRESS, "action": "keep"}],
+            "relabel_configs": [{"source_labels": ["__address__"], "regex": LOOPBACK_ADDRESS, "action": "keep"},
+                                {"target_label": "namespace", "replacement": OWN_SYSTEM_NAMESPACE}],
         })
     return yaml.safe_dump(config, sort_keys=False)
 

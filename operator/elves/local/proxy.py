@@ -164,7 +164,7 @@ class Balancer:
         except MissingUser as error:
             raise ProxyError(str(error)) from None
         self.layout.run.mkdir(parents=True, exist_ok=True)
-        own(self.admin_socket.parent, user)
+        own(self.admin_socket.parent, user, base=self.layout.root)
         self.admin_socket.unlink(missing_ok=True)
         self.config_file.write_text(render_config(self.ports, self.services, self.admin_socket))
         self.child = Child("proxy", [str(HAPROXY), "-db", "-f", str(self.config_file)], {},

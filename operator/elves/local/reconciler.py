@@ -122,17 +122,18 @@ class Reconciler:
 
     def _start(self, spec: DeploymentSpec, replica: Replica, now: float) -> None:
         user = self._os_user(spec.name)
-        if spec.name == INGESTOR:
-            self.layout.scratch.mkdir(parents=True, exist_ok=True)
-            own(self.layout.scratch / replica.pod, user)  # the replica writes its volumes there, alone
         try:
+            if spec.name == INGESTOR:
+                self.layout.scratch.mkdir(parents=True, exist_ok=True)
+                # The replica writes its volumes there, alone (a link it left there is refused).
+                own(self.layout.scratch / replica.pod, user, base=self.layout.root)
             child = Child(replica.pod, services.command(self.settings, self.layout, spec.name),
                           services.environment(self.settings, self.layout, self.ports, spec, replica),
                           self.layout.logs / f"{replica.pod}.log", cwd=self.settings.repo_dir, user=user,
                           niceness=services.niceness(self.settings, spec.name))
             pid = child.start()
         except OSError as error:
-            # Cannot even exec (java missing...): count it as a crash, with back-off.
+            # Cannot even exec (java missing, its scratch refused...): count it as a crash, with back-off.
             log.error("%s: cannot start: %s", replica.pod, error)
             replica.started(0, now)
             replica.exited(127, now)

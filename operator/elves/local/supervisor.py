@@ -26,6 +26,7 @@ from elves.local.control_api import ControlApi
 from elves.local.infra_runner import InfraRunner
 from elves.local.layout import Layout
 from elves.local.lock import LockError, StateLock
+from elves.local.nofollow import LinkRefused
 from elves.local.operations import Operation, Operations
 from elves.local.ports import HOST, Ports
 from elves.local.processes import write_children
@@ -154,11 +155,11 @@ class Supervisor:
         write_children(self.layout.children, children)
         prometheus = self.infra.components.get("prometheus")
         if isinstance(prometheus, infra.Prometheus):
-            targets = prometheus.targets_file
-            targets.parent.mkdir(parents=True, exist_ok=True)
-            tmp = targets.with_suffix(".tmp")
-            tmp.write_text(render_targets(self.ports, replicas))
-            tmp.replace(targets)
+            # In Prometheus' directory, which its OS user may write: no link there is followed.
+            try:
+                prometheus.write(prometheus.targets_file, render_targets(self.ports, replicas))
+            except LinkRefused as error:  # Prometheus keeps the targets it had; the stack goes on
+                log.error("%s", error)
 
     # ---- Control: what the control API calls ------------------------------------------
 

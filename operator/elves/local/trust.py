@@ -15,6 +15,7 @@ import os
 import stat
 from pathlib import Path
 
+from elves.local import nofollow
 from elves.local.layout import Layout
 
 
@@ -63,18 +64,62 @@ def check_path(directory: Path) -> None:
         check_path(resolved)
 
 
-def check_secrets(layout: Layout) -> None:
-    """Refuses secrets another user could have written or can read: never used, whoever seeded them."""
-    if not layout.secrets.exists():
-        return
-    for path in [layout.secrets, *sorted(layout.secrets.iterdir())]:
-        info = path.lstat()
-        if stat.S_ISLNK(info.st_mode) or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077:
+def private_file_problem(path: Path, info: os.stat_result) -> str:
+    """Why the regular file `path` (its own status, no link followed) cannot hold a secret, with the
+    one command that fixes it; "" when it can: the user's (or root's), read by nobody else."""
+    if info.st_uid not in _owners():
+        return (f"{path} belongs to uid {info.st_uid}, not to you (uid {os.geteuid()}) or root: a secret "
+                f"someone else could have planted is never used. Remove it (`rm {path}`) and write it again "
+                "yourself (./deployments.sh --local generates the stack's own)")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        return (f"{path} may be read by others (mode {mode:o}): run `chmod 600 {path}` (and if someone else "
+                "may have read it already, change that secret too)")
+    return ""
+
+
+def _check_secret_directory(fd: int, shown: Path) -> None:
+    info = os.fstat(fd)
+    if info.st_uid not in _owners():
+        raise UntrustedStateDir(
+            f"{shown} belongs to uid {info.st_uid}, not to you (uid {os.geteuid()}) or root: a secret someone "
+            f"else could have planted is never used. Remove it (`rm -r {shown}`) and write what it held yourself")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        # What `mkdir -p` makes under the usual umask (022), as the guide's steps do: closed here, since
+        # each file in it is checked on its own (so nothing others could have read is ever used).
+        if info.st_uid != os.geteuid():
+            raise UntrustedStateDir(f"{shown} may be entered by others: run `chmod 700 {shown}` as its owner")
+        os.fchmod(fd, 0o700)
+    for name in sorted(os.listdir(fd)):
+        path = shown / name
+        entry = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        if stat.S_ISLNK(entry.st_mode):
             raise UntrustedStateDir(
-                f"{path} is not a private file or directory of yours (uid {info.st_uid}, mode "
-                f"{stat.S_IMODE(info.st_mode):o}{', a symbolic link' if stat.S_ISLNK(info.st_mode) else ''}): "
-                f"a secret someone else could have planted is never used. Remove {layout.secrets} and run "
-                "./deployments.sh --local to generate new ones")
+                f"{path} is a symbolic link: a secret is never read through one (its target may be anyone's). "
+                f"Remove it (`rm {path}`) and put the file itself there")
+        if stat.S_ISDIR(entry.st_mode):
+            below = nofollow.open_directory(fd, name, path)
+            try:
+                _check_secret_directory(below, path)
+            finally:
+                os.close(below)
+        elif not stat.S_ISREG(entry.st_mode):
+            raise UntrustedStateDir(f"{path} is not a regular file: remove it (`rm {path}`)")
+        elif problem := private_file_problem(path, entry):
+            raise UntrustedStateDir(problem)
+
+
+def check_secrets(layout: Layout) -> None:
+    """Refuses secrets another user could have written or can read, or that lie behind a link:
+    never used, whoever seeded them; each refusal names the one file and the command that mends it.
+    Directories of the user's that others may enter are closed (chmod 700)."""
+    try:
+        with nofollow.directory(layout.root, layout.secrets) as fd:
+            _check_secret_directory(fd, layout.secrets)
+    except FileNotFoundError:
+        return
+    except nofollow.LinkRefused as error:
+        raise UntrustedStateDir(str(error)) from None
 
 
 def check_state_dir(layout: Layout) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jwt
 import pytest
 
-from elves.engine.tokens import make_token
+from elves.engine.tokens import load_tokens, make_token
 
 
 SECRET = "0123456789abcdef0123456789abcdef"
@@ -22,3 +22,12 @@ def test_token_is_hs256_with_sub_admin_expiry_issuer_and_audience():
 def test_token_rejects_a_user_that_cannot_be_an_id():
     with pytest.raises(ValueError, match="user 'a b'"):
         make_token("s", "a b")
+
+
+def test_a_runs_tokens_name_its_test_id_and_expire_with_it():
+    tokens, admin = load_tokens(SECRET, 2, ttl_seconds=900, test_id="shop/orders-steady/0")
+    for token in (*tokens, admin):
+        claims = jwt.decode(token, SECRET, algorithms=["HS256"], audience="elves-gateway")
+        assert claims["testId"] == "shop/orders-steady/0" and claims["exp"] - claims["iat"] == 900
+    assert "testId" not in jwt.decode(make_token(SECRET, "alice"), SECRET, algorithms=["HS256"],
+                                      audience="elves-gateway"), "a person's token names no test"

@@ -37,7 +37,7 @@ def test_the_url_is_the_private_file_of_the_secret_and_key(platform):
 
 @pytest.mark.parametrize("text, mode, says", [
     (None, 0o600, "is missing: write the database URL there"),
-    (URL, 0o644, "may be read by others (mode 644): chmod 600 it"),
+    (URL, 0o644, "may be read by others (mode 644): run `chmod 600"),
     ("  \n", 0o600, "is empty"),
     ("postgresql://reader:Pa55word@orders-db.example:5432/orders", 0o600,
      "names host orders-db.example: the local mode reaches databases on this machine only"),
@@ -55,3 +55,8 @@ def test_a_missing_shared_or_remote_url_is_an_error_naming_the_secret_ref(platfo
 def test_a_key_cannot_leave_the_secrets_directory(platform):
     with pytest.raises(SqlCountError, match="is not a file name"):
         platform.target_secret("orders-ledger-db", "..")
+
+
+def test_a_name_cannot_leave_the_secrets_directory_either(platform):
+    with pytest.raises(SqlCountError, match="secretRef.name: '../own-system' is not a file name"):
+        platform.target_secret("../own-system", "url")

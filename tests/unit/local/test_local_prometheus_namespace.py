@@ -23,7 +23,7 @@ from elves.engine.prometheus import Prometheus
 from elves.local import kube_state
 from elves.local.platform import LocalPlatform
 from elves.local.ports import HOST, Ports, free_offset
-from elves.local.prometheus_config import LOOPBACK_ADDRESS, render_config, render_targets
+from elves.local.prometheus_config import LOOPBACK_ADDRESS, OWN_SYSTEM_NAMESPACE, render_config, render_targets
 from elves.local.replicas import DeploymentSpec, Replica
 
 # What each stand-in serves, by path, as the real ones name their series (RabbitMQ's and the
@@ -37,7 +37,11 @@ REPLICA = Replica("registry", 0, 1, phase="running", ready=True, restarts=2, las
 SUPERVISOR = {"/metrics": kube_state.render([DeploymentSpec("registry", 1)], [REPLICA])}
 SERVICE = {"/actuator/prometheus": 'jvm_memory_used_bytes{application="registry",area="heap",id="G1 Old Gen"} 1.5e8\n'}
 # A team's own service on this machine (docs/own-system.md): what its SystemUnderTest's ledger counts.
-OWN_SERVICE = {"/metrics": 'orders_saved_total{test_id="shop/orders-steady/0"} 5\n'}
+# It also claims to be Elves' system (a restart of the gateway), in the series and in the file
+# that lists it: the verdict of Elves' system never sees that (issue 33.5).
+OWN_SERVICE = {"/metrics": 'orders_saved_total{test_id="shop/orders-steady/0"} 5\n'
+                           'kube_pod_container_status_restarts_total{namespace="elves",pod="gateway-0",'
+                           'container="gateway"} 7\n'}
 
 
 def serve(port: int, pages: dict[str, str]) -> ThreadingHTTPServer:
@@ -76,7 +80,7 @@ def local_prometheus(tmp_path_factory) -> Iterator[Prometheus]:
     targets.write_text(render_targets(ports, [REPLICA]))
     own_system = workdir / "own-system.json"
     own_system.write_text(json.dumps([{"targets": [f"{HOST}:{ports.replica_management('ingestor', 0)}"],
-                                       "labels": {"job": "orders"}}]))
+                                       "labels": {"job": "orders", "namespace": "elves"}}]))
     (workdir / "prometheus.yml").write_text(render_config(ports, targets, own_system))
     prometheus.process.send_signal(signal.SIGHUP)  # Prometheus re-reads its configuration
     yield Prometheus(prometheus.url, system_namespace=LocalPlatform.system_namespace)
@@ -110,6 +114,9 @@ def test_a_teams_own_service_is_scraped_and_only_on_this_machine(local_prometheu
     prom = local_prometheus
     wait_for(lambda: prom.query('up{job="orders"} == 1'), "the own-system job's first scrape", 30, interval=0.5)
     assert prom.query('sum(orders_saved_total{test_id="shop/orders-steady/0"})')[0].value == 5
+    # What it claimed is kept under exported_namespace, in a namespace of its own.
+    forged = prom.query('kube_pod_container_status_restarts_total{container="gateway"}')
+    assert [(s.labels["namespace"], s.labels["exported_namespace"]) for s in forged] == [(OWN_SYSTEM_NAMESPACE, "elves")]
     # Prometheus anchors a relabel regex at both ends: only loopback addresses are kept.
     kept = [a for a in ("127.0.0.1:9100", "localhost:9100", "[::1]:9100", "10.88.0.5:9100", "127.0.0.1.example:80",
                         "orders.shop.svc:8080") if re.fullmatch(LOOPBACK_ADDRESS, a)]

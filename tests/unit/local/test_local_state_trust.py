@@ -82,8 +82,98 @@ def test_pre_seeded_secrets_that_are_not_private_are_never_used(tmp_path, seed):
         os.chown(planted, NOBODY, NOBODY)
     refused = prepare(state)
     assert refused.returncode == 1
-    assert f"{planted} is not a private file or directory of yours" in refused.stderr
-    assert f"Remove {state / 'secrets'}" in refused.stderr
+    fix = f"chmod 600 {planted}" if seed == "readable by others" else f"Remove it (`rm {planted}`)"
+    assert str(planted) in refused.stderr and fix in refused.stderr
+    assert "rm -r" not in refused.stderr and (state / "secrets" / "jwt-secret").exists(), "no other secret goes"
     # The supervisor refuses the same state directory before it reads a secret.
     with pytest.raises(UntrustedStateDir, match="control-token"):
         check_state_dir(Layout(state))
+
+
+def guide(state: Path, script: str) -> None:
+    """The guide's own shell commands (docs/own-system.md, the local mode), under the usual umask."""
+    subprocess.run(["sh", "-ec", f"umask 022\n{script}"], cwd=state.parent, check=True, timeout=30)
+
+
+GUIDE_STEPS = """
+mkdir -p .elves/secrets/own-system/orders-ledger-db
+(umask 077; echo 'postgresql://elves_ledger:s3cret@127.0.0.1:5432/orders' > .elves/secrets/own-system/orders-ledger-db/url)
+"""
+
+
+@pytest.mark.parametrize("first", ["the stack", "the guide"])
+def test_the_guides_own_secret_files_work_under_the_usual_umask(tmp_path, first):
+    """Whether the stack was set up before the guide's steps or after, it starts (and the directories
+    mkdir -p made open are closed); the URL is read."""
+    from elves.local.platform import LocalPlatform
+    from elves.local.settings import Settings
+
+    state = tmp_path / ".elves"
+    if first == "the stack":
+        assert prepare(state).returncode == 0
+    guide(state, GUIDE_STEPS)
+    started = prepare(state)
+    assert started.returncode == 0, started.stderr
+    check_state_dir(Layout(state))  # what the supervisor checks when it starts
+    for directory in (state / "secrets", state / "secrets" / "own-system",
+                      state / "secrets" / "own-system" / "orders-ledger-db"):
+        assert directory.stat().st_mode & 0o777 == 0o700
+    platform = LocalPlatform(Settings.from_env({"ELVES_STATE_DIR": str(state)}))
+    assert platform.target_secret("orders-ledger-db", "url").endswith("@127.0.0.1:5432/orders")
+
+
+def test_a_secret_file_left_open_is_refused_with_the_one_command_that_mends_it(tmp_path):
+    state = tmp_path / ".elves"
+    assert prepare(state).returncode == 0
+    guide(state, GUIDE_STEPS.replace("(umask 077; ", "(").replace("/url)", "/url)"))  # the step's umask forgotten
+    url = state / "secrets" / "own-system" / "orders-ledger-db" / "url"
+    refused = prepare(state)
+    assert refused.returncode == 1 and f"run `chmod 600 {url}`" in refused.stderr
+    assert url.exists() and (state / "secrets" / "jwt-secret").exists(), "nothing deleted"
+    subprocess.run(["chmod", "600", str(url)], check=True)
+    assert prepare(state).returncode == 0
+
+
+@pytest.mark.parametrize("planted", ["file", "directory"])
+def test_a_secret_behind_a_link_is_refused(tmp_path, planted):
+    state = tmp_path / ".elves"
+    assert prepare(state).returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "orders-ledger-db").mkdir(parents=True, mode=0o700)
+    (elsewhere / "orders-ledger-db" / "url").write_text("postgresql://x:y@127.0.0.1/orders")
+    (elsewhere / "orders-ledger-db" / "url").chmod(0o600)
+    own_system = state / "secrets" / "own-system"
+    if planted == "file":
+        (own_system / "orders-ledger-db").mkdir(parents=True)
+        link = own_system / "orders-ledger-db" / "url"
+        link.symlink_to(elsewhere / "orders-ledger-db" / "url")
+    else:
+        link = own_system
+        link.symlink_to(elsewhere)
+    refused = prepare(state)
+    assert refused.returncode == 1 and f"{link} is a symbolic link" in refused.stderr and f"rm {link}" in refused.stderr
+    from elves.engine.sql_count import SqlCountError
+    from elves.local.platform import LocalPlatform
+    from elves.local.settings import Settings
+
+    platform = LocalPlatform(Settings.from_env({"ELVES_STATE_DIR": str(state)}))
+    with pytest.raises(SqlCountError, match="is a symbolic link"):
+        platform.target_secret("orders-ledger-db", "url")
+
+
+def test_a_secret_file_of_another_user_is_refused(tmp_path):
+    require(os.geteuid() == 0, "root: giving a file to another user takes root (run the tier as root)")
+    state = tmp_path / ".elves"
+    assert prepare(state).returncode == 0
+    guide(state, GUIDE_STEPS)
+    url = state / "secrets" / "own-system" / "orders-ledger-db" / "url"
+    os.chown(url, NOBODY, NOBODY)
+    refused = prepare(state)
+    assert refused.returncode == 1 and f"{url} belongs to uid {NOBODY}" in refused.stderr
+    from elves.engine.sql_count import SqlCountError
+    from elves.local.platform import LocalPlatform
+    from elves.local.settings import Settings
+
+    platform = LocalPlatform(Settings.from_env({"ELVES_STATE_DIR": str(state)}))
+    with pytest.raises(SqlCountError, match=f"belongs to uid {NOBODY}"):
+        platform.target_secret("orders-ledger-db", "url")

@@ -15,6 +15,9 @@ class FaultAction(SpecModel):
     """What a fault does; `kind` is its key in the YAML (scale, killPod, ...)."""
 
     kind: ClassVar[str]
+    # Whether applying it again leaves the system as applying it once did (scale to N, set a
+    # limit), so a try that failed midway may be made again; a kill or a restart fires once.
+    repeatable: ClassVar[bool] = False
 
     def params(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, exclude_none=True)
@@ -50,6 +53,7 @@ class WorkloadAction(FaultAction):
 
 class ScaleFault(WorkloadAction):
     kind = "scale"
+    repeatable = True
     replicas: int = Field(ge=0, le=100)
 
     def label(self) -> str:
@@ -84,6 +88,7 @@ class InfraFault(FaultAction):
 
 class ResourcesFault(FaultAction):
     kind = "resources"
+    repeatable = True
     rules = (Rule("has(self.memory) || has(self.cpu)", "set memory or cpu",
                   lambda r: r.memory is None and r.cpu is None),)
 

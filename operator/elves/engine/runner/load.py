@@ -22,7 +22,7 @@ def load_run(tick: Tick, part: LoadPart, scenarios: dict[str, Any], duration: fl
     # system; another system's runners (its author's script) need and get neither.
     tokens, admin, credential = [], "", ""
     if tick.ctx.judges_elves:
-        tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime)
+        tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime, plan.test_id)
         credential = make_run_credential(tick.platform.service_key(), plan.test_id, lifetime)
     return LoadRun(index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=scenarios, tokens=tokens,
                    admin_token=admin, run_credential=credential, runner=tick.ctx.test.spec.runner,
@@ -83,21 +83,34 @@ def load(tick: Tick) -> float:
 
 
 def _fire_due_faults(tick: Tick) -> None:
+    """Apply each fault that is due, once per run: a fault is in the run's record from the moment it
+    is tried, so no later step applies it again. A try cut by a blip is made again on the next step
+    only for an action that is the same done twice (repeatable: scale, resources); a kill, a
+    restart, a pause or an infrastructure restart whose try was cut may have happened, so it is
+    kept with that said, never sent a second time."""
     run = tick.run
     elapsed = tick.now - epoch(run.load_started_at)  # type: ignore[arg-type]
     fired = {f.index for f in run.faults}
     for fault in tick.plan.faults:
         if fault.index in fired or fault.at > elapsed:
             continue
+        event = FaultEvent(index=fault.index, at=fault.at, fired_at=utc(tick.now), action=fault.describe(),
+                           label=fault.label(), message="being applied")
+        run.faults.append(event)
         try:
             applied = tick.platform.apply_fault(fault.action, tick.now)
-        except blips.TransientError:
-            raise  # tried again on the next step
+        except blips.TransientError as exc:
+            if fault.action.repeatable:
+                run.faults.remove(event)
+                raise  # tried again on the next step: applying it twice is applying it once
+            event.message = (f"may or may not have taken effect ({exc}); not applied again, as a "
+                             f"{fault.action.kind} fault fires at most once per run")
+            tick.events.append(warning("FaultUncertain", f"fault {fault.describe()} at {fault.at:g}s: {event.message}"))
+            continue
         except Exception as exc:  # noqa: BLE001 - any platform failure ends the test with its words
+            event.message = f"failed: {exc}"
             raise HarnessError("FaultFailed", f"fault {fault.describe()} at {fault.at:g}s failed: {exc}") from None
-        event = FaultEvent(index=fault.index, at=fault.at, fired_at=utc(tick.now), action=fault.describe(),
-                           label=fault.label(), message=applied.message, watch=applied.watch)
-        run.faults.append(event)
+        event.message, event.watch = applied.message, applied.watch
         if event.watch is None:
             _fault_done(tick, event)
 

@@ -1,5 +1,6 @@
 package dev.elves.gateway.web;
 
+import dev.elves.contracts.ElvesHeaders;
 import dev.elves.contracts.messaging.PublishFailedException;
 import dev.elves.contracts.messaging.PublishRejectedException;
 import dev.elves.gateway.overload.CapacityRefusal;
@@ -32,6 +33,11 @@ class ApiExceptionHandler extends ClientErrorAdvice {
 
 	ApiExceptionHandler() {
 		super("{\"radar\":\"KTLX\",\"date\":\"2024-05-20\",\"start\":\"10:00\",\"end\":\"11:30\"}");
+	}
+
+	@ExceptionHandler
+	ResponseEntity<ApiError> otherTestsId(TestIdNotInTokenException ex) {
+		return ResponseEntity.status(HttpStatus.FORBIDDEN).body(new ApiError(ex.getMessage(), ElvesHeaders.TEST_ID));
 	}
 
 	@ExceptionHandler

@@ -29,7 +29,20 @@ class CallArgumentResolver implements HandlerMethodArgumentResolver {
 			// The security chain lets no unauthenticated request reach an API controller.
 			throw new IllegalStateException("an API call reached " + parameter.getExecutable() + " without a token");
 		}
-		return new Call(Caller.of(authentication), TestIds.check(request.getHeader(ElvesHeaders.TEST_ID)));
+		String header = TestIds.check(request.getHeader(ElvesHeaders.TEST_ID));
+		return new Call(Caller.of(authentication), testId(Caller.testIdOf(authentication), header));
+	}
+
+	/**
+	 * A run's token is good for its own test only: its calls carry its test id (the header may
+	 * repeat it or be left out), so a token that leaks from a runner cannot write into another
+	 * test's ledger. A person's token (no test id) takes the header as it comes.
+	 */
+	static String testId(String bound, String header) {
+		if (bound == null || header == null || bound.equals(header)) {
+			return (bound != null) ? bound : header;
+		}
+		throw new TestIdNotInTokenException(bound);
 	}
 
 }

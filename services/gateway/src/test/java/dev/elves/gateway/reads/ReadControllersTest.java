@@ -1,6 +1,7 @@
 package dev.elves.gateway.reads;
 
 import java.net.URI;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -32,6 +33,8 @@ import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyMap;
 import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.BDDMockito.given;
+import static org.mockito.Mockito.never;
+import static org.mockito.Mockito.times;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.verifyNoInteractions;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
@@ -68,6 +71,31 @@ class ReadControllersTest {
 			.header("X-Elves-Test-Id", "t1")).andExpect(status().isOk()).andExpect(jsonPath("$.status").value("DONE"));
 
 		verify(this.activity).record(new Call(ALICE, "t1"), "getStatus", id);
+	}
+
+	@Test
+	void aRunsTokenIsGoodForItsOwnTestIdOnly() throws Exception {
+		UUID id = UUID.randomUUID();
+		given(this.registry.json(eq("/api/v1/requests/{id}"), anyMap(), anyMap(), eq("shop/orders/0")))
+			.willReturn(Optional.of("{\"id\":\"" + id + "\",\"status\":\"DONE\"}"));
+		String runToken = "Bearer " + TestTokens.sign(TestTokens.SECRET,
+				TestTokens.claims("alice", Instant.now().plusSeconds(600))
+					.claim("admin", false)
+					.claim("testId", "shop/orders/0")
+					.build());
+
+		this.mvc.perform(get("/api/v1/status/" + id).header("Authorization", runToken)
+			.header("X-Elves-Test-Id", "shop/orders/0")).andExpect(status().isOk());
+		// Left out, the header is the token's own test id: the call still counts for its test.
+		this.mvc.perform(get("/api/v1/status/" + id).header("Authorization", runToken)).andExpect(status().isOk());
+		verify(this.activity, times(2)).record(new Call(ALICE, "shop/orders/0"), "getStatus", id);
+
+		this.mvc.perform(get("/api/v1/status/" + id).header("Authorization", runToken)
+			.header("X-Elves-Test-Id", "shop/other/0"))
+			.andExpect(status().isForbidden())
+			.andExpect(jsonPath("$.field").value("X-Elves-Test-Id"))
+			.andExpect(jsonPath("$.error").value(containsString("this token is for test shop/orders/0 only")));
+		verify(this.registry, never()).json(any(), anyMap(), anyMap(), eq("shop/other/0"));
 	}
 
 	@Test
