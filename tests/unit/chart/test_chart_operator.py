@@ -114,6 +114,9 @@ def test_operator_rbac_covers_what_the_operator_does(helm):
     assert _allowed(work, "ClusterRole", "k6.io", "testruns/status", "get")
     assert _allowed(work, "ClusterRole", "", "configmaps", "get") and _allowed(work, "ClusterRole", "", "pods", "watch")
     assert _allowed(work, "ClusterRole", "elves.dev", "systemundertests", "get")
+    # Another system's one-test lock, beside its SystemUnderTest (elves.k8s.lock): by name only.
+    assert _allowed(work, "ClusterRole", "coordination.k8s.io", "leases", "update", name="elves-loadtest-lock")
+    assert not _allowed(work, "ClusterRole", "coordination.k8s.io", "leases", "update", name="another-lease")
     assert allowed("ClusterRole", "apiextensions.k8s.io", "customresourcedefinitions", "watch")
     for deployment in SERVICES:
         assert allowed("Role", "apps", "deployments/scale", "patch", NAMESPACE, deployment)
