@@ -53,9 +53,13 @@ def test_a_loadtest_of_another_system_runs_to_its_verdict_without_elves_system(
     release, settings = harness_alone(cluster, env, orders["settings"])
     orders["system_under_test"]()
     with operator(monkeypatch, caplog, ns, settings) as runner:
-        cluster.create_loadtest(ns, name, orders_loadtest())
+        objective = {"metric": "pod_restarts", "workload": "orders-api", "op": "==", "value": 0}
+        cluster.create_loadtest(ns, name, orders_loadtest(slo=[objective]))
         status = run_to_a_verdict(cluster, ns, name, tmp_path)
         assert status["phase"] == "Succeeded", status["conditions"]
+        # An objective on one of its workloads: a check of that workload alone.
+        (check,) = status["verdict"]["checks"]
+        assert (check["name"], check["observed"], check["ok"]) == ("pod_restarts{orders-api}", 0, True)
         assert status["snapshot"]["deployments"] == {}  # no Deployment of Elves' looked for, none to restore
         assert status["results"]["ledger"]["lostRequests"] == 0
         assert cluster.apps.list_namespaced_deployment(release).items == []
