@@ -74,6 +74,8 @@ INVALID = [
                  "Required value", id="sql-secret-without-key"),
     pytest.param({"reset": {"sql": {**RESET["sql"], "statements": ["TRUNCATE orders; DROP TABLE audit"]}}},
                  "spec.reset.sql.statements", "each statement must be one statement", id="reset-two-in-one"),
+    pytest.param({"reset": {"sql": {**RESET["sql"], "statements": ["TRUNCATE orders", "COMMIT"]}}},
+                 "spec.reset.sql.statements", "no statement may begin, commit", id="reset-commit"),
     pytest.param({"reset": {"sql": {**RESET["sql"], "statements": []}}}, "spec.reset.sql.statements",
                  "should have at least 1 items", id="reset-nothing"),
 ]

@@ -99,6 +99,13 @@ def sql_ledger(query: str | None = None, **sql: object) -> dict:
                         "statements": ["TRUNCATE orders;", "DELETE FROM audit; DROP TABLE orders"]}}},
      "spec.reset.sql.statements: each statement must be one statement"),
     ({"reset": {"sql": {"statements": ["TRUNCATE orders"]}}}, "spec.reset.sql.secretRef: required field"),
+    # A COMMIT in the middle would make the steps before it stick when a later one fails.
+    ({"reset": {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"},
+                        "statements": ["TRUNCATE orders", "commit", "DELETE FROM audit"]}}},
+     "spec.reset.sql.statements: no statement may begin, commit, roll back or save a transaction"),
+    ({"reset": {"sql": {"secretRef": {"name": "orders-reset-db", "key": "url"},
+                        "statements": ["  ROLLBACK;"]}}},
+     "spec.reset.sql.statements: no statement may begin, commit, roll back or save a transaction"),
 ])
 def test_a_bad_system_under_test_is_refused_naming_the_field(spec, named):
     with pytest.raises(SpecError) as error:

@@ -344,6 +344,22 @@ def test_a_query_that_cannot_count_ends_the_test_before_the_load_naming_the_fiel
     assert (phase, reason) == ("Error", "LedgerError") and message.startswith("spec.ledger.persisted.sql.secretRef: ")
 
 
+def test_a_failing_query_shows_its_sqlstate_in_the_status_never_the_servers_message(prom, postgres, orders_db):
+    """PostgreSQL's message quotes the value it could not cast: a row of the table, which would
+    land in the LoadTest's status and events (issue 33)."""
+    persist(postgres, "row-only-the-database-knows", 1)
+    platform = FakePlatform(prom.url, ledger_secrets={SECRET: orders_db})
+    query = "SELECT count(*) FROM orders WHERE test_id = $TEST_ID OR test_id::int = 0"
+    ctx = Context(orders_test(), target=sql_target(query), target_namespace=NAMESPACE)
+    status, events = drive_sql(ctx, platform, FakeClock(float(BASE + 10)))
+    phase, reason, message = error_of(status)
+    assert (phase, reason) == ("Error", "LedgerError")
+    assert message.startswith("spec.ledger.persisted.sql.query: PostgreSQL at 127.0.0.1:")
+    assert message.endswith("/shop refused it (SQLSTATE 22P02: a text that is not a value of its type)")
+    for server_text in ("row-only-the-database-knows", "invalid input syntax"):
+        assert server_text not in shown(status, events)
+
+
 def test_a_database_that_cannot_be_reached_ends_in_error_never_in_a_pass(prom, postgres, orders_db):
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))

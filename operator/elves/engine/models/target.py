@@ -38,6 +38,9 @@ SECRET_KEY_PATTERN = r"^[-._a-zA-Z0-9]+$"
 # ONLY transaction is the real guard, elves.engine.sql_count). RE2 (CEL) and Python alike.
 SQL_READS = r"^[ \t\r\n]*(?i:select|with)([^a-zA-Z0-9_]|$)"
 SQL_SECOND_STATEMENT = r";[ \t\r\n]*[^ \t\r\n]"
+# Transaction control in a reset step would end Elves' own transaction early, so the steps
+# would no longer be all or none.
+SQL_TRANSACTION_CONTROL = r"^[ \t\r\n]*(?i:begin|start|commit|end|rollback|abort|savepoint|release|prepare)([^a-zA-Z0-9_]|$)"
 QUOTED_PLACEHOLDER = f"'{TEST_ID_PLACEHOLDER}'"
 
 
@@ -153,6 +156,11 @@ class SqlReset(SpecModel):
         Rule(f"self.statements.all(s, !s.matches('{SQL_SECOND_STATEMENT}'))",
              "each statement must be one statement: no ; but at its end (list them one by one)",
              lambda statements: any(re.search(SQL_SECOND_STATEMENT, s) for s in statements),
+             field_path=".statements"),
+        Rule(f"self.statements.all(s, !s.matches('{SQL_TRANSACTION_CONTROL}'))",
+             "no statement may begin, commit, roll back or save a transaction: the steps run in one transaction"
+             " of Elves' own, all or none",
+             lambda statements: any(re.search(SQL_TRANSACTION_CONTROL, s) for s in statements),
              field_path=".statements"),
     )
 
