@@ -8,7 +8,8 @@
 #                              waits until every replica is ready. Running it again while it
 #                              runs is fine.
 #   ./deployments.sh [OPTIONS] into the current kube context: tools/cluster/deploy.sh
-#                              (see `tools/cluster/deploy.sh --help` for its options).
+#                              (see `tools/cluster/deploy.sh --help` for its options;
+#                              --harness-only installs the harness without Elves' system).
 #
 # Settings (environment):
 #   ELVES_STATE_DIR        local state directory (default: <repo>/.elves); an existing

@@ -339,6 +339,31 @@ def test_skip_options_install_only_the_chart_with_the_users_values(
     assert "loadtests.elves.dev" not in names(plane, "crd")
 
 
+def test_harness_only_installs_the_operator_without_elves_system_and_cleanup_removes_it(
+        plane: cp.ControlPlane, env: dict[str, str]) -> None:
+    # ./deployments.sh --harness-only: the harness for other teams' systems (issue 35.1).
+    # ELVES_IMAGE_TAG too: its operator image tag was once written after networkPolicy's line.
+    result = script("deploy", "--harness-only", "--skip-monitoring", "--skip-k6-operator", "--skip-images",
+                    env={**env, "ELVES_IMAGE_TAG": "harness-1"})
+    deployed(result)
+    operator = get(plane, "deployment", "elves-operator", "-n", NAMESPACE)
+    assert operator["spec"]["template"]["spec"]["containers"][0]["image"].endswith("elves-operator:harness-1")
+    assert "The Elves harness alone is installed" in result.stdout
+    assert names(plane, "deployments", "-n", NAMESPACE) == {"elves-operator"}
+    assert names(plane, "statefulsets", "-n", NAMESPACE) == set()
+    assert names(plane, "services", "-n", NAMESPACE) == set()
+    assert names(plane, "systemundertests", "-n", NAMESPACE) == set()  # no built-in target
+    assert set(get(plane, "secret", "elves", "-n", NAMESPACE)["data"]) == {"jwt-secret"}  # the seal key alone
+    assert operator_env(plane)["ELVES_SYSTEM_ENABLED"] == "false"
+    assert names(plane, "crd") >= {"loadtests.elves.dev", "systemundertests.elves.dev"}
+
+    removed = script("cleanup", "--skip-monitoring", "--skip-k6-operator", env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert releases(env) == {}
+    assert NAMESPACE not in names(plane, "namespaces")
+    assert not names(plane, "crd") & {"loadtests.elves.dev", "systemundertests.elves.dev"}
+
+
 def test_cleanup_waits_for_loadtest_finalizers_and_force_drops_them(
         plane: cp.ControlPlane, env: dict[str, str]) -> None:
     deployed(script("deploy", "--skip-monitoring", "--skip-k6-operator", "--skip-images", env=env))

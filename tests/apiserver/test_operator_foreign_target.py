@@ -194,6 +194,25 @@ def test_a_fault_against_another_system_is_refused_naming_the_field_before_anyth
     assert runner.exception is None
 
 
+def test_an_objective_naming_a_workload_the_target_does_not_list_is_refused_before_anything_changes(
+        cluster, env, orders, monkeypatch, caplog):
+    ns, name = env["namespace"], "orders-typo"
+    orders["system_under_test"]()
+    spec = orders_loadtest(slo=[{"metric": "pod_restarts", "workload": "orders-api", "op": "==", "value": 0},
+                                {"metric": "unready_seconds", "workload": "orders-wrker", "op": "<", "value": "30s"}])
+    with operator(monkeypatch, caplog, ns, orders["settings"]) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert error["reason"] == "InvalidSpec"
+        assert error["message"] == (f"spec.slo[1].workload: 'orders-wrker' is not a workload SystemUnderTest {ns}/orders"
+                                    " lists by name (it lists orders-api, orders-db)"), error["message"]
+        assert status.get("snapshot") is None and cluster.testrun(ns, f"elves-{name}-0") is None
+        assert cluster.lock_holder(ns) == ""
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
 def test_a_target_edited_while_the_test_runs_ends_it_in_error_and_the_system_is_restored(
         cluster, env, orders, monkeypatch, caplog):
     ns, system, name = env["namespace"], env["system"], "orders-edited"

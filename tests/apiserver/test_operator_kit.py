@@ -465,15 +465,17 @@ def archive_members(archive: bytes) -> dict[str, bytes]:
 
 
 @contextmanager
-def operator(monkeypatch: Any, caplog: Any, namespace: str | None, env: dict[str, str]) -> Iterator[Any]:
-    """The operator under kopf's KopfRunner, serving one namespace (None: all, as the chart runs
-    it by default), with these settings. kopf logs a handler that raised and carries on: any
-    ERROR it logged fails the test."""
+def operator(monkeypatch: Any, caplog: Any, namespace: str | tuple[str, ...] | None,
+             env: dict[str, str]) -> Iterator[Any]:
+    """The operator under kopf's KopfRunner, serving one namespace or several (None: all, as the
+    chart runs it by default), with these settings. kopf logs a handler that raised and carries
+    on: any ERROR it logged fails the test."""
     from kopf.testing import KopfRunner
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    serves = ["--namespace", namespace] if namespace else ["--all-namespaces"]
+    namespaces = (namespace,) if isinstance(namespace, str) else namespace or ()
+    serves = [arg for ns in namespaces for arg in ("--namespace", ns)] or ["--all-namespaces"]
     args = ["run", "--standalone", *serves, "--module", "elves.k8s.handlers"]
     with KopfRunner(args, timeout=60) as runner:
         yield runner

@@ -310,6 +310,17 @@ def test_the_system_of_the_spec_is_applied_awaited_and_put_back(cluster, env, mo
     assert runner.exception is None
 
 
+def waits_in_pending(cluster: Cluster, ns: str, name: str) -> str:
+    """Why LoadTest `name` waits, once it says so: it is Pending, has no TestRun, and an Event
+    tells the same."""
+    waiting = wait_for(lambda: cluster.status(ns, name).get("progress", {}).get("waitingFor"),
+                       f"LoadTest {name} to say why it waits")
+    assert cluster.status(ns, name)["phase"] == "Pending"
+    assert cluster.testrun(ns, f"elves-{name}-0") is None
+    assert wait_for(lambda: events_with(cluster, ns, name, "Waiting"), "the Waiting event") == [waiting]
+    return waiting
+
+
 def test_a_second_loadtest_waits_in_pending_saying_for_whom(cluster, env, monkeypatch, caplog):
     ns, system = env["namespace"], env["system"]
     spec = {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "5m"}}
@@ -317,12 +328,8 @@ def test_a_second_loadtest_waits_in_pending_saying_for_whom(cluster, env, monkey
         cluster.create_loadtest(ns, "first", spec)
         wait_for(lambda: cluster.testrun(ns, "elves-first-0"), "the first TestRun")
         cluster.create_loadtest(ns, "second", spec)
-        waiting = wait_for(lambda: cluster.status(ns, "second").get("progress", {}).get("waitingFor"),
-                           "the second LoadTest to say why it waits")
+        waiting = waits_in_pending(cluster, ns, "second")
         assert waiting.startswith(f"LoadTest {ns}/first holds the system in namespace {system}")
-        assert cluster.status(ns, "second")["phase"] == "Pending"
-        assert cluster.testrun(ns, "elves-second-0") is None
-        assert wait_for(lambda: events_with(cluster, ns, "second", "Waiting"), "the Waiting event") == [waiting]
 
         cluster.delete_loadtest(ns, "first")
         wait_for(lambda: cluster.testrun(ns, "elves-second-0"), "the second TestRun, once the first is gone")

@@ -12,6 +12,8 @@
 #
 # Options:
 #   --build-only         build only: the images stay in the builder's image store
+#   --operator-only      elves-operator alone (the harness without Elves' system: deploy.sh
+#                        --harness-only)
 #   -h, --help           this text
 #
 # Settings (environment):
@@ -34,6 +36,7 @@ readonly APP_VERSION
 readonly IMAGE_TAG="${ELVES_IMAGE_TAG:-${APP_VERSION}}"
 readonly IMAGE_REGISTRY="${ELVES_IMAGE_REGISTRY:-}"
 BUILD_ONLY=0
+OPERATOR_ONLY=0
 # Scratch space for image archives, removed on exit.
 WORK_DIR=""
 trap 'if [[ -n ${WORK_DIR} ]]; then rm -rf "${WORK_DIR}"; fi' EXIT
@@ -42,6 +45,7 @@ parse_args() {
   while (($#)); do
     case "$1" in
       --build-only) BUILD_ONLY=1 ;;
+      --operator-only) OPERATOR_ONLY=1 ;;
       -h|--help) usage; exit 0 ;;
       *) die "unknown argument: $1 (see --help)" ;;
     esac
@@ -142,6 +146,9 @@ main() {
   load_facts
   # One image per deployment of the system, and the operator's.
   IMAGES=("${SYSTEM_DEPLOYMENTS[@]}" operator)
+  if [[ ${OPERATOR_ONLY} == 1 ]]; then
+    IMAGES=(operator)
+  fi
   find_builder
   build_images
   if [[ ${BUILD_ONLY} != 1 ]]; then

@@ -19,7 +19,9 @@
 #      them into kind or minikube when the context is one of those (or pushes them to
 #      ELVES_IMAGE_REGISTRY);
 #   4. the LoadTest CRD (kubectl apply: Helm never upgrades CRDs), then the elves chart
-#      into ELVES_NAMESPACE, waiting until every Deployment and StatefulSet is rolled out.
+#      into ELVES_NAMESPACE, waiting until every Deployment and StatefulSet is rolled out;
+#      with --harness-only, the chart without Elves' own system (system.enabled: false: the
+#      operator, the CRDs, the runner RBAC, the load dashboard), to judge other teams' systems.
 # Upstream chart versions are pinned in tools/cluster/versions.env. A release that exists
 # but was not installed by this script is left as it is.
 #
@@ -27,6 +29,8 @@
 #   --skip-monitoring    the cluster has Prometheus already (say where: ELVES_PROMETHEUS_URL)
 #   --skip-k6-operator   the cluster has k6-operator already
 #   --skip-images        the images are on the nodes (or in the registry) already
+#   --harness-only       the harness alone, without Elves' system (charts/elves README: The
+#                        harness alone); only the elves-operator image is built and used
 #   --with-keda          install KEDA (into ELVES_KEDA_NAMESPACE) for spec.system.autoscaling
 #   --with-metrics-server  install metrics-server (into kube-system): the HPA's CPU metrics
 #   --no-wait            do not wait for the pods (same as ELVES_HELM_WAIT=0)
@@ -42,6 +46,7 @@
 #   ELVES_SKIP_MONITORING        1: as --skip-monitoring (default: 0)
 #   ELVES_SKIP_K6_OPERATOR       1: as --skip-k6-operator (default: 0)
 #   ELVES_SKIP_IMAGES            1: as --skip-images (default: 0)
+#   ELVES_HARNESS_ONLY           1: as --harness-only (default: 0)
 #   ELVES_WITH_KEDA              1: as --with-keda (default: 0)
 #   ELVES_WITH_METRICS_SERVER    1: as --with-metrics-server (default: 0)
 #   ELVES_MONITORING_NAMESPACE   namespace of Prometheus (default: monitoring)
@@ -86,6 +91,7 @@ readonly METRICS_SERVER_CHART_REPO_URL="${ELVES_METRICS_SERVER_CHART_REPO:-${MET
 SKIP_MONITORING="${ELVES_SKIP_MONITORING:-0}"
 SKIP_K6_OPERATOR="${ELVES_SKIP_K6_OPERATOR:-0}"
 SKIP_IMAGES="${ELVES_SKIP_IMAGES:-0}"
+HARNESS_ONLY="${ELVES_HARNESS_ONLY:-0}"
 WITH_KEDA="${ELVES_WITH_KEDA:-0}"
 WITH_METRICS_SERVER="${ELVES_WITH_METRICS_SERVER:-0}"
 HELM_WAIT="${ELVES_HELM_WAIT:-1}"
@@ -108,6 +114,7 @@ parse_args() {
       --skip-monitoring) SKIP_MONITORING=1 ;;
       --skip-k6-operator) SKIP_K6_OPERATOR=1 ;;
       --skip-images) SKIP_IMAGES=1 ;;
+      --harness-only) HARNESS_ONLY=1 ;;
       --with-keda) WITH_KEDA=1 ;;
       --with-metrics-server) WITH_METRICS_SERVER=1 ;;
       --no-wait) HELM_WAIT=0 ;;
@@ -245,7 +252,11 @@ provide_images() {
     log "images: skipped; the nodes must have the four elves images (tools/cluster/build-images.sh --help)"
     return
   fi
-  "${CLUSTER_DIR}/build-images.sh"
+  if [[ ${HARNESS_ONLY} == 1 ]]; then
+    "${CLUSTER_DIR}/build-images.sh" --operator-only
+  else
+    "${CLUSTER_DIR}/build-images.sh"
+  fi
 }
 
 # ---- 4. the LoadTest CRD and the elves chart -----------------------------------------------
@@ -302,10 +313,15 @@ write_values() {
     # write its ConfigMaps there too (the chart allows only the release namespace by default,
     # and refuses the release namespace in the list: it is always included).
     [[ ${NAMESPACE} == default ]] || echo "  loadTestNamespaces: [default]"
-    # KEDA reads the ingestor's queue length from RabbitMQ, which the NetworkPolicies let it reach.
-    echo "networkPolicy: {keda: {namespace: $(yaml_string "${KEDA_NAMESPACE}")}}"
     if [[ -n ${IMAGE_TAG} ]]; then
       echo "  image: {tag: $(yaml_string "${IMAGE_TAG}")}"
+    fi
+    # KEDA reads the ingestor's queue length from RabbitMQ, which the NetworkPolicies let it reach.
+    echo "networkPolicy: {keda: {namespace: $(yaml_string "${KEDA_NAMESPACE}")}}"
+    if [[ ${HARNESS_ONLY} == 1 ]]; then
+      echo "system: {enabled: false}"
+    fi
+    if [[ -n ${IMAGE_TAG} ]]; then
       echo "services:"
       for name in "${SYSTEM_DEPLOYMENTS[@]}"; do
         echo "  ${name}: {image: {tag: $(yaml_string "${IMAGE_TAG}")}}"
@@ -350,6 +366,20 @@ wait_rollouts() {
 
 print_next_steps() {
   local ns="${NAMESPACE}"
+  if [[ ${HARNESS_ONLY} == 1 ]]; then
+    cat <<EOF
+
+The Elves harness alone is installed in namespace ${ns} of context ${CONTEXT} (release ${RELEASE}):
+the operator and the CRDs, none of Elves' services. A LoadTest names the SystemUnderTest it judges
+(docs/own-system.md); the orders example, in a namespace where LoadTests run (default, ${ns}):
+  kubectl -n default create configmap orders-script --from-file=orders.js=loadtests/examples/own-system/orders.js
+  kubectl -n default apply -f loadtests/examples/own-system/orders.yaml
+  kubectl -n default get lt -w
+
+Remove everything:  ./cleanup.sh
+EOF
+    return
+  fi
   cat <<EOF
 
 Elves is installed in namespace ${ns} of context ${CONTEXT} (release ${RELEASE}).

@@ -24,7 +24,7 @@ holds the two to one shape).
 
 {{/* elves.keda: "true" when the cluster serves keda.sh/v1alpha1 and RabbitMQ is the release's (KEDA's read-only user lives there), else empty. */}}
 {{- define "elves.keda" -}}
-{{- if and .Values.rabbitmq.enabled (.Capabilities.APIVersions.Has "keda.sh/v1alpha1") }}true{{ end }}
+{{- if and .Values.system.enabled .Values.rabbitmq.enabled (.Capabilities.APIVersions.Has "keda.sh/v1alpha1") }}true{{ end }}
 {{- end }}
 
 {{/* elves.keda.triggerAuthenticationName: the TriggerAuthentication with KEDA's RabbitMQ user (the operator's ELVES_KEDA_TRIGGER_AUTHENTICATION). */}}

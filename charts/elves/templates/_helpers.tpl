@@ -222,6 +222,7 @@ SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFE
 {{/* elves.validateValues: every check the schema cannot express, reported together in one failure. */}}
 {{- define "elves.validateValues" -}}
 {{- $errors := list }}
+{{- if .Values.system.enabled }}{{/* the broker and database are Elves' system's: none to point at without it */}}
 {{- if and (not .Values.rabbitmq.enabled) (not .Values.externalRabbitmq.host) }}
 {{- $errors = append $errors "rabbitmq.enabled=false needs externalRabbitmq.host (the existing RabbitMQ to use)" }}
 {{- end }}
@@ -233,6 +234,7 @@ SERVER_PORT MANAGEMENT_SERVER_PORT JAVA_TOOL_OPTIONS SERVER_SHUTDOWN SPRING_LIFE
 {{- end }}
 {{- if and (not .Values.postgresql.enabled) (not .Values.externalPostgresql.password) (not .Values.externalPostgresql.existingSecret) }}
 {{- $errors = append $errors "postgresql.enabled=false needs externalPostgresql.password or externalPostgresql.existingSecret" }}
+{{- end }}
 {{- end }}
 {{- if .Values.secrets.existingSecret }}
 {{- range $path, $value := dict "secrets.jwtSecret" .Values.secrets.jwtSecret "secrets.serviceKey" .Values.secrets.serviceKey "postgresql.auth.password" .Values.postgresql.auth.password }}

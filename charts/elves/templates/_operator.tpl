@@ -46,8 +46,17 @@
 {{- end }}
 {{- end }}
 
-{{/* elves.operator.loadTestWork: what running a LoadTest takes in its namespace, only where the operator runs them: reading the SystemUnderTest it names and a script ConfigMap, k6 TestRuns, reading runner pods. */}}
+{{/* elves.operator.loadTestWork: what running a LoadTest takes in its namespace, only where the operator runs them: reading the SystemUnderTest it names and a script ConfigMap, k6 TestRuns, reading runner pods, the one-test lock of the SystemUnderTests there. */}}
 {{- define "elves.operator.loadTestWork" -}}
+# The one-test-at-a-time lock of the SystemUnderTests in this namespace (elves.k8s.lock): another
+# system's tests hold their own, beside it, not Elves'. Created once, then read and renewed by name.
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [create]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  resourceNames: [elves-loadtest-lock]
+  verbs: [get, update]
 # The SystemUnderTest a LoadTest names (spec.target.systemUnderTest), read when the test starts.
 - apiGroups: [elves.dev]
   resources: [systemundertests]

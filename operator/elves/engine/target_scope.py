@@ -10,6 +10,7 @@ it, on a cluster); a test of Elves' own system names deployments, never workload
 
 from __future__ import annotations
 
+from elves.constants import DEPLOYMENTS
 from elves.engine.models.faults import Fault
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.models.target import SystemUnderTestSpec
@@ -41,11 +42,30 @@ def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supporte
     return problems
 
 
-def workload_problems(spec: LoadTestSpec, target: SystemUnderTestSpec | None, what: str) -> list[str]:
-    """Faults naming a workload: only in a test of another system (`target`, described as `what`),
-    and only a workload its SystemUnderTest lists by name (one listed by labels has no name to give)."""
-    named = [w.name for w in target.workloads if w.name is not None] if target is not None else []
+def objective_problems(spec: LoadTestSpec, target: SystemUnderTestSpec | None, what: str) -> list[str]:
+    """Objectives naming a workload (or, in the old spelling, a deployment) the system does not
+    have: one of Elves' deployments in a test of Elves' own (`target` None), else one `target`
+    (described as `what`) lists by name. A typo would otherwise be judged on no figures at all."""
+    if target is None:
+        named, whose = list(DEPLOYMENTS), "one of Elves' deployments"
+    else:
+        named, whose = [w.name for w in target.workloads if w.name is not None], f"a workload {what} lists by name"
     problems = []
+    for index, objective in enumerate(spec.slo or []):
+        workload = objective.workload_name
+        if workload is not None and workload not in named:
+            field = "workload" if objective.workload is not None else "deployment"
+            problems.append(f"spec.slo[{index}].{field}: {workload!r} is not {whose}"
+                            f" (it lists {', '.join(named) if named else 'none'})")
+    return problems
+
+
+def workload_problems(spec: LoadTestSpec, target: SystemUnderTestSpec | None, what: str) -> list[str]:
+    """Faults and objectives naming a workload: faults only in a test of another system (`target`,
+    described as `what`), and only a workload its SystemUnderTest lists by name (one listed by
+    labels has no name to give); objectives as objective_problems says."""
+    named = [w.name for w in target.workloads if w.name is not None] if target is not None else []
+    problems = objective_problems(spec, target, what)
     for index, fault in enumerate(spec.faults):
         if (workload := workload_of(fault)) is None:
             continue

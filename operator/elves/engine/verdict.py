@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from elves.engine import promql
 from elves.engine.generator_limit import drops_blamed_on_system, generator_limits
-from elves.engine.models.objectives import Objective, LATENCY_METRICS, MEAN_LATENCY, SCALING_METRICS
+from elves.engine.models.objectives import LATENCY_METRICS, MEAN_LATENCY, POD_METRICS, SCALING_METRICS, Objective
 from elves.engine.plan import Segment, numeric, rate_at
 from elves.engine.prometheus import Prometheus, PrometheusError, PrometheusUnavailable
 from elves.engine.summary import deepest, failures_text, work_queues
@@ -90,17 +90,21 @@ def observe(objective: Objective, results: RunResults) -> tuple[float | None, st
         if not values:
             return None, f"no depth samples for queue {objective.queue or '(any)'}"
         return max(values), ""
+    workload = objective.workload_name
+    if metric in POD_METRICS and workload is not None and workload not in results.deployments:
+        # Checked against the target before the test, so a workload without figures is one the
+        # results left out: nothing observed, never a 0 that would pass.
+        return None, f"no figures for workload {workload}"
     if metric in ("pod_restarts", "oom_kills"):
         field = "restarts" if metric == "pod_restarts" else "oom_kills"
-        deployments = results.deployments if objective.deployment is None else {
-            k: v for k, v in results.deployments.items() if k == objective.deployment}
-        return float(sum(getattr(d, field) for d in deployments.values())), ""
+        workloads = [d for name, d in results.deployments.items() if workload in (None, name)]
+        return float(sum(getattr(d, field) for d in workloads)), ""
     if metric == "unready_seconds":
         spans = [d.unready_seconds for name, d in results.deployments.items()
-                 if objective.deployment in (None, name) and d.unready_seconds is not None]
+                 if workload in (None, name) and d.unready_seconds is not None]
         return (max(spans), "") if spans else (None, "no replica samples")
     if metric in SCALING_METRICS:
-        return observe_scaling(metric, objective.deployment, results)
+        return observe_scaling(metric, workload, results)
     raise ValueError(f"unknown metric {metric!r}")  # the model's Literal makes this unreachable
 
 

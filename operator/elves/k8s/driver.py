@@ -98,6 +98,13 @@ def seal_if_restored(status: LoadTestStatus, platform: KubernetesPlatform) -> No
         platform.seal_restored(status.snapshot)
 
 
+def hold_target(platform: KubernetesPlatform, namespace: str, test: LoadTest, system_namespace: str) -> None:
+    """Point the platform's lock at the system `test` judges: another system's, beside its
+    SystemUnderTest, so tests of different targets run together (elves.k8s.lock)."""
+    if (foreign := target_namespace(namespace, test.spec, system_namespace)) is not None:
+        platform.lock_target(foreign, test.spec.system_under_test)
+
+
 class Driver:
     def __init__(self, settings: OperatorSettings, kube: Kube, clock: Clock | None = None):
         self.settings = settings
@@ -140,6 +147,8 @@ class Driver:
             test, problems = parse(body, self.settings.policy(),
                                    lambda: self.kube.serves(SCALED_OBJECT.group, SCALED_OBJECT.version))
             target, pin = None, None
+            if test is not None:
+                hold_target(platform, namespace, test, self.settings.system_namespace)
             if test is not None and not problems:
                 target, problems, pin = resolve_target(self.kube, namespace, test.spec, self.settings.system_namespace,
                                                        self.settings.target_namespaces, self.settings.sql_secrets)
@@ -291,8 +300,10 @@ class Driver:
             after = before = LoadTestStatus.model_validate(body.get("status") or {})
             platform = KubernetesPlatform(self.settings, self.kube, Owner.of(body))
             trust_restored(before, platform)
+            test, _ = parse(body)
+            if test is not None and before.started_at is not None:  # the lock it may hold is its target's
+                hold_target(platform, namespace, test, self.settings.system_namespace)
             if not before.final:
-                test, _ = parse(body)
                 ctx = self.context(test) if test is not None else _Owner(key)
                 result = abort(ctx, before, platform, self.clock, "the LoadTest was deleted")  # type: ignore[arg-type]
                 after = result.status

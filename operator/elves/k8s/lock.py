@@ -1,4 +1,10 @@
-"""One LoadTest at a time per system: a Lease in the system namespace names the holder.
+"""One LoadTest at a time per target: a Lease beside the system it judges names the holder.
+
+Elves' own system's Lease is in the system namespace; another system's is in its
+SystemUnderTest's namespace (the LoadTest's), so two teams' tests of two systems in two
+namespaces run together, and a second test of the same target waits, naming the first. The
+Lease has one name everywhere (RBAC grants it by name); the SystemUnderTests of one namespace
+share it, as they may share workloads, queues and a database the lock cannot tell apart.
 
 `spec.holderIdentity` is the holding LoadTest (`<namespace>/<name>`), an annotation its
 uid. Taking and giving back are optimistic updates (a 409 means someone else was
@@ -15,7 +21,7 @@ from typing import Any, Callable
 from elves.engine.platform import Readiness
 from elves.engine.status import FINAL_PHASES
 from elves.k8s.kube import Kube
-from elves.k8s.names import ANNOTATION_HOLDER_UID, LOCK_LEASE, MANAGED_BY
+from elves.k8s.names import ANNOTATION_HOLDER_TARGET, ANNOTATION_HOLDER_UID, LOCK_LEASE, MANAGED_BY
 
 
 def _now_micro() -> str:
@@ -35,14 +41,17 @@ def holder_is_stale(holder: str, holder_uid: str, lookup: Callable[[str, str], d
 
 
 class SystemLock:
-    def __init__(self, kube: Kube, namespace: str):
+    """The lock of the target in `namespace`; `target` says which system the holder judges."""
+
+    def __init__(self, kube: Kube, namespace: str, target: str = ""):
         self.kube = kube
         self.namespace = namespace
+        self.target = target or f"the system in namespace {namespace}"
 
     def _lease(self, holder: str, uid: str) -> dict[str, Any]:
         return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                 "metadata": {"name": LOCK_LEASE, "namespace": self.namespace, "labels": dict(MANAGED_BY),
-                             "annotations": {ANNOTATION_HOLDER_UID: uid}},
+                             "annotations": {ANNOTATION_HOLDER_UID: uid, ANNOTATION_HOLDER_TARGET: self.target}},
                 "spec": {"holderIdentity": holder, "acquireTime": _now_micro()}}
 
     def acquire(self, owner: str, uid: str) -> Readiness:
@@ -53,13 +62,15 @@ class SystemLock:
             return Readiness(False, "another LoadTest took the system a moment ago; trying again")
         spec = lease.get("spec") or {}
         holder = spec.get("holderIdentity") or ""
-        holder_uid = (lease["metadata"].get("annotations") or {}).get(ANNOTATION_HOLDER_UID, "")
+        annotations = lease["metadata"].get("annotations") or {}
+        holder_uid = annotations.get(ANNOTATION_HOLDER_UID, "")
         if holder == owner and holder_uid in ("", uid):
             return Readiness(True)
         if holder and not holder_is_stale(holder, holder_uid, self._loadtest):
-            return Readiness(False, f"LoadTest {holder} holds the system in namespace {self.namespace} since "
-                                    f"{spec.get('acquireTime', '?')}; this one starts when that one ends "
-                                    f"(or is deleted)")
+            held = annotations.get(ANNOTATION_HOLDER_TARGET) or f"the system in namespace {self.namespace}"
+            return Readiness(False, f"LoadTest {holder} holds {held} since {spec.get('acquireTime', '?')} (one test"
+                                    f" at a time per target, Lease {self.namespace}/{LOCK_LEASE}); this one starts"
+                                    f" when that one ends (or is deleted)")
         taken = self._lease(owner, uid)
         taken["metadata"]["resourceVersion"] = lease["metadata"]["resourceVersion"]
         if self.kube.replace_lease(taken):
@@ -79,7 +90,8 @@ class SystemLock:
             if lease is None or (lease.get("spec") or {}).get("holderIdentity") != owner:
                 return
             lease["spec"] = {"holderIdentity": None}
-            lease["metadata"].setdefault("annotations", {}).pop(ANNOTATION_HOLDER_UID, None)
+            for annotation in (ANNOTATION_HOLDER_UID, ANNOTATION_HOLDER_TARGET):
+                lease["metadata"].setdefault("annotations", {}).pop(annotation, None)
             if self.kube.replace_lease(lease):
                 return
         raise RuntimeError(f"could not release the Lease {self.namespace}/{LOCK_LEASE}: it kept changing")

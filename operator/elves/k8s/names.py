@@ -16,7 +16,7 @@ from elves.constants import API_GROUP, API_VERSION, KIND
 from elves.engine.platform import LoadPart
 
 TESTRUN_NAME_MAX = 50
-LOCK_LEASE = "elves-loadtest-lock"  # in the system namespace: who holds the system
+LOCK_LEASE = "elves-loadtest-lock"  # beside the target (elves.k8s.lock): who holds it
 SCRIPT_KEY = "archive.tar"  # the key of the k6 archive in a script ConfigMap
 REPORT_HTML_KEY = "report.html"
 REPORT_SUMMARY_KEY = "summary.json"
@@ -26,6 +26,7 @@ LABEL_RUN = f"{API_GROUP}/run"  # the run index (sweep point) of a TestRun and i
 MANAGED_BY = {"app.kubernetes.io/managed-by": "elves-operator"}
 ANNOTATION_TEST_ID = f"{API_GROUP}/test-id"
 ANNOTATION_HOLDER_UID = f"{API_GROUP}/holder-uid"
+ANNOTATION_HOLDER_TARGET = f"{API_GROUP}/holder-target"  # the system the holder judges, for whoever waits
 
 # k6-operator's labels on the pods of a TestRun (pkg/resources/jobs): `k6_cr` = the
 # TestRun's name on every pod, `runner=true` on the runners.

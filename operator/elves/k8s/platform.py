@@ -97,7 +97,12 @@ class KubernetesPlatform:
     def prometheus_url(self) -> str:
         return self.settings.prometheus_url
 
-    # ---- one test at a time -----------------------------------------------------------
+    # ---- one test at a time per target ----------------------------------------------------
+
+    def lock_target(self, namespace: str, system_under_test: str) -> None:
+        """Hold the lock of another system (its SystemUnderTest in `namespace`) instead of Elves'
+        own: set by the driver for a test of another system (elves.k8s.lock)."""
+        self.lock = SystemLock(self.kube, namespace, f"SystemUnderTest {namespace}/{system_under_test}")
 
     def acquire(self, owner: str) -> Readiness:
         return self.lock.acquire(owner, self.owner.uid)
@@ -143,10 +148,16 @@ class KubernetesPlatform:
         """The deployment's autoscaler (the chart's or a run's), or None (also where its API is not served)."""
         return self.kube.autoscaler(self.system, autoscalers.kind_of(deployment), deployment)
 
+    def _elves_deployments(self) -> tuple[str, ...]:
+        """Elves' own Deployments, in a test of Elves' own system; none in a test of another (it
+        may neither change them, elves.engine.target_scope, nor find them: the harness alone,
+        the chart's system.enabled: false, installs none and grants nothing over them)."""
+        return DEPLOYMENTS if self.target is None else ()
+
     def snapshot_system(self) -> SystemSnapshot:
         snapshot = SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name))
-                                               for name in DEPLOYMENTS})
-        for name in DEPLOYMENTS:
+                                               for name in self._elves_deployments()})
+        for name in self._elves_deployments():
             if (existing := self._autoscaler(name)) is not None:
                 snapshot.autoscalers[name] = autoscalers.snapshot(existing)
         if self.target is not None:
@@ -163,8 +174,9 @@ class KubernetesPlatform:
             raise LoadError("status.snapshot is not what the operator recorded for this LoadTest (changed since, "
                             "unsealed, or another LoadTest's): not restoring it; put the Deployments back by hand")
         # The autoscalers first: one put back to the chart's settings (or deleted) no longer
-        # overrules the replicas restored next.
-        for name in DEPLOYMENTS:
+        # overrules the replicas restored next. A snapshot of another system's test holds no
+        # Deployment of Elves', and none of their autoscalers are read back.
+        for name in DEPLOYMENTS if snapshot.deployments else ():
             self._restore_autoscaler(name, snapshot.autoscalers.get(name))
         for name, wanted in snapshot.deployments.items():
             deployment = self._deployment(name)
@@ -249,13 +261,13 @@ class KubernetesPlatform:
 
     def system_ready(self) -> Readiness:
         reasons = []
-        for name in DEPLOYMENTS:
+        for name in self._elves_deployments():
             deployment = self.kube.deployment(self.system, name)
             reason = (f"Deployment {name} not found in namespace {self.system}" if deployment is None
                       else workloads.deployment_not_ready(deployment))
             if reason:
                 reasons.append(reason)
-        for name in STATEFULSETS:  # absent when the chart points at an existing broker or database
+        for name in STATEFULSETS if self._elves_deployments() else ():  # absent: an external broker or database
             statefulset = self.kube.statefulset(self.system, name)
             reason = statefulset and workloads.statefulset_not_ready(statefulset)
             if reason:

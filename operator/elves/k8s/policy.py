@@ -21,6 +21,7 @@ from elves.engine.models.spec import LoadTestSpec, Runner
 from elves.engine.plan import expand_sweep
 from elves.k8s.autoscalers import SCALED_OBJECT, Keda, kind_of
 from elves.k8s.faults import Caps, cluster_problems
+from elves.k8s.target import FIELD as TARGET_FIELD
 
 TOLERATION_FIELDS = ("key", "operator", "value", "effect")
 
@@ -43,6 +44,7 @@ class Policy:
     caps: Caps
     runner: RunnerRules = field(default_factory=RunnerRules)
     keda: Keda = field(default_factory=Keda)  # what a run's ScaledObject needs from the chart
+    system: bool = True  # whether Elves' own system is installed (the chart's system.enabled)
 
 
 def refusals(namespace: str, spec: LoadTestSpec, policy: Policy,
@@ -54,6 +56,11 @@ def refusals(namespace: str, spec: LoadTestSpec, policy: Policy,
         return [f"metadata.namespace: LoadTests in namespace {namespace} are not run by this operator; it runs "
                 f"them in {', '.join(policy.namespaces)} (the chart's operator.watchNamespaces, or "
                 "operator.loadTestNamespaces and its own namespace)"]
+    if not policy.system and spec.target is None:
+        # Nothing else is said either: the test has no system to be judged against.
+        return [f"{TARGET_FIELD}: this release installs the harness alone, without Elves' own system (the chart's"
+                f" system.enabled: false), so a LoadTest names the SystemUnderTest it judges (kubectl -n {namespace}"
+                " get systemundertests; docs/own-system.md)"]
     problems = cluster_problems(spec, policy.caps)
     problems += keda_problems(spec, policy.keda, keda_served)
     if spec.runner is not None:

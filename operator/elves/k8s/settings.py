@@ -1,6 +1,6 @@
 """The operator's settings, read once from ELVES_* environment variables.
 
-The chart sets the first six (charts/elves/templates/operator.yaml; ELVES_KEDA_* too where the
+The chart sets the first seven (charts/elves/templates/operator.yaml; ELVES_KEDA_* too where the
 cluster serves KEDA's API); the others have defaults that suit a cluster and can be changed
 through `operator.env`. A bad value stops the operator at start-up with the variable named,
 never later in a handler.
@@ -121,6 +121,9 @@ def tick_seconds_from_env(env: dict[str, str] | None = None) -> float:
 class OperatorSettings:
     # Namespace of the system under test: its Deployments, StatefulSets, Secret and the test lock.
     system_namespace: str = SYSTEM_NAMESPACE
+    # Whether Elves' own system is installed there (the chart's system.enabled): without it, the
+    # harness alone, a LoadTest that names no SystemUnderTest is refused, naming spec.target.
+    system_enabled: bool = True
     # The chart's Secret holding `jwt-secret`, the key the k6 tokens are signed with.
     secret_name: str = "elves"
     # The gateway as k6 runner pods reach it (ELVES_BASE_URL of the scripts).
@@ -191,6 +194,7 @@ class OperatorSettings:
         namespace = env.get("ELVES_SYSTEM_NAMESPACE") or SYSTEM_NAMESPACE
         settings = cls(
             system_namespace=namespace,
+            system_enabled=read(env, "ELVES_SYSTEM_ENABLED", str(cls.system_enabled).lower(), _flag),
             secret_name=env.get("ELVES_SECRET_NAME") or "elves",
             gateway_url=read(env, "ELVES_GATEWAY_URL", f"http://gateway.{namespace}.svc:8080", _url),
             registry_url=read(env, "ELVES_REGISTRY_URL", f"http://registry.{namespace}.svc:8081", _url),
@@ -240,7 +244,7 @@ class OperatorSettings:
     def policy(self) -> Policy:
         """What a LoadTest may ask of this cluster, checked before it changes anything."""
         return Policy(namespaces=self.loadtest_namespaces, caps=Caps(self.max_replicas, self.max_memory_bytes),
-                      runner=self.runner_rules, keda=self.keda)
+                      runner=self.runner_rules, keda=self.keda, system=self.system_enabled)
 
     def timeouts(self) -> Timeouts:
         """The phase machine's deadlines, with the cluster's longer waits."""

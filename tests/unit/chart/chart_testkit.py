@@ -101,5 +101,11 @@ def env_of(container: dict) -> dict[str, dict]:
 ci_values = pytest.mark.parametrize("values_file", CI_VALUES, ids=lambda p: p.stem)
 
 
+def installs_the_system(values_file: Path | None) -> bool:
+    """Whether a ci values set installs Elves' own system (system.enabled), or the harness alone."""
+    values = yaml.safe_load(values_file.read_text()) if values_file is not None else {}
+    return (values.get("system") or {}).get("enabled", True)
+
+
 def rules_of(objects, kind):
     return [(o["metadata"]["name"], rule) for o in of_kind(objects, kind) for rule in o["rules"]]

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, PlainValidator, WithJsonSchema
 
-from elves.engine.models.fields import QUEUE_NAME_PATTERN, Deployment, ExecName
+from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, QUEUE_NAME_PATTERN, Deployment, ExecName
 from elves.engine.modelbase import Rule, SpecModel
 from elves.engine.units import Duration
 
@@ -18,10 +18,10 @@ HTTP_METRICS = ("http_req_failed_rate", "http_reqs_rate") + LATENCY_METRICS + (M
 QUEUE_METRICS = ("queue_depth_max", "queue_depth_final")  # take `queue`
 # unready_seconds: the longest stretch with fewer ready replicas than desired ("back within 60 s").
 # The autoscaling figures (elves.engine.autoscaling_figures): the scale-up lag and the scale-down time
-# (the slowest deployment's without a `deployment`), replica-seconds and replica changes (summed).
+# (the slowest workload's without a `workload`), replica-seconds and replica changes (summed).
 SCALING_TIMES = ("scale_up_lag_seconds", "scale_down_seconds")
 SCALING_METRICS = SCALING_TIMES + ("replica_seconds", "replica_changes")
-POD_METRICS = ("pod_restarts", "oom_kills", "unready_seconds") + SCALING_METRICS  # take `deployment`
+POD_METRICS = ("pod_restarts", "oom_kills", "unready_seconds") + SCALING_METRICS  # take `workload`
 TIME_METRICS = LATENCY_METRICS + (MEAN_LATENCY, "drain_seconds", "unready_seconds") + SCALING_TIMES  # values may be durations
 # throughput_stability: 2xx answers in the load's last minute over its first (1 = steady).
 METRICS = ("lost_requests", "lost_logs", "duplicates", "dropped_iterations", "drain_seconds",
@@ -76,8 +76,16 @@ class Objective(SpecModel):
         Rule(f"!has(self.queue) || (has(self.metric) && self.metric in {_names(QUEUE_METRICS)})",
              "queue applies only to queue_depth_max and queue_depth_final",
              lambda o: o.queue is not None and o.metric not in QUEUE_METRICS),
+        Rule(f"!has(self.workload) || (has(self.metric) && self.metric in {_names(POD_METRICS)})",
+             f"workload applies only to {_words(POD_METRICS)}",
+             lambda o: o.workload is not None and o.metric not in POD_METRICS),
+        # `deployment` is the old spelling of `workload` (Elves' three only), kept so that older
+        # LoadTests still apply; the two together would say the same thing twice.
+        Rule("!has(self.deployment) || !has(self.workload)",
+             "set workload or its old spelling deployment, not both",
+             lambda o: o.deployment is not None and o.workload is not None),
         Rule(f"!has(self.deployment) || (has(self.metric) && self.metric in {_names(POD_METRICS)})",
-             f"deployment applies only to {_words(POD_METRICS)}",
+             f"deployment (the old spelling of workload) applies only to {_words(POD_METRICS)}",
              lambda o: o.deployment is not None and o.metric not in POD_METRICS),
         # No CEL: kube-apiserver's CEL cannot see an untyped field such as `value`.
         Rule(None, f"a duration value needs a time metric ({TIME_METRICS_TEXT})",
@@ -90,8 +98,11 @@ class Objective(SpecModel):
     promql: str | None = Field(None, min_length=1, description="A PromQL expression; its first value is compared.")
     endpoint: ExecName | None = Field(None, description="Only this endpoint (http_* metrics).")
     queue: str | None = Field(None, pattern=QUEUE_NAME_PATTERN, description="Only this queue (queue_depth_*).")
-    deployment: Deployment | None = Field(None, description="Only this deployment (pod_restarts, oom_kills, unready_seconds,"
-                                                                            " the autoscaling figures).")
+    workload: str | None = Field(None, pattern=DNS_SUBDOMAIN_PATTERN, max_length=253,
+                                 description="Only this workload (pod_restarts, oom_kills, unready_seconds, the"
+                                             " autoscaling figures): one of Elves' deployments, or one the"
+                                             " SystemUnderTest lists by name.")
+    deployment: Deployment | None = Field(None, description="The old spelling of workload (Elves' deployments only).")
     op: Op
     value: SloValue
 
@@ -101,11 +112,16 @@ class Objective(SpecModel):
         return self.value.seconds if isinstance(self.value, Duration) else float(self.value)
 
     @property
+    def workload_name(self) -> str | None:
+        """The workload the objective is about, in either spelling (None: every one)."""
+        return self.workload or self.deployment
+
+    @property
     def name(self) -> str:
         """How the check is called in the verdict: metric{filter} or the PromQL."""
         if self.promql is not None:
             return self.promql
-        selector = self.endpoint or self.queue or self.deployment
+        selector = self.endpoint or self.queue or self.workload_name
         return f"{self.metric}{{{selector}}}" if selector else str(self.metric)
 
 
