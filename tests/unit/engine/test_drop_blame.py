@@ -45,24 +45,25 @@ class Quick(EmptyAnswers):
         self.answer(200)
 
 
-def k6_results(prometheus_url: str, runs, objectives):
+def drops_against(handler, load: dict, prometheus_url: str, tmp_path, objectives):
+    """Real k6 short of VUs against a loopback system answering with `handler`: the run's results
+    as the analysis makes them, the first drop included."""
+    with loopback_server(handler) as url:
+        runs = run_k6(prometheus_url, url, tmp_path, SCRIPT, {**load, "mix": {"getData": 1}}, name=handler.__name__.lower())
     prom = Prometheus(prometheus_url, system_namespace="elves")
     results = analyze(prom, RunWindow(runs.plan.test_id, runs.start, runs.end, runs.end), None)
     results.vus_ceiling = vu_ceiling(runs.plan.scenarios)
     results.first_drop = first_drop(prom, objectives, runs.plan.test_id, runs.start, runs.end)
+    assert results.dropped_iterations > 20
     return results
 
 
 def test_drops_while_the_system_held_every_vu_are_the_systems_and_the_run_fails(
         prometheus_server, tmp_path, make_loadtest):
     objectives = make_loadtest(slo=NOTHING_LOST).spec.objectives
-    with loopback_server(Stuck) as url:
-        runs = run_k6(prometheus_server.url, url, tmp_path, SCRIPT,
-                      {"rate": "10/s", "duration": "8s", "mix": {"getData": 1}, "vus": {"preAllocated": 5, "max": 10}},
-                      name="stuck-system")
-    results = k6_results(prometheus_server.url, runs, objectives)
+    results = drops_against(Stuck, {"rate": "10/s", "duration": "8s", "vus": {"preAllocated": 5, "max": 10}},
+                            prometheus_server.url, tmp_path, objectives)
 
-    assert results.dropped_iterations > 20
     drop = results.first_drop
     assert drop is not None and drop.system_held, drop
     assert drop.latency >= 2.9, drop
@@ -78,13 +79,9 @@ def test_drops_while_the_system_held_every_vu_are_the_systems_and_the_run_fails(
 
 def test_drops_while_the_system_answered_in_time_are_the_generators(prometheus_server, tmp_path, make_loadtest):
     objectives = make_loadtest(slo=NOTHING_LOST).spec.objectives
-    with loopback_server(Quick) as url:
-        runs = run_k6(prometheus_server.url, url, tmp_path, SCRIPT,
-                      {"rate": "20/s", "duration": "6s", "mix": {"getData": 1}, "vus": {"preAllocated": 1, "max": 2}},
-                      name="quick-system")
-    results = k6_results(prometheus_server.url, runs, objectives)
+    results = drops_against(Quick, {"rate": "20/s", "duration": "6s", "vus": {"preAllocated": 1, "max": 2}},
+                            prometheus_server.url, tmp_path, objectives)
 
-    assert results.dropped_iterations > 20
     assert results.first_drop is not None and not results.first_drop.system_held, results.first_drop
     verdict = evaluate(objectives, results)
     assert phase_of(verdict) == "Limited"
