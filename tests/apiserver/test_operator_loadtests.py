@@ -8,6 +8,7 @@ runner's k6 itself): see test_operator_kit.py for what stands in for what.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import shutil
@@ -195,6 +196,11 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
         kept = cluster.configmap(ns, configmap_name)
         report = kept["data"]
         assert "<html" in report["report.html"] and json.loads(report["summary.json"])["status"]["phase"] == "Succeeded"
+        # The plan beyond the spec, for `elves compare`'s like with like: where it ran, and the
+        # content of the scenario the runners ran (the operator's copy, as theirs).
+        scenario = Path(__file__).resolve().parents[2] / "loadtests" / "scenarios" / "system-mix.js"
+        assert json.loads(report["summary.json"])["plan"] == {"platform": "kubernetes", "script": {
+            "file": "system-mix.js", "sha256": hashlib.sha256(scenario.read_bytes()).hexdigest()}}
         # History outlives the LoadTest: not owned by it, labelled, listed and fetched by `elves reports`.
         assert "ownerReferences" not in kept["metadata"]
         assert kept["metadata"]["labels"]["elves.dev/report"] == "true"

@@ -8,6 +8,7 @@ and summary.json (everything in the page but the plots) is always kept.
 
 from __future__ import annotations
 
+import base64
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -17,12 +18,16 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.engine.compare import CompareError, parse_summary
 from elves.engine.compare.history import StoredReport
+from elves.engine.compare.plans import plan_record
 from elves.engine.models.loadtest import LoadTest
+from elves.engine.plan import script_location
+from elves.engine.platform import ScriptConfigMap
 from elves.engine.prometheus import Prometheus
 from elves.engine.report import SUMMARY, write_report
 from elves.engine.status import LoadTestStatus
 from elves.k8s import manifests, names
 from elves.k8s.kube import ApiUnavailable, Kube, describe
+from elves.k8s.platform import KubernetesPlatform
 
 MAX_REPORT_CHARS = 900 * 1024
 TOO_BIG_PAGE = ("<!doctype html><title>{name}</title><p>The report of {name} was too big for a ConfigMap "
@@ -105,13 +110,28 @@ def _time(text: str | None) -> datetime | None:
         return None
 
 
+def plan_record_here(kube: Kube, namespace: str, test: LoadTest) -> dict[str, Any]:
+    """What summary.json records of the plan beyond the spec (elves.engine.compare.plans): the
+    platform, and the content of the script the runners ran: a built-in scenario (in the
+    operator's image, as in the runners') or the key of the LoadTest's ConfigMap, read now."""
+    script = script_location(test.spec.load)
+    if not isinstance(script, ScriptConfigMap):
+        return plan_record(KubernetesPlatform.name, Path(script.path))
+    configmap = kube.configmap(namespace, script.name) or {}
+    text = (configmap.get("data") or {}).get(script.file)
+    packed = (configmap.get("binaryData") or {}).get(script.file)
+    content = text.encode() if text is not None else base64.b64decode(packed) if packed is not None else None
+    return plan_record(KubernetesPlatform.name, None, (script.file, content) if content is not None else None)
+
+
 def store_report(kube: Kube, loadtest: dict[str, Any], test: LoadTest, status: LoadTestStatus,
                  prometheus_url: str, system_namespace: str) -> str:
     """Render the report (plots of the system in `system_namespace`), keep it in a report
     ConfigMap; returns `configmap/<name>`."""
+    plan = plan_record_here(kube, loadtest["metadata"]["namespace"], test)
     with tempfile.TemporaryDirectory(prefix="elves-report-") as scratch:
         prom = Prometheus(prometheus_url, system_namespace=system_namespace)
-        html_path = write_report(Path(scratch), test, status, prom)
+        html_path = write_report(Path(scratch), test, status, prom, plan)
         html = html_path.read_text(encoding="utf-8")
         summary = (Path(scratch) / SUMMARY).read_text(encoding="utf-8")
     if len(html) + len(summary) > MAX_REPORT_CHARS:

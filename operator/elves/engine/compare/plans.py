@@ -188,10 +188,13 @@ def unknown_allowed(allowed: list[str], baseline: dict[str, Any], new: dict[str,
     return [entry for entry in allowed if not any(allows([entry], path) for path in paths)]
 
 
-def plan_record(platform: str, script: Path | None) -> dict[str, Any]:
-    """summary.json's "plan": where the run ran, and the content of the script it ran (a file
-    on this machine: a built-in scenario or a script path; None when it is elsewhere)."""
+def plan_record(platform: str, script: Path | None, content: tuple[str, bytes] | None = None) -> dict[str, Any]:
+    """summary.json's "plan": where the run ran, and the content of the script it ran: a file
+    on this machine (a built-in scenario or a script path), or `content` (its name and bytes,
+    read elsewhere: a ConfigMap's key on a cluster); none when neither is known."""
     record: dict[str, Any] = {PLATFORM: platform}
-    if script is not None and script.is_file():
+    if content is not None:
+        record["script"] = {"file": content[0], "sha256": hashlib.sha256(content[1]).hexdigest()}
+    elif script is not None and script.is_file():
         record["script"] = {"file": script.name, "sha256": hashlib.sha256(script.read_bytes()).hexdigest()}
     return record
