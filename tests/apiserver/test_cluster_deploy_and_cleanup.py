@@ -341,7 +341,7 @@ def test_skip_options_install_only_the_chart_with_the_users_values(
 
 def test_harness_only_installs_the_operator_without_elves_system_and_cleanup_removes_it(
         plane: cp.ControlPlane, env: dict[str, str]) -> None:
-    # ./deployments.sh --harness-only: the harness for other teams' systems (issue 35.1).
+    # ./deployments.sh --harness-only: the harness for other teams' systems.
     # ELVES_IMAGE_TAG too: its operator image tag was once written after networkPolicy's line.
     result = script("deploy", "--harness-only", "--skip-monitoring", "--skip-k6-operator", "--skip-images",
                     env={**env, "ELVES_IMAGE_TAG": "harness-1"})

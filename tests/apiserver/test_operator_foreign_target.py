@@ -1,5 +1,5 @@
 """The operator follows a LoadTest against a SystemUnderTest that is not Elves through its
-stages (issue 25.4, tier 3): the orders system of loadtests/examples/own-system/, its
+stages (tier 3): the orders system of loadtests/examples/own-system/, its
 SystemUnderTest in the LoadTest's namespace and its k6 script in a ConfigMap, as docs/own-system.md
 tells a user to apply them. The drain waits on the target's queue in the target's namespace, the
 counts ledger is read from Prometheus, the registry of Elves is never asked, a ledger that

@@ -1,4 +1,4 @@
-"""The harness alone (issue 35.1, tier 3): an operator told that Elves' own system is not installed
+"""The harness alone (tier 3): an operator told that Elves' own system is not installed
 (the chart's system.enabled: false, ELVES_SYSTEM_ENABLED=false), whose release namespace holds
 only its Secret (the seal key), no Deployment of Elves'. A LoadTest that names no SystemUnderTest
 ends in Error naming spec.target.systemUnderTest before anything changes; one of another team's

@@ -1,4 +1,4 @@
-"""Several teams at once (issue 35.6, tier 3): the one-test-at-a-time lock holds per target. Two
+"""Several teams at once (tier 3): the one-test-at-a-time lock holds per target. Two
 LoadTests of two SystemUnderTests in two namespaces both get past the lock and start their load;
 a second LoadTest of one of them waits in Pending, naming the first and the system it holds;
 Elves' own lock is never taken by either.

@@ -1,4 +1,4 @@
-"""How far the operator reaches under the chart's RBAC, on a real kube-apiserver (issue 33.5): the
+"""How far the operator reaches under the chart's RBAC, on a real kube-apiserver: the
 release Secret it reads holds no password (PostgreSQL's superuser's is in a Secret it may not
 get); running tests (TestRuns, pods, ConfigMaps, SystemUnderTests) only in the namespaces it
 serves, while it still watches LoadTests everywhere to refuse them; and a run's Secret or

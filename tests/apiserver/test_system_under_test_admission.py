@@ -1,4 +1,4 @@
-"""Least power for a SystemUnderTest's author (issue 33.1), on a real kube-apiserver: the chart's
+"""Least power for a SystemUnderTest's author, on a real kube-apiserver: the chart's
 ValidatingAdmissionPolicy refuses a SystemUnderTest whose author may not `get` a Secret it names
 (the operator would read it for them), and admits one naming a Secret they may read; the write
 role the chart ships is what a RoleBinding grants them.

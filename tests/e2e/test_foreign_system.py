@@ -1,4 +1,4 @@
-"""Tier 4: a system that is not Elves, judged by a LoadTest on the real cluster (issue 25.4).
+"""Tier 4: a system that is not Elves, judged by a LoadTest on the real cluster.
 
 The orders system (tests/e2e/orders-system: one Go program, run as orders-api and
 orders-worker, with its own RabbitMQ and PostgreSQL) runs in namespace `shop` as another team's

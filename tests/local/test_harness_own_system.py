@@ -1,4 +1,4 @@
-"""Another team's event-driven system judged in the local mode (issue 25.5): a SystemUnderTest in
+"""Another team's event-driven system judged in the local mode: a SystemUnderTest in
 the LoadTest's own file describes an orders system running as processes on this machine (not
 Elves': tests/local/own_system_orders.py, its worker slower than the load), and `elves run`
 drives the example's k6 script at it, waits for its queue (read from its own metrics, which the

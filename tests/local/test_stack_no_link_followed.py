@@ -1,4 +1,4 @@
-"""The running supervisor, as root, follows no link its Prometheus user planted (issue 33.3).
+"""The running supervisor, as root, follows no link its Prometheus user planted.
 
 The prometheus user owns .elves/prometheus; it swaps the directory of the targets file the
 supervisor rewrites on every change of the replicas for a link to a directory of root's (as

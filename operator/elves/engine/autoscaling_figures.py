@@ -1,4 +1,4 @@
-"""What autoscaling did in a run, from sampled replica and queue series (issue 24.3).
+"""What autoscaling did in a run, from sampled replica and queue series.
 
 Per deployment, over the load and the drain: replica-seconds (the integral of the ready
 replicas: the cost), how often the desired count changed (flapping), the scale-up lag and

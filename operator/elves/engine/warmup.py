@@ -1,7 +1,7 @@
 """A measured warm-up (spec.load.warmup: auto): did the services' JVMs settle before the ramp?
 
 A freshly started JVM answers slowly while its JIT compiles the hot paths: a breakpoint ramp
-started then finds the JIT's limit, not the system's (issue 21.5: 34/s on a cold stack, 681/s
+started then finds the JIT's limit, not the system's (34/s on a cold stack, 681/s
 warm). The warm-up holds a light constant load in a k6 run of its own
 (elves.engine.plan.warmup_stages); while it runs, this module reads from Prometheus the moment
 from which both

@@ -1,4 +1,4 @@
-"""Tier 1: writing SystemUnderTests is a privilege (issue 33.1). The chart's admission policy
+"""Tier 1: writing SystemUnderTests is a privilege. The chart's admission policy
 checks every Secret a SystemUnderTest can name (the paths come from the engine's model, and the
 chart's copy of them is never stale), and the roles it ships let anyone who may view a namespace
 read SystemUnderTests but write them only where a RoleBinding grants the edit role.

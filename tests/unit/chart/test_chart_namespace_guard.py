@@ -1,5 +1,5 @@
 """Tier 1: no chart value hands the operator power in Kubernetes' own namespaces or, where a
-value grants power over what lives there, in the release namespace (issue 33.4): the schema
+value grants power over what lives there, in the release namespace: the schema
 refuses `kube-*` in every namespace list, the chart refuses the release namespace when it renders,
 naming the value; the replaced forms of the Secret allowlists are refused naming the new ones. The
 operator checks the same again at start (tests/unit/k8s/test_k8s_sql_secrets.py, and on a real

@@ -1,4 +1,4 @@
-"""Autoscaling's figures (issue 24.3): replica-seconds, replica changes, scale-up lag and
+"""Autoscaling's figures: replica-seconds, replica changes, scale-up lag and
 scale-down time, from series alone and read back from a real Prometheus; as objectives, in
 the sweep table and in what `elves run` prints."""
 

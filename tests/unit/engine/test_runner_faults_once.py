@@ -1,4 +1,4 @@
-"""A fault fires at most once per run and fault index (issue 33.5): a try of a kill, a restart, a
+"""A fault fires at most once per run and fault index: a try of a kill, a restart, a
 pause or an infrastructure restart cut by a blip (the API server answering 503 after the exec was
 sent, the supervisor's answer lost) may have happened, so it is never sent again; the run says so.
 A scale or a resources change, the same done twice, is tried again until it answers.

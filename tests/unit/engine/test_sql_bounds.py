@@ -1,5 +1,5 @@
 """What one SQL call (a SystemUnderTest's count or its reset, elves.engine.sql_count) may cost the
-operator, whatever the query, the statements or the server do (issue 33.2): against a real
+operator, whatever the query, the statements or the server do: against a real
 PostgreSQL 15, a 300 MB value is refused without the operator's memory growing, a query returning
 many rows is refused after two, a reset step that returns rows is refused unrun, a reset that lifts
 the statement timeout is cut at the call's deadline and its backend is gone; against a loopback

@@ -1,4 +1,4 @@
-"""A SystemUnderTest's persisted count by SQL (issue 25.1) against a real PostgreSQL 15: the count
+"""A SystemUnderTest's persisted count by SQL against a real PostgreSQL 15: the count
 of this test id's rows only, $TEST_ID bound (a test id with a quote in it is a value, not SQL),
 nothing written even through a role that may write, every wait bounded, each failure a clear
 error naming the field, and the URL's password in no message."""

@@ -1,8 +1,8 @@
-"""A SystemUnderTest's counts ledger (issue 25.2) through a real Prometheus: accepted as k6's 2xx
+"""A SystemUnderTest's counts ledger through a real Prometheus: accepted as k6's 2xx
 answers of an endpoint tag or the target's PromQL, persisted by the target's PromQL, both scoped
 to the run's test id by $TEST_ID; lost and surplus; the drain waiting until persisted catches up;
 and the verdict that a ledger with nothing accepted could not be checked (either kind). Persisted
-by SQL too (issue 25.1), against a real PostgreSQL: waited for by the drain, checked before the
+by SQL too, against a real PostgreSQL: waited for by the drain, checked before the
 load, and a database that fails ends the test in Error, never in a verdict."""
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ def test_a_drain_on_queues_only_does_not_wait_for_the_ledger_and_the_lag_is_lost
     assert platform.called("ledger") == []
 
 
-# --- the persisted count by SQL (issue 25.1), through the phase machine ---------------------
+# --- the persisted count by SQL, through the phase machine ---------------------
 
 SECRET = "orders-ledger-db/url"
 READER_PASSWORD = "ledger-reader-Pa55word"
@@ -346,7 +346,7 @@ def test_a_query_that_cannot_count_ends_the_test_before_the_load_naming_the_fiel
 
 def test_a_failing_query_shows_its_sqlstate_in_the_status_never_the_servers_message(prom, postgres, orders_db):
     """PostgreSQL's message quotes the value it could not cast: a row of the table, which would
-    land in the LoadTest's status and events (issue 33)."""
+    land in the LoadTest's status and events."""
     persist(postgres, "row-only-the-database-knows", 1)
     platform = FakePlatform(prom.url, ledger_secrets={SECRET: orders_db})
     query = "SELECT count(*) FROM orders WHERE test_id = $TEST_ID OR test_id::int = 0"

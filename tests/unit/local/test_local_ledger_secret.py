@@ -1,4 +1,4 @@
-"""A SystemUnderTest's SQL persisted count in the local mode (issue 25.1): the database URL is the
+"""A SystemUnderTest's SQL persisted count in the local mode: the database URL is the
 file .elves/secrets/own-system/<name>/<key>, a Secret as a cluster mounts it, private to its owner,
 and names a database on this machine only, as the local Prometheus scrapes only loopback targets.
 Whatever is wrong is an error naming secretRef, which never shows the URL."""

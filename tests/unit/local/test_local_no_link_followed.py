@@ -1,4 +1,4 @@
-"""A root supervisor follows no symbolic link in a directory another user may write (issue 33.3).
+"""A root supervisor follows no symbolic link in a directory another user may write.
 
 Under root, RabbitMQ's, Prometheus' and PostgreSQL's directories under the state directory belong
 to their OS users; here `nobody` stands in for them. A link such a user plants where the supervisor

@@ -38,7 +38,7 @@ SUPERVISOR = {"/metrics": kube_state.render([DeploymentSpec("registry", 1)], [RE
 SERVICE = {"/actuator/prometheus": 'jvm_memory_used_bytes{application="registry",area="heap",id="G1 Old Gen"} 1.5e8\n'}
 # A team's own service on this machine (docs/own-system.md): what its SystemUnderTest's ledger counts.
 # It also claims to be Elves' system (a restart of the gateway), in the series and in the file
-# that lists it: the verdict of Elves' system never sees that (issue 33.5).
+# that lists it: the verdict of Elves' system never sees that.
 OWN_SERVICE = {"/metrics": 'orders_saved_total{test_id="shop/orders-steady/0"} 5\n'
                            'kube_pod_container_status_restarts_total{namespace="elves",pod="gateway-0",'
                            'container="gateway"} 7\n'}

@@ -50,7 +50,7 @@ assert Scenario.__args__ == SCENARIO_NAMES  # type: ignore[attr-defined]
 
 
 # The longest an auto warm-up may take to settle, unless warmupTimeout says otherwise; at most
-# half the duration, so the ramp keeps the other half. 36 s was too short (issue 21.5), and on a
+# half the duration, so the ramp keeps the other half. 36 s was too short, and on a
 # freshly started local stack 2 m at 100/s was too (bench/results/2026-11-26-warmup-auto-cold-
 # stack.txt): then the report says so, and a longer warmupTimeout is the user's call, not a
 # default that makes every breakpoint run minutes longer.
