@@ -1,5 +1,5 @@
 """No tracker numbers in code or docs: the word issue followed by a number means nothing to a reader
-tracker, and goes stale when the issue closes. Say what the thing is instead. (Raw benchmark
+without the tracker, and goes stale when the issue closes. Say what the thing is instead. (Raw benchmark
 files under bench/results are records of their day and stay as they were written.)"""
 
 from __future__ import annotations
