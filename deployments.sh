@@ -22,6 +22,9 @@
 #   ELVES_LOCAL_SERVICE_USER  OS user of every service replica (default: as root, a user per
 #                          service, elves-<service>, created by tools/install-local-deps.sh;
 #                          else the caller); the state directory must let it in
+#   ELVES_LOCAL_START      warm (default): the services run the trained form of their build
+#                          on JDK 25 (trained here once per build); cold: the default java
+#                          and the fat jar
 #   ELVES_LOCAL_LOAD_CPUS  CPUs that k6 gets to itself, e.g. 0 (default: none, k6 and the
 #                          system share every core); the system runs on the others
 # Paths, ports and the service list come from the Python (tools/facts.sh: `elves local env`).
@@ -84,6 +87,16 @@ build_services() {
   BUILT_SERVICES=1
 }
 
+train_warm_start() {
+  # The services' JVMs reuse what a training run of their build learned (operator/elves/warm_start.py);
+  # a service whose training fails starts cold, as before, and the supervisor's log says so.
+  if [[ ${ELVES_LOCAL_START:-warm} == cold ]]; then
+    return
+  fi
+  log "training the services' warm start (builds already trained are skipped)"
+  nice -n 10 "${ELVES}" local train || log "some services will start cold (see above)"
+}
+
 build_k6() {
   local script="${REPO_DIR}/tools/install-k6.sh"
   if [[ -x ${script} ]]; then
@@ -138,6 +151,7 @@ deploy_local() {
   load_facts
   ensure_venv
   build_services
+  train_warm_start
   build_k6
   "${ELVES}" local prepare
   start_supervisor

@@ -1,4 +1,4 @@
-"""Subcommands of the local mode: `elves run`, `elves token` and `elves local prepare|supervise|status|rollout|redrive|reap|env`."""
+"""Subcommands of the local mode: `elves run`, `elves token` and `elves local prepare|supervise|status|rollout|redrive|reap|env|train`."""
 
 from __future__ import annotations
 
@@ -61,6 +61,10 @@ def register(subcommands) -> None:
     redrive.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                          help="how long to wait for the move (default: 300)")
     redrive.set_defaults(handler=_redrive)
+    train = actions.add_parser(
+        "train", help="train the services' warm start for their current build (ELVES_CACHE/warm; "
+                      "builds already trained are skipped)")
+    train.set_defaults(handler=_train)
     reap = actions.add_parser(
         "reap", help="kill processes left behind by a supervisor that is gone (by recorded PID)")
     reap.add_argument("--record", metavar="FILE",
@@ -116,6 +120,14 @@ def _env(_: argparse.Namespace) -> int:
     from elves.shell_env import main
 
     return main()
+
+
+def _train(_: argparse.Namespace) -> int:
+    from elves.constants import DEPLOYMENTS
+    from elves.warm_start import main
+
+    settings = Settings.from_env()
+    return main([str(settings.cache_dir), *(f"{d}={settings.service_jar(d)}" for d in DEPLOYMENTS)])
 
 
 def _supervise(_: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from elves import data_plane
+from elves import data_plane, warm_start
 from elves.constants import GATEWAY, INGESTOR, REGISTRY
 from elves.local.infra import DATABASE
 from elves.local.jvm import java_tool_options
@@ -75,11 +75,52 @@ def runnable_jar(settings: Settings, layout: Layout, deployment: str) -> Path | 
 
 
 def prune_jars(layout: Layout, deployment: str, in_use: set[str]) -> None:
-    """Delete copies that no replica runs, keeping the newest."""
+    """Delete copies (and their trained forms) that no replica runs, keeping the newest."""
     copies = sorted((layout.root / "jars").glob(f"{deployment}-*.jar"), key=lambda p: p.stat().st_mtime_ns)
     for copy in copies[:-1]:
-        if str(copy) not in in_use:
+        warm = _warm_copy(copy)
+        if str(copy) not in in_use and not any(path.startswith(f"{warm}/") for path in in_use):
             copy.unlink(missing_ok=True)
+            shutil.rmtree(warm, ignore_errors=True)
+
+
+def _warm_copy(copy: Path) -> Path:
+    return copy.with_suffix(".warm")
+
+
+_told: set[tuple[str, str]] = set()
+
+
+def _tell_once(deployment: str, message: str) -> None:
+    """Log how a deployment's build starts once per build, not at every replica's start."""
+    if (deployment, message) not in _told:
+        _told.add((deployment, message))
+        log.info("%s: %s", deployment, message)
+
+
+def warm_command(settings: Settings, deployment: str, jar: Path) -> list[str] | None:
+    """The command that starts this build warm (elves.warm_start), or None, said in the log,
+    when it starts cold. The trained form is copied next to the jar's copy, as the jar is: the
+    replicas' OS users cannot read the cache, and the cache may be pruned under a running JVM."""
+    if settings.start != "warm":
+        return None
+    if why := warm_start.unavailable():
+        _tell_once(deployment, f"starting cold (java -jar): {why}")
+        return None
+    trained = warm_start.entry(settings.cache_dir, deployment, jar)
+    if not (trained / warm_start.AOT_FILE).is_file():
+        _tell_once(deployment, f"starting cold (java -jar): this build has not been trained ({trained} is "
+                               "missing; ./deployments.sh --local trains it)")
+        return None
+    local = _warm_copy(jar)
+    if not local.exists():
+        partial = local.with_suffix(".warm-partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        # copytree keeps the files' times: the JVM checks them against the training's.
+        shutil.copytree(trained, partial)
+        partial.replace(local)
+    _tell_once(deployment, f"starting warm: {warm_start.java()} with the AOT cache of {trained.name}")
+    return warm_start.run_argv(local, deployment)
 
 
 def missing_executable(settings: Settings, layout: Layout, deployment: str) -> str:
@@ -96,7 +137,7 @@ def command(settings: Settings, layout: Layout, deployment: str) -> list[str]:
     jar = runnable_jar(settings, layout, deployment)
     if jar is None:
         raise FileNotFoundError(missing_executable(settings, layout, deployment))
-    return ["java", "-jar", str(jar)]
+    return warm_command(settings, deployment, jar) or ["java", "-jar", str(jar)]
 
 
 def niceness(settings: Settings, deployment: str) -> int:

@@ -79,6 +79,10 @@ class Settings:
     load_cpus: frozenset[int] = frozenset()
     # Infrastructure the supervisor runs; tests of the supervisor alone run none.
     local_infra: tuple[str, ...] = ("epmd", "rabbitmq", "postgres", "prometheus")
+    # "warm": the replicas run the trained form of their build on JDK 25 when one is in the cache
+    # (elves/warm_start.py); "cold": always the default java and the fat jar, as before (to
+    # compare the two) [ELVES_LOCAL_START].
+    start: str = "warm"
     # The k6 binary used for local load (built by tools/install-k6.sh).
     k6_binary: Path = Path.home() / ".cache" / "elves" / "bin" / "k6"
 
@@ -104,5 +108,6 @@ class Settings:
             ingestor_niceness=envvars.read(env, "ELVES_LOCAL_INGESTOR_NICENESS", "10", _niceness),
             load_cpus=envvars.read(env, "ELVES_LOCAL_LOAD_CPUS", "", _cpu_set),
             local_infra=cls.local_infra if infra is None else tuple(filter(None, infra.split(","))),
+            start=envvars.read(env, "ELVES_LOCAL_START", "warm", envvars.one_of("warm", "cold")),
             k6_binary=Path(env.get("ELVES_K6") or cache / "bin" / "k6"),
         )

@@ -3,16 +3,10 @@ with the secrets its role needs."""
 
 from __future__ import annotations
 
+from service_jars import write_jar
+
 from elves.local.ports import Ports
 from elves.local.settings import Settings
-
-
-def write_jar(path, content):
-    import zipfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("BOOT-INF/x.class", content)
 
 
 def test_replicas_run_a_private_copy_of_the_newest_complete_build(tmp_path):
