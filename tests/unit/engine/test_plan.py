@@ -151,21 +151,21 @@ def test_a_breakpoint_ramp_holds_a_measured_warmup_first_by_default(make_loadtes
     assert {s["timeUnit"] for s in warm.scenarios.values()} == {"1h"} and per_hour == pytest.approx(3600, abs=4)
     assert [s["duration"] for s in warm.scenarios["getData"]["stages"]] == ["10s", "110s"]
     assert warm.scenarios["getData"]["tags"] == {"testid": "local/unit/0"}
-    # The load after it is the ramp alone, from 0 to the peak over the duration less the bound:
-    # its profile, its stages and its length (faults count from its start).
-    assert (run.warmup_seconds, run.duration_seconds, load.measured_seconds) == (0, 480, 480)
-    assert [s["duration"] for s in run.scenarios["getData"]["stages"]] == ["480s"]
+    # The load after it is the ramp alone, from 0 to the peak over the whole duration, however
+    # long the warm-up took: the planned stages never shrink (faults count from its start).
+    assert (run.warmup_seconds, run.duration_seconds, load.measured_seconds) == (0, 600, 600)
+    assert [s["duration"] for s in run.scenarios["getData"]["stages"]] == ["600s"]
     segments = plan.rate_profile(load)
-    assert [(s.start, s.end, s.end_rate) for s in segments] == [(0, 480, pytest.approx(10.0))]
+    assert [(s.start, s.end, s.end_rate) for s in segments] == [(0, 600, pytest.approx(10.0))]
     # The warm-up's VUs are sized for its own light rate, not the ramp's peak.
     assert warm.scenarios["getData"]["maxVUs"] < run.scenarios["getData"]["maxVUs"]
     # At most half a short ramp; warmupTimeout sets the bound.
     short = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "2m",
                                 "profile": "breakpoint"}).spec.load
-    assert short.warmup_seconds == 60 and short.measured_seconds == 60
+    assert short.warmup_seconds == 60 and short.measured_seconds == 120
     bounded = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
                                   "profile": "breakpoint", "warmupTimeout": "3m"}).spec.load
-    assert bounded.warmup_seconds == 180 and plan.rate_profile(bounded)[-1].end == 420
+    assert bounded.warmup_seconds == 180 and plan.rate_profile(bounded)[-1].end == 600
 
 
 def test_after_an_auto_warmup_faults_count_from_the_loads_start(make_loadtest):
@@ -173,11 +173,14 @@ def test_after_an_auto_warmup_faults_count_from_the_loads_start(make_loadtest):
     test = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m", "profile": "breakpoint"},
                          faults=[{"at": "7m", **fault}])
     assert plan.plan_runs(test)[0].faults[0].at == 420
-    # 9m is before the end of the duration but after the end of the load that follows the warm-up.
-    with pytest.raises(ValueError, match=r"faults\[0\].at = 9m is not before the end of the load \(480s: after an"
+    # The load after the warm-up runs the whole duration: 9m is within it, 10m is not.
+    late = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m", "profile": "breakpoint"},
+                         faults=[{"at": "9m", **fault}])
+    assert plan.plan_runs(late)[0].faults[0].at == 540
+    with pytest.raises(ValueError, match=r"faults\[0\].at = 10m is not before the end of the load \(600s: after an"
                                          r" auto warm-up faults count from the load's start"):
         make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m", "profile": "breakpoint"},
-                      faults=[{"at": "9m", **fault}])
+                      faults=[{"at": "10m", **fault}])
 
 
 def test_a_warmup_duration_is_still_a_ramp_and_0s_turns_it_off(make_loadtest):

@@ -143,17 +143,19 @@ def test_a_warmup_that_settles_is_stopped_early_and_the_load_starts_at_once(make
     # Stopped once settled for 15 s, long before its 2 m bound; gone two looks later.
     assert RAMP + 55 <= platform.stopped["warmup"] - started <= RAMP + 60
     assert settling.lasted_seconds == pytest.approx(ended - started) and settling.lasted_seconds < 70
-    # The load's k6 started as soon as the warm-up's was gone, as a run of its own: the ramp alone.
+    # The load's k6 started as soon as the warm-up's was gone, as a run of its own: the ramp alone,
+    # over the whole planned duration (the warm-up never eats the plan).
     load_started, load = platform.started["load"]
-    assert load_started == ended and load.part == "load" and load.duration_seconds == 600 - BOUND
+    assert load_started == ended and load.part == "load" and load.duration_seconds == 600
     warm_started, warm = platform.started["warmup"]
     assert warm.part == "warmup" and warm.duration_seconds == BOUND and warm_started < started
     assert [s["duration"] for s in warm.scenarios["getData"]["stages"]] == ["10s", "110s"]
-    assert [s["duration"] for s in load.scenarios["getData"]["stages"]] == ["480s"]
+    assert [s["duration"] for s in load.scenarios["getData"]["stages"]] == ["600s"]
     assert warm.test_id == load.test_id == "local/unit/0"  # one ledger counts both
     assert run.load_started_at.timestamp() >= ended
     messages = [e.message for e in events]
     assert "the JVMs settled 50s into the warm-up: stopping it after 1m5s of at most 2m" in messages
+    assert any(m.startswith("warm-up over after 1m") and m.endswith("; starting the load") for m in messages)
     # Only the warm-up was stopped before the load; the load itself ended on its own.
     assert "load" not in platform.stopped
     # The stand-in has no k6 samples: the analysis finds none, as for any run.
@@ -172,6 +174,9 @@ def test_a_warmup_that_never_settles_runs_its_bound_and_says_why(make_loadtest, 
     assert BOUND <= platform.stopped["warmup"] - run.warmup_started_at.timestamp() <= BOUND + 5
     assert settling.lasted_seconds >= BOUND
     assert any("reached its bound of 2m NOT SETTLED" in e.message for e in events)
+    # A warm-up that ran its whole bound still leaves the planned load whole after it.
+    load = platform.started["load"][1]
+    assert load.duration_seconds == 600 and [s["duration"] for s in load.scenarios["getData"]["stages"]] == ["600s"]
 
 
 def test_an_abort_during_the_warmup_stops_the_warmup(make_loadtest, jvms, clock):

@@ -50,7 +50,7 @@ assert Scenario.__args__ == SCENARIO_NAMES  # type: ignore[attr-defined]
 
 
 # The longest an auto warm-up may take to settle, unless warmupTimeout says otherwise; at most
-# half the duration, so the ramp keeps the other half. 36 s was too short, and on a
+# half the duration, so a short test gets a short warm-up. 36 s was too short, and on a
 # freshly started local stack 2 m at 100/s was too (bench/results/2026-11-26-warmup-auto-cold-
 # stack.txt): then the report says so, and a longer warmupTimeout is the user's call, not a
 # default that makes every breakpoint run minutes longer.
@@ -147,8 +147,8 @@ class Load(SpecModel):
         " JIT's); faults then count from the load's start after it. A duration: a ramp to a tenth of the peak rate"
         " at the start of the load; 0s turns it off.")
     warmup_timeout: Duration | None = Field(
-        None, description="The longest an auto warm-up lasts: the JVMs must settle within it, and the load after it"
-        " lasts the duration less this bound. Default: 2m, at most half the duration.")
+        None, description="The longest an auto warm-up lasts: the JVMs must settle within it. The load after it runs"
+        " its whole duration. Default: 2m, at most half the duration.")
     parallelism: int = Field(1, ge=1, le=100, description="Number of k6 runners sharing the load.")
     users: int = Field(10, ge=1, le=100000, description="Synthetic users, one bearer token each; without rate and"
                        " stages of rates (a closed model) also the VUs, each looping over its endpoint.")
@@ -172,10 +172,10 @@ class Load(SpecModel):
 
     @property
     def measured_seconds(self) -> float:
-        """The measured load's planned length: the duration, less an auto warm-up's bound (the
-        warm-up is a k6 run of its own before it; settled early, the test just ends sooner).
+        """The measured load's planned length: the whole duration, however long an auto warm-up
+        before it took (a k6 run of its own: the warm-up never shortens the planned stages).
         Faults count from the measured load's start."""
-        return round(self.duration_seconds - self.warmup_seconds, 3) if self.warmup_auto else self.duration_seconds
+        return self.duration_seconds
 
     @property
     def closed(self) -> bool:

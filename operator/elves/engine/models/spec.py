@@ -78,8 +78,7 @@ def _late_fault(spec: LoadTestSpec) -> int | None:
 def _load_end_text(load: Any) -> str:
     """The length faults must fit in, said the way the spec sets it."""
     if load.warmup_auto:
-        return (f"{load.measured_seconds:g}s: after an auto warm-up faults count from the load's start, and the load"
-                f" lasts the duration less warmupTimeout")
+        return f"{load.measured_seconds:g}s: after an auto warm-up faults count from the load's start"
     return f"{load.duration_seconds:g}s"
 
 
