@@ -92,7 +92,7 @@ def run_argv(trained: Path, service: str) -> list[str]:
     return [str(java()), *(flag.format(aot=aot) for flag in RUN_FLAGS), "-jar", str(trained / APP_DIR / f"{service}.jar")]
 
 
-def _training_env(work: Path) -> dict[str, str]:
+def training_env(work: Path) -> dict[str, str]:
     """What the services need to refresh their context: no ports taken, throwaway secrets, and a
     broker and database that are not there (nothing connects before the exit)."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
@@ -138,7 +138,7 @@ def train(cache_dir: Path, service: str, jar: Path) -> Path:
 
 def _run(argv: list[str], work: Path, timeout: float, what: str) -> None:
     try:
-        done = subprocess.run(argv, cwd=work, env=_training_env(work), capture_output=True, text=True,
+        done = subprocess.run(argv, cwd=work, env=training_env(work), capture_output=True, text=True,
                               timeout=timeout, check=False)
     except subprocess.TimeoutExpired as error:
         raise RuntimeError(f"{what} took longer than {timeout:g} s") from error
