@@ -45,6 +45,9 @@ TRAINING_FLAGS = ["-XX:AOTCacheOutput={aot}", "-Dspring.context.exit=onRefresh"]
 # warn about in every service's log; the use is allowed on JDK 25.
 RUN_FLAGS = ["-XX:AOTCache={aot}", "--sun-misc-unsafe-memory-access=allow"]
 # Extracting a jar takes a second or two; training one, 15-20 s on two busy cores (2026-11-29).
+# An entry takes about 100 MB (the AOT cache 70 MB); each service keeps its newest few builds'
+# (stacks run copies of theirs, so pruning the cache never pulls one from under a JVM).
+KEEP_ENTRIES = 3
 EXTRACT_TIMEOUT_SECONDS = 120.0
 TRAINING_TIMEOUT_SECONDS = 300.0
 
@@ -133,7 +136,16 @@ def train(cache_dir: Path, service: str, jar: Path) -> Path:
                 raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    prune(cache_dir, service, keep=target)
     return target
+
+
+def prune(cache_dir: Path, service: str, keep: Path) -> None:
+    """Delete the service's entries beyond the KEEP_ENTRIES newest (`keep`, just trained, stays)."""
+    entries = sorted((p for p in (cache_dir / "warm").glob(f"{service}-*") if p != keep),
+                     key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in entries[KEEP_ENTRIES - 1:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _run(argv: list[str], work: Path, timeout: float, what: str) -> None:

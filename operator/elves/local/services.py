@@ -108,11 +108,11 @@ def warm_command(settings: Settings, deployment: str, jar: Path) -> list[str] | 
         _tell_once(deployment, f"starting cold (java -jar): {why}")
         return None
     trained = warm_start.entry(settings.cache_dir, deployment, jar)
-    if not (trained / warm_start.AOT_FILE).is_file():
+    local = _warm_copy(jar)  # once copied, it serves even after the cache pruned its entry
+    if not local.exists() and not (trained / warm_start.AOT_FILE).is_file():
         _tell_once(deployment, f"starting cold (java -jar): this build has not been trained ({trained} is "
                                "missing; ./deployments.sh --local trains it)")
         return None
-    local = _warm_copy(jar)
     if not local.exists():
         partial = local.with_suffix(".warm-partial")
         shutil.rmtree(partial, ignore_errors=True)

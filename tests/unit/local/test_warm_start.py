@@ -96,3 +96,23 @@ def test_pruning_an_old_build_removes_its_warm_copy_unless_a_replica_runs_it(sta
     assert old_copy.exists() and old_copy.with_suffix(".warm").exists()  # a replica still runs it
     services.prune_jars(layout, "gateway", in_use={str(new_copy)})
     assert not old_copy.exists() and not old_copy.with_suffix(".warm").exists() and new_copy.exists()
+
+
+def test_the_cache_keeps_each_services_newest_builds_and_the_one_just_trained(tmp_path):
+    warm = tmp_path / "warm"
+    for age, name in enumerate(["gateway-a", "gateway-b", "gateway-c", "gateway-d", "registry-a"]):
+        (warm / name).mkdir(parents=True)
+        os.utime(warm / name, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))  # a is the newest
+    just_trained = warm / "gateway-d"  # an old build trained again keeps its entry's old time
+    warm_start.prune(tmp_path, "gateway", keep=just_trained)
+    assert sorted(p.name for p in warm.iterdir()) == ["gateway-a", "gateway-b", "gateway-d", "registry-a"]
+
+
+def test_a_build_copied_warm_stays_warm_after_the_cache_pruned_its_entry(stack):
+    import shutil
+
+    settings, layout = stack
+    entry = trained(settings, "gateway", settings.service_jar("gateway"))
+    first = services.command(settings, layout, "gateway")
+    shutil.rmtree(entry)  # another checkout's builds pushed it out of the shared cache
+    assert services.command(settings, layout, "gateway") == first
