@@ -167,7 +167,7 @@ def main(argv: list[str]) -> int:
         service, jar = pair.split("=", 1)
         try:
             trained = train(cache_dir, service, Path(jar))
-            print(f"warm start: {service} trained ({trained})", file=sys.stderr)
+            print(f"warm start: {service} is trained ({trained})", file=sys.stderr)
         except (OSError, RuntimeError) as error:
             failed += 1
             print(f"warm start: {service} will start cold: {error}", file=sys.stderr)
