@@ -13,11 +13,6 @@ from elves.engine.warmup import JIT_SETTLED_MS_PER_SECOND, SETTLED_HOLD_SECONDS
 from test_harness_kit import loadtest, run_elves
 
 WARMUP_BOUND_SECONDS = 120  # the default bound: room to settle early and show it
-# The ramp after the warm-up: what is asserted of it is only the breakpoint's warm mark, so it
-# needs to pass the knee, not to be long. The peak (300/s) stays, so the ramp is steeper and
-# passes p99 < 50 ms on 2 cores sooner; the warm-up's rate (a tenth of the peak) is unchanged.
-# 75 s of the 3m15s it had: two minutes less of the tier.
-RAMP = "75s"
 
 
 def seconds(run: dict, field: str) -> float:
@@ -29,7 +24,7 @@ def test_a_breakpoint_ramp_on_cold_jvms_warms_up_until_settled_or_says_it_could_
     run = run_elves(tmp_path, loadtest("cold-breakpoint", {
         "reset": True,
         "load": {"scenario": "system-mix", "mix": {"getData": 1, "getStatus": 40, "getHistory": 40, "getAllHistory": 10},
-                 "profile": "breakpoint", "rate": "300/s", "duration": RAMP,
+                 "profile": "breakpoint", "rate": "300/s", "duration": "3m15s",
                  "warmupTimeout": f"{WARMUP_BOUND_SECONDS}s", "users": 20},
         "drain": {"timeout": "3m"},
         "slo": [{"metric": "http_req_duration_p99", "op": "<", "value": "50ms"}],
