@@ -35,8 +35,12 @@ results: venv ## run the study's cases on the local stack (an hour or more) and 
 results-page: venv ## rebuild docs/results.md and .html from the committed docs/results/*/summary.json
 	$(VENV)/bin/elves results-page docs/results --page docs/results.md
 
+# Tier 1's tests on every core (pytest-xdist), each file on one worker so that a module's
+# Prometheus starts once; those marked serial measure a real process's CPU, timing or nice value,
+# which a test beside them would change: they run after, alone (and not under nice).
 test-unit: venv deps k6 helm crds services-test ## tier 1: Java slices, pytest, k6 inspect, helm lint/template
-	$(PYTEST) tests/unit
+	$(PYTEST) -n auto --dist loadfile -m "not serial" tests/unit
+	$(PYTEST) -m serial tests/unit
 
 # The stack tier 2 starts is stopped afterwards, the tests passed or not; one that ran before stays.
 test-local: venv ## tier 2: the real local stack (RabbitMQ, PostgreSQL, Prometheus, k6, the services)

@@ -15,6 +15,9 @@ from elves.engine.plan import vu_ceiling
 from elves.engine.prometheus import Prometheus
 from k6_testkit import EmptyAnswers, loopback_server, run_k6
 
+# Real k6 judged on its VUs and CPU: alone, after the parallel tests (make test-unit).
+pytestmark = pytest.mark.serial
+
 SCRIPT = """
 import http from 'k6/http';
 export const options = { scenarios: JSON.parse(__ENV.ELVES_K6_SCENARIOS) };

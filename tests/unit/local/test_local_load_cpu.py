@@ -14,6 +14,9 @@ from elves.local.load_cpu import RunnerCpu
 from elves.local.processes import cpu_seconds_of
 from polling import wait_for
 
+# A real process's CPU on one pinned CPU: alone, after the parallel tests (make test-unit).
+pytestmark = pytest.mark.serial
+
 BURN_SECONDS = 0.6
 # Burns BURN_SECONDS of CPU, then waits on its stdin (idle) until the test closes it.
 BURNER = (f"import sys, time\nstart = time.process_time()\nwhile time.process_time() - start < {BURN_SECONDS}: pass\n"

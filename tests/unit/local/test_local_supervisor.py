@@ -25,6 +25,9 @@ from elves.local.layout import Layout, generate_secrets
 from elves.local.ports import Ports, free_offset
 from elves.local.processes import is_alive, niceness_of
 
+# Nice values and a stand-in k6's CPU of real processes: alone, after the parallel tests (make test-unit).
+pytestmark = pytest.mark.serial
+
 # A port offset nobody else on this machine uses now (other stacks may run beside).
 OFFSET = free_offset(range(6000, 39000, 1500))
 PORTS = Ports(OFFSET or 0)
