@@ -17,7 +17,7 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.constants import WORK_QUEUES
 from elves.engine.models.loadtest import parse_loadtest
-from elves.engine.sql_count import SqlCountError
+from elves.engine.results.sql_count import SqlCountError
 from elves.k8s.kube import Kube
 from elves.k8s.names import Owner
 from elves.k8s.platform import KubernetesPlatform

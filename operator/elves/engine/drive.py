@@ -4,7 +4,7 @@ show progress, write the report. Nothing here knows which platform it drives
 
 Exit codes: 0 passed, 1 failed (an objective missed), 2 harness error (bad spec file,
 local stack not running, k6 script error, Prometheus unreachable, interrupted), 3 limited
-(the load generator, not the system, limited the load: elves.engine.generator_limit).
+(the load generator, not the system, limited the load: elves.engine.results.generator_limit).
 """
 
 from __future__ import annotations
@@ -17,18 +17,18 @@ import time
 from pathlib import Path
 from typing import Callable, TextIO
 
-from elves.engine.compare.history import ReportDirectory
-from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
-from elves.engine.credentials import max_seconds_from_env
-from elves.engine.models.errors import SpecError
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
+from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import LoadTest, load_resources
+from elves.engine.models.status import LoadTestStatus
 from elves.engine.models.target import SystemUnderTest, SystemUnderTestSpec
-from elves.engine.platform import Platform
-from elves.engine.prometheus import Prometheus
-from elves.engine.report import HTML, write_report
+from elves.engine.planning.credentials import max_seconds_from_env
+from elves.engine.planning.platform import Platform
+from elves.engine.results.compare.history import ReportDirectory
+from elves.engine.results.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report import HTML, write_report
 from elves.engine.runner import Context, SystemClock, Timeouts, abort, step
-from elves.engine.status import LoadTestStatus
 
 EXIT_PASSED, EXIT_FAILED, EXIT_HARNESS_ERROR, EXIT_LIMITED = 0, 1, 2, 3
 LIVE_REFRESH_SECONDS = 2.0  # how often the progress line re-reads Prometheus

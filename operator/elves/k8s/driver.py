@@ -20,10 +20,10 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import LoadTest, parse_loadtest
+from elves.engine.models.status import LoadTestStatus
 from elves.engine.models.target import SystemUnderTestSpec
-from elves.engine.platform import RunKey
+from elves.engine.planning.platform import RunKey
 from elves.engine.runner import Clock, Context, Event, SystemClock, abort, fail, step, utc
-from elves.engine.status import LoadTestStatus
 from elves.k8s import grafana
 from elves.k8s.autoscalers import SCALED_OBJECT
 from elves.k8s.kube import Kube

@@ -16,7 +16,7 @@ from kubernetes.stream import stream
 from urllib3.exceptions import HTTPError
 
 from elves.constants import API_GROUP, API_VERSION, PLURAL, SUT_PLURAL
-from elves.engine.blips import TransientError
+from elves.engine.results.blips import TransientError
 from elves.k8s.autoscalers import Kind
 
 REQUEST_TIMEOUT_SECONDS = 15.0

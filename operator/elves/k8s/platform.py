@@ -1,4 +1,4 @@
-"""KubernetesPlatform: the Platform protocol (elves.engine.platform) on a cluster.
+"""KubernetesPlatform: the Platform protocol (elves.engine.planning.platform) on a cluster.
 
 The system is the chart's Deployments and StatefulSets in the system namespace; the load
 is a k6-operator TestRun in the LoadTest's namespace, owned by the LoadTest. One object
@@ -20,17 +20,17 @@ from typing import Any, Callable
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
-from elves.engine import k6
-from elves.engine.blips import TransientError
 from elves.engine.models.autoscaling import CpuAutoscaling, QueueAutoscaling
 from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
+from elves.engine.models.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
 from elves.engine.models.system import System
-from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
-from elves.engine.prometheus import Prometheus
+from elves.engine.planning import k6
+from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
+from elves.engine.results.blips import TransientError
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.sql_count import FIELD as SQL_FIELD
+from elves.engine.results.sql_count import SqlCountError
 from elves.engine.runner import utc
-from elves.engine.sql_count import FIELD as SQL_FIELD
-from elves.engine.sql_count import SqlCountError
-from elves.engine.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
 from elves.k8s import archive, autoscalers, faults, manifests, names, target_workloads, workloads
 from elves.k8s.kube import Kube, NotOurs, exec_failure
 from elves.k8s.loadstate import load_status
@@ -69,7 +69,7 @@ class LoadError(RuntimeError):
 
 class AutoscalerGoing(TransientError):
     """An autoscaler of the same name is still being deleted (KEDA's finalizer): the step is tried
-    again, and the test ends in Error only when it lasts (elves.engine.blips)."""
+    again, and the test ends in Error only when it lasts (elves.engine.results.blips)."""
 
     harness_reason = "AutoscalerNotDeleted"
 
@@ -150,7 +150,7 @@ class KubernetesPlatform:
 
     def _elves_deployments(self) -> tuple[str, ...]:
         """Elves' own Deployments, in a test of Elves' own system; none in a test of another (it
-        may neither change them, elves.engine.target_scope, nor find them: the harness alone,
+        may neither change them, elves.engine.models.target_scope, nor find them: the harness alone,
         the chart's system.enabled: false, installs none and grants nothing over them)."""
         return DEPLOYMENTS if self.target is None else ()
 

@@ -15,17 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elves.constants import SYSTEM_NAMESPACE
-from elves.engine.credentials import DEFAULT_MAX_SECONDS, max_seconds_from_env
-from elves.envvars import count, read
+from elves.engine.models.units import parse_duration, parse_memory
+from elves.engine.planning.credentials import max_seconds_from_env
+from elves.engine.planning.timeouts import DEFAULT_MAX_SECONDS
 from elves.engine.runner import Timeouts
-from elves.engine.units import parse_duration, parse_memory
+from elves.envvars import count, read
 from elves.k8s.autoscalers import Keda
 from elves.k8s.faults import Caps
 from elves.k8s.namespace_guard import namespace_problems
 from elves.k8s.policy import Policy, RunnerRules
 from elves.k8s.sql_secrets import EXAMPLE as SQL_EXAMPLE
-from elves.k8s.sql_secrets import VALUE as SQL_SECRETS_VALUE
 from elves.k8s.sql_secrets import SqlSecrets
+from elves.k8s.sql_secrets import VALUE as SQL_SECRETS_VALUE
 
 # The k6 image of the runner pods: k6 at tools/versions.env's K6_VERSION (a unit test
 # keeps them in step), so runners behave like the k6 the local mode and the tests use.

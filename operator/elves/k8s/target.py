@@ -16,9 +16,9 @@ from kubernetes.client.exceptions import ApiException
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, SUT_PLURAL
 from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.status import TargetPin
 from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, parse_system_under_test
-from elves.engine.status import TargetPin
-from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
+from elves.engine.models.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.k8s.kube import Kube
 from elves.k8s.sql_secrets import COUNT, FIELDS, RESET, SqlSecrets
 

@@ -1,6 +1,6 @@
 """What a LoadTest may ask that the local mode cannot do: autoscaling (a cluster's), and, in a
 test of another system than Elves', what would act on Elves' processes instead of the target's
-(elves.engine.target_scope). Refused before anything starts, naming the field (a cluster
+(elves.engine.models.target_scope). Refused before anything starts, naming the field (a cluster
 refuses the local-only parts the same way: elves.k8s.faults)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.models.target import SystemUnderTestSpec
-from elves.engine.plan import expand_sweep
-from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
+from elves.engine.models.target_scope import elves_only_parts, workload_of, workload_problems
+from elves.engine.planning.plan import expand_sweep
 
 
 def cluster_only_problems(test: LoadTest, target: SystemUnderTestSpec | None = None) -> list[str]:

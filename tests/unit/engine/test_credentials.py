@@ -9,11 +9,11 @@ import hmac
 import jwt
 import pytest
 
-from elves.engine.credentials import (DEFAULT_MAX_SECONDS, SCOPES, lifetime_problem, make_run_credential,
-                                      max_seconds_from_env, run_lifetime, signing_key)
-from elves.engine.k6 import RUNNER_VARIABLES, Targets, runner_env, secret_env
-from elves.engine.plan import plan_runs
-from elves.engine.platform import LoadRun, ScriptFile
+from elves.engine.planning.credentials import (DEFAULT_MAX_SECONDS, SCOPES, lifetime_problem, make_run_credential,
+                                               max_seconds_from_env, run_lifetime, signing_key)
+from elves.engine.planning.k6 import RUNNER_VARIABLES, Targets, runner_env, secret_env
+from elves.engine.planning.plan import plan_runs
+from elves.engine.planning.platform import LoadRun, ScriptFile
 from elves.engine.runner import Timeouts
 
 SERVICE_KEY = "the-registry-service-key-48-characters-long-000"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.crd import crd_manifest
+from elves.engine.models.crd import crd_manifest
 from elves.engine.models.errors import SpecError
-from elves.engine.plan import expand_sweep
+from elves.engine.planning.plan import expand_sweep
 
 SCALE_INGESTOR = {"at": "1m", "scale": {"deployment": "ingestor", "replicas": 0}}
 

@@ -10,7 +10,7 @@ from foreign_system import foreign_system
 
 from elves.cli import main as elves_main
 from elves.constants import DEPLOYMENTS, TEST_ID_HEADER, WORK_QUEUES
-from elves.engine.crd import SYSTEM_UNDER_TEST, crd_manifest
+from elves.engine.models.crd import SYSTEM_UNDER_TEST, crd_manifest
 from elves.engine.models.errors import SpecError
 from elves.engine.models.target import builtin_profile, parse_system_under_test
 

@@ -11,10 +11,10 @@ import pytest
 from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.objectives import POD_METRICS, Objective
+from elves.engine.models.status import ScalingFigures, DeploymentResult, RunResults, Window
 from elves.engine.models.target import parse_system_under_test
-from elves.engine.status import ScalingFigures, DeploymentResult, RunResults, Window
-from elves.engine.target_scope import objective_problems
-from elves.engine.verdict import evaluate
+from elves.engine.models.target_scope import objective_problems
+from elves.engine.results.verdict import evaluate
 
 LOAD = {"scenario": "system-mix", "rate": "60/min", "duration": "1m"}
 ORDERS = parse_system_under_test({

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine_testkit import free_port
-from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.results.prometheus import Prometheus, PrometheusError
 
 
 def test_ready_and_a_scalar_query(prometheus_server):

@@ -1,11 +1,11 @@
 """The built-in scenarios' facts reach the k6 scripts from one home: the module generated from
-elves.engine.scenarios (the scripts' side is in tests/unit/loadtests/test_k6_scripts.py)."""
+elves.engine.models.scenarios (the scripts' side is in tests/unit/loadtests/test_k6_scripts.py)."""
 
 from __future__ import annotations
 
 import re
 
-from elves.engine.scenarios import BUILTIN_SCENARIOS, FACTS_PATH, facts_module
+from elves.engine.models.scenarios import BUILTIN_SCENARIOS, FACTS_PATH, facts_module
 
 REGENERATE = f"run `.venv/bin/elves scenarios --output {FACTS_PATH}` and commit it"
 

@@ -12,17 +12,17 @@ import time
 
 import pytest
 
-from elves.engine.analysis import RunWindow, queue_results
-from elves.engine.console import summary_text
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.objectives import Objective
+from elves.engine.models.status import Ledger, LoadTestStatus, RunResults, Window
 from elves.engine.models.target import Queues, parse_system_under_test
-from elves.engine.prometheus import Prometheus
-from elves.engine.report import write_report
+from elves.engine.results.analysis import RunWindow, queue_results
+from elves.engine.results.console import summary_text
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report import write_report
+from elves.engine.results.target_ledger import counts_complete, for_test, read_counts
+from elves.engine.results.verdict import evaluate
 from elves.engine.runner import Context, step
-from elves.engine.status import Ledger, LoadTestStatus, RunResults, Window
-from elves.engine.target_ledger import counts_complete, for_test, read_counts
-from elves.engine.verdict import evaluate
 from engine_testkit import PrometheusServer, backfill
 from foreign_system import foreign_system
 from postgres_server import PostgresServer
@@ -375,7 +375,7 @@ def test_a_database_that_cannot_be_reached_ends_in_error_never_in_a_pass(prom, p
                               " could not connect to PostgreSQL at 127.0.0.1:")
     assert platform.called("start_load") == []
     assert READER_PASSWORD not in shown(status, events)
-    # Gone during the drain: ridden out for a while (elves.engine.blips), then Error, not a verdict.
+    # Gone during the drain: ridden out for a while (elves.engine.results.blips), then Error, not a verdict.
     platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"], ledger_secrets={SECRET: orders_db})
 
     def the_database_goes(status: LoadTestStatus) -> None:

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from elves.engine import promql
-from elves.engine.analysis import RunWindow, deployment_results
-from elves.engine.prometheus import Prometheus
+from elves.engine.results import promql
+from elves.engine.results.analysis import RunWindow, deployment_results
+from elves.engine.results.prometheus import Prometheus
 from engine_testkit import PrometheusServer, backfill
 
 WORKLOADS = ("orders-api", "orders-worker", "orders-db")

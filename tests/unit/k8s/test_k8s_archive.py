@@ -11,8 +11,8 @@ import pytest
 from engine_testkit import K6_BINARY
 from prerequisites import require
 
-from elves.engine.k6 import Targets, archived_env
-from elves.engine.platform import LoadRun, ScriptFile
+from elves.engine.planning.k6 import Targets, archived_env
+from elves.engine.planning.platform import LoadRun, ScriptFile
 from elves.k8s import archive
 
 REPO = Path(__file__).resolve().parents[3]

@@ -10,9 +10,9 @@ from datetime import datetime, timezone
 import pytest
 from prerequisites import require
 
-from elves.engine.k6 import RUNNER_VARIABLES, Targets
-from elves.engine.platform import LoadRun, ScriptFile
-from elves.engine.status import LoadTestStatus
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.planning.k6 import RUNNER_VARIABLES, Targets
+from elves.engine.planning.platform import LoadRun, ScriptFile
 from elves.k8s import manifests, names
 
 LOADTEST = {"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",

@@ -11,9 +11,9 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import WORK_QUEUES
-from elves.engine.analysis import RunWindow
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.target import Queues, builtin_profile
+from elves.engine.results.analysis import RunWindow
 from elves.engine.runner.drain import queue_blockers
 from elves.k8s.driver import Driver
 from elves.k8s.settings import OperatorSettings
@@ -165,7 +165,7 @@ def test_the_drain_waits_on_the_targets_queues():
 
 
 def test_the_target_is_pinned_by_uid_and_generation_and_any_change_named():
-    from elves.engine.status import TargetPin
+    from elves.engine.models.status import TargetPin
     from elves.k8s.target import target_changes
 
     body = {**ORDERS, "metadata": {"name": "orders", "namespace": "team", "uid": "u-1", "generation": 3}}

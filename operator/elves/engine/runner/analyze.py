@@ -6,25 +6,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from elves.engine import analysis
-from elves.engine.analysis import AnalysisError, RunWindow, leave_out_warmup, ledger_since
-from elves.engine.drop_blame import first_drop
-from elves.engine.generator_limit import busiest
-from elves.engine.ledger import LedgerUnavailable
-from elves.engine.compare import CompareError, baseline_checks, load_summary
-from elves.engine.compare.history import find_baseline, wanted
-from elves.engine.plan import vu_ceiling
-from elves.engine.platform import RunKey
+from elves.engine.models.status import Check, GeneratorCpu, Ledger, RunResults, RunStatus, Step, Verdict
+from elves.engine.models.summary import summarize
+from elves.engine.planning.plan import vu_ceiling
+from elves.engine.planning.platform import RunKey
+from elves.engine.results import analysis
+from elves.engine.results.analysis import AnalysisError, RunWindow, leave_out_warmup, ledger_since
+from elves.engine.results.compare import CompareError, baseline_checks, load_summary
+from elves.engine.results.compare.history import find_baseline, wanted
+from elves.engine.results.drop_blame import first_drop
+from elves.engine.results.generator_limit import busiest
+from elves.engine.results.ledger import LedgerUnavailable
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report import loadtest_document
+from elves.engine.results.verdict import VerdictError, evaluate, find_breakpoint, phase_of, sweep_table, verdict_of
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc
 from elves.engine.runner.drain import logged_endpoints, run_window, target_counts
 from elves.engine.runner.outcome import cleanup, set_condition, set_outcome_conditions, set_verdict_conditions
 from elves.engine.runner.prepare import prepare_run
 from elves.engine.runner.tick import Tick
-from elves.engine.prometheus import Prometheus
-from elves.engine.report import loadtest_document
-from elves.engine.status import Check, GeneratorCpu, Ledger, RunResults, RunStatus, Step, Verdict
-from elves.engine.summary import summarize
-from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, phase_of, sweep_table, verdict_of
 
 
 def _baseline_checks(tick: Tick, results: RunResults) -> list[Check]:

@@ -10,16 +10,16 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from elves.constants import LOCAL_TEST_NAMESPACE, WORK_QUEUES
-from elves.engine.compare.history import ReportHistory
-from elves.engine.compare.plans import plan_record
-from elves.engine.credentials import DEFAULT_MAX_SECONDS
-from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, LedgerError, read_ledger
 from elves.engine.models.loadtest import LoadTest
+from elves.engine.models.status import LoadTestStatus
 from elves.engine.models.target import LedgerCounts, Queues, ResetSteps, SystemUnderTestSpec
-from elves.engine.plan import RunPlan, plan_runs, script_location
-from elves.engine.platform import Platform, ScriptFile
-from elves.engine.prometheus import Prometheus
-from elves.engine.status import LoadTestStatus
+from elves.engine.planning.plan import RunPlan, plan_runs, script_location
+from elves.engine.planning.platform import Platform, ScriptFile
+from elves.engine.planning.timeouts import Timeouts
+from elves.engine.results.compare.history import ReportHistory
+from elves.engine.results.compare.plans import plan_record
+from elves.engine.results.ledger import LEDGER_TIMEOUT_SECONDS, LedgerError, read_ledger
+from elves.engine.results.prometheus import Prometheus
 
 
 class Clock(Protocol):
@@ -30,22 +30,6 @@ class Clock(Protocol):
 class SystemClock:
     def now(self) -> float:
         return time.time()
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """How long each wait may last (seconds) before the test ends in Error."""
-
-    lock: float = 300.0  # another test holds the system
-    system_ready: float = 300.0  # replicas up and ready after a reset or a change
-    prometheus: float = 60.0  # Prometheus answering
-    load_start: float = 60.0  # k6 running after start_load
-    load_setup: float = 180.0  # k6's setup() (seeding requests, waiting for their plots)
-    # Beyond the planned duration: k6's gracefulStop (30 s), and setup() when the platform
-    # cannot tell it apart from the load (see LoadState).
-    load_grace: float = 180.0
-    load_stop: float = 120.0  # a stopped k6 gone (an auto warm-up's, before the load starts); locally k6 gets 30 s
-    run_credential_max: float = DEFAULT_MAX_SECONDS  # the longest a run's credentials may live (engine.credentials)
 
 
 # What a step returns to have its status saved before the next one (a point to resume from).
@@ -59,7 +43,7 @@ class Intervals:
     waiting: float = 1.0
     running: float = 0.5  # faults fire within this of their time
     draining: float = 2.0
-    warming: float = 5.0  # an auto warm-up's settling, read from Prometheus on its 5 s grid (engine.warmup)
+    warming: float = 5.0  # an auto warm-up's settling, read from Prometheus on its 5 s grid (engine.results.warmup)
 
 
 @dataclass

@@ -3,16 +3,16 @@ ledger's baseline."""
 
 from __future__ import annotations
 
-from elves.engine import promql, sql_count
-from elves.engine.credentials import lifetime_problem
+from elves.engine.models.status import RunStatus, Step
 from elves.engine.models.target import ResetSteps
-from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.planning.credentials import lifetime_problem
+from elves.engine.results import promql, sql_count
+from elves.engine.results.prometheus import Prometheus, PrometheusError
+from elves.engine.results.sql_count import SqlCountError, SqlCountUnavailable
+from elves.engine.results.target_ledger import persisted_by_sql, sql_persisted
 from elves.engine.runner.context import SAVE_POINT, HarnessError, progress, utc
 from elves.engine.runner.outcome import set_condition
 from elves.engine.runner.tick import Tick
-from elves.engine.sql_count import SqlCountError, SqlCountUnavailable
-from elves.engine.status import RunStatus, Step
-from elves.engine.target_ledger import persisted_by_sql, sql_persisted
 
 
 # The field a reset's errors name (the target's SystemUnderTest's).

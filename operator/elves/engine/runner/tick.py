@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from elves.engine.plan import RunPlan
-from elves.engine.platform import Platform
+from elves.engine.models.status import LoadTestStatus, RunStatus, Step
+from elves.engine.models.units import format_duration
+from elves.engine.planning.plan import RunPlan
+from elves.engine.planning.platform import Platform
 from elves.engine.runner.context import Context, Event, HarnessError, epoch, utc
 from elves.engine.runner.outcome import set_condition
-from elves.engine.status import LoadTestStatus, RunStatus, Step
-from elves.engine.units import format_duration
 
 
 class Tick:
