@@ -26,6 +26,7 @@ from elves.engine.models.status import AutoscalerSnapshot, ContainerWatch, Gener
 from elves.engine.models.system import System
 from elves.engine.planning import k6
 from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
+from elves.engine.planning.target import Target
 from elves.engine.results.blips import TransientError
 from elves.engine.results.prometheus import Prometheus
 from elves.engine.results.sql_count import FIELD as SQL_FIELD
@@ -87,9 +88,9 @@ class KubernetesPlatform:
         self.clock = clock
         self.lock = SystemLock(kube, self.system)
         self._secrets: dict[str, str] = {}
-        # Another system's workloads (the SystemUnderTest of spec.target), set by the driver once
-        # it has read the target; None: a test of Elves' own system.
-        self.target: target_workloads.TargetWorkloads | None = None
+        # The system the test judges, set by the driver once it has resolved it (elves.k8s.target):
+        # Elves' own until then; another system's workloads are the ones faults may act on.
+        self.target = Target.elves(self.system_namespace)
         # The SystemUnderTest spec.target names (in the LoadTest's namespace), set by the driver:
         # the Secrets its SQL may use are granted to it by name (elves.k8s.sql_secrets).
         self.system_under_test: str = ""
@@ -150,9 +151,14 @@ class KubernetesPlatform:
 
     def _elves_deployments(self) -> tuple[str, ...]:
         """Elves' own Deployments, in a test of Elves' own system; none in a test of another (it
-        may neither change them, elves.engine.models.target_scope, nor find them: the harness alone,
+        may neither change them, elves.engine.planning.target_scope, nor find them: the harness alone,
         the chart's system.enabled: false, installs none and grants nothing over them)."""
-        return DEPLOYMENTS if self.target is None else ()
+        return DEPLOYMENTS if self.target.own else ()
+
+    def _target_faults(self) -> target_workloads.TargetFaults:
+        """Another system's listed workloads, read and changed through the API."""
+        return target_workloads.TargetFaults(self.kube, target_workloads.TargetWorkloads.of(
+            self.target.namespace, self.target.spec), self.clock)
 
     def snapshot_system(self) -> SystemSnapshot:
         snapshot = SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name))
@@ -160,8 +166,8 @@ class KubernetesPlatform:
         for name in self._elves_deployments():
             if (existing := self._autoscaler(name)) is not None:
                 snapshot.autoscalers[name] = autoscalers.snapshot(existing)
-        if self.target is not None:
-            snapshot.workloads = target_workloads.TargetFaults(self.kube, self.target, self.clock).snapshot()
+        if not self.target.own:
+            snapshot.workloads = self._target_faults().snapshot()
             snapshot.workloads_namespace = self.target.namespace
         snapshot.seal = self._seal(snapshot, SEAL_TAKEN)
         return snapshot
@@ -392,10 +398,10 @@ class KubernetesPlatform:
 
     def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
         if getattr(action, "workload", None) is not None:  # another system's (elves.k8s.target_workloads)
-            if self.target is None:
+            if self.target.own:
                 raise LoadError(f"fault {action.describe()}: a workload fault needs the SystemUnderTest of spec.target")
             try:
-                return target_workloads.TargetFaults(self.kube, self.target, self.clock).apply(action, now)
+                return self._target_faults().apply(action, now)
             except target_workloads.TargetWorkloadError as exc:
                 raise LoadError(str(exc)) from None
         system = self.system

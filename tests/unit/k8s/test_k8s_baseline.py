@@ -15,6 +15,7 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.status import LoadTestStatus
+from elves.engine.planning.target import Target
 from elves.engine.results.compare import CompareError
 from elves.engine.results.compare.history import find_baseline
 from elves.k8s import manifests
@@ -56,7 +57,7 @@ REPORTS = [
 
 def test_the_operator_compares_with_the_last_passed_report_configmap_of_the_loadtest():
     driver = Driver(OperatorSettings(), ReportsKube(REPORTS))  # type: ignore[arg-type]
-    history = driver.context(loadtest(baseline={"loadTest": "nightly"})).reports
+    history = driver.context(loadtest(baseline={"loadTest": "nightly"}), Target()).reports
     name, summary = find_baseline(history, "team-a", "nightly", "lastPassed")
     assert name == f"configmap/{REPORTS[1]['metadata']['name']}"
     assert summary["status"] == {"phase": "Succeeded", "minutes": 10}

@@ -17,6 +17,7 @@ from typing import Any
 from elves.constants import DEPLOYMENTS, GATEWAY_ENDPOINTS, SCALED_ON_QUEUE
 from elves.engine.models.autoscaling import QueueAutoscaling, autoscaled
 from elves.engine.models.target import Queues
+from elves.engine.planning.target import Target
 from elves.engine.results import promql
 from elves.engine.results.autoscaling_figures import HPA, KEDA, scaled, scaling_figures
 from elves.engine.results.histograms import Histogram, run_histograms
@@ -439,18 +440,19 @@ def ledger_complete(ledger: Ledger) -> tuple[bool, str]:
 
 def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | Ledger | None,
             logged_endpoints: tuple[str, ...] = GATEWAY_ENDPOINTS, autoscaling: Any = None,
-            queues: Queues | None = None, queue_namespace: str | None = None,
-            workloads: tuple[str, ...] | None = None) -> RunResults:
+            target: Target = Target()) -> RunResults:
     """The results of one run (raises AnalysisError or PrometheusError when it cannot);
     `ledger`: the registry's raw ledger, or a target's counts ledger as it was read
     (elves.engine.results.target_ledger); `autoscaling`: the run's spec.system.autoscaling, whose
-    deployments get scaling figures; `queues` and `queue_namespace`: a named target's queues
-    (None: Elves' own, in the system's namespace); `workloads`: a named target's workloads, in
-    `queue_namespace` too (None: Elves' deployments)."""
+    deployments get scaling figures; `target`: the system judged, whose queues and workloads
+    the results show (Elves' own: its work and dead-letter queues and its deployments)."""
     endpoints, total, dropped = k6_results(prom, window)
-    queue_figures = queue_results(prom, window, queues, queue_namespace)
-    deployments = deployment_results(prom, window, autoscaling, workloads,
-                                     queue_namespace if workloads is not None else None)
+    if target.own:  # in the namespace `prom` reads Elves' system in
+        queue_figures = queue_results(prom, window)
+        deployments = deployment_results(prom, window, autoscaling)
+    else:
+        queue_figures = queue_results(prom, window, target.queues, target.namespace)
+        deployments = deployment_results(prom, window, autoscaling, target.named_workloads, target.namespace)
     ledger_model = ledger if isinstance(ledger, Ledger) or ledger is None else ledger_result(
         {e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)
     span, at = window.measured().k6_range()

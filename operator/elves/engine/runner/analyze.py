@@ -70,7 +70,7 @@ def _ledger(tick: Tick, prom: Prometheus, window: RunWindow) -> dict[str, Any] |
     """The run's ledger: the target's counts (from Prometheus or its database: one that cannot be
     read ends the test in Error, naming the field), or the registry's raw ledger (None when it
     cannot be read: the lost_* checks then fail saying so)."""
-    if tick.ctx.ledger_counts is not None:
+    if tick.ctx.target.counts_its_ledger:
         return target_counts(tick, prom, window)
     try:
         return ledger_since(tick.ctx.ledger(tick.platform, tick.plan.test_id), tick.run.ledger_baseline)
@@ -89,8 +89,7 @@ def analyze(tick: Tick) -> float:
     began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
     try:
         results = analysis.analyze(prom, window, ledger, logged_endpoints(tick), plan.point.system.autoscaling,
-                                   queues=tick.ctx.analysed_queues, queue_namespace=tick.ctx.queue_namespace(tick.platform),
-                                   workloads=tick.ctx.analysed_workloads)
+                                   tick.ctx.target)
         results.vus_ceiling = vu_ceiling(plan.scenarios)
         results.generator_cpu = _generator_cpu(tick, window)
         if results.dropped_iterations:

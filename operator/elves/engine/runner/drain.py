@@ -54,10 +54,10 @@ def run_window(tick: Tick, end: float) -> RunWindow:
 def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str]:
     """What still keeps the system from having drained (empty when it has)."""
     test_id, ctx = window.test_id, tick.ctx
-    blockers = queue_blockers(ctx.queues, prom, window, ctx.queue_namespace(tick.platform))
-    if not ctx.drain_waits_for_ledger:
+    blockers = queue_blockers(ctx.target.queues, prom, window, ctx.target.namespace)
+    if not ctx.target.drain_waits_for_ledger:
         return blockers
-    if ctx.ledger_counts is not None:
+    if ctx.target.counts_its_ledger:
         complete, reason = counts_complete(target_counts(tick, prom, window))
         return blockers + ([] if complete else [reason])
     try:
@@ -80,8 +80,7 @@ def persisted_before(run: RunStatus) -> int:
 def target_counts(tick: Tick, prom: Prometheus, window: RunWindow) -> Ledger:
     """The target's counts ledger now; an SQL count that cannot be read raises SqlCountError
     (SqlCountUnavailable is ridden out: elves.engine.results.blips)."""
-    assert tick.ctx.ledger_counts is not None
-    return read_counts(prom, tick.ctx.ledger_counts, window, tick.platform.target_secret, persisted_before(tick.run))
+    return read_counts(prom, tick.ctx.target.ledger_counts, window, tick.platform.target_secret, persisted_before(tick.run))
 
 
 def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow, namespace: str | None = None) -> list[str]:

@@ -21,7 +21,7 @@ def load_run(tick: Tick, part: LoadPart, scenarios: dict[str, Any], duration: fl
     # Least power: Elves' gateway tokens and registry credential only for a test of Elves' own
     # system; another system's runners (its author's script) need and get neither.
     tokens, admin, credential = [], "", ""
-    if tick.ctx.judges_elves:
+    if tick.ctx.target.own:
         tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime, plan.test_id)
         credential = make_run_credential(tick.platform.service_key(), plan.test_id, lifetime)
     return LoadRun(index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=scenarios, tokens=tokens,

@@ -64,8 +64,8 @@ def prepare_run(tick: Tick) -> None:
     tick.run.started_at = utc(tick.now)
     if not tick.ctx.test.spec.reset:
         tick.goto("Preparing", Step.APPLY)
-    elif (steps := tick.ctx.target_reset) is not None:
-        reset_target(tick, steps)
+    elif tick.ctx.target.resets_itself:
+        reset_target(tick, tick.ctx.target.reset_steps)
         tick.goto("Preparing", Step.APPLY)
     else:
         tick.platform.reset()
@@ -129,12 +129,12 @@ def prometheus(tick: Tick) -> float:
 def baseline(tick: Tick) -> float:
     # An auto warm-up comes first, counted in the same ledger (runner.warmup).
     load = Step.START_WARMUP if tick.plan.warmup is not None else Step.START_LOAD
-    counts = tick.ctx.ledger_counts
-    if counts is not None and persisted_by_sql(counts):
+    target = tick.ctx.target
+    if target.counts_its_ledger and persisted_by_sql(target.ledger_counts):
         # Before any load: the Secret, the login and the query work (or the test ends here, naming
         # the field), and what an earlier run of this test id left is counted, to be left out.
         try:
-            before = sql_persisted(counts, tick.plan.test_id, tick.platform.target_secret)
+            before = sql_persisted(target.ledger_counts, tick.plan.test_id, tick.platform.target_secret)
         except SqlCountUnavailable as exc:
             return tick.wait(f"the persisted count does not answer: {exc}", tick.ctx.timeouts.system_ready,
                              exc.harness_reason)
@@ -143,7 +143,7 @@ def baseline(tick: Tick) -> float:
         tick.events.append(progress(f"the persisted count by SQL answers{earlier}"))
         tick.goto(None, load)
         return 0.0
-    if counts is not None:  # counted by the run's test id in Prometheus: no registry to ask
+    if target.counts_its_ledger:  # counted by the run's test id in Prometheus: no registry to ask
         tick.goto(None, load)
         return 0.0
     try:

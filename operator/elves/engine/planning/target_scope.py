@@ -13,7 +13,7 @@ from __future__ import annotations
 from elves.constants import DEPLOYMENTS
 from elves.engine.models.faults import Fault
 from elves.engine.models.spec import LoadTestSpec
-from elves.engine.models.target import SystemUnderTestSpec
+from elves.engine.planning.target import Target
 
 
 def workload_of(fault: Fault) -> str | None:
@@ -42,14 +42,14 @@ def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supporte
     return problems
 
 
-def objective_problems(spec: LoadTestSpec, target: SystemUnderTestSpec | None, what: str) -> list[str]:
+def objective_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str]:
     """Objectives naming a workload (or, in the old spelling, a deployment) the system does not
-    have: one of Elves' deployments in a test of Elves' own (`target` None), else one `target`
-    (described as `what`) lists by name. A typo would otherwise be judged on no figures at all."""
-    if target is None:
+    have: one of Elves' deployments in a test of Elves' own, else one `target` (described as
+    `what`) lists by name. A typo would otherwise be judged on no figures at all."""
+    if target.own:
         named, whose = list(DEPLOYMENTS), "one of Elves' deployments"
     else:
-        named, whose = [w.name for w in target.workloads if w.name is not None], f"a workload {what} lists by name"
+        named, whose = list(target.named_workloads), f"a workload {what} lists by name"
     problems = []
     for index, objective in enumerate(spec.slo or []):
         workload = objective.workload_name
@@ -60,17 +60,17 @@ def objective_problems(spec: LoadTestSpec, target: SystemUnderTestSpec | None, w
     return problems
 
 
-def workload_problems(spec: LoadTestSpec, target: SystemUnderTestSpec | None, what: str) -> list[str]:
+def workload_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str]:
     """Faults and objectives naming a workload: faults only in a test of another system (`target`,
     described as `what`), and only a workload its SystemUnderTest lists by name (one listed by
     labels has no name to give); objectives as objective_problems says."""
-    named = [w.name for w in target.workloads if w.name is not None] if target is not None else []
+    named = list(target.named_workloads) if not target.own else []
     problems = objective_problems(spec, target, what)
     for index, fault in enumerate(spec.faults):
         if (workload := workload_of(fault)) is None:
             continue
         field = f"spec.faults[{index}].{fault.action.kind}.workload"
-        if target is None:
+        if target.own:
             problems.append(f"{field}: names a workload of another system, but this test judges Elves' own: name"
                             f" one of Elves' deployments in deployment instead")
         elif workload not in named:
