@@ -147,7 +147,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
     status = LoadTestStatus()
     duration = test.spec.load.measured_seconds  # the load's own clock: after an auto warm-up, its part
     drain_timeout = test.spec.drain.timeout.seconds
-    print(f"{test.name}: {len(ctx.plans())} run(s) of {test.spec.load.duration or test.spec.load.duration_seconds}"
+    print(f"{test.name}: {len(ctx.plans)} run(s) of {test.spec.load.duration or test.spec.load.duration_seconds}"
           + (" (an auto warm-up, then the load)" if test.spec.load.warmup_auto else "") + ", "
           f"Prometheus {prom.url}", file=out, flush=True)
     live, live_read = Live(), 0.0
@@ -179,7 +179,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
 
     directory = reports_dir / f"{test.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     status.report.path = str(directory / HTML)
-    html = write_report(directory, test, status, prom, ctx.plan_record(platform))
+    html = write_report(directory, test, status, prom, ctx.plan_record(platform, status))
     for line in summary_text(status, str(test.spec.drain.timeout)):
         print(line, file=out)
     print("", file=out)

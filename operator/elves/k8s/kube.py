@@ -65,10 +65,6 @@ def ownership_checked_replace(body: dict[str, Any]) -> list[dict[str, Any]]:
     return tests + content
 
 
-def status_of(exc: BaseException) -> int | None:
-    return exc.status if isinstance(exc, ApiException) else None
-
-
 def describe(exc: ApiException) -> str:
     """The API server's own message, not the client's wall of headers."""
     try:

@@ -14,7 +14,6 @@ import hmac
 import logging
 import random
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 from kubernetes.client.exceptions import ApiException
@@ -25,18 +24,19 @@ from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, Re
 from elves.engine.models.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
 from elves.engine.models.system import System
 from elves.engine.planning import k6
-from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
+from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, RunScript
 from elves.engine.planning.target import Target
 from elves.engine.results.blips import TransientError
 from elves.engine.results.prometheus import Prometheus
 from elves.engine.results.sql_count import FIELD as SQL_FIELD
 from elves.engine.results.sql_count import SqlCountError
 from elves.engine.runner import utc
-from elves.k8s import archive, autoscalers, faults, manifests, names, target_workloads, workloads
+from elves.k8s import autoscalers, faults, manifests, names, scripts, target_workloads, workloads
 from elves.k8s.kube import Kube, NotOurs, exec_failure
 from elves.k8s.loadstate import load_status
 from elves.k8s.lock import SystemLock
 from elves.k8s.runner_cpu import runner_cpu
+from elves.k8s.scripts import LoadError
 from elves.k8s.settings import OperatorSettings
 from elves.k8s.sql_secrets import VALUE as SQL_SECRETS_VALUE
 
@@ -62,10 +62,6 @@ SERVICE_KEY_KEY = "service-key"
 # Linux refuses to start a process with one environment string longer than 128 KiB
 # (MAX_ARG_STRLEN); the tokens' variable carries a token per user.
 MAX_ENV_VALUE_BYTES = 120 * 1024
-
-
-class LoadError(RuntimeError):
-    """The load cannot be started; the message says what to fix."""
 
 
 class AutoscalerGoing(TransientError):
@@ -329,43 +325,24 @@ class KubernetesPlatform:
     def _targets(self) -> k6.Targets:
         return k6.Targets(self.settings.prometheus_url, self.settings.gateway_url, self.settings.registry_url)
 
-    def _script(self, run: LoadRun) -> tuple[str, str]:
-        """(ConfigMap, key) holding what the runners execute; the archive's ConfigMap is made here."""
-        if isinstance(run.script, ScriptConfigMap):
-            name, key = run.script.name, run.script.file
-            configmap = self.kube.configmap(self.namespace, name)
-            if configmap is None:
-                raise LoadError(f"spec.load.script.configMap: ConfigMap {name} not found in namespace {self.namespace}")
-            keys = set(configmap.get("data") or {}) | set(configmap.get("binaryData") or {})
-            if key not in keys:
-                raise LoadError(f"spec.load.script.configMap.file: ConfigMap {name} has no key {key} "
-                                f"(it has: {', '.join(sorted(keys)) or 'nothing'})")
-            return name, key
-        try:
-            packed = archive.pack(self.settings.k6_binary, Path(run.script.path), k6.archived_env(run, self._targets()))
-        except archive.ArchiveError as exc:
-            raise LoadError(str(exc)) from None
-        try:
-            self.kube.apply_configmap(manifests.script_configmap(self.owner, run.index, packed, run.part))
-        except NotOurs as exc:
-            raise LoadError(str(exc)) from None
-        return names.script_configmap_name(self.owner.name, run.index, run.part), names.SCRIPT_KEY
+    def script_content(self, script: RunScript) -> tuple[str, bytes] | None:
+        return scripts.script_content(self.kube, self.namespace, script)
 
     def start_load(self, run: LoadRun) -> None:
-        targets = self._targets()
-        for variable, value in k6.runner_variables(run, targets):
+        values = k6.RunnerValues.of(run, self._targets())
+        for variable, value in values.pairs:
             size = len(value.encode())
             if variable.per_user and size > MAX_ENV_VALUE_BYTES:
                 users = len(run.tokens)
                 raise LoadError(f"spec.load.users: {users} users make {size} bytes of {variable.name}, more than a "
                                 f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // size}")
-        script = self._script(run)
-        secret = manifests.runner_secret(self.owner, run, targets)
+        script = scripts.runner_script(self.kube, self.settings.k6_binary, self.owner, run, values)
+        secret = manifests.runner_secret(self.owner, run, values)
         try:
             self.kube.apply_secret(secret)
         except NotOurs as exc:
             raise LoadError(str(exc)) from None
-        env = manifests.runner_pod_env(run, targets, secret["metadata"]["name"])
+        env = manifests.runner_pod_env(values, secret["metadata"]["name"])
         body = manifests.testrun(self.owner, run, script, self.settings.k6_image, env)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}

@@ -8,7 +8,6 @@ and summary.json (everything in the page but the plots) is always kept.
 
 from __future__ import annotations
 
-import base64
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -18,8 +17,6 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.models.status import LoadTestStatus
-from elves.engine.planning.plan import script_location
-from elves.engine.planning.platform import ScriptConfigMap
 from elves.engine.results.compare import CompareError, parse_summary
 from elves.engine.results.compare.history import StoredReport
 from elves.engine.results.compare.plans import plan_record
@@ -110,25 +107,11 @@ def _time(text: str | None) -> datetime | None:
         return None
 
 
-def plan_record_here(kube: Kube, namespace: str, test: LoadTest) -> dict[str, Any]:
-    """What summary.json records of the plan beyond the spec (elves.engine.results.compare.plans): the
-    platform, and the content of the script the runners ran: a built-in scenario (in the
-    operator's image, as in the runners') or the key of the LoadTest's ConfigMap, read now."""
-    script = script_location(test.spec.load)
-    if not isinstance(script, ScriptConfigMap):
-        return plan_record(KubernetesPlatform.name, Path(script.path))
-    configmap = kube.configmap(namespace, script.name) or {}
-    text = (configmap.get("data") or {}).get(script.file)
-    packed = (configmap.get("binaryData") or {}).get(script.file)
-    content = text.encode() if text is not None else base64.b64decode(packed) if packed is not None else None
-    return plan_record(KubernetesPlatform.name, None, (script.file, content) if content is not None else None)
-
-
 def store_report(kube: Kube, loadtest: dict[str, Any], test: LoadTest, status: LoadTestStatus,
                  prometheus_url: str, system_namespace: str) -> str:
     """Render the report (plots of the system in `system_namespace`), keep it in a report
     ConfigMap; returns `configmap/<name>`."""
-    plan = plan_record_here(kube, loadtest["metadata"]["namespace"], test)
+    plan = plan_record(KubernetesPlatform.name, status.script)
     with tempfile.TemporaryDirectory(prefix="elves-report-") as scratch:
         prom = Prometheus(prometheus_url, system_namespace=system_namespace)
         html_path = write_report(Path(scratch), test, status, prom, plan)

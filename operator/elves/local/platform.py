@@ -22,7 +22,8 @@ from elves.engine.planning.k6 import FINISHED_CODES, describe_exit
 from elves.engine.models.faults import (FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault,
                                         ScaleFault)
 from elves.engine.models.system import System
-from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptFile
+from elves.engine.planning.platform import (FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, RunScript, ScriptFile,
+                                           file_content)
 from elves.engine.results.sql_count import FIELD as SQL_FIELD
 from elves.engine.results.sql_count import LOOPBACK_HOSTS, SqlCountError, parse_url
 from elves.engine.models.status import (ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, GeneratorCpu,
@@ -175,6 +176,9 @@ class LocalPlatform:
         return self.layout.secret("service-key")
 
     # ---- the load -------------------------------------------------------------------
+
+    def script_content(self, script: RunScript) -> tuple[str, bytes] | None:
+        return file_content(script)
 
     def start_load(self, run: LoadRun) -> None:
         if run.key in self._loads:

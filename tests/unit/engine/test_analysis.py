@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.results.analysis import (AnalysisError, RunWindow, analyze, ledger_complete, ledger_result,
-                                           ledger_since, longest_unready)
+from elves.engine.results.analysis import AnalysisError, RunWindow, analyze, longest_unready
+from elves.engine.results.ledger import ledger_complete, ledger_result, ledger_since
 from elves.engine.models.objectives import Objective
 from elves.engine.models.status import ReplicaPoint
 from elves.engine.results.prometheus import Prometheus

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import pytest
 
 from elves.cli import main as elves_main
-from elves.engine.models.status import LoadTestStatus
+from elves.engine.models.status import LoadTestStatus, ScriptDigest
 from elves.engine.results.compare import BREACHED, INCOMPARABLE, PASSED, CompareError, baseline_checks, compare_paths
 from elves.engine.results.compare.plans import plan_record
 from elves.engine.results.compare.summaries import summary_status
@@ -405,7 +405,7 @@ def test_spec_baseline_refuses_a_baseline_from_a_busy_machine(tmp_path):
 def test_a_plan_record_holds_the_platform_and_the_scripts_digest(tmp_path):
     script = tmp_path / "mine.js"
     script.write_text("export default function () {}\n")
-    record = plan_record("local", script)
+    record = plan_record("local", ScriptDigest.of(script.name, script.read_bytes()))
     assert record["platform"] == "local" and record["script"]["file"] == "mine.js"
     assert len(record["script"]["sha256"]) == 64
     assert plan_record("kubernetes", None) == {"platform": "kubernetes"}

@@ -23,7 +23,7 @@ from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.status import ContainerWatch, DeploymentSnapshot, GeneratorCpu, LoadTestStatus, SystemSnapshot
 from elves.engine.models.system import System
 from elves.engine.planning.credentials import signing_key
-from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey
+from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, file_content
 from elves.engine.results.sql_count import SqlCountError
 from elves.engine.runner import Context, Event, Timeouts, abort, set_condition, set_outcome_conditions, step
 from engine_testkit import free_port
@@ -157,6 +157,9 @@ class FakePlatform:
         return "killed" if now >= self.killed_at else None
 
     ledger_error: str = ""  # the registry answers 503 with this
+
+    def script_content(self, script):
+        return file_content(script)
 
     def registry_url(self) -> str:
         _Registry.platforms[str(id(self))] = self

@@ -210,7 +210,6 @@ SYSTEM_UNDER_TEST = Resource(
     columns=[{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}])
 RESOURCES = (LOADTEST, SYSTEM_UNDER_TEST)
 # The LoadTest's, as most callers want it.
-CRD_NAME = LOADTEST.crd_name
 CRD_PATH = LOADTEST.path
 
 

@@ -7,6 +7,7 @@ Times are UTC datetimes; latencies and durations are seconds; rates are per seco
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime
 from enum import StrEnum
@@ -435,6 +436,18 @@ class TargetPin(StatusModel):
     generation: int
 
 
+class ScriptDigest(StatusModel):
+    """The script the runners ran, as it was when the test started: its file name and content's
+    SHA-256 (compared between a run and its baseline: elves.engine.results.compare.plans)."""
+
+    file: str
+    sha256: str
+
+    @classmethod
+    def of(cls, file: str, content: bytes) -> ScriptDigest:
+        return cls(file=file, sha256=hashlib.sha256(content).hexdigest())
+
+
 class LoadTestStatus(StatusModel):
     phase: Phase = "Pending"
     conditions: list[Condition] = Field(default_factory=list)
@@ -445,6 +458,8 @@ class LoadTestStatus(StatusModel):
     restored: bool = False
     target: TargetPin | None = Field(None, description="The SystemUnderTest the test judges, as it was when the test took"
                                                        " the system.")
+    script: ScriptDigest | None = Field(None, description="The script the runners ran, as the platform read it when the"
+                                                          " test started (none: it could not be read then).")
     started_at: datetime | None = None
     finished_at: datetime | None = None
     results: RunResults | None = Field(None, description="The last run's results.")

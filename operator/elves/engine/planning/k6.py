@@ -95,21 +95,30 @@ RUNNER_VARIABLES: tuple[RunnerVariable, ...] = (
 )
 
 
-def runner_variables(run: LoadRun, targets: Targets) -> list[tuple[RunnerVariable, str]]:
-    """Every runner variable of `run` with its value."""
-    return [(variable, variable.value(run, targets)) for variable in RUNNER_VARIABLES]
+@dataclass(frozen=True)
+class RunnerValues:
+    """Every runner variable of one run with its value, worked out once per start (a cluster's
+    start reads them for the size check, the archive, the Secret and the pods' env)."""
+
+    pairs: tuple[tuple[RunnerVariable, str], ...]
+
+    @classmethod
+    def of(cls, run: LoadRun, targets: Targets) -> RunnerValues:
+        return cls(tuple((variable, variable.value(run, targets)) for variable in RUNNER_VARIABLES))
+
+    def env(self) -> dict[str, str]:
+        """The whole environment of one k6 runner, on either platform."""
+        return {variable.name: value for variable, value in self.pairs}
+
+    def archived(self) -> dict[str, str]:
+        """What `k6 archive` packs in (RunnerVariable.archived): never a secret."""
+        return {variable.name: value for variable, value in self.pairs if variable.archived}
+
+    def secrets(self) -> dict[str, str]:
+        """The credentials among the variables (RunnerVariable.secret)."""
+        return {variable.name: value for variable, value in self.pairs if variable.secret}
 
 
 def runner_env(run: LoadRun, targets: Targets) -> dict[str, str]:
     """The whole environment of one k6 runner of `run`, on either platform."""
-    return {variable.name: value for variable, value in runner_variables(run, targets)}
-
-
-def archived_env(run: LoadRun, targets: Targets) -> dict[str, str]:
-    """What `k6 archive` packs in (RunnerVariable.archived): never a secret."""
-    return {variable.name: value for variable, value in runner_variables(run, targets) if variable.archived}
-
-
-def secret_env(run: LoadRun, targets: Targets) -> dict[str, str]:
-    """The credentials among the variables (RunnerVariable.secret)."""
-    return {variable.name: value for variable, value in runner_variables(run, targets) if variable.secret}
+    return RunnerValues.of(run, targets).env()

@@ -10,6 +10,7 @@ deadlines and the kopf operator can call it from a timer without blocking.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from elves.engine.models.faults import FaultAction
@@ -49,6 +50,13 @@ class ScriptConfigMap:
 
 # What a run executes (elves.engine.models.Script is what the spec says; plan.script_location maps it).
 RunScript = ScriptFile | ScriptConfigMap
+
+
+def file_content(script: RunScript) -> tuple[str, bytes] | None:
+    """A script file's name and bytes on this machine (None: a ConfigMap's, or no such file)."""
+    if isinstance(script, ScriptFile) and (path := Path(script.path)).is_file():
+        return path.name, path.read_bytes()
+    return None
 
 
 # Which k6 run of a test's run: the measured load, or the auto warm-up before it (spec.load.warmup:
@@ -147,6 +155,10 @@ class Platform(Protocol):
     def service_key(self) -> str:
         """The registry's service credential: the harness's ledger read sends it, and runners' run
         credentials are derived from it (elves.engine.planning.credentials); it never reaches a runner."""
+
+    def script_content(self, script: RunScript) -> tuple[str, bytes] | None:
+        """What the runners will run, as it is now: the script's file name and bytes (None: it is
+        not where this platform looks; starting the load then says so)."""
 
     def start_load(self, run: LoadRun) -> None: ...
 

@@ -21,6 +21,7 @@ from elves.engine.planning.target import Target
 from elves.engine.results import promql
 from elves.engine.results.autoscaling_figures import HPA, KEDA, scaled, scaling_figures
 from elves.engine.results.histograms import Histogram, run_histograms
+from elves.engine.results.ledger import ledger_result
 from elves.engine.results.prometheus import Prometheus, Sample, Series
 from elves.engine.models.status import (DeploymentResult, EndpointResult, Ledger, QueueResult, ReplicaPoint, RunResults,
                                         ScalingFigures, Window)
@@ -378,64 +379,6 @@ def throughput_stability(prom: Prometheus, window: RunWindow) -> float | None:
     _, at = window.k6_range()
     last = ok_by(at) - ok_by(window.load_end - STABILITY_SECONDS)
     return last / first if first else None
-
-
-def ledger_since(raw: dict[str, Any], baseline: dict[str, Any] | None) -> dict[str, Any]:
-    """The ledger minus what was already there before the run (a test id repeats when the
-    same LoadTest runs again without `reset`, and the registry keeps the earlier rows)."""
-    if not baseline:
-        return raw
-
-    def minus(now: Any, before: Any) -> int:
-        return int(now or 0) - int(before or 0)
-
-    results, before_results = raw.get("results") or {}, baseline.get("results") or {}
-    endpoints, before_endpoints = raw.get("logsByEndpoint") or {}, baseline.get("logsByEndpoint") or {}
-    return {
-        **raw,
-        "requests": minus(raw.get("requests"), baseline.get("requests")),
-        "results": {k: minus(results.get(k), before_results.get(k)) for k in ("done", "failed")},
-        "logs": minus(raw.get("logs"), baseline.get("logs")),
-        "logsByEndpoint": {e: minus(n, before_endpoints.get(e)) for e, n in endpoints.items()
-                           if minus(n, before_endpoints.get(e))},
-        "duplicates": minus(raw.get("duplicates"), baseline.get("duplicates")),
-    }
-
-
-def ledger_result(ok_by_endpoint: dict[str, int], raw: dict[str, Any], logged_endpoints: tuple[str, ...]) -> Ledger:
-    """k6's 2xx counts against the registry's ledger for the run's test id.
-
-    Every 2xx answer of a logged endpoint promises one persisted activity log; every
-    accepted getData promises one result (done or failed)."""
-    results = raw.get("results") or {}
-    requests_accepted = ok_by_endpoint.get("getData", 0)
-    done, failed = int(results.get("done", 0)), int(results.get("failed", 0))
-    logs_expected = sum(n for e, n in ok_by_endpoint.items() if e in logged_endpoints)
-    logs_persisted = int(raw.get("logs", 0))
-    return Ledger(
-        accepted=sum(ok_by_endpoint.values()),
-        accepted_by_endpoint=dict(sorted(ok_by_endpoint.items())),
-        requests_accepted=requests_accepted,
-        requests_persisted=int(raw.get("requests", 0)),
-        results_done=done,
-        results_failed=failed,
-        logs_expected=logs_expected,
-        logs_persisted=logs_persisted,
-        logs_by_endpoint={k: int(v) for k, v in sorted((raw.get("logsByEndpoint") or {}).items())},
-        lost_requests=max(0, requests_accepted - done - failed),
-        lost_logs=max(0, logs_expected - logs_persisted),
-        duplicates=int(raw.get("duplicates", 0)),
-    )
-
-
-def ledger_complete(ledger: Ledger) -> tuple[bool, str]:
-    """Whether everything k6 was promised is persisted; what is missing when not."""
-    missing = []
-    if ledger.lost_requests:
-        missing.append(f"{ledger.lost_requests} of {ledger.requests_accepted} results")
-    if ledger.lost_logs:
-        missing.append(f"{ledger.lost_logs} of {ledger.logs_expected} activity logs")
-    return (not missing), ("ledger incomplete: " + ", ".join(missing) + " not persisted yet") if missing else ""
 
 
 def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | Ledger | None,

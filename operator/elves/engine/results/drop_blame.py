@@ -21,7 +21,7 @@ from elves.engine.models.scenarios import STALL_ALLOWANCE_SECONDS
 from elves.engine.models.status import FirstDrop
 from elves.engine.results import promql
 from elves.engine.results.prometheus import Prometheus, PrometheusError, PrometheusUnavailable
-from elves.engine.results.verdict import BREAKPOINT_STEP_SECONDS, VerdictError, first_sustained_breach, timeline_query
+from elves.engine.results.verdict import BREAKPOINT_STEP_SECONDS, VerdictError, sustained_breaches
 
 # Answers slower than the stall the plan sizes the pool for (elves.engine.models.scenarios.vus_for):
 # a pool that runs dry while answers come faster is k6's, or a spec.load.vus set too small.
@@ -64,18 +64,11 @@ def first_drop(prom: Prometheus, objectives: list[Objective], test_id: str, load
     dropped_at = _first_positive(prom, promql.k6_dropped_iterations_so_far(test_id), load_start, load_end)
     if dropped_at is None:
         return None
-    broken = ""
-    for objective in objectives:
-        expr = timeline_query(objective, test_id, prom.system_namespace)
-        if expr is None or objective.metric == "dropped_iterations":
-            continue
-        for series in _range(prom, expr, load_start, dropped_at, objective.name):
-            since = first_sustained_breach(series.points, objective)
-            if since is not None and since <= dropped_at:
-                broken = objective.name
-                break
-        if broken:
-            break
+    # The drops' own objective says nothing of the system; the first objective broken by then does.
+    judged = [objective for objective in objectives if objective.metric != "dropped_iterations"]
+    broken = next((b.objective for b in sustained_breaches(judged, prom, test_id, load_start, dropped_at,
+                                                           "finding whose the dropped iterations were")
+                   if b.since <= dropped_at), "")
     latency = vus = None
     # A latency is known once answers came back: at the first drop, or a step or two later when
     # the answers were slower than k6's flush.

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from elves.engine.models.objectives import LATENCY_METRICS, MEAN_LATENCY, POD_METRICS, SCALING_METRICS, Objective
 from elves.engine.models.status import Breakpoint, Check, Phase, RunResults, RunStatus, SweepRow, Verdict
@@ -218,31 +219,48 @@ def first_sustained_breach(points: list[tuple[float, float | None]], objective: 
     return None
 
 
+@dataclass(frozen=True)
+class Breach:
+    """An objective that broke and stayed broken (first_sustained_breach) in one of its series."""
+
+    since: float  # when it broke
+    objective: str  # its name
+    never_held: bool  # broken from the first sample measured
+
+
+def sustained_breaches(objectives: list[Objective], prom: Prometheus, test_id: str, start: float, end: float,
+                       what: str) -> Iterator[Breach]:
+    """Each objective's series that broke and stayed broken over [start, end], in the objectives'
+    order; `what` names the search in a VerdictError (the breakpoint's, the first drop's). Read
+    lazily: the caller stops asking when it has its answer."""
+    for objective in objectives:
+        expr = timeline_query(objective, test_id, prom.system_namespace)
+        if expr is None:
+            continue
+        try:
+            series = prom.query_range(expr, start, end, BREAKPOINT_STEP_SECONDS)
+        except PrometheusUnavailable:
+            raise  # waited out by the phase machine
+        except PrometheusError as exc:
+            raise VerdictError(f"{what} for {objective.name} failed: {exc}") from None
+        for s in series:
+            if (since := first_sustained_breach(s.points, objective)) is not None:
+                measured = [t for t, value in s.points if value is not None]
+                yield Breach(since, objective.name, since == measured[0])
+
+
 def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str, load_start: float,
                     load_end: float, profile: list[Segment], warmup_seconds: float = 0.0,
                     warm: bool = True) -> Breakpoint | None:
     """The planned arrival rate at the first moment any objective broke during a ramp (after
     the warm-up, when there is one: a cold JVM is not the system's limit); `warm` False marks it
     as found after a measured warm-up that did not settle (elves.engine.results.warmup)."""
-    first: tuple[float, str, bool] | None = None
-    for objective in objectives:
-        expr = timeline_query(objective, test_id, prom.system_namespace)
-        if expr is None:
-            continue
-        try:
-            series = prom.query_range(expr, load_start + warmup_seconds, load_end, BREAKPOINT_STEP_SECONDS)
-        except PrometheusUnavailable:
-            raise
-        except PrometheusError as exc:
-            raise VerdictError(f"breakpoint search for {objective.name} failed: {exc}") from None
-        for s in series:
-            broken_since = first_sustained_breach(s.points, objective)
-            if broken_since is not None and (first is None or broken_since < first[0]):
-                measured = [t for t, value in s.points if value is not None]
-                first = (broken_since, objective.name, broken_since == measured[0])
+    breaches = sustained_breaches(objectives, prom, test_id, load_start + warmup_seconds, load_end,
+                                  "breakpoint search")
+    first = min(breaches, key=lambda breach: breach.since, default=None)  # the earliest; the first of a tie
     if first is None:
         return None
-    t, check, never_held = first
+    t, check, never_held = first.since, first.objective, first.never_held
     achieved = prom.value(promql.k6_request_rate(test_id, by=None), t)
     # Never before the load's start: the first step may fall a moment before it.
     into = max(0.0, t - load_start)

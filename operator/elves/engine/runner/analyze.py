@@ -11,12 +11,12 @@ from elves.engine.models.summary import summarize
 from elves.engine.planning.plan import vu_ceiling
 from elves.engine.planning.platform import RunKey
 from elves.engine.results import analysis
-from elves.engine.results.analysis import AnalysisError, RunWindow, leave_out_warmup, ledger_since
+from elves.engine.results.analysis import AnalysisError, RunWindow, leave_out_warmup
 from elves.engine.results.compare import CompareError, baseline_checks, load_summary
 from elves.engine.results.compare.history import find_baseline, wanted
 from elves.engine.results.drop_blame import first_drop
 from elves.engine.results.generator_limit import busiest
-from elves.engine.results.ledger import LedgerUnavailable
+from elves.engine.results.ledger import LedgerUnavailable, ledger_since
 from elves.engine.results.prometheus import Prometheus
 from elves.engine.results.report import loadtest_document
 from elves.engine.results.verdict import VerdictError, evaluate, find_breakpoint, phase_of, sweep_table, verdict_of
@@ -48,7 +48,7 @@ def _baseline_checks(tick: Tick, results: RunResults) -> list[Check]:
     except CompareError as exc:
         return [Check(name="baseline", target=target, ok=False, detail=str(exc))]
     # This run's plan as its own summary will record it: a baseline of another plan is refused.
-    this = {"loadtest": loadtest_document(ctx.test), "plan": ctx.plan_record(tick.platform)}
+    this = {"loadtest": loadtest_document(ctx.test), "plan": ctx.plan_record(tick.platform, tick.status)}
     try:
         return baseline_checks(summary, name, results, baseline.fail_on, plan=this)
     except CompareError as exc:

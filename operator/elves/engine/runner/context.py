@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -13,7 +14,7 @@ from elves.constants import LOCAL_TEST_NAMESPACE
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.models.status import LoadTestStatus
 from elves.engine.planning.plan import RunPlan, plan_runs, script_location
-from elves.engine.planning.platform import Platform, ScriptFile
+from elves.engine.planning.platform import Platform, RunScript
 from elves.engine.planning.target import Target
 from elves.engine.planning.timeouts import Timeouts
 from elves.engine.results.compare.history import ReportHistory
@@ -75,14 +76,20 @@ class Context:
         key = f"{self.namespace}/{self.test.metadata.name}"
         return f"{key} ({self.driver})" if self.driver else key
 
+    @cached_property
     def plans(self) -> list[RunPlan]:
+        """The test's runs, planned once per context: `elves run` keeps one for the whole test, the
+        operator makes one per tick."""
         return plan_runs(self.test, self.source_dir)
 
-    def plan_record(self, platform: Platform) -> dict[str, Any]:
-        """What summary.json records of the plan beyond the spec: the platform and the script's
-        content (a file here; a ConfigMap's is the cluster's to read)."""
-        script = script_location(self.test.spec.load, self.source_dir)
-        return plan_record(platform.name, Path(script.path) if isinstance(script, ScriptFile) else None)
+    def script(self) -> RunScript:
+        """Where the script the runners run is (a built-in scenario, a file, a ConfigMap)."""
+        return script_location(self.test.spec.load, self.source_dir)
+
+    def plan_record(self, platform: Platform, status: LoadTestStatus) -> dict[str, Any]:
+        """What summary.json records of the plan beyond the spec, on either platform: its name and
+        the script's content as it read it when the test started."""
+        return plan_record(platform.name, status.script)
 
     def prometheus(self, platform: Platform) -> Prometheus:
         return Prometheus(self.prometheus_url or platform.prometheus_url(), system_namespace=platform.system_namespace)

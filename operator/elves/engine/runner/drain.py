@@ -8,7 +8,8 @@ from elves.engine.models.status import Ledger, RunStatus, Step
 from elves.engine.models.target import Queues
 from elves.engine.models.units import format_duration
 from elves.engine.results import promql
-from elves.engine.results.analysis import RunWindow, ledger_complete, ledger_result, ledger_since, queue_depth_query
+from elves.engine.results.analysis import RunWindow, queue_depth_query
+from elves.engine.results.ledger import ledger_complete, ledger_result, ledger_since
 from elves.engine.results.prometheus import Prometheus
 from elves.engine.results.target_ledger import counts_complete, read_counts
 from elves.engine.runner.context import HarnessError, epoch, progress, utc, warning

@@ -3,7 +3,7 @@ ledger's baseline."""
 
 from __future__ import annotations
 
-from elves.engine.models.status import RunStatus, Step
+from elves.engine.models.status import RunStatus, ScriptDigest, Step
 from elves.engine.models.target import ResetSteps
 from elves.engine.planning.credentials import lifetime_problem
 from elves.engine.results import promql, sql_count
@@ -37,6 +37,9 @@ def start(tick: Tick) -> float:
     if (too_long := lifetime_problem(tick.plans, tick.ctx.timeouts)) is not None:
         raise HarnessError("RunTooLong", too_long)  # before the system is taken or changed
     tick.status.observed_generation = getattr(tick.ctx.test.metadata, "generation", None)
+    # What the runners will run, as it is now: the report's plan compares it with a baseline's.
+    if (content := tick.platform.script_content(tick.ctx.script())) is not None:
+        tick.status.script = ScriptDigest.of(*content)
     set_condition(tick.status, "Running", "True", "Pending", "waiting for the system", tick.now)
     tick.goto("Pending", Step.ACQUIRE)
     return 0.0

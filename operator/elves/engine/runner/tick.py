@@ -16,7 +16,7 @@ class Tick:
     def __init__(self, ctx: Context, status: LoadTestStatus, platform: Platform, now: float):
         self.ctx, self.status, self.platform, self.now = ctx, status, platform, now
         self.events: list[Event] = []
-        self.plans = ctx.plans()
+        self.plans = ctx.plans
 
     @property
     def run(self) -> RunStatus:

@@ -15,13 +15,12 @@ platform, and the script's digest (its content, which the spec only names).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from elves.constants import LOCAL_TEST_NAMESPACE
+from elves.engine.models.status import ScriptDigest
 from elves.engine.models.thresholds import CompareError
 from elves.engine.models.units import parse_cpu, parse_duration, parse_memory, parse_rate
 from elves.engine.results.compare.summaries import RUN_RECORD, known_fields
@@ -189,13 +188,10 @@ def unknown_allowed(allowed: list[str], baseline: dict[str, Any], new: dict[str,
     return [entry for entry in allowed if not any(allows([entry], path) for path in paths)]
 
 
-def plan_record(platform: str, script: Path | None, content: tuple[str, bytes] | None = None) -> dict[str, Any]:
-    """summary.json's "plan": where the run ran, and the content of the script it ran: a file
-    on this machine (a built-in scenario or a script path), or `content` (its name and bytes,
-    read elsewhere: a ConfigMap's key on a cluster); none when neither is known."""
+def plan_record(platform: str, script: ScriptDigest | None) -> dict[str, Any]:
+    """summary.json's "plan": where the run ran, and the content of the script it ran as the
+    platform read it when the test started (status.script; none when it could not)."""
     record: dict[str, Any] = {PLATFORM: platform}
-    if content is not None:
-        record["script"] = {"file": content[0], "sha256": hashlib.sha256(content[1]).hexdigest()}
-    elif script is not None and script.is_file():
-        record["script"] = {"file": script.name, "sha256": hashlib.sha256(script.read_bytes()).hexdigest()}
+    if script is not None:
+        record["script"] = script.model_dump()
     return record
