@@ -326,18 +326,18 @@ def scaling_results(prom: Prometheus, window: RunWindow, timelines: dict[str, li
 
 
 def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = None,
-                       workloads: tuple[str, ...] | None = None, namespace: str | None = None) -> dict[str, DeploymentResult]:
+                       target: Target = Target()) -> dict[str, DeploymentResult]:
     """Per deployment: restarts, OOM kills, replicas, the longest unready stretch, the JVM's heap,
-    GC and CPU, autoscaling's figures. Elves' own deployments by default; another system's
-    `workloads` (a SystemUnderTest's, by name, in its `namespace`) with their restarts read by
-    their pods' names (kube-state-metrics' Deployment replicas; no JVM figures unless their pods
-    carry Micrometer's `application` tag)."""
+    GC and CPU, autoscaling's figures. Elves' own deployments (in the namespace `prom` reads
+    Elves' system in); another `target`'s workloads it lists by name, in its namespace, with
+    their restarts read by their pods' names (kube-state-metrics' Deployment replicas; no JVM
+    figures unless their pods carry Micrometer's `application` tag)."""
     span, at = window.system_range()
-    namespace = namespace or prom.system_namespace
-    names = DEPLOYMENTS if workloads is None else workloads
+    own = target.own
+    names, namespace = (DEPLOYMENTS, prom.system_namespace) if own else (target.named_workloads, target.namespace)
     if not names:
         return {}
-    if workloads is not None:
+    if not own:
         restarts = prom.by_label(promql.workload_restarts(span, names, namespace=namespace), "workload", at)
         ooms = prom.by_label(promql.workload_oom_kills(span, names, namespace=namespace), "workload", at)
     else:
@@ -347,7 +347,7 @@ def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = N
     heap = prom.by_label(promql.jvm_heap_max(span, names, namespace=namespace), "application", at)
     gc = prom.by_label(promql.jvm_gc_seconds(span, names, namespace=namespace), "application", at)
     cpu = prom.by_label(promql.cpu_cores(span, names, namespace=namespace), "application", at)
-    scaling = scaling_results(prom, window, timelines, autoscaling) if workloads is None else {}
+    scaling = scaling_results(prom, window, timelines, autoscaling) if own else {}
     results = {}
     for deployment in names:
         timeline = timelines.get(deployment, [])
@@ -390,12 +390,10 @@ def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | Ledger
     deployments get scaling figures; `target`: the system judged, whose queues and workloads
     the results show (Elves' own: its work and dead-letter queues and its deployments)."""
     endpoints, total, dropped = k6_results(prom, window)
-    if target.own:  # in the namespace `prom` reads Elves' system in
-        queue_figures = queue_results(prom, window)
-        deployments = deployment_results(prom, window, autoscaling)
-    else:
-        queue_figures = queue_results(prom, window, target.queues, target.namespace)
-        deployments = deployment_results(prom, window, autoscaling, target.named_workloads, target.namespace)
+    # Elves' own queues (and dead-letter queues) in the namespace `prom` reads its system in.
+    queue_figures = (queue_results(prom, window) if target.own
+                     else queue_results(prom, window, target.queues, target.namespace))
+    deployments = deployment_results(prom, window, autoscaling, target)
     ledger_model = ledger if isinstance(ledger, Ledger) or ledger is None else ledger_result(
         {e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)
     span, at = window.measured().k6_range()
