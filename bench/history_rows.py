@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from elves.engine.tokens import load_user
+from elves.engine.planning.tokens import load_user
 from elves.local import infra
 from elves.local.layout import Layout
 from elves.local.ports import Ports

@@ -17,9 +17,9 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from elves.engine import promql
-from elves.engine.prometheus import Prometheus
-from elves.engine.units import parse_duration, parse_rate
+from elves.engine.models.units import parse_duration, parse_rate
+from elves.engine.results import promql
+from elves.engine.results.prometheus import Prometheus
 from elves.local.ports import Ports
 from elves.local.settings import Settings
 

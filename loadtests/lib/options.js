@@ -10,7 +10,7 @@ export const SYSTEM_TAGS = Object.freeze([
   'status', 'method', 'name', 'group', 'check', 'error_code', 'scenario', 'expected_response',
 ]);
 
-// A built-in scenario's facts (elves.engine.scenarios, generated into scenario-facts.js):
+// A built-in scenario's facts (elves.engine.models.scenarios, generated into scenario-facts.js):
 // {execs, defaultMix, iterationSeconds: exec -> seconds}.
 export function builtinScenario(name) {
   const scenario = FACTS.scenarios[name];
@@ -28,7 +28,7 @@ function roundHalfEven(x) {
   return floor % 2 === 0 ? floor : floor + 1;
 }
 
-// The engine's VU sizing (elves.engine.scenarios: time_unit, vus_for) from the same facts.
+// The engine's VU sizing (elves.engine.models.scenarios: time_unit, vus_for) from the same facts.
 function timeUnit(perSecond) {
   const { timeUnits, minRatePerUnit } = FACTS.vuSizing;
   return timeUnits.find(([, seconds]) => perSecond * seconds >= minRatePerUnit) || timeUnits[timeUnits.length - 1];
@@ -42,7 +42,7 @@ function vusFor(perSecond, iterationSeconds) {
 }
 
 // One scenario per exec of the mix, sharing `ratePerMinute` by weight: what the engine plans
-// for a flat open-model rate (elves.engine.plan.k6_scenarios), so a standalone `k6 run`
+// for a flat open-model rate (elves.engine.planning.plan.k6_scenarios), so a standalone `k6 run`
 // exercises what a LoadTest would.
 export function defaultScenarios(mix, ratePerMinute, duration, iterationSeconds) {
   const weights = Object.entries(mix).filter(([, weight]) => weight > 0);

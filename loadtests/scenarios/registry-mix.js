@@ -1,5 +1,5 @@
 // registry-mix: the study's registry benchmark (addAppLog, getAppLog, getUser, getAllUsers;
-// its default mix is in elves.engine.scenarios), straight at the registry
+// its default mix is in elves.engine.models.scenarios), straight at the registry
 // (ELVES_REGISTRY_URL), bypassing the gateway.
 import { config } from '../lib/config.js';
 import { builtinScenario, elvesOptions } from '../lib/options.js';

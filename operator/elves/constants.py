@@ -91,7 +91,6 @@ GATEWAY_ENDPOINTS = (
     "getData", "getStatus", "getImage", "getHistory", "getAllHistory", "getUser", "getAllUsers",
 )
 REGISTRY_ENDPOINTS = ("addAppLog", "getAppLog", "getUser", "getAllUsers")
-ENDPOINTS = tuple(dict.fromkeys(GATEWAY_ENDPOINTS + REGISTRY_ENDPOINTS))
 
 # A reset empties every table of the system's database but the migration history: the local
 # mode through psql on its own PostgreSQL, a cluster through pods/exec into postgres-0.

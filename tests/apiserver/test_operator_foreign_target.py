@@ -21,7 +21,7 @@ from foreign_system import foreign_system
 from polling import wait_for
 
 from elves.constants import API_GROUP, API_VERSION, SUT_PLURAL
-from elves.engine.status import FINAL_PHASES
+from elves.engine.models.status import FINAL_PHASES
 
 from . import control_plane as cp
 from .test_operator_kit import Cluster, ForeignSystemStandIn, SystemStandIn, operator, run_runner, start_prometheus

@@ -26,8 +26,8 @@ from prerequisites import require
 from polling import wait_for
 
 from elves.constants import WORK_QUEUES
-from elves.engine.credentials import signing_key
-from elves.engine.status import FINAL_PHASES
+from elves.engine.models.status import FINAL_PHASES
+from elves.engine.planning.credentials import signing_key
 
 from . import control_plane as cp
 from .test_operator_kit import (

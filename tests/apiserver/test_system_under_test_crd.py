@@ -1,6 +1,6 @@
 """The SystemUnderTest CRD on a real kube-apiserver: the built-in profile the chart ships and a
 foreign system go in; a bad one comes back with a message that names the field, as `elves
-validate` names it (tests/unit/engine/test_models_target.py). A LoadTest's spec.target too, and
+validate` names it (tests/unit/engine/test_target.py). A LoadTest's spec.target too, and
 the operator's read of it (elves.k8s.target) through the real client."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.constants import WORK_QUEUES
 from elves.engine.models.loadtest import parse_loadtest
-from elves.engine.sql_count import SqlCountError
+from elves.engine.results.sql_count import SqlCountError
 from elves.k8s.kube import Kube
 from elves.k8s.names import Owner
 from elves.k8s.platform import KubernetesPlatform

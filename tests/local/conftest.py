@@ -21,12 +21,12 @@ import pytest
 import requests
 from prerequisites import require
 
-from elves.engine.ledger import LedgerUnavailable
+from elves.engine.planning.tokens import make_token
+from elves.engine.results.ledger import LedgerUnavailable
 from elves.local.client import SupervisorClient
 from elves.local.layout import Layout
 from elves.local.platform import LocalPlatform
 from elves.local.ports import Ports
-from elves.engine.tokens import make_token
 from elves.local.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]

@@ -30,7 +30,7 @@ import requests
 
 from elves.constants import EXCHANGE, TEST_ID_HEADER
 from elves.data_plane import BROKER_USERS, HARNESS, MIGRATOR
-from elves.engine.ledger import SERVICE_KEY_HEADER, read_ledger
+from elves.engine.results.ledger import SERVICE_KEY_HEADER, read_ledger
 from elves.local import infra
 from elves.local.layout import Layout
 from elves.local.ports import HOST

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from elves.engine.warmup import JIT_SETTLED_MS_PER_SECOND, SETTLED_HOLD_SECONDS
+from elves.engine.results.warmup import JIT_SETTLED_MS_PER_SECOND, SETTLED_HOLD_SECONDS
 from test_harness_kit import loadtest, run_elves
 
 WARMUP_BOUND_SECONDS = 120  # the default bound: room to settle early and show it

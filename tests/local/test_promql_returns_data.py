@@ -4,7 +4,7 @@ from the Prometheus of a real local-mode run.
 Grafana cannot run here, and a misspelt metric or label only shows as an empty panel,
 so the expressions are run as Grafana and the engine would run them: the dashboards'
 JSON with their variables filled in, the alerts' expressions without their thresholds,
-and every query builder of elves.engine.promql called for the run's test id. The system's
+and every query builder of elves.engine.results.promql called for the run's test id. The system's
 namespace is the one the local platform reports (LocalPlatform.system_namespace): a series
 of the system without that `namespace` label would leave a panel or a figure empty.
 """
@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from elves.constants import DEAD_LETTER_QUEUES, DEPLOYMENTS, WORK_QUEUES
-from elves.engine import promql
+from elves.engine.results import promql
 from elves.local.platform import LocalPlatform
 from test_harness_kit import REPO, loadtest, run_elves
 
@@ -116,7 +116,7 @@ def test_every_alert_expression_returns_data(finished_run):
 
 
 def engine_arguments(function, test_id: str) -> dict[str, object] | None:
-    """Arguments for one query builder of elves.engine.promql, or None when it builds no query."""
+    """Arguments for one query builder of elves.engine.results.promql, or None when it builds no query."""
     values = {"test_id": test_id, "window": WINDOW, "rate_window": "1m", "quantile": 0.99,
               "seconds": 600.0, "namespace": NAMESPACE}
     arguments = {}

@@ -10,7 +10,7 @@ the example file itself, shortened with the suite's own scaling
 
 from __future__ import annotations
 
-from elves.engine.units import parse_duration
+from elves.engine.models.units import parse_duration
 from sut_helpers import wait_ledger
 from test_harness_kit import example, run_elves
 

@@ -9,7 +9,7 @@ import uuid
 import pytest
 import requests
 
-from elves.engine.ledger import SERVICE_KEY_HEADER
+from elves.engine.results.ledger import SERVICE_KEY_HEADER
 from sut_helpers import HTTP_TIMEOUT_SECONDS, unique
 
 ACCEPTS = ["image/png", "application/json", "*/*", "text/html", "image/png, application/json;q=0.5",

@@ -13,9 +13,9 @@ import pytest
 import requests
 
 from elves.constants import TEST_ID_HEADER
-from elves.engine.ledger import SERVICE_KEY_HEADER
+from elves.engine.planning.tokens import make_token
+from elves.engine.results.ledger import SERVICE_KEY_HEADER
 from elves.local.layout import Layout
-from elves.engine.tokens import make_token
 from sut_helpers import DATA_BODY, HTTP_TIMEOUT_SECONDS, Gateway, unique, wait_jobs_finished
 
 FUZZ_CASES = 300

@@ -27,7 +27,7 @@ from sut_helpers import Gateway, ledger, unique, wait_jobs_finished, wait_ledger
 
 from elves.constants import DEPLOYMENTS, EXCHANGE, GATEWAY, INGESTOR, QUEUE_INGESTOR_DATA, REGISTRY, TEST_ID_HEADER
 from elves.data_plane import BROKER_USERS, DATABASE, REGISTRY_ROLE, RESET
-from elves.engine.ledger import SERVICE_KEY_HEADER
+from elves.engine.results.ledger import SERVICE_KEY_HEADER
 from elves.local import infra
 from elves.local.layout import Layout
 from elves.local.os_users import service_user

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 
-from elves.engine.credentials import make_run_credential
-from elves.engine.ledger import SERVICE_KEY_HEADER
+from elves.engine.planning.credentials import make_run_credential
+from elves.engine.results.ledger import SERVICE_KEY_HEADER
 from sut_helpers import HTTP_TIMEOUT_SECONDS, unique
 
 MIN_CASES = 1000

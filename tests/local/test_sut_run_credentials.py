@@ -12,7 +12,7 @@ from sut_helpers import ledger, unique
 from test_harness_kit import loadtest, run_elves
 
 from elves.constants import TEST_ID_HEADER
-from elves.engine.credentials import make_run_credential
+from elves.engine.planning.credentials import make_run_credential
 
 HTTP_TIMEOUT_SECONDS = 10
 RUN_CREDENTIAL_HEADER = "X-Elves-Run-Credential"

@@ -1,9 +1,9 @@
 """The pinned k6 in the engine's tests, run the way Elves runs it, against a server on loopback.
 
-A LoadTest is planned as every platform plans it (elves.engine.plan), each runner is the
+A LoadTest is planned as every platform plans it (elves.engine.planning.plan), each runner is the
 command line of the local platform (elves.local.k6.command: the testid and runner tags, the
 execution segments when there are several runners) with the environment every runner gets
-(elves.engine.k6.runner_env), so its histograms reach a real Prometheus by remote write as
+(elves.engine.planning.k6.runner_env), so its histograms reach a real Prometheus by remote write as
 they do in a run. Each runner also writes k6's own end-of-test summary and, when asked, every
 sample (k6's JSON output), to compare the engine's figures with.
 """
@@ -23,10 +23,10 @@ from pathlib import Path
 from engine_testkit import K6_BINARY, free_port
 from prerequisites import require
 
-from elves.engine.k6 import Targets, runner_env
 from elves.engine.models.loadtest import parse_loadtest
-from elves.engine.plan import RunPlan, plan_runs
-from elves.engine.platform import LoadRun
+from elves.engine.planning.k6 import Targets, runner_env
+from elves.engine.planning.plan import RunPlan, plan_runs
+from elves.engine.planning.platform import LoadRun
 from elves.local.k6 import command
 from elves.local.ports import Ports
 

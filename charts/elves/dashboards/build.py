@@ -2,7 +2,7 @@
 (../alerts/queries.yaml, read by templates/prometheusrule.yaml) from the engine's PromQL.
 
 The queries of the verdict, the report, these dashboards and the alerts come from one module,
-elves.engine.promql, so a metric renamed there is renamed here too. Grafana variables
+elves.engine.results.promql, so a metric renamed there is renamed here too. Grafana variables
 stand in for the run-specific arguments: `$testid` for a test id, `$namespace` for the
 system's namespace (every panel of the system's series selects it: one system per namespace
 on a shared cluster), `$__rate_interval` for rate windows. The alerts select
@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from elves.constants import DEAD_LETTER_QUEUES, DEPLOYMENTS, SCALED_ON_QUEUE, WORK_QUEUES
-from elves.engine import promql, warmup
+from elves.engine.results import promql, warmup
 
 HERE = Path(__file__).resolve().parent
 ALERT_QUERIES = HERE.parent / "alerts" / "queries.yaml"
@@ -376,7 +376,7 @@ def alert_queries() -> dict[str, tuple[str, str]]:
 
 
 def render_alert_queries() -> str:
-    lines = ["# Written by charts/elves/dashboards/build.py from elves.engine.promql: do not edit.",
+    lines = ["# Written by charts/elves/dashboards/build.py from elves.engine.results.promql: do not edit.",
              "# Read by templates/prometheusrule.yaml, which puts the release's namespace for",
              f"# {RELEASE_NAMESPACE} and adds the thresholds set in values."]
     for name, (query, note) in alert_queries().items():

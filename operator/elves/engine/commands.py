@@ -36,7 +36,7 @@ def register(subcommands) -> None:
 
     facts = subcommands.add_parser(
         "scenarios", help="print the built-in scenarios' facts the k6 scripts read",
-        description="Generate loadtests/lib/scenario-facts.js from elves.engine.scenarios.")
+        description="Generate loadtests/lib/scenario-facts.js from elves.engine.models.scenarios.")
     facts.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
     facts.set_defaults(handler=_scenarios)
 
@@ -57,20 +57,20 @@ def _generated(args: argparse.Namespace, text: Callable[[], str], write: Callabl
 
 
 def _crd(args: argparse.Namespace) -> int:
-    from elves.engine.crd import RESOURCES, crd_yaml, write_crd
+    from elves.engine.models.crd import RESOURCES, crd_yaml, write_crd
 
     resource = next(r for r in RESOURCES if r.kind == args.kind)
     return _generated(args, lambda: crd_yaml(resource), lambda path: write_crd(path, resource))
 
 
 def _profile(args: argparse.Namespace) -> int:
-    from elves.engine.profile import profile_yaml, write_profile
+    from elves.engine.models.profile import profile_yaml, write_profile
 
     return _generated(args, profile_yaml, write_profile)
 
 
 def _scenarios(args: argparse.Namespace) -> int:
-    from elves.engine.scenarios import facts_module, write_facts
+    from elves.engine.models.scenarios import facts_module, write_facts
 
     return _generated(args, facts_module, write_facts)
 
@@ -90,7 +90,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from elves.engine.report import rerender
+    from elves.engine.results.report import rerender
 
     try:
         path = rerender(Path(args.directory))

@@ -4,7 +4,7 @@ show progress, write the report. Nothing here knows which platform it drives
 
 Exit codes: 0 passed, 1 failed (an objective missed), 2 harness error (bad spec file,
 local stack not running, k6 script error, Prometheus unreachable, interrupted), 3 limited
-(the load generator, not the system, limited the load: elves.engine.generator_limit).
+(the load generator, not the system, limited the load: elves.engine.results.generator_limit).
 """
 
 from __future__ import annotations
@@ -17,18 +17,19 @@ import time
 from pathlib import Path
 from typing import Callable, TextIO
 
-from elves.engine.compare.history import ReportDirectory
-from elves.engine.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
-from elves.engine.credentials import max_seconds_from_env
+from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, SYSTEM_NAMESPACE
 from elves.engine.models.errors import SpecError
-from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.loadtest import LoadTest, load_resources
-from elves.engine.models.target import SystemUnderTest, SystemUnderTestSpec
-from elves.engine.platform import Platform
-from elves.engine.prometheus import Prometheus
-from elves.engine.report import HTML, write_report
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.models.target import SystemUnderTest
+from elves.engine.planning.credentials import max_seconds_from_env
+from elves.engine.planning.platform import Platform
+from elves.engine.planning.target import Target
+from elves.engine.results.compare.history import ReportDirectory
+from elves.engine.results.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, summary_text, verdict_line
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report import HTML, write_report
 from elves.engine.runner import Context, SystemClock, Timeouts, abort, step
-from elves.engine.status import LoadTestStatus
 
 EXIT_PASSED, EXIT_FAILED, EXIT_HARNESS_ERROR, EXIT_LIMITED = 0, 1, 2, 3
 LIVE_REFRESH_SECONDS = 2.0  # how often the progress line re-reads Prometheus
@@ -90,23 +91,26 @@ def exit_code(status: LoadTestStatus) -> int:
                                                                                       EXIT_HARNESS_ERROR)
 
 
-def file_target(test: LoadTest, systems: list[SystemUnderTest], path: str) -> tuple[SystemUnderTestSpec | None, str]:
-    """The SystemUnderTest the test names, read from the test's own file (no API server to read
-    it from here), or why not; None: Elves' own system (no target, or the built-in by name)."""
+def file_target(test: LoadTest, systems: list[SystemUnderTest], path: str) -> tuple[Target, str]:
+    """The system the test judges: Elves' own (no target, or the built-in by name) or the
+    SystemUnderTest it names, read from the test's own file (no API server to read it from here);
+    and why not, when the file lacks it. A file's test runs where every system's series carry
+    the system namespace (the local platform's)."""
     name = test.spec.system_under_test
     if name == BUILTIN_SYSTEM_UNDER_TEST:
-        return None, ""
+        return Target.elves(SYSTEM_NAMESPACE), ""
     found = [system for system in systems if system.name == name]
     if not found:
         others = f"; it holds {', '.join(repr(s.name) for s in systems)}" if systems else ""
-        return None, (f"spec.target.systemUnderTest: no SystemUnderTest {name!r} in {path} (elves run reads the"
-                      f" target from the LoadTest's own file: add it there as a document of its own, after ---{others})")
-    return found[0].spec, ""
+        return Target.elves(SYSTEM_NAMESPACE), (
+            f"spec.target.systemUnderTest: no SystemUnderTest {name!r} in {path} (elves run reads the"
+            f" target from the LoadTest's own file: add it there as a document of its own, after ---{others})")
+    return Target.other(SYSTEM_NAMESPACE, found[0].spec), ""
 
 
 def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: str | None = None,
              reports_dir: Path = Path("reports"), out: TextIO = sys.stdout,
-             refuse: Callable[[LoadTest, SystemUnderTestSpec | None], list[str]] = lambda test, target: []) -> int:
+             refuse: Callable[[LoadTest, Target], list[str]] = lambda test, target: []) -> int:
     """Run the one LoadTest of the file to its end, against the SystemUnderTest it names (from the
     same file); `refuse` names the fields the platform cannot honour in a test of that target
     (the test is then not started: exit 2)."""
@@ -135,8 +139,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
     # Another system's series are read where the platform's Prometheus keeps them (locally, its
     # RabbitMQ's carry the platform's system namespace).
     ctx = Context(test, source_dir=Path(path).resolve().parent, prometheus_url=prometheus_url, timeouts=timeouts,
-                  driver=f"elves run, pid {os.getpid()}", reports=ReportDirectory(reports_dir), target=target,
-                  target_namespace=platform.system_namespace if target is not None else None)
+                  driver=f"elves run, pid {os.getpid()}", reports=ReportDirectory(reports_dir), target=target)
     prom = ctx.prometheus(platform)
     live_prom = Prometheus(prom.url, timeout=LIVE_QUERY_TIMEOUT_SECONDS, system_namespace=prom.system_namespace)
     clock = SystemClock()
@@ -144,7 +147,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
     status = LoadTestStatus()
     duration = test.spec.load.measured_seconds  # the load's own clock: after an auto warm-up, its part
     drain_timeout = test.spec.drain.timeout.seconds
-    print(f"{test.name}: {len(ctx.plans())} run(s) of {test.spec.load.duration or test.spec.load.duration_seconds}"
+    print(f"{test.name}: {len(ctx.plans)} run(s) of {test.spec.load.duration or test.spec.load.duration_seconds}"
           + (" (an auto warm-up, then the load)" if test.spec.load.warmup_auto else "") + ", "
           f"Prometheus {prom.url}", file=out, flush=True)
     live, live_read = Live(), 0.0
@@ -176,7 +179,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
 
     directory = reports_dir / f"{test.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     status.report.path = str(directory / HTML)
-    html = write_report(directory, test, status, prom, ctx.plan_record(platform))
+    html = write_report(directory, test, status, prom, ctx.plan_record(platform, status))
     for line in summary_text(status, str(test.spec.drain.timeout)):
         print(line, file=out)
     print("", file=out)

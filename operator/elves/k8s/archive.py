@@ -1,7 +1,7 @@
 """`k6 archive` of a built-in scenario: the script and its lib/ imports in one tarball.
 
 k6 runs an archive with the options it had when it was packed, so the runner variables
-marked `archived` in elves.engine.k6.RUNNER_VARIABLES (the run's scenarios and test id) are
+marked `archived` in elves.engine.planning.k6.RUNNER_VARIABLES (the run's scenarios and test id) are
 packed in; secrets (the tokens) never are, they reach the runners as environment variables,
 which override the packed ones.
 """
@@ -23,7 +23,7 @@ class ArchiveError(RuntimeError):
 
 
 def pack(k6: str, script: Path, env: dict[str, str], timeout: float = ARCHIVE_TIMEOUT_SECONDS) -> bytes:
-    """The k6 archive of `script` with `env` baked in (elves.engine.k6.archived_env)."""
+    """The k6 archive of `script` with `env` baked in (elves.engine.planning.k6.archived_env)."""
     if not script.is_file():
         raise ArchiveError(f"the built-in scenario {script} is not in the operator's image: "
                            "set ELVES_SCENARIOS_DIR to the directory holding loadtests/scenarios")

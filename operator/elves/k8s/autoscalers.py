@@ -27,7 +27,7 @@ from typing import Any
 
 from elves.constants import SCALED_ON_QUEUE
 from elves.engine.models.autoscaling import FIXED, CpuAutoscaling, QueueAutoscaling
-from elves.engine.status import AutoscalerSnapshot
+from elves.engine.models.status import AutoscalerSnapshot
 from elves.k8s.names import COMPONENT_LABEL, LABEL_LOADTEST, MANAGED_BY
 
 PAUSED = "autoscaling.keda.sh/paused"  # KEDA (2.13+): stop scaling, keep the replicas as they are

@@ -20,10 +20,10 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import LoadTest, parse_loadtest
-from elves.engine.models.target import SystemUnderTestSpec
-from elves.engine.platform import RunKey
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.planning.platform import RunKey
+from elves.engine.planning.target import Target
 from elves.engine.runner import Clock, Context, Event, SystemClock, abort, fail, step, utc
-from elves.engine.status import LoadTestStatus
 from elves.k8s import grafana
 from elves.k8s.autoscalers import SCALED_OBJECT
 from elves.k8s.kube import Kube
@@ -32,8 +32,7 @@ from elves.k8s.platform import SEAL_RESTORED, KubernetesPlatform
 from elves.k8s.policy import Policy, refusals
 from elves.k8s.report import ReportConfigMaps, extract_command, prune_reports, store_report
 from elves.k8s.settings import OperatorSettings
-from elves.k8s.target import resolve_target, target_changes, target_namespace
-from elves.k8s.target_workloads import TargetWorkloads
+from elves.k8s.target import judged, judges_elves, resolve_target, target_changes
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +100,8 @@ def seal_if_restored(status: LoadTestStatus, platform: KubernetesPlatform) -> No
 def hold_target(platform: KubernetesPlatform, namespace: str, test: LoadTest, system_namespace: str) -> None:
     """Point the platform's lock at the system `test` judges: another system's, beside its
     SystemUnderTest, so tests of different targets run together (elves.k8s.lock)."""
-    if (foreign := target_namespace(namespace, test.spec, system_namespace)) is not None:
-        platform.lock_target(foreign, test.spec.system_under_test)
+    if not judges_elves(namespace, test.spec, system_namespace):
+        platform.lock_target(namespace, test.spec.system_under_test)
 
 
 class Driver:
@@ -119,13 +118,12 @@ class Driver:
         with self._guard:
             return self._locks.setdefault(key, threading.Lock())
 
-    def context(self, test: LoadTest, target: SystemUnderTestSpec | None = None) -> Context:
+    def context(self, test: LoadTest, target: Target) -> Context:
         """What the phase machine gets for `test` on this cluster: the operator's settings, the
         system it judges, and the report ConfigMaps as the history spec.baseline.loadTest picks from."""
         return Context(test, prometheus_url=self.settings.prometheus_url, timeouts=self.settings.timeouts(),
                        http_timeout=self.settings.http_timeout_seconds, reports=ReportConfigMaps(self.kube),
-                       target=target, target_namespace=target_namespace(test.metadata.namespace or "", test.spec,
-                                                                        self.settings.system_namespace))
+                       target=target)
 
     # --- one step ----------------------------------------------------------------------
 
@@ -146,21 +144,20 @@ class Driver:
             # Every rule that authorises the test, before the phase machine may change anything.
             test, problems = parse(body, self.settings.policy(),
                                    lambda: self.kube.serves(SCALED_OBJECT.group, SCALED_OBJECT.version))
-            target, pin = None, None
+            pin = None
             if test is not None:
                 hold_target(platform, namespace, test, self.settings.system_namespace)
             if test is not None and not problems:
-                target, problems, pin = resolve_target(self.kube, namespace, test.spec, self.settings.system_namespace,
+                system, problems, pin = resolve_target(self.kube, namespace, test.spec, self.settings.system_namespace,
                                                        self.settings.target_namespaces, self.settings.sql_secrets)
                 platform.system_under_test = test.spec.system_under_test
                 problems = problems or target_changes(before.target, pin)
-                foreign = target_namespace(namespace, test.spec, self.settings.system_namespace)
-                if target is not None and foreign is not None:  # faults may act on its listed workloads
-                    platform.target = TargetWorkloads.of(foreign, target)
+                if system is not None:  # read: the one Target the platform and the phase machine judge
+                    platform.target = judged(namespace, test.spec, self.settings.system_namespace, system)
             if test is None or problems:
                 result_status, events = self._refuse(key, before, platform, problems)
             else:
-                result = step(self.context(test, target), before, platform, self.clock)
+                result = step(self.context(test, platform.target), before, platform, self.clock)
                 result_status, events = result.status, result.events
                 if result.status.progress.retrying:
                     self._retry_at[key] = self.clock.now() + result.delay
@@ -304,7 +301,7 @@ class Driver:
             if test is not None and before.started_at is not None:  # the lock it may hold is its target's
                 hold_target(platform, namespace, test, self.settings.system_namespace)
             if not before.final:
-                ctx = self.context(test) if test is not None else _Owner(key)
+                ctx = self.context(test, platform.target) if test is not None else _Owner(key)
                 result = abort(ctx, before, platform, self.clock, "the LoadTest was deleted")  # type: ignore[arg-type]
                 after = result.status
                 self._announce(key, before, after, result.events, emit)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from elves.engine.modelbase import cluster_breaches
+from elves.engine.models.modelbase import cluster_breaches
 from elves.engine.models.spec import LoadTestSpec
-from elves.engine.plan import expand_sweep
+from elves.engine.planning.plan import expand_sweep
 
 
 @dataclass(frozen=True)

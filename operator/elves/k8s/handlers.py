@@ -17,7 +17,7 @@ import kopf
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import API_GROUP, API_VERSION, PLURAL
-from elves.engine.status import FINAL_PHASES
+from elves.engine.models.status import FINAL_PHASES
 from elves.k8s.driver import Driver, RestoreFailed
 from elves.k8s.kube import Kube, api_client, describe
 from elves.k8s.settings import OperatorSettings, tick_seconds_from_env

@@ -16,7 +16,7 @@ from kubernetes.stream import stream
 from urllib3.exceptions import HTTPError
 
 from elves.constants import API_GROUP, API_VERSION, PLURAL, SUT_PLURAL
-from elves.engine.blips import TransientError
+from elves.engine.results.blips import TransientError
 from elves.k8s.autoscalers import Kind
 
 REQUEST_TIMEOUT_SECONDS = 15.0
@@ -63,10 +63,6 @@ def ownership_checked_replace(body: dict[str, Any]) -> list[dict[str, Any]]:
     if meta.get("annotations"):
         content.append({"op": "add", "path": _pointer("metadata", "annotations"), "value": meta["annotations"]})
     return tests + content
-
-
-def status_of(exc: BaseException) -> int | None:
-    return exc.status if isinstance(exc, ApiException) else None
 
 
 def describe(exc: ApiException) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from elves.engine.platform import LoadStatus
-from elves.engine.k6 import FINISHED_CODES, describe_exit
+from elves.engine.planning.k6 import FINISHED_CODES, describe_exit
+from elves.engine.planning.platform import LoadStatus
 from elves.k8s.names import K6_LABEL_RUNNER
 
 STARTING_STAGES = ("", "initialization", "initialized", "created")

@@ -18,8 +18,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from elves.engine.platform import Readiness
-from elves.engine.status import FINAL_PHASES
+from elves.engine.models.status import FINAL_PHASES
+from elves.engine.planning.platform import Readiness
 from elves.k8s.kube import Kube
 from elves.k8s.names import ANNOTATION_HOLDER_TARGET, ANNOTATION_HOLDER_UID, LOCK_LEASE, MANAGED_BY
 

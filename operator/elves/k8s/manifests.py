@@ -12,10 +12,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from elves.engine.k6 import Targets, part_tags, runner_variables, secret_env
 from elves.engine.models.spec import Runner
-from elves.engine.platform import LoadPart, LoadRun
-from elves.engine.status import LoadTestStatus
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.planning.k6 import RunnerValues, part_tags
+from elves.engine.planning.platform import LoadPart, LoadRun
 from elves.k8s import names
 
 K6_API_VERSION = "k6.io/v1alpha1"
@@ -23,7 +23,7 @@ K6_API_VERSION = "k6.io/v1alpha1"
 
 def k6_arguments(run: LoadRun) -> str:
     """`spec.arguments`: remote write to Prometheus, and the test id (and an auto warm-up's part
-    tag, elves.engine.k6.part_tags) on every sample."""
+    tag, elves.engine.planning.k6.part_tags) on every sample."""
     return " ".join(["--out experimental-prometheus-rw", f"--tag testid={run.test_id}",
                      *(f"--tag {tag}" for tag in part_tags(run))])
 
@@ -37,23 +37,23 @@ RUNNER_TMP_VOLUME = "tmp"
 RUNNER_TMP_SIZE = "64Mi"
 
 
-def runner_pod_env(run: LoadRun, targets: Targets, secret: str) -> list[dict[str, Any]]:
-    """The runner pods' environment (elves.engine.k6.RUNNER_VARIABLES) as a container's env
+def runner_pod_env(values: RunnerValues, secret: str) -> list[dict[str, Any]]:
+    """The runner pods' environment (elves.engine.planning.k6.RUNNER_VARIABLES) as a container's env
     list, the credentials (`secret` ones) by reference to the run's Secret `secret` (runner_secret)."""
     return [{"name": variable.name, "valueFrom": {"secretKeyRef": {"name": secret, "key": variable.name}}}
             if variable.secret else {"name": variable.name, "value": value}
-            for variable, value in runner_variables(run, targets)]
+            for variable, value in values.pairs]
 
 
-def runner_secret(owner: names.Owner, run: LoadRun, targets: Targets) -> dict[str, Any]:
+def runner_secret(owner: names.Owner, run: LoadRun, values: RunnerValues) -> dict[str, Any]:
     """The run's credentials (its tokens, its registry run credential), owned by the LoadTest
-    (deleted with it); all expire with the run (elves.engine.credentials signs them for its length)."""
+    (deleted with it); all expire with the run (elves.engine.planning.credentials signs them for its length)."""
     return {
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
         "metadata": {"name": names.runner_secret_name(owner.name, run.index, run.part), "namespace": owner.namespace,
                      "labels": names.child_labels(owner.name, run.index), "ownerReferences": [owner.reference()]},
         "data": {key: base64.b64encode(value.encode()).decode("ascii")
-                 for key, value in secret_env(run, targets).items()},
+                 for key, value in values.secrets().items()},
     }
 
 

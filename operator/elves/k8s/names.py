@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from elves.constants import API_GROUP, API_VERSION, KIND
-from elves.engine.platform import LoadPart
+from elves.engine.planning.platform import LoadPart
 
 TESTRUN_NAME_MAX = 50
 LOCK_LEASE = "elves-loadtest-lock"  # beside the target (elves.k8s.lock): who holds it

@@ -1,4 +1,4 @@
-"""KubernetesPlatform: the Platform protocol (elves.engine.platform) on a cluster.
+"""KubernetesPlatform: the Platform protocol (elves.engine.planning.platform) on a cluster.
 
 The system is the chart's Deployments and StatefulSets in the system namespace; the load
 is a k6-operator TestRun in the LoadTest's namespace, owned by the LoadTest. One object
@@ -14,28 +14,29 @@ import hmac
 import logging
 import random
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
-from elves.engine import k6
-from elves.engine.blips import TransientError
 from elves.engine.models.autoscaling import CpuAutoscaling, QueueAutoscaling
 from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
+from elves.engine.models.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
 from elves.engine.models.system import System
-from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptConfigMap
-from elves.engine.prometheus import Prometheus
+from elves.engine.planning import k6
+from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, RunScript
+from elves.engine.planning.target import Target
+from elves.engine.results.blips import TransientError
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.sql_count import FIELD as SQL_FIELD
+from elves.engine.results.sql_count import SqlCountError
 from elves.engine.runner import utc
-from elves.engine.sql_count import FIELD as SQL_FIELD
-from elves.engine.sql_count import SqlCountError
-from elves.engine.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
-from elves.k8s import archive, autoscalers, faults, manifests, names, target_workloads, workloads
+from elves.k8s import autoscalers, faults, manifests, names, scripts, target_workloads, workloads
 from elves.k8s.kube import Kube, NotOurs, exec_failure
 from elves.k8s.loadstate import load_status
 from elves.k8s.lock import SystemLock
 from elves.k8s.runner_cpu import runner_cpu
+from elves.k8s.scripts import LoadError
 from elves.k8s.settings import OperatorSettings
 from elves.k8s.sql_secrets import VALUE as SQL_SECRETS_VALUE
 
@@ -63,13 +64,9 @@ SERVICE_KEY_KEY = "service-key"
 MAX_ENV_VALUE_BYTES = 120 * 1024
 
 
-class LoadError(RuntimeError):
-    """The load cannot be started; the message says what to fix."""
-
-
 class AutoscalerGoing(TransientError):
     """An autoscaler of the same name is still being deleted (KEDA's finalizer): the step is tried
-    again, and the test ends in Error only when it lasts (elves.engine.blips)."""
+    again, and the test ends in Error only when it lasts (elves.engine.results.blips)."""
 
     harness_reason = "AutoscalerNotDeleted"
 
@@ -87,9 +84,9 @@ class KubernetesPlatform:
         self.clock = clock
         self.lock = SystemLock(kube, self.system)
         self._secrets: dict[str, str] = {}
-        # Another system's workloads (the SystemUnderTest of spec.target), set by the driver once
-        # it has read the target; None: a test of Elves' own system.
-        self.target: target_workloads.TargetWorkloads | None = None
+        # The system the test judges, set by the driver once it has resolved it (elves.k8s.target):
+        # Elves' own until then; another system's workloads are the ones faults may act on.
+        self.target = Target.elves(self.system_namespace)
         # The SystemUnderTest spec.target names (in the LoadTest's namespace), set by the driver:
         # the Secrets its SQL may use are granted to it by name (elves.k8s.sql_secrets).
         self.system_under_test: str = ""
@@ -150,9 +147,14 @@ class KubernetesPlatform:
 
     def _elves_deployments(self) -> tuple[str, ...]:
         """Elves' own Deployments, in a test of Elves' own system; none in a test of another (it
-        may neither change them, elves.engine.target_scope, nor find them: the harness alone,
+        may neither change them, elves.engine.planning.target_scope, nor find them: the harness alone,
         the chart's system.enabled: false, installs none and grants nothing over them)."""
-        return DEPLOYMENTS if self.target is None else ()
+        return DEPLOYMENTS if self.target.own else ()
+
+    def _target_faults(self) -> target_workloads.TargetFaults:
+        """Another system's listed workloads, read and changed through the API."""
+        return target_workloads.TargetFaults(self.kube, target_workloads.TargetWorkloads.of(
+            self.target.namespace, self.target.spec), self.clock)
 
     def snapshot_system(self) -> SystemSnapshot:
         snapshot = SystemSnapshot(deployments={name: workloads.snapshot(self._deployment(name))
@@ -160,8 +162,8 @@ class KubernetesPlatform:
         for name in self._elves_deployments():
             if (existing := self._autoscaler(name)) is not None:
                 snapshot.autoscalers[name] = autoscalers.snapshot(existing)
-        if self.target is not None:
-            snapshot.workloads = target_workloads.TargetFaults(self.kube, self.target, self.clock).snapshot()
+        if not self.target.own:
+            snapshot.workloads = self._target_faults().snapshot()
             snapshot.workloads_namespace = self.target.namespace
         snapshot.seal = self._seal(snapshot, SEAL_TAKEN)
         return snapshot
@@ -323,43 +325,24 @@ class KubernetesPlatform:
     def _targets(self) -> k6.Targets:
         return k6.Targets(self.settings.prometheus_url, self.settings.gateway_url, self.settings.registry_url)
 
-    def _script(self, run: LoadRun) -> tuple[str, str]:
-        """(ConfigMap, key) holding what the runners execute; the archive's ConfigMap is made here."""
-        if isinstance(run.script, ScriptConfigMap):
-            name, key = run.script.name, run.script.file
-            configmap = self.kube.configmap(self.namespace, name)
-            if configmap is None:
-                raise LoadError(f"spec.load.script.configMap: ConfigMap {name} not found in namespace {self.namespace}")
-            keys = set(configmap.get("data") or {}) | set(configmap.get("binaryData") or {})
-            if key not in keys:
-                raise LoadError(f"spec.load.script.configMap.file: ConfigMap {name} has no key {key} "
-                                f"(it has: {', '.join(sorted(keys)) or 'nothing'})")
-            return name, key
-        try:
-            packed = archive.pack(self.settings.k6_binary, Path(run.script.path), k6.archived_env(run, self._targets()))
-        except archive.ArchiveError as exc:
-            raise LoadError(str(exc)) from None
-        try:
-            self.kube.apply_configmap(manifests.script_configmap(self.owner, run.index, packed, run.part))
-        except NotOurs as exc:
-            raise LoadError(str(exc)) from None
-        return names.script_configmap_name(self.owner.name, run.index, run.part), names.SCRIPT_KEY
+    def script_content(self, script: RunScript) -> tuple[str, bytes] | None:
+        return scripts.script_content(self.kube, self.namespace, script)
 
     def start_load(self, run: LoadRun) -> None:
-        targets = self._targets()
-        for variable, value in k6.runner_variables(run, targets):
+        values = k6.RunnerValues.of(run, self._targets())
+        for variable, value in values.pairs:
             size = len(value.encode())
             if variable.per_user and size > MAX_ENV_VALUE_BYTES:
                 users = len(run.tokens)
                 raise LoadError(f"spec.load.users: {users} users make {size} bytes of {variable.name}, more than a "
                                 f"runner's environment takes; use at most {users * MAX_ENV_VALUE_BYTES // size}")
-        script = self._script(run)
-        secret = manifests.runner_secret(self.owner, run, targets)
+        script = scripts.runner_script(self.kube, self.settings.k6_binary, self.owner, run, values)
+        secret = manifests.runner_secret(self.owner, run, values)
         try:
             self.kube.apply_secret(secret)
         except NotOurs as exc:
             raise LoadError(str(exc)) from None
-        env = manifests.runner_pod_env(run, targets, secret["metadata"]["name"])
+        env = manifests.runner_pod_env(values, secret["metadata"]["name"])
         body = manifests.testrun(self.owner, run, script, self.settings.k6_image, env)
         if not self.kube.create_testrun(body):
             existing = self.kube.testrun(self.namespace, body["metadata"]["name"]) or {}
@@ -392,10 +375,10 @@ class KubernetesPlatform:
 
     def apply_fault(self, action: FaultAction, now: float) -> FaultApplied:
         if getattr(action, "workload", None) is not None:  # another system's (elves.k8s.target_workloads)
-            if self.target is None:
+            if self.target.own:
                 raise LoadError(f"fault {action.describe()}: a workload fault needs the SystemUnderTest of spec.target")
             try:
-                return target_workloads.TargetFaults(self.kube, self.target, self.clock).apply(action, now)
+                return self._target_faults().apply(action, now)
             except target_workloads.TargetWorkloadError as exc:
                 raise LoadError(str(exc)) from None
         system = self.system

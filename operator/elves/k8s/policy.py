@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elves.engine.models.spec import LoadTestSpec, Runner
-from elves.engine.plan import expand_sweep
+from elves.engine.planning.plan import expand_sweep
 from elves.k8s.autoscalers import SCALED_OBJECT, Keda, kind_of
 from elves.k8s.faults import Caps, cluster_problems
 from elves.k8s.target import FIELD as TARGET_FIELD

@@ -1,6 +1,6 @@
 """The HTML report of a finished LoadTest, kept in a ConfigMap beside it.
 
-The same files as the local mode's report directory (elves.engine.report), so
+The same files as the local mode's report directory (elves.engine.results.report), so
 `kubectl get configmap <name> -o jsonpath='{.data.report\\.html}' > report.html` gives the
 page people know. A ConfigMap holds 1 MiB: a page too big for it is replaced by a note,
 and summary.json (everything in the page but the plots) is always kept.
@@ -8,7 +8,6 @@ and summary.json (everything in the page but the plots) is always kept.
 
 from __future__ import annotations
 
-import base64
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -16,15 +15,13 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from elves.engine.compare import CompareError, parse_summary
-from elves.engine.compare.history import StoredReport
-from elves.engine.compare.plans import plan_record
 from elves.engine.models.loadtest import LoadTest
-from elves.engine.plan import script_location
-from elves.engine.platform import ScriptConfigMap
-from elves.engine.prometheus import Prometheus
-from elves.engine.report import SUMMARY, write_report
-from elves.engine.status import LoadTestStatus
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.results.compare import CompareError, parse_summary
+from elves.engine.results.compare.history import StoredReport
+from elves.engine.results.compare.plans import plan_record
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report import SUMMARY, write_report
 from elves.k8s import manifests, names
 from elves.k8s.kube import ApiUnavailable, Kube, describe
 from elves.k8s.platform import KubernetesPlatform
@@ -67,7 +64,7 @@ def prune_reports(kube: Kube, namespace: str, loadtest: str, keep: int) -> list[
 
 class ReportConfigMaps:
     """The report history spec.baseline.loadTest picks from on a cluster
-    (elves.engine.compare.history): the report ConfigMaps of the LoadTest's namespace, told
+    (elves.engine.results.compare.history): the report ConfigMaps of the LoadTest's namespace, told
     apart by their labels and annotations. The summary comes from the listing itself, so a
     report pruned in between cannot slip away (the operator may list ConfigMaps wherever
     LoadTests run: it prunes their reports there)."""
@@ -110,25 +107,11 @@ def _time(text: str | None) -> datetime | None:
         return None
 
 
-def plan_record_here(kube: Kube, namespace: str, test: LoadTest) -> dict[str, Any]:
-    """What summary.json records of the plan beyond the spec (elves.engine.compare.plans): the
-    platform, and the content of the script the runners ran: a built-in scenario (in the
-    operator's image, as in the runners') or the key of the LoadTest's ConfigMap, read now."""
-    script = script_location(test.spec.load)
-    if not isinstance(script, ScriptConfigMap):
-        return plan_record(KubernetesPlatform.name, Path(script.path))
-    configmap = kube.configmap(namespace, script.name) or {}
-    text = (configmap.get("data") or {}).get(script.file)
-    packed = (configmap.get("binaryData") or {}).get(script.file)
-    content = text.encode() if text is not None else base64.b64decode(packed) if packed is not None else None
-    return plan_record(KubernetesPlatform.name, None, (script.file, content) if content is not None else None)
-
-
 def store_report(kube: Kube, loadtest: dict[str, Any], test: LoadTest, status: LoadTestStatus,
                  prometheus_url: str, system_namespace: str) -> str:
     """Render the report (plots of the system in `system_namespace`), keep it in a report
     ConfigMap; returns `configmap/<name>`."""
-    plan = plan_record_here(kube, loadtest["metadata"]["namespace"], test)
+    plan = plan_record(KubernetesPlatform.name, status.script)
     with tempfile.TemporaryDirectory(prefix="elves-report-") as scratch:
         prom = Prometheus(prometheus_url, system_namespace=system_namespace)
         html_path = write_report(Path(scratch), test, status, prom, plan)

@@ -1,15 +1,15 @@
 """The k6 runner pods' CPU over a load against their CPU limits, for the rule that tells whether
-the load generator, not the system, limited the load (elves.engine.generator_limit): the pods
+the load generator, not the system, limited the load (elves.engine.results.generator_limit): the pods
 and their limits from the API server, what they used from cAdvisor's series in Prometheus."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from elves.engine import promql
-from elves.engine.prometheus import Prometheus
-from elves.engine.status import GeneratorCpu
-from elves.engine.units import parse_cpu
+from elves.engine.models.status import GeneratorCpu
+from elves.engine.models.units import parse_cpu
+from elves.engine.results import promql
+from elves.engine.results.prometheus import Prometheus
 
 
 def runner_limits(pods: list[dict[str, Any]]) -> dict[str, float]:

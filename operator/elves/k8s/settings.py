@@ -15,17 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elves.constants import SYSTEM_NAMESPACE
-from elves.engine.credentials import DEFAULT_MAX_SECONDS, max_seconds_from_env
-from elves.envvars import count, read
+from elves.engine.models.units import parse_duration, parse_memory
+from elves.engine.planning.credentials import max_seconds_from_env
+from elves.engine.planning.timeouts import DEFAULT_MAX_SECONDS
 from elves.engine.runner import Timeouts
-from elves.engine.units import parse_duration, parse_memory
+from elves.envvars import count, read
 from elves.k8s.autoscalers import Keda
 from elves.k8s.faults import Caps
 from elves.k8s.namespace_guard import namespace_problems
 from elves.k8s.policy import Policy, RunnerRules
 from elves.k8s.sql_secrets import EXAMPLE as SQL_EXAMPLE
-from elves.k8s.sql_secrets import VALUE as SQL_SECRETS_VALUE
 from elves.k8s.sql_secrets import SqlSecrets
+from elves.k8s.sql_secrets import VALUE as SQL_SECRETS_VALUE
 
 # The k6 image of the runner pods: k6 at tools/versions.env's K6_VERSION (a unit test
 # keeps them in step), so runners behave like the k6 the local mode and the tests use.
@@ -112,6 +113,21 @@ def _flag(text: str) -> bool:
     return text == "true"
 
 
+def _duration(seconds: float) -> str:
+    """A default number of seconds as its variable is written (7200s)."""
+    return f"{seconds:g}s"
+
+
+def gateway_url_in(namespace: str) -> str:
+    """The gateway's Service in the system's namespace, as runner pods reach it."""
+    return f"http://gateway.{namespace}.svc:8080"
+
+
+def registry_url_in(namespace: str) -> str:
+    """The registry's Service in the system's namespace, as the operator and runners reach it."""
+    return f"http://registry.{namespace}.svc:8081"
+
+
 def tick_seconds_from_env(env: dict[str, str] | None = None) -> float:
     """How often the timer advances each LoadTest; kopf needs it when the handlers are registered."""
     return read(os.environ if env is None else env, "ELVES_TICK_SECONDS", f"{DEFAULT_TICK_SECONDS}s", _seconds)
@@ -127,9 +143,9 @@ class OperatorSettings:
     # The chart's Secret holding `jwt-secret`, the key the k6 tokens are signed with.
     secret_name: str = "elves"
     # The gateway as k6 runner pods reach it (ELVES_BASE_URL of the scripts).
-    gateway_url: str = f"http://gateway.{SYSTEM_NAMESPACE}.svc:8080"
+    gateway_url: str = gateway_url_in(SYSTEM_NAMESPACE)
     # The registry as the operator and the runners reach it (the ledger; registry-mix calls it).
-    registry_url: str = f"http://registry.{SYSTEM_NAMESPACE}.svc:8081"
+    registry_url: str = registry_url_in(SYSTEM_NAMESPACE)
     # Prometheus the engine reads results from and k6 remote-writes to (receiver on).
     prometheus_url: str = DEFAULT_PROMETHEUS_URL
     # Grafana for the report link and the phase/fault annotations ("" = no Grafana).
@@ -195,25 +211,28 @@ class OperatorSettings:
         settings = cls(
             system_namespace=namespace,
             system_enabled=read(env, "ELVES_SYSTEM_ENABLED", str(cls.system_enabled).lower(), _flag),
-            secret_name=env.get("ELVES_SECRET_NAME") or "elves",
-            gateway_url=read(env, "ELVES_GATEWAY_URL", f"http://gateway.{namespace}.svc:8080", _url),
-            registry_url=read(env, "ELVES_REGISTRY_URL", f"http://registry.{namespace}.svc:8081", _url),
+            secret_name=env.get("ELVES_SECRET_NAME") or cls.secret_name,
+            gateway_url=read(env, "ELVES_GATEWAY_URL", gateway_url_in(namespace), _url),
+            registry_url=read(env, "ELVES_REGISTRY_URL", registry_url_in(namespace), _url),
             prometheus_url=read(env, "ELVES_PROMETHEUS_URL", DEFAULT_PROMETHEUS_URL, _url),
             grafana_url=read(env, "ELVES_GRAFANA_URL", "", _url),
             grafana_token=env.get("ELVES_GRAFANA_TOKEN", ""),
             grafana_user=env.get("ELVES_GRAFANA_USER", ""),
             grafana_password=env.get("ELVES_GRAFANA_PASSWORD", ""),
-            reports_kept=read(env, "ELVES_REPORTS_KEPT", "10", count),
+            reports_kept=read(env, "ELVES_REPORTS_KEPT", str(cls.reports_kept), count),
             k6_image=env.get("ELVES_K6_IMAGE") or DEFAULT_K6_IMAGE,
-            k6_binary=env.get("ELVES_K6") or "k6",
+            k6_binary=env.get("ELVES_K6") or cls.k6_binary,
             tick_seconds=tick_seconds_from_env(env),
-            lock_timeout_seconds=read(env, "ELVES_LOCK_TIMEOUT", "2h", _seconds),
-            system_ready_timeout_seconds=read(env, "ELVES_SYSTEM_READY_TIMEOUT", "10m", _seconds),
-            load_start_timeout_seconds=read(env, "ELVES_LOAD_START_TIMEOUT", "10m", _seconds),
-            unschedulable_grace_seconds=read(env, "ELVES_UNSCHEDULABLE_GRACE", "2m", _seconds),
-            http_timeout_seconds=read(env, "ELVES_HTTP_TIMEOUT", "10s", _seconds),
-            max_replicas=int(read(env, "ELVES_MAX_REPLICAS", "10", _more_than_zero(int))),
-            max_memory_bytes=int(read(env, "ELVES_MAX_MEMORY", "4Gi", _more_than_zero(parse_memory))),
+            lock_timeout_seconds=read(env, "ELVES_LOCK_TIMEOUT", _duration(cls.lock_timeout_seconds), _seconds),
+            system_ready_timeout_seconds=read(env, "ELVES_SYSTEM_READY_TIMEOUT", _duration(cls.system_ready_timeout_seconds),
+                                              _seconds),
+            load_start_timeout_seconds=read(env, "ELVES_LOAD_START_TIMEOUT", _duration(cls.load_start_timeout_seconds),
+                                            _seconds),
+            unschedulable_grace_seconds=read(env, "ELVES_UNSCHEDULABLE_GRACE", _duration(cls.unschedulable_grace_seconds),
+                                             _seconds),
+            http_timeout_seconds=read(env, "ELVES_HTTP_TIMEOUT", _duration(cls.http_timeout_seconds), _seconds),
+            max_replicas=int(read(env, "ELVES_MAX_REPLICAS", str(cls.max_replicas), _more_than_zero(int))),
+            max_memory_bytes=int(read(env, "ELVES_MAX_MEMORY", str(cls.max_memory_bytes), _more_than_zero(parse_memory))),
             loadtest_namespaces=read(env, "ELVES_LOADTEST_NAMESPACES", "", _names),
             target_namespaces=read(env, "ELVES_TARGET_NAMESPACES", "", _names),
             sql_secrets=read(env, "ELVES_SQL_SECRETS", "", lambda text: SqlSecrets.of(_json(text, dict, SQL_EXAMPLE))),

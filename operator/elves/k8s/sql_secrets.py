@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from elves.engine.results.sql_count import FIELD as COUNT_FIELD
 from elves.engine.runner.prepare import RESET_FIELD
-from elves.engine.sql_count import FIELD as COUNT_FIELD
 
 COUNT, RESET = "count", "reset"
 # The SystemUnderTest field whose secretRef each purpose reads, and the purpose a field serves.

@@ -16,9 +16,10 @@ from kubernetes.client.exceptions import ApiException
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, SUT_PLURAL
 from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.status import TargetPin
 from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, parse_system_under_test
-from elves.engine.status import TargetPin
-from elves.engine.target_scope import elves_only_parts, workload_of, workload_problems
+from elves.engine.planning.target_scope import elves_only_parts, workload_of, workload_problems
+from elves.engine.planning.target import Target
 from elves.k8s.kube import Kube
 from elves.k8s.sql_secrets import COUNT, FIELDS, RESET, SqlSecrets
 
@@ -40,7 +41,7 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
             if exc.status != 403:
                 raise
             body = None
-        elves_own = workload_problems(spec, None, "")
+        elves_own = workload_problems(spec, Target(), "")
         if body is None:
             return parse_system_under_test(builtin_profile()).spec, elves_own, None
         target, problems = _parsed(body, f"the built-in SystemUnderTest {system_namespace}/{BUILTIN_SYSTEM_UNDER_TEST}")
@@ -58,15 +59,15 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
                       f" (kubectl -n {namespace} get {SUT_PLURAL})"], None
     what = f"SystemUnderTest {namespace}/{name}"
     target, problems = _parsed(body, what)
-    if target_namespace(namespace, spec, system_namespace) is not None:  # another system than Elves'
-        problems += (elves_only_parts(spec, what, resets=target is not None and target.reset is not None)
-                     + (workload_problems(spec, target, what) if target else []))
+    if not judges_elves(namespace, spec, system_namespace):
+        problems += (elves_only_parts(spec, what, resets=bool(target and target.reset))
+                     + (workload_problems(spec, Target.other(namespace, target), what) if target else []))
         if namespace not in fault_namespaces:
             problems += [f"spec.faults[{index}].{fault.action.kind}.workload: the operator may not act on workloads in"
                          f" namespace {namespace} (the chart's operator.targetNamespaces lists where it may)"
                          for index, fault in enumerate(spec.faults) if workload_of(fault) is not None]
     else:
-        problems += workload_problems(spec, None, what)
+        problems += workload_problems(spec, Target(), what)
     for field, secret in _secrets_of(target):
         if refusal := sql_secrets.refusal(namespace, secret, field, name):
             problems.append(f"{FIELD}: {what}'s {refusal}")
@@ -114,9 +115,16 @@ def _parsed(body: dict, what: str) -> tuple[SystemUnderTestSpec | None, list[str
         return None, [f"{FIELD}: {what} is invalid: {'; '.join(exc.problems)}"]
 
 
-def target_namespace(namespace: str, spec: LoadTestSpec, system_namespace: str) -> str | None:
-    """Where a named target's own series live (the LoadTest's namespace); None for the built-in
-    one, by default or by name in the system's namespace, whose series the engine reads as before."""
-    if spec.system_under_test == BUILTIN_SYSTEM_UNDER_TEST and namespace == system_namespace:
-        return None
-    return namespace if spec.target is not None else None
+def judges_elves(namespace: str, spec: LoadTestSpec, system_namespace: str) -> bool:
+    """Whether a LoadTest in `namespace` judges Elves' own system: it names no target, or the
+    built-in one by name where the chart ships it (the system's namespace)."""
+    return spec.target is None or (spec.system_under_test == BUILTIN_SYSTEM_UNDER_TEST
+                                   and namespace == system_namespace)
+
+
+def judged(namespace: str, spec: LoadTestSpec, system_namespace: str, system: SystemUnderTestSpec) -> Target:
+    """The Target of a LoadTest in `namespace` whose SystemUnderTest reads `system`: Elves' own in
+    the system's namespace, or another system whose series and workloads are in the LoadTest's."""
+    if judges_elves(namespace, spec, system_namespace):
+        return Target.elves(system_namespace, system)
+    return Target.other(namespace, system)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from elves.engine.models.faults import FaultAction, KillPodFault, RestartFault, ScaleFault
+from elves.engine.models.status import WorkloadSnapshot
 from elves.engine.models.target import SystemUnderTestSpec
-from elves.engine.platform import FaultApplied
-from elves.engine.status import WorkloadSnapshot
+from elves.engine.planning.platform import FaultApplied
 from elves.k8s import workloads
 from elves.k8s.kube import Kube
 

@@ -12,8 +12,8 @@ import copy
 from datetime import datetime, timezone
 from typing import Any
 
-from elves.engine.status import ContainerResources, DeploymentSnapshot, EnvVar
-from elves.engine.units import Cpu, Memory, parse_cpu, parse_memory
+from elves.engine.models.status import ContainerResources, DeploymentSnapshot, EnvVar
+from elves.engine.models.units import Cpu, Memory, parse_cpu, parse_memory
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # the annotation `kubectl rollout restart` sets
 

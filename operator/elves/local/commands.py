@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from elves.engine.tokens import TOKEN_TTL_SECONDS
+from elves.engine.planning.tokens import TOKEN_TTL_SECONDS
 from elves.local.layout import Layout, MissingSecret
 from elves.local.settings import Settings
 
@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _token(args: argparse.Namespace) -> int:
-    from elves.engine.tokens import make_token
+    from elves.engine.planning.tokens import make_token
 
     try:
         secret = Layout(Settings.from_env().state_dir).secret("jwt-secret")

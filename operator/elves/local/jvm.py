@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from elves.engine.units import parse_memory
+from elves.engine.models.units import parse_memory
 
 # The heap gets this share of the limit; the rest is metaspace, threads and native
 # memory, as a container's limit would have to cover them too.
@@ -12,7 +12,7 @@ MIN_HEAP_BYTES = 16 * 1024**2
 
 def memory_limit_bytes(text: str) -> int:
     """A memory limit ("512Mi", "2Gi") in bytes, refused when a JVM could not run in it; the
-    quantity is read by elves.engine.units.parse_memory, the one parser of memory quantities."""
+    quantity is read by elves.engine.models.units.parse_memory, the one parser of memory quantities."""
     value = parse_memory(text)
     if value < MIN_HEAP_BYTES / HEAP_SHARE:
         raise ValueError(f"{text!r} is too small for a JVM (at least 22Mi)")

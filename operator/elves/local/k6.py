@@ -1,6 +1,6 @@
 """k6 as a local process: its command line and environment.
 
-The environment is the one every runner gets (elves.engine.k6.runner_env), pointing at the
+The environment is the one every runner gets (elves.engine.planning.k6.runner_env), pointing at the
 local stack; each runner is tagged `testid` and `runner` (a runner's series must differ
 from its siblings', or Prometheus would reject them as duplicates), an auto warm-up's also
 `part=warmup` (its counters must not share a series with the load's after it). Several runners split
@@ -13,8 +13,8 @@ import os
 from fractions import Fraction
 from pathlib import Path
 
-from elves.engine.k6 import Targets, part_tags, runner_env
-from elves.engine.platform import LoadRun
+from elves.engine.planning.k6 import Targets, part_tags, runner_env
+from elves.engine.planning.platform import LoadRun
 from elves.local.ports import Ports
 
 

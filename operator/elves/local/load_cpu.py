@@ -1,6 +1,6 @@
 """What a local k6 runner costs: its CPU, sampled while it runs, against the CPUs it may use,
 so the engine can tell whether the load generator, not the system, set the load
-(elves.engine.generator_limit).
+(elves.engine.results.generator_limit).
 
 A process's CPU time can be read only while it exists (/proc/<pid>/stat), so the platform
 samples each runner whenever it looks at the load (about twice a second); its mean over the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from elves.engine.status import GeneratorCpu
+from elves.engine.models.status import GeneratorCpu
 from elves.local.processes import cpu_seconds_of
 
 

@@ -1,4 +1,4 @@
-"""LocalPlatform: the Platform protocol (elves.engine.platform) on one machine.
+"""LocalPlatform: the Platform protocol (elves.engine.planning.platform) on one machine.
 
 The system is driven through the supervisor's control API; k6 runs as local
 processes. Every method returns quickly: long changes (rolling restarts, resets,
@@ -18,17 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elves.constants import SYSTEM_NAMESPACE
-from elves.engine.k6 import FINISHED_CODES, describe_exit
-from elves.engine.models.faults import (
-    FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault, ScaleFault,
-)
+from elves.engine.planning.k6 import FINISHED_CODES, describe_exit
+from elves.engine.models.faults import (FaultAction, InfraFault, KillPodFault, PauseFault, ResourcesFault, RestartFault,
+                                        ScaleFault)
 from elves.engine.models.system import System
-from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, ScriptFile
-from elves.engine.sql_count import FIELD as SQL_FIELD
-from elves.engine.sql_count import LOOPBACK_HOSTS, SqlCountError, parse_url
-from elves.engine.status import (
-    ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, GeneratorCpu, SystemSnapshot,
-)
+from elves.engine.planning.platform import (FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, RunScript, ScriptFile,
+                                           file_content)
+from elves.engine.results.sql_count import FIELD as SQL_FIELD
+from elves.engine.results.sql_count import LOOPBACK_HOSTS, SqlCountError, parse_url
+from elves.engine.models.status import (ContainerResources, ContainerWatch, DeploymentSnapshot, EnvVar, GeneratorCpu,
+                                        SystemSnapshot)
 from elves.local import cpus, k6, nofollow
 from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
 from elves.local.layout import Layout
@@ -177,6 +176,9 @@ class LocalPlatform:
         return self.layout.secret("service-key")
 
     # ---- the load -------------------------------------------------------------------
+
+    def script_content(self, script: RunScript) -> tuple[str, bytes] | None:
+        return file_content(script)
 
     def start_load(self, run: LoadRun) -> None:
         if run.key in self._loads:

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 from elves.constants import SCALED_ON_QUEUE, WORK_QUEUES
 from elves.engine.models.autoscaling import autoscaled
-from elves.engine.plan import expand_sweep
-from elves.engine.format import observed_text, percent_text, value_text
-from elves.engine.generator_limit import judged_limits
-from elves.engine.scenarios import BUILTIN_SCENARIOS
-from elves.engine.status import RunResults, RunStatus
-from elves.engine.summary import deepest
-from elves.engine.units import format_duration, format_rate, format_seconds
+from elves.engine.models.scenarios import BUILTIN_SCENARIOS
+from elves.engine.models.status import RunResults, RunStatus
+from elves.engine.models.summary import deepest
+from elves.engine.models.units import format_duration, format_rate, format_seconds
+from elves.engine.planning.plan import expand_sweep
+from elves.engine.results.format import observed_text, percent_text, value_text
+from elves.engine.results.generator_limit import judged_limits
 from elves.study.figures import (CaseResult, asked_rate, drain_text, landed, lost_total, offered, point_text,
                                  queue_text, restarts_text, surplus_text)
 from elves.study.quiet import busy_reason
@@ -47,7 +47,7 @@ class Answer:
 
 def generator_reasons(result: CaseResult, run: RunStatus) -> list[str]:
     """Why the generator, not the system, set the run's load: the verdict's rule
-    (elves.engine.generator_limit) as the verdict judged it, or applied to the figures for a
+    (elves.engine.results.generator_limit) as the verdict judged it, or applied to the figures for a
     summary written before verdicts said so; and, what only the study counts, k6 sending less
     than the plan asked."""
     r = run.results

@@ -12,7 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from elves.engine.models.loadtest import spec_problems
-from elves.engine.units import DURATION_PATTERN
+from elves.engine.models.units import DURATION_PATTERN
 
 FindingKind = Literal["steady", "overload", "bottleneck", "fault_tolerance", "served", "memory", "breakpoint", "scaling",
                       "autoscaling", "objectives"]

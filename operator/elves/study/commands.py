@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from elves.engine.compare import DEFAULTS_HELP, RULES_HELP
-from elves.engine.compare.plans import ALLOW_HELP
+from elves.engine.results.compare import DEFAULTS_HELP, RULES_HELP
+from elves.engine.results.compare.plans import ALLOW_HELP
 
 DEFAULT_STUDY = "loadtests/study/study.yaml"
 DEFAULT_RESULTS = "docs/results"
@@ -63,7 +63,7 @@ def register(subcommands) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from elves.engine.compare import CompareError, compare_paths, html_section, text_lines
+    from elves.engine.results.compare import CompareError, compare_paths, html_section, text_lines
 
     try:
         comparison = compare_paths(Path(args.baseline), Path(args.new), args.fail_on, args.allow_plan_change)
@@ -77,7 +77,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from elves.engine.units import parse_duration
+    from elves.engine.models.units import parse_duration
     from elves.study.suite import run_suite
 
     only = [s.strip() for s in args.only.split(",")] if args.only else None

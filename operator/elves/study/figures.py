@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elves.engine.compare import CompareError, summary_status
 from elves.engine.models.errors import SpecError
 from elves.engine.models.load import Load
 from elves.engine.models.loadtest import LoadTest, parse_loadtest
-from elves.engine.plan import expand_sweep, peak_rate, rate_profile
-from elves.engine.status import LoadTestStatus, RunResults, RunStatus
-from elves.engine.summary import work_queues
-from elves.engine.units import format_duration, format_rate, format_seconds
+from elves.engine.models.status import LoadTestStatus, RunResults, RunStatus
+from elves.engine.models.summary import work_queues
+from elves.engine.models.units import format_duration, format_rate, format_seconds
+from elves.engine.planning.plan import expand_sweep, peak_rate, rate_profile
+from elves.engine.results.compare import CompareError, summary_status
 from elves.study.cases import Case
 
 SUMMARY, SERIES, RUN_FILE, MACHINE_FILE = "summary.json", "series.json", "run.json", "machine.json"

@@ -15,10 +15,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from elves.engine.format import html_table, percent_text, value_text
-from elves.engine.report.html import CSS, run_markers, sweep_html
-from elves.engine.report.svg import chart
-from elves.engine.units import format_duration, format_rate, format_seconds
+from elves.engine.models.units import format_duration, format_rate, format_seconds
+from elves.engine.results.format import html_table, percent_text, value_text
+from elves.engine.results.report.html import CSS, run_markers, sweep_html
+from elves.engine.results.report.svg import chart
 from elves.study.answers import answer
 from elves.study.cases import GROUPS, StudyError, load_study
 from elves.study.figures import (MACHINE_FILE, CaseResult, read_json, asked_text, drain_text, lost, point_text,

@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from elves.engine.drive import run_file
-from elves.engine.report import SERIES, SUMMARY
-from elves.engine.units import k6_duration, parse_duration
+from elves.engine.models.units import k6_duration, parse_duration
+from elves.engine.results.report import SERIES, SUMMARY
 from elves.study.cases import Case, Finding, Study, StudyError, case_file, load_study
 from elves.study.quiet import (QUIET_WAIT_SECONDS, SAMPLE_SECONDS, Sampler, Watch, machine_record, stack_pids,
                                wait_until_quiet)

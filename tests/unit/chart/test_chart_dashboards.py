@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from elves.engine import promql
+from elves.engine.results import promql
 from chart_testkit import CHART, DASHBOARDS, NAMESPACE, of_kind, render, run_helm
 
 

@@ -15,7 +15,7 @@ import subprocess
 import yaml
 from prerequisites import require
 
-from elves.engine import promql
+from elves.engine.results import promql
 from chart_testkit import CHART, K6_API, MONITORING_API, SERVICES, named, of_kind, render
 
 

@@ -15,8 +15,8 @@ from chart_testkit import (CLUSTER_API_VERSIONS, NAMESPACE, SCOPED_OPERATOR, SER
 from test_chart_notes_and_helm_test import render_notes
 
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS
+from elves.engine.models.profile import PROFILE_PATH, profile_yaml
 from elves.engine.models.target import builtin_profile, parse_system_under_test
-from elves.engine.profile import PROFILE_PATH, profile_yaml
 
 
 def test_the_chart_file_equals_the_generated_profile():

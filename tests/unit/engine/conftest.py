@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from elves.engine.models.loadtest import LoadTest, parse_loadtest
-from elves.engine.prometheus import Prometheus
+from elves.engine.results.prometheus import Prometheus
 from engine_testkit import RUN, PrometheusServer, backfill
 
 BASE_SPEC: dict[str, Any] = {

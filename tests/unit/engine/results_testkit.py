@@ -10,14 +10,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from elves.engine.analysis import RunWindow, analyze, utc
 from elves.engine.models.loadtest import LoadTest, parse_loadtest
-from elves.engine.prometheus import Prometheus
-from elves.engine.report import write_report
-from elves.engine.status import LoadTestStatus, RunResults, RunStatus, Verdict
-from elves.engine.summary import summarize
-from elves.engine.generator_limit import generator_limits
-from elves.engine.verdict import evaluate, phase_of, verdict_of
+from elves.engine.models.status import LoadTestStatus, RunResults, RunStatus, Verdict
+from elves.engine.models.summary import summarize
+from elves.engine.results.analysis import RunWindow, analyze, utc
+from elves.engine.results.generator_limit import generator_limits
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report import write_report
+from elves.engine.results.verdict import evaluate, phase_of, verdict_of
 from engine_testkit import RUN
 
 LEDGER = {"requests": 120, "results": {"done": 120, "failed": 0}, "logs": 180,

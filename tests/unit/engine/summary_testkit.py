@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from elves.engine.compare import Comparison, compare, parse_thresholds
+from elves.engine.results.compare import Comparison, compare, parse_thresholds
 
 SUMMARIES = Path(__file__).resolve().parent / "summaries"
 ONE_RUN = SUMMARIES / "gate-p99-100ms.json"  # five endpoints, three deployments, six queues, a ledger

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.analysis import (
-    AnalysisError, RunWindow, analyze, ledger_complete, ledger_result, ledger_since, longest_unready,
-)
+from elves.engine.results.analysis import AnalysisError, RunWindow, analyze, longest_unready
+from elves.engine.results.ledger import ledger_complete, ledger_result, ledger_since
 from elves.engine.models.objectives import Objective
-from elves.engine.prometheus import Prometheus
-from elves.engine.status import ReplicaPoint
+from elves.engine.models.status import ReplicaPoint
+from elves.engine.results.prometheus import Prometheus
 
-from elves.engine.verdict import evaluate
+from elves.engine.results.verdict import evaluate
 from engine_testkit import RUN
 
 T0, LOAD_START, LOAD_END, DRAIN_END = RUN.t0, RUN.load_start, RUN.load_end, RUN.drain_end

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.analysis import RunWindow, deployment_results
-from elves.engine.autoscaling_figures import (
-    HPA, KEDA, first_added_ready, first_sustained_rise, replica_changes, replica_seconds, scale_down_seconds,
-    scaling_figures,
-)
-from elves.engine.console import summary_text
+from elves.engine.results.analysis import RunWindow, deployment_results
+from elves.engine.results.autoscaling_figures import (HPA, KEDA, first_added_ready, first_sustained_rise,
+                                                      replica_changes, replica_seconds, scale_down_seconds,
+                                                      scaling_figures)
 from elves.engine.models.autoscaling import Autoscaling
 from elves.engine.models.objectives import Objective
-from elves.engine.prometheus import Prometheus
-from elves.engine.status import DeploymentResult, LoadTestStatus, RunStatus, ScalingFigures
-from elves.engine.verdict import evaluate, sweep_table
+from elves.engine.models.status import DeploymentResult, LoadTestStatus, RunStatus, ScalingFigures
+from elves.engine.results.console import summary_text
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.verdict import evaluate, sweep_table
 from engine_testkit import PrometheusServer, backfill
 from test_verdict import results as run_results
 
@@ -209,7 +208,7 @@ def test_the_sweep_table_and_elves_run_show_the_cost_and_the_lag():
 def test_the_report_marks_the_lag_on_the_replica_timeline_and_tables_the_figures():
     from datetime import datetime, timezone
 
-    from elves.engine.report.html import page
+    from elves.engine.results.report.html import page
 
     started = datetime(2026, 1, 1, tzinfo=timezone.utc)
     fixed = RunStatus(index=0, test_id="t/0", point={"system.autoscaling.ingestor.mode": "fixed"}, phase="Succeeded",

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from elves.engine.compare import CompareError
-from elves.engine.compare.history import ReportDirectory, StoredReport, find_baseline, pick_report
 from elves.engine.models.spec import Baseline
-from elves.engine.report import summary_document
-from elves.engine.status import LoadTestStatus
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.results.compare import CompareError
+from elves.engine.results.compare.history import ReportDirectory, StoredReport, find_baseline, pick_report
+from elves.engine.results.report import summary_document
 from engine_testkit import RUN
 from test_runner import drive, harness_error
 from test_runner_blips import a_run_in_its_drain

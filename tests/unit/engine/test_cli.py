@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 from elves.cli import main as elves_main
-from elves.engine.crd import SYSTEM_UNDER_TEST, crd_yaml
-from elves.engine.profile import profile_yaml
-from elves.engine.scenarios import facts_module
+from elves.engine.models.crd import SYSTEM_UNDER_TEST, crd_yaml
+from elves.engine.models.profile import profile_yaml
+from elves.engine.models.scenarios import facts_module
 
 
 def test_validate_names_the_bad_field_and_exits_1(tmp_path, make_document, capsys):
@@ -48,7 +48,7 @@ def test_a_generator_prints_or_writes_its_file(tmp_path, capsys, command, genera
 
 
 def test_the_verdict_line_of_an_error_quotes_k6s_own_last_error():
-    from elves.engine.console import headline
+    from elves.engine.results.console import headline
 
     reason = ('k6 failed for local/t/0: k6 exited with code 108 (the script called test.abort()): p(90)=4.99s\n'
               'time="x" level=error msg="test aborted: the gateway at http://127.0.0.1:8080 is not reachable"\n'

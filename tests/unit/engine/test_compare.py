@@ -9,8 +9,8 @@ import json
 import pytest
 
 from elves.cli import main as elves_main
-from elves.engine.compare import INCOMPARABLE, compare_paths, html_section
-from elves.engine.report import SUMMARY
+from elves.engine.results.compare import INCOMPARABLE, compare_paths, html_section
+from elves.engine.results.report import SUMMARY
 from results_testkit import PASSING_SPEC, known_run, write_summary
 
 QUEUE = "elves.ingestor.data.in"
@@ -98,7 +98,7 @@ def test_an_unusable_file_is_exit_2(tmp_path, capsys):
 
 
 def test_baseline_checks_turn_each_rule_into_a_verdict_check(known, tmp_path):
-    from elves.engine.compare import baseline_checks
+    from elves.engine.results.compare import baseline_checks
 
     _, results, _ = known
     baseline = json.loads((write_summary(tmp_path / "before", known) / SUMMARY).read_text())

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from elves.engine.compare import (BREACHED, INCOMPARABLE, PASSED, CompareError, baseline_checks, html_section,
-                                  parse_thresholds, summary_status, text_lines)
+from elves.engine.results.compare import (BREACHED, INCOMPARABLE, PASSED, CompareError, baseline_checks, html_section,
+                                          parse_thresholds, summary_status, text_lines)
+from elves.engine.models.units import parse_duration
 from elves.engine.runner import Intervals
-from elves.engine.units import parse_duration
 from elves.local.prometheus_config import SCRAPE_INTERVAL
 from summary_testkit import WORK_QUEUE, breaches, judged, pair, results, write
 

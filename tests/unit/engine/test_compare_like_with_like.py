@@ -16,16 +16,16 @@ from typing import Any, Callable
 import pytest
 
 from elves.cli import main as elves_main
-from elves.engine.compare import BREACHED, INCOMPARABLE, PASSED, CompareError, baseline_checks, compare_paths
-from elves.engine.compare.plans import plan_record
-from elves.engine.compare.summaries import summary_status
+from elves.engine.models.status import LoadTestStatus, ScriptDigest
+from elves.engine.results.compare import BREACHED, INCOMPARABLE, PASSED, CompareError, baseline_checks, compare_paths
+from elves.engine.results.compare.plans import plan_record
+from elves.engine.results.compare.summaries import summary_status
+from elves.engine.results.verdict import verdict_of
 from elves.engine.runner.outcome import set_verdict_conditions
-from elves.engine.status import LoadTestStatus
-from elves.engine.verdict import verdict_of
 
 SUMMARIES = Path(__file__).resolve().parent / "summaries"
 WORK = "elves.ingestor.data.in"
-# What a summary records of the plan beyond its spec (elves.engine.compare.plans.plan_record).
+# What a summary records of the plan beyond its spec (elves.engine.results.compare.plans.plan_record).
 RECORDED = {"platform": "local", "script": {"file": "system-mix.js", "sha256": "0" * 64}}
 
 
@@ -396,7 +396,7 @@ def test_spec_baseline_refuses_another_plan_and_the_runs_condition_says_so():
 def test_spec_baseline_refuses_a_baseline_from_a_busy_machine(tmp_path):
     summary, record = case("case-1a")
     record["machine"]["busy"] = ["load average 4.1 on 2 cores, want at most 2.0"]
-    from elves.engine.compare import load_summary
+    from elves.engine.results.compare import load_summary
     baseline = load_summary(write(tmp_path / "busy", summary, record))
     (check,) = baseline_checks(baseline, "busy", summary_status(summary).runs[0].results)
     assert not check.ok and "ran on a busy machine (load average 4.1 on 2 cores" in check.detail
@@ -405,7 +405,7 @@ def test_spec_baseline_refuses_a_baseline_from_a_busy_machine(tmp_path):
 def test_a_plan_record_holds_the_platform_and_the_scripts_digest(tmp_path):
     script = tmp_path / "mine.js"
     script.write_text("export default function () {}\n")
-    record = plan_record("local", script)
+    record = plan_record("local", ScriptDigest.of(script.name, script.read_bytes()))
     assert record["platform"] == "local" and record["script"]["file"] == "mine.js"
     assert len(record["script"]["sha256"]) == 64
     assert plan_record("kubernetes", None) == {"platform": "kubernetes"}

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from elves.cli import main as elves_main
-from elves.engine.compare import INCOMPARABLE, baseline_checks, compare_paths
-from elves.engine.report import SUMMARY
-from elves.engine.status import GeneratorCpu
+from elves.engine.models.status import GeneratorCpu
+from elves.engine.results.compare import INCOMPARABLE, baseline_checks, compare_paths
+from elves.engine.results.report import SUMMARY
 from results_testkit import PASSING_SPEC, known_run, write_summary
 
 

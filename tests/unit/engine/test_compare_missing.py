@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from elves.engine.compare import (BREACHED, INCOMPARABLE, PASSED, baseline_checks, compare_paths, summary_status,
-                                  text_lines)
+from elves.engine.results.compare import (BREACHED, INCOMPARABLE, PASSED, baseline_checks, compare_paths,
+                                          summary_status, text_lines)
 from summary_testkit import BUSY, SWEEP, breaches, committed, judged, pair, results, run, write
 
 ELVES = Path(sys.executable).parent / "elves"

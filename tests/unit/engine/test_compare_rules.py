@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.compare import BREACHED, PASSED, CompareError, parse_thresholds, text_lines
+from elves.engine.results.compare import BREACHED, PASSED, CompareError, parse_thresholds, text_lines
 from summary_testkit import BUSY, WORK_QUEUE, breaches, judged, pair, results, run
 
 

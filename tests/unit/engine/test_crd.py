@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from elves.engine.crd import CRD_PATH, RESOURCES, crd_manifest, crd_yaml
+from elves.engine.models.crd import CRD_PATH, RESOURCES, crd_manifest, crd_yaml
 
 
 def walk(schema: Any, path: str = ""):
@@ -115,7 +115,7 @@ def not_in_schema(schema: dict[str, Any], value: Any, path: str = "status") -> l
 def test_a_limited_tests_status_is_stored_whole_and_shown_by_kubectl_get():
     from datetime import datetime, timezone
 
-    from elves.engine.status import GeneratorCpu, LoadTestStatus, RunResults, RunStatus, Summary, Verdict, Window
+    from elves.engine.models.status import GeneratorCpu, LoadTestStatus, RunResults, RunStatus, Summary, Verdict, Window
 
     now = datetime(2026, 11, 26, tzinfo=timezone.utc)
     results = RunResults(window=Window(start=now, end=now), load_seconds=60, dropped_iterations=4, vus_max=40,

@@ -9,11 +9,11 @@ import hmac
 import jwt
 import pytest
 
-from elves.engine.credentials import (DEFAULT_MAX_SECONDS, SCOPES, lifetime_problem, make_run_credential,
-                                      max_seconds_from_env, run_lifetime, signing_key)
-from elves.engine.k6 import RUNNER_VARIABLES, Targets, runner_env, secret_env
-from elves.engine.plan import plan_runs
-from elves.engine.platform import LoadRun, ScriptFile
+from elves.engine.planning.credentials import (DEFAULT_MAX_SECONDS, SCOPES, lifetime_problem, make_run_credential,
+                                               max_seconds_from_env, run_lifetime, signing_key)
+from elves.engine.planning.k6 import RUNNER_VARIABLES, RunnerValues, Targets, runner_env
+from elves.engine.planning.plan import plan_runs
+from elves.engine.planning.platform import LoadRun, ScriptFile
 from elves.engine.runner import Timeouts
 
 SERVICE_KEY = "the-registry-service-key-48-characters-long-000"
@@ -43,7 +43,7 @@ def test_a_runner_holds_the_run_credential_and_never_the_service_key():
     run = LoadRun(index=2, test_id="team-a/case-3/2", script=ScriptFile("/s.js"), scenarios={}, tokens=["t"],
                   admin_token="a", run_credential=credential)
     env = runner_env(run, TARGETS)
-    assert env["ELVES_RUN_CREDENTIAL"] == credential and secret_env(run, TARGETS)["ELVES_RUN_CREDENTIAL"] == credential
+    assert env["ELVES_RUN_CREDENTIAL"] == credential and RunnerValues.of(run, TARGETS).secrets()["ELVES_RUN_CREDENTIAL"] == credential
     assert "ELVES_SERVICE_KEY" not in {variable.name for variable in RUNNER_VARIABLES}
     assert not any(SERVICE_KEY in value for value in env.values())
 

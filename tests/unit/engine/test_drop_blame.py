@@ -1,4 +1,4 @@
-"""Whose were the dropped iterations (elves.engine.drop_blame)? A run is Limited only when the
+"""Whose were the dropped iterations (elves.engine.results.drop_blame)? A run is Limited only when the
 load generator fell short while the system still answered in time. When the system's answers
 held every VU, or an objective had broken before the first drop, the drops are the system's and
 the run is Failed, not blamed on k6. Real k6 (the pinned build) against loopback servers, and a
@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from elves.engine.analysis import RunWindow, analyze
-from elves.engine.drop_blame import first_drop
-from elves.engine.generator_limit import generator_limits
-from elves.engine.plan import Segment, vu_ceiling
-from elves.engine.prometheus import Prometheus
-from elves.engine.report.html import breakpoint_text
-from elves.engine.verdict import evaluate, find_breakpoint, phase_of
+from elves.engine.planning.plan import Segment, vu_ceiling
+from elves.engine.results.analysis import RunWindow, analyze
+from elves.engine.results.drop_blame import first_drop
+from elves.engine.results.generator_limit import generator_limits
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report.html import breakpoint_text
+from elves.engine.results.verdict import evaluate, find_breakpoint, phase_of
 from engine_testkit import PrometheusServer, backfill
 from k6_testkit import EmptyAnswers, loopback_server, run_k6
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from elves.engine.format import html_table, observed_text, percent_text, text_table, value_text
+from elves.engine.results.format import html_table, observed_text, percent_text, text_table, value_text
 
 
 def test_each_kind_in_its_unit_and_an_unknown_value_as_a_dash():

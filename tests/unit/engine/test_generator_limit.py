@@ -9,14 +9,14 @@ from datetime import datetime, timezone
 
 import pytest
 
-from elves.engine.console import summary_text, verdict_line
 from elves.engine.drive import EXIT_FAILED, EXIT_LIMITED, EXIT_PASSED, exit_code
-from elves.engine.generator_limit import generator_limits
-from elves.engine.plan import plan_runs, vu_ceiling
-from elves.engine.platform import RunKey
-from elves.engine.report import HTML, SUMMARY, write_report
-from elves.engine.status import GeneratorCpu, Ledger, LoadTestStatus, RunResults, RunStatus, Verdict, Window
-from elves.engine.verdict import evaluate, phase_of, sweep_table
+from elves.engine.models.status import GeneratorCpu, Ledger, LoadTestStatus, RunResults, RunStatus, Verdict, Window
+from elves.engine.planning.plan import plan_runs, vu_ceiling
+from elves.engine.planning.platform import RunKey
+from elves.engine.results.console import summary_text, verdict_line
+from elves.engine.results.generator_limit import generator_limits
+from elves.engine.results.report import HTML, SUMMARY, write_report
+from elves.engine.results.verdict import evaluate, phase_of, sweep_table
 from engine_testkit import RUN
 from test_runner import drive
 from test_runner_blips import a_run_in_its_drain

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from elves.engine.generator_limit import judged_limits
-from elves.engine.status import Ledger, RunResults, Verdict, Window
-from elves.engine.verdict import evaluate, phase_of
+from elves.engine.models.status import Ledger, RunResults, Verdict, Window
+from elves.engine.results.generator_limit import judged_limits
+from elves.engine.results.verdict import evaluate, phase_of
 
 T0 = datetime(2026, 11, 26, 12, 0, tzinfo=timezone.utc)
 NOTHING_LOST = {"metric": "lost_requests", "op": "==", "value": 0}

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from elves.engine.analysis import RunWindow, analyze
-from elves.engine.generator_limit import generator_limits
-from elves.engine.plan import vu_ceiling
-from elves.engine.prometheus import Prometheus
+from elves.engine.planning.plan import vu_ceiling
+from elves.engine.results.analysis import RunWindow, analyze
+from elves.engine.results.generator_limit import generator_limits
+from elves.engine.results.prometheus import Prometheus
 from k6_testkit import EmptyAnswers, loopback_server, run_k6
 
 # Real k6 judged on its VUs and CPU: alone, after the parallel tests (make test-unit).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from elves.engine.k6 import FINISHED_CODES, describe_exit
+from elves.engine.planning.k6 import FINISHED_CODES, describe_exit
 
 
 def test_k6_exit_codes_in_words():

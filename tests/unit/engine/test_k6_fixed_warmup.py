@@ -10,9 +10,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from elves.engine.analysis import RunWindow, leave_out_warmup
-from elves.engine.prometheus import Prometheus
-from elves.engine.status import RunResults, Window
+from elves.engine.models.status import RunResults, Window
+from elves.engine.results.analysis import RunWindow, leave_out_warmup
+from elves.engine.results.prometheus import Prometheus
 from k6_testkit import EmptyAnswers, loopback_server, run_k6
 
 SCRIPT = """

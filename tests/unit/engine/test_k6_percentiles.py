@@ -1,7 +1,7 @@
 """The percentiles a report and the gate give (p50, p90, p95, p99 of http_req_duration) are k6's.
 
 The engine reads them from the native histograms k6 pushes to Prometheus, merged over every
-runner (elves.engine.analysis.k6_results: the same PromQL and merge the verdict uses). A
+runner (elves.engine.results.analysis.k6_results: the same PromQL and merge the verdict uses). A
 histogram knows a latency only to within its bucket, so that is the promise checked: against
 k6's own end-of-test summary for one runner, and for two runners of one run against the
 exact percentiles of the union of both runners' samples (k6's JSON output), since no runner's
@@ -29,9 +29,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from k6_testkit import EmptyAnswers, loopback_server, run_k6
 
-from elves.engine import promql
-from elves.engine.analysis import RunWindow, k6_results
-from elves.engine.prometheus import Prometheus
+from elves.engine.results import promql
+from elves.engine.results.analysis import RunWindow, k6_results
+from elves.engine.results.prometheus import Prometheus
 
 SCHEMA = 3  # k6's native histograms (see above)
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from elves.engine.analysis import RunWindow, k6_results
-from elves.engine.prometheus import Prometheus
+from elves.engine.results.analysis import RunWindow, k6_results
+from elves.engine.results.prometheus import Prometheus
 from engine_testkit import free_port
 from k6_testkit import EmptyAnswers, K6Runs, loopback_server, run_k6
 

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from engine_testkit import free_port
 
-from elves.engine.ledger import SERVICE_KEY_HEADER, LedgerError, LedgerUnavailable, read_ledger
+from elves.engine.results.ledger import SERVICE_KEY_HEADER, LedgerError, LedgerUnavailable, read_ledger
 
 
 @pytest.fixture

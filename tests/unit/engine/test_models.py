@@ -9,7 +9,7 @@ import yaml
 
 from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import LoadTest, load_resources, parse_loadtest
-from elves.engine.units import Duration
+from elves.engine.models.units import Duration
 
 REPO = Path(__file__).resolve().parents[3]
 

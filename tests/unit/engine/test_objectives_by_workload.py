@@ -11,10 +11,11 @@ import pytest
 from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.objectives import POD_METRICS, Objective
+from elves.engine.models.status import ScalingFigures, DeploymentResult, RunResults, Window
 from elves.engine.models.target import parse_system_under_test
-from elves.engine.status import ScalingFigures, DeploymentResult, RunResults, Window
-from elves.engine.target_scope import objective_problems
-from elves.engine.verdict import evaluate
+from elves.engine.planning.target import Target
+from elves.engine.planning.target_scope import objective_problems
+from elves.engine.results.verdict import evaluate
 
 LOAD = {"scenario": "system-mix", "rate": "60/min", "duration": "1m"}
 ORDERS = parse_system_under_test({
@@ -60,13 +61,13 @@ def test_a_workload_the_target_does_not_list_by_name_is_refused_naming_the_field
     test = spec({"metric": "pod_restarts", "workload": "orders-worker", "op": "==", "value": 0},
                 {"metric": "unready_seconds", "workload": "shop-web", "op": "<", "value": "10s"},
                 {"metric": "oom_kills", "deployment": "ingestor", "op": "==", "value": 0})
-    assert objective_problems(test, ORDERS, "SystemUnderTest team/orders") == [
+    assert objective_problems(test, Target.other("team", ORDERS), "SystemUnderTest team/orders") == [
         "spec.slo[1].workload: 'shop-web' is not a workload SystemUnderTest team/orders lists by name"
         " (it lists orders-api, orders-worker)",
         "spec.slo[2].deployment: 'ingestor' is not a workload SystemUnderTest team/orders lists by name"
         " (it lists orders-api, orders-worker)"]
     # A test of Elves' own system: its three deployments, in either spelling.
-    assert objective_problems(test, None, "") == [
+    assert objective_problems(test, Target(), "") == [
         "spec.slo[0].workload: 'orders-worker' is not one of Elves' deployments (it lists gateway, registry, ingestor)",
         "spec.slo[1].workload: 'shop-web' is not one of Elves' deployments (it lists gateway, registry, ingestor)"]
 

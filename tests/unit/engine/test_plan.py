@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from elves.engine import plan
-from elves.engine.platform import ScriptConfigMap, ScriptFile
-from elves.engine.scenarios import MIN_PREALLOCATED_VUS, STALL_ALLOWANCE_SECONDS
-from elves.engine.units import parse_duration
+from elves.engine.models.scenarios import MIN_PREALLOCATED_VUS, STALL_ALLOWANCE_SECONDS
+from elves.engine.models.units import parse_duration
+from elves.engine.planning import plan
+from elves.engine.planning.platform import ScriptConfigMap, ScriptFile
 
 
 def per_second(scenario: dict) -> float:

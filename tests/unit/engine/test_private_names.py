@@ -1,6 +1,6 @@
 """A module's private names (a leading underscore) stay in their module: what two modules
 share is public in one of them (the report, `elves compare` and the results page write
-figures through elves.engine.format, not through each other's helpers)."""
+figures through elves.engine.results.format, not through each other's helpers)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,6 @@ def test_no_module_imports_another_modules_private_names():
 
 def test_a_private_import_is_named(tmp_path):
     (tmp_path / "elves").mkdir()
-    (tmp_path / "elves" / "page.py").write_text("from elves.engine.report.html import _table as table\n")
+    (tmp_path / "elves" / "page.py").write_text("from elves.engine.results.report.html import _table as table\n")
     assert private_imports(tmp_path / "elves") == [
-        "elves/page.py:1 imports _table from elves.engine.report.html"]
+        "elves/page.py:1 imports _table from elves.engine.results.report.html"]

@@ -8,9 +8,9 @@ import re
 import pytest
 import requests
 
-from elves.engine import promql
-from elves.engine.analysis import failures_of
-from elves.engine.prometheus import Sample
+from elves.engine.results import promql
+from elves.engine.results.analysis import failures_of
+from elves.engine.results.prometheus import Sample
 
 
 def test_selector_quotes_and_regexes():

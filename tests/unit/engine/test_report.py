@@ -8,14 +8,14 @@ import re
 import pytest
 
 from elves.cli import main as elves_main
-from elves.engine.analysis import RunWindow, analyze, utc
-from elves.engine.console import summary_text
 from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.results.analysis import RunWindow, analyze, utc
+from elves.engine.results.console import summary_text
 
-from elves.engine.report import HTML, SERIES, SUMMARY, rerender, write_report
-from elves.engine.status import FaultEvent, LoadTestStatus, RunStatus
-from elves.engine.summary import summarize
-from elves.engine.verdict import evaluate
+from elves.engine.models.status import FaultEvent, LoadTestStatus, RunStatus
+from elves.engine.models.summary import summarize
+from elves.engine.results.report import HTML, SERIES, SUMMARY, rerender, write_report
+from elves.engine.results.verdict import evaluate
 from engine_testkit import RUN
 
 LEDGER = {"requests": 120, "results": {"done": 120, "failed": 0}, "logs": 180,

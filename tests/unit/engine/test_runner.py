@@ -18,14 +18,14 @@ from urllib.parse import parse_qs, urlparse
 import jwt
 import pytest
 
-from elves.engine.credentials import signing_key
 from elves.engine.models.faults import FaultAction, ScaleFault
 from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.models.status import ContainerWatch, DeploymentSnapshot, GeneratorCpu, LoadTestStatus, SystemSnapshot
 from elves.engine.models.system import System
-from elves.engine.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey
+from elves.engine.planning.credentials import signing_key
+from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, file_content
+from elves.engine.results.sql_count import SqlCountError
 from elves.engine.runner import Context, Event, Timeouts, abort, set_condition, set_outcome_conditions, step
-from elves.engine.sql_count import SqlCountError
-from elves.engine.status import ContainerWatch, DeploymentSnapshot, GeneratorCpu, LoadTestStatus, SystemSnapshot
 from engine_testkit import free_port
 
 
@@ -157,6 +157,9 @@ class FakePlatform:
         return "killed" if now >= self.killed_at else None
 
     ledger_error: str = ""  # the registry answers 503 with this
+
+    def script_content(self, script):
+        return file_content(script)
 
     def registry_url(self) -> str:
         _Registry.platforms[str(id(self))] = self
@@ -458,7 +461,7 @@ def test_the_load_waits_until_prometheus_has_seen_the_replicas_ready():
 
 def test_every_step_but_done_has_a_function_and_the_status_keeps_its_words():
     from elves.engine.runner.machine import STEPS
-    from elves.engine.status import Step
+    from elves.engine.models.status import Step
 
     assert set(STEPS) == set(Step) - {Step.DONE}
     # A status an earlier operator wrote (plain strings) reads back and is written back the same.

@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from elves.engine.blips import RIDE_OUT_SECONDS, TransientError
+from elves.engine.models.status import DeploymentSnapshot, LoadTestStatus, RunStatus, SystemSnapshot
+from elves.engine.results.blips import RIDE_OUT_SECONDS, TransientError
 from elves.engine.runner import Context, step
-from elves.engine.status import DeploymentSnapshot, LoadTestStatus, RunStatus, SystemSnapshot
 from engine_testkit import RUN, PrometheusServer, backfill
 from test_runner import FakeClock, FakePlatform, drive, harness_error
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from elves.engine.blips import TransientError
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.results.blips import TransientError
 from elves.engine.runner import Context
-from elves.engine.status import LoadTestStatus
 from test_runner import FakeClock, FakePlatform, drive
 
 

@@ -18,11 +18,11 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from elves.engine.analysis import RunWindow
-from elves.engine.console import Live, progress_line
-from elves.engine.platform import LoadRun, LoadStatus, RunKey
+from elves.engine.models.status import LoadTestStatus, Step
+from elves.engine.planning.platform import LoadRun, LoadStatus, RunKey
+from elves.engine.results.analysis import RunWindow
+from elves.engine.results.console import Live, progress_line
 from elves.engine.runner import Context, Timeouts, abort, step
-from elves.engine.status import LoadTestStatus, Step
 from test_runner import FakeClock, FakePlatform, drive, harness_error
 
 BREAKPOINT = {"scenario": "system-mix", "rate": "600/min", "duration": "10m", "profile": "breakpoint"}

@@ -1,4 +1,4 @@
-"""What one SQL call (a SystemUnderTest's count or its reset, elves.engine.sql_count) may cost the
+"""What one SQL call (a SystemUnderTest's count or its reset, elves.engine.results.sql_count) may cost the
 operator, whatever the query, the statements or the server do: against a real
 PostgreSQL 15, a 300 MB value is refused without the operator's memory growing, a query returning
 many rows is refused after two, a reset step that returns rows is refused unrun, a reset that lifts
@@ -19,7 +19,7 @@ import pytest
 from polling import wait_for
 from postgres_server import PostgresServer
 
-from elves.engine.sql_count import SqlCountError, SqlCountUnavailable, count, execute
+from elves.engine.results.sql_count import SqlCountError, SqlCountUnavailable, count, execute
 
 DATABASE = "vault"
 READER_PASSWORD = "reader-Pa55-w0rd"

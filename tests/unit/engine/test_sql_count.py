@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from postgres_server import PostgresServer
 
-from elves.engine.sql_count import SqlCountError, SqlCountUnavailable, count, execute, parse_url, statement
+from elves.engine.results.sql_count import SqlCountError, SqlCountUnavailable, count, execute, parse_url, statement
 
 DATABASE = "shop"
 ORDERS = "shop/orders/0"

@@ -90,9 +90,9 @@ def test_every_case_gets_the_study_beside_elves_and_an_answer(results, tmp_path)
 
 
 def test_the_html_twin_has_the_key_plots_when_series_were_saved(known, known_run_prometheus, tmp_path):
-    from elves.engine.analysis import utc
-    from elves.engine.report import write_report
-    from elves.engine.status import LoadTestStatus, RunStatus
+    from elves.engine.results.analysis import utc
+    from elves.engine.results.report import write_report
+    from elves.engine.models.status import LoadTestStatus, RunStatus
 
     test, results, verdict = known
     run = RunStatus(index=0, test_id=RUN.test_id, phase="Succeeded", load_started_at=utc(RUN.load_start),

@@ -1,4 +1,4 @@
-"""The short strings of `kubectl get loadtests` (elves.engine.summary): the Lost column says
+"""The short strings of `kubectl get loadtests` (elves.engine.models.summary): the Lost column says
 "unchecked" when the ledger could not be checked, never 0, so a run whose ledger counted
 nothing does not read as a run that lost nothing."""
 
@@ -8,8 +8,8 @@ import pytest
 
 from datetime import datetime, timezone
 
-from elves.engine.status import Ledger, LoadTestStatus, RunResults, Window
-from elves.engine.summary import UNCHECKED, summarize
+from elves.engine.models.status import Ledger, LoadTestStatus, RunResults, Window
+from elves.engine.models.summary import UNCHECKED, summarize
 
 T0 = datetime(2026, 11, 29, tzinfo=timezone.utc)
 

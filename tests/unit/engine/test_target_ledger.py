@@ -12,17 +12,18 @@ import time
 
 import pytest
 
-from elves.engine.analysis import RunWindow, queue_results
-from elves.engine.console import summary_text
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.objectives import Objective
+from elves.engine.models.status import Ledger, LoadTestStatus, RunResults, Window
 from elves.engine.models.target import Queues, parse_system_under_test
-from elves.engine.prometheus import Prometheus
-from elves.engine.report import write_report
+from elves.engine.planning.target import Target
+from elves.engine.results.analysis import RunWindow, queue_results
+from elves.engine.results.console import summary_text
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report import write_report
+from elves.engine.results.target_ledger import counts_complete, for_test, read_counts
+from elves.engine.results.verdict import evaluate
 from elves.engine.runner import Context, step
-from elves.engine.status import Ledger, LoadTestStatus, RunResults, Window
-from elves.engine.target_ledger import counts_complete, for_test, read_counts
-from elves.engine.verdict import evaluate
 from engine_testkit import PrometheusServer, backfill
 from foreign_system import foreign_system
 from postgres_server import PostgresServer
@@ -204,7 +205,7 @@ def drive_draining(ctx: Context, platform: FakePlatform, clock: FakeClock) -> tu
 def test_the_drain_waits_until_the_persisted_count_catches_up_then_the_run_passes(prom, tmp_path):
     platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"])
     clock = FakeClock(float(BASE + 10))
-    ctx = Context(orders_test(), target=orders_target(), target_namespace=NAMESPACE)
+    ctx = Context(orders_test(), target=Target.other(NAMESPACE, orders_target()))
     status, waited = drive_draining(ctx, platform, clock)
     run = status.runs[0]
     assert run.test_id == ORDERS
@@ -231,7 +232,7 @@ def test_the_drain_waits_until_the_persisted_count_catches_up_then_the_run_passe
 def test_a_drain_on_queues_only_does_not_wait_for_the_ledger_and_the_lag_is_lost(prom):
     platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"])
     clock = FakeClock(float(BASE + 10))
-    ctx = Context(orders_test(), target=orders_target(ledger_complete=False), target_namespace=NAMESPACE)
+    ctx = Context(orders_test(), target=Target.other(NAMESPACE, orders_target(ledger_complete=False)))
     status, waited = drive_draining(ctx, platform, clock)
     run = status.runs[0]
     assert waited == [] and run.drained_at.timestamp() < CAUGHT_UP
@@ -315,7 +316,7 @@ def test_the_drain_waits_for_the_sql_count_and_an_earlier_runs_rows_are_left_out
             if len(waited) == 3:
                 persist(postgres, ORDERS, 40)
 
-    ctx = Context(orders_test(), target=sql_target(), target_namespace=NAMESPACE)
+    ctx = Context(orders_test(), target=Target.other(NAMESPACE, sql_target()))
     status, events = drive_sql(ctx, platform, clock, the_system_works)
     assert waited[:3] == ["draining: ledger incomplete: 0 of 40 accepted persisted so far"] * 3
     run = status.runs[0]
@@ -330,15 +331,14 @@ def test_the_drain_waits_for_the_sql_count_and_an_earlier_runs_rows_are_left_out
 
 def test_a_query_that_cannot_count_ends_the_test_before_the_load_naming_the_field(prom, orders_db):
     platform = FakePlatform(prom.url, ledger_secrets={SECRET: orders_db})
-    ctx = Context(orders_test(), target=sql_target("SELECT count(*), 1 FROM orders WHERE test_id = $TEST_ID"),
-                  target_namespace=NAMESPACE)
+    ctx = Context(orders_test(), target=Target.other(NAMESPACE, sql_target("SELECT count(*), 1 FROM orders WHERE test_id = $TEST_ID")))
     status, events = drive_sql(ctx, platform, FakeClock(float(BASE + 10)))
     assert error_of(status) == ("Error", "LedgerError", "spec.ledger.persisted.sql.query: must return one row of"
                                                         " one integer column; its row has 2 columns")
     assert platform.called("start_load") == []  # nothing was spent on a test that could not be judged
     # A Secret the platform cannot give: the same, naming the secretRef.
     platform = FakePlatform(prom.url)
-    status, _ = drive_sql(Context(orders_test(), target=sql_target(), target_namespace=NAMESPACE), platform,
+    status, _ = drive_sql(Context(orders_test(), target=Target.other(NAMESPACE, sql_target())), platform,
                           FakeClock(float(BASE + 10)))
     phase, reason, message = error_of(status)
     assert (phase, reason) == ("Error", "LedgerError") and message.startswith("spec.ledger.persisted.sql.secretRef: ")
@@ -350,7 +350,7 @@ def test_a_failing_query_shows_its_sqlstate_in_the_status_never_the_servers_mess
     persist(postgres, "row-only-the-database-knows", 1)
     platform = FakePlatform(prom.url, ledger_secrets={SECRET: orders_db})
     query = "SELECT count(*) FROM orders WHERE test_id = $TEST_ID OR test_id::int = 0"
-    ctx = Context(orders_test(), target=sql_target(query), target_namespace=NAMESPACE)
+    ctx = Context(orders_test(), target=Target.other(NAMESPACE, sql_target(query)))
     status, events = drive_sql(ctx, platform, FakeClock(float(BASE + 10)))
     phase, reason, message = error_of(status)
     assert (phase, reason) == ("Error", "LedgerError")
@@ -367,7 +367,7 @@ def test_a_database_that_cannot_be_reached_ends_in_error_never_in_a_pass(prom, p
     closed.close()
     # Unreachable before the load: waited for (system_ready's deadline), then Error; no load.
     platform = FakePlatform(prom.url, ledger_secrets={SECRET: gone})
-    ctx = Context(orders_test(), target=sql_target(), target_namespace=NAMESPACE)
+    ctx = Context(orders_test(), target=Target.other(NAMESPACE, sql_target()))
     status, events = drive_sql(ctx, platform, FakeClock(float(BASE + 10)))
     phase, reason, message = error_of(status)
     assert (phase, reason) == ("Error", "LedgerUnavailable")
@@ -375,14 +375,14 @@ def test_a_database_that_cannot_be_reached_ends_in_error_never_in_a_pass(prom, p
                               " could not connect to PostgreSQL at 127.0.0.1:")
     assert platform.called("start_load") == []
     assert READER_PASSWORD not in shown(status, events)
-    # Gone during the drain: ridden out for a while (elves.engine.blips), then Error, not a verdict.
+    # Gone during the drain: ridden out for a while (elves.engine.results.blips), then Error, not a verdict.
     platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"], ledger_secrets={SECRET: orders_db})
 
     def the_database_goes(status: LoadTestStatus) -> None:
         if status.phase == "Draining":
             platform.ledger_secrets[SECRET] = gone
 
-    status, events = drive_sql(Context(orders_test(), target=sql_target(), target_namespace=NAMESPACE), platform,
+    status, events = drive_sql(Context(orders_test(), target=Target.other(NAMESPACE, sql_target())), platform,
                                FakeClock(float(BASE + 10)), the_database_goes)
     phase, reason, message = error_of(status)
     assert (phase, reason, status.verdict) == ("Error", "LedgerUnavailable", None)
@@ -423,7 +423,7 @@ def test_reset_runs_the_targets_statements_before_the_run_and_not_elves_reset(pr
             persisted.append(40)
             persist(postgres, ORDERS, 40)
 
-    ctx = Context(resetting_test(), target=resetting_target(["DELETE FROM orders"]), target_namespace=NAMESPACE)
+    ctx = Context(resetting_test(), target=Target.other(NAMESPACE, resetting_target(["DELETE FROM orders"])))
     status, events = drive_sql(ctx, platform, FakeClock(float(BASE + 10)), the_system_works)
     messages = [e.message for e in events]
     assert "reset: ran the SystemUnderTest's reset steps (1 statements)" in messages
@@ -435,7 +435,7 @@ def test_reset_runs_the_targets_statements_before_the_run_and_not_elves_reset(pr
 
 def test_a_reset_that_fails_ends_the_test_before_the_load_naming_the_statement(prom, postgres, orders_db):
     platform = FakePlatform(prom.url, ledger_secrets={SECRET: orders_db, RESET_SECRET: resetter_url(postgres)})
-    ctx = Context(resetting_test(), target=resetting_target(["TRUNCATE orders"]), target_namespace=NAMESPACE)
+    ctx = Context(resetting_test(), target=Target.other(NAMESPACE, resetting_target(["TRUNCATE orders"])))
     status, _ = drive_sql(ctx, platform, FakeClock(float(BASE + 10)))
     phase, reason, message = error_of(status)
     assert (phase, reason) == ("Error", "ResetFailed")

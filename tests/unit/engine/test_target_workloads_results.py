@@ -11,12 +11,22 @@ import time
 
 import pytest
 
-from elves.engine import promql
-from elves.engine.analysis import RunWindow, deployment_results
-from elves.engine.prometheus import Prometheus
+from elves.engine.models.target import parse_system_under_test
+from elves.engine.planning.target import Target
+from elves.engine.results import promql
+from elves.engine.results.analysis import RunWindow, deployment_results
+from elves.engine.results.prometheus import Prometheus
 from engine_testkit import PrometheusServer, backfill
+from foreign_system import foreign_system
 
 WORKLOADS = ("orders-api", "orders-worker", "orders-db")
+
+
+def shop(named: tuple[str, ...]) -> Target:
+    """Another system in namespace shop whose SystemUnderTest lists `named` by name (and, when
+    none, its workloads by a label only)."""
+    workloads = [{"name": name} for name in named] or [{"selector": {"matchLabels": {"app": "orders"}}}]
+    return Target.other("shop", parse_system_under_test(foreign_system(workloads=workloads)).spec)
 LOAD_END, END = 60.0, 90.0
 KILLED_AT = 30.0  # the worker's pod is killed: its container restarts once
 
@@ -51,7 +61,7 @@ def target_results(tmp_path_factory):
     load_start = float((int(time.time()) - 3 * 3600) // 60 * 60)
     server = PrometheusServer(workdir, data_dir=backfill(workdir, kube_state_metrics(load_start)))
     window = RunWindow("shop/orders-kill/0", load_start, load_start + LOAD_END, load_start + END)
-    yield deployment_results(Prometheus(server.url, system_namespace="elves"), window, None, WORKLOADS, "shop")
+    yield deployment_results(Prometheus(server.url, system_namespace="elves"), window, None, shop(WORKLOADS))
     server.stop()
 
 
@@ -80,4 +90,4 @@ def test_pods_are_matched_to_their_workload_by_name_exactly():
 
 def test_no_named_workload_gives_no_deployment_figures_rather_than_elves():
     assert deployment_results(Prometheus("http://127.0.0.1:9", system_namespace="elves"),
-                              RunWindow("t/0", 0.0, 60.0, 90.0), None, (), "shop") == {}
+                              RunWindow("t/0", 0.0, 60.0, 90.0), None, shop(())) == {}

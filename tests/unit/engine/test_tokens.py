@@ -5,7 +5,7 @@ from __future__ import annotations
 import jwt
 import pytest
 
-from elves.engine.tokens import load_tokens, make_token
+from elves.engine.planning.tokens import load_tokens, make_token
 
 
 SECRET = "0123456789abcdef0123456789abcdef"

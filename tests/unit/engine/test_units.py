@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.units import (
-    format_duration, format_rate, format_seconds, k6_duration, parse_cpu, parse_duration, parse_memory, parse_rate,
-)
+from elves.engine.models.units import (format_duration, format_rate, format_seconds, k6_duration, parse_cpu,
+                                       parse_duration, parse_memory, parse_rate)
 
 
 @pytest.mark.parametrize("text, seconds", [

@@ -7,10 +7,9 @@ from datetime import datetime, timezone
 import pytest
 
 from elves.engine.models.objectives import Objective
-from elves.engine.status import (
-    Check, DeploymentResult, EndpointResult, Ledger, QueueResult, RunResults, RunStatus, Verdict, Window,
-)
-from elves.engine.verdict import compare, evaluate, first_sustained_breach, sweep_table, target_text, timeline_query
+from elves.engine.models.status import (Check, DeploymentResult, EndpointResult, Ledger, QueueResult, RunResults,
+                                        RunStatus, Verdict, Window)
+from elves.engine.results.verdict import compare, evaluate, first_sustained_breach, sweep_table, target_text, timeline_query
 
 
 def objective(**fields) -> Objective:

@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from elves.engine import promql, warmup
 from elves.engine.models.objectives import Objective
-from elves.engine.plan import Segment
-from elves.engine.prometheus import Prometheus
-from elves.engine.report.html import breakpoint_text, settling_text
-from elves.engine.verdict import find_breakpoint
+from elves.engine.planning.plan import Segment
+from elves.engine.results import promql, warmup
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report.html import breakpoint_text, settling_text
+from elves.engine.results.verdict import find_breakpoint
 from engine_testkit import RUN, PrometheusServer, backfill
 
 LOAD_START = 1_000_000.0

@@ -11,8 +11,8 @@ import pytest
 from engine_testkit import K6_BINARY
 from prerequisites import require
 
-from elves.engine.k6 import Targets, archived_env
-from elves.engine.platform import LoadRun, ScriptFile
+from elves.engine.planning.k6 import RunnerValues, Targets
+from elves.engine.planning.platform import LoadRun, ScriptFile
 from elves.k8s import archive
 
 REPO = Path(__file__).resolve().parents[3]
@@ -30,7 +30,7 @@ def test_a_built_in_scenario_is_packed_with_its_lib_and_this_runs_scenarios(k6):
     run = LoadRun(index=0, test_id="ns/t/0", script=ScriptFile("system-mix.js"), scenarios=scenarios,
                   tokens=["secret"], admin_token="root", run_credential="credential")
     packed = archive.pack(k6, REPO / "loadtests" / "scenarios" / "system-mix.js",
-                          archived_env(run, Targets("http://p", "http://g", "http://r")))
+                          RunnerValues.of(run, Targets("http://p", "http://g", "http://r")).archived())
     with tarfile.open(fileobj=io.BytesIO(packed)) as tar:
         members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
     assert any(name.endswith("/lib/gateway.js") for name in members)

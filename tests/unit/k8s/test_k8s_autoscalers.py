@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from elves.engine.blips import TransientError
 from elves.engine.models.autoscaling import settings_type
 from elves.engine.models.loadtest import parse_loadtest
-from elves.engine.status import SystemSnapshot
+from elves.engine.models.status import SystemSnapshot
+from elves.engine.results.blips import TransientError
 from elves.k8s import autoscalers
 from elves.k8s.autoscalers import PAUSED, Keda
 from elves.k8s.driver import parse

@@ -13,10 +13,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from elves.engine.compare import CompareError
-from elves.engine.compare.history import find_baseline
 from elves.engine.models.loadtest import parse_loadtest
-from elves.engine.status import LoadTestStatus
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.planning.target import Target
+from elves.engine.results.compare import CompareError
+from elves.engine.results.compare.history import find_baseline
 from elves.k8s import manifests
 from elves.k8s.driver import Driver
 from elves.k8s.faults import cluster_problems
@@ -56,7 +57,7 @@ REPORTS = [
 
 def test_the_operator_compares_with_the_last_passed_report_configmap_of_the_loadtest():
     driver = Driver(OperatorSettings(), ReportsKube(REPORTS))  # type: ignore[arg-type]
-    history = driver.context(loadtest(baseline={"loadTest": "nightly"})).reports
+    history = driver.context(loadtest(baseline={"loadTest": "nightly"}), Target()).reports
     name, summary = find_baseline(history, "team-a", "nightly", "lastPassed")
     assert name == f"configmap/{REPORTS[1]['metadata']['name']}"
     assert summary["status"] == {"phase": "Succeeded", "minutes": 10}
@@ -86,7 +87,7 @@ def test_a_listing_the_api_refuses_fails_the_check_and_an_unavailable_api_is_wai
     with pytest.raises(CompareError, match=r"^the report ConfigMaps of namespace team-a cannot be listed: "
                                            "configmaps is forbidden"):
         ReportConfigMaps(RefusingKube(refused)).reports("team-a", "nightly")  # type: ignore[arg-type]
-    # A blip is not a missing baseline: the phase machine tries the analysis again (elves.engine.blips).
+    # A blip is not a missing baseline: the phase machine tries the analysis again (elves.engine.results.blips).
     with pytest.raises(ApiUnavailable):
         ReportConfigMaps(RefusingKube(ApiUnavailable(status=503, reason="Service Unavailable"))).reports(  # type: ignore[arg-type]
             "team-a", "nightly")

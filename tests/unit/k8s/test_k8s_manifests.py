@@ -10,9 +10,9 @@ from datetime import datetime, timezone
 import pytest
 from prerequisites import require
 
-from elves.engine.k6 import RUNNER_VARIABLES, Targets
-from elves.engine.platform import LoadRun, ScriptFile
-from elves.engine.status import LoadTestStatus
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.planning.k6 import RUNNER_VARIABLES, RunnerValues, Targets
+from elves.engine.planning.platform import LoadRun, ScriptFile
 from elves.k8s import manifests, names
 
 LOADTEST = {"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
@@ -31,8 +31,10 @@ def a_run(**changes) -> LoadRun:
 
 
 def test_the_testrun_runs_the_archive_with_remote_write_and_the_test_id_tag():
-    env = manifests.runner_pod_env(a_run(), Targets("http://prometheus:9090/", "http://gateway.elves.svc:8080",
-                                                    "http://registry.elves.svc:8081"), "elves-case-3-2-runner")
+    env = manifests.runner_pod_env(RunnerValues.of(a_run(), Targets("http://prometheus:9090/",
+                                                                     "http://gateway.elves.svc:8080",
+                                                                     "http://registry.elves.svc:8081")),
+                                   "elves-case-3-2-runner")
     testrun = manifests.testrun(OWNER, a_run(), ("elves-case-3-2-script", "archive.tar"), "grafana/k6:1.8.1", env)
     assert (testrun["apiVersion"], testrun["kind"]) == ("k6.io/v1alpha1", "TestRun")
     spec = testrun["spec"]
@@ -90,12 +92,12 @@ def test_the_testrun_fits_k6_operators_crd():
 
 def test_credentials_reach_the_runners_only_through_the_runs_secret():
     run = a_run()
-    secret = manifests.runner_secret(OWNER, run, TARGETS)
+    secret = manifests.runner_secret(OWNER, run, RunnerValues.of(run, TARGETS))
     assert secret["metadata"]["name"] == "elves-case-3-2-runner" and secret["type"] == "Opaque"
     assert secret["metadata"]["ownerReferences"][0]["uid"] == "1234-abcd", "deleted with the LoadTest"
     decoded = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
     assert decoded == {"ELVES_TOKENS": "t1,t2", "ELVES_ADMIN_TOKEN": "admin", "ELVES_RUN_CREDENTIAL": "the-run-credential"}
-    env = manifests.runner_pod_env(run, TARGETS, secret["metadata"]["name"])
+    env = manifests.runner_pod_env(RunnerValues.of(run, TARGETS), secret["metadata"]["name"])
     testrun = manifests.testrun(OWNER, run, ("cm", "archive.tar"), "k6", env)
     refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in testrun["spec"]["runner"]["env"] if "valueFrom" in e}
     assert refs == {name: {"name": "elves-case-3-2-runner", "key": name} for name in decoded}
@@ -105,7 +107,7 @@ def test_credentials_reach_the_runners_only_through_the_runs_secret():
 
 
 def test_runner_pods_are_restricted_and_bounded():
-    env = manifests.runner_pod_env(a_run(), TARGETS, "s")
+    env = manifests.runner_pod_env(RunnerValues.of(a_run(), TARGETS), "s")
     runner = manifests.testrun(OWNER, a_run(), ("cm", "archive.tar"), "k6", env)["spec"]["runner"]
     assert runner["securityContext"]["runAsNonRoot"] is True
     assert runner["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -126,12 +128,12 @@ def test_arguments_survive_k6_operators_split_on_single_spaces():
 
 def test_an_auto_warmup_is_a_testrun_of_its_own_with_its_own_secret_script_and_tag():
     warmup = a_run(part="warmup")
-    env = manifests.runner_pod_env(warmup, TARGETS, "s")
+    env = manifests.runner_pod_env(RunnerValues.of(warmup, TARGETS), "s")
     testrun = manifests.testrun(OWNER, warmup, ("cm", "archive.tar"), "k6", env)
     load = manifests.testrun(OWNER, a_run(), ("cm", "archive.tar"), "k6", env)
     # The load's TestRun is created as soon as the warm-up's is deleted: never the same name.
     assert testrun["metadata"]["name"] == "elves-case-3-2-warmup" != load["metadata"]["name"]
-    assert manifests.runner_secret(OWNER, warmup, TARGETS)["metadata"]["name"] == "elves-case-3-2-warmup-runner"
+    assert manifests.runner_secret(OWNER, warmup, RunnerValues.of(warmup, TARGETS))["metadata"]["name"] == "elves-case-3-2-warmup-runner"
     assert manifests.script_configmap(OWNER, 2, b"tar", "warmup")["metadata"]["name"] == "elves-case-3-2-warmup-script"
     # Its runners' counters start from 0 again: a tag keeps their series apart from the load's.
     assert testrun["spec"]["arguments"].endswith("--tag testid=team-a/case-3/2 --tag part=warmup")
@@ -139,9 +141,9 @@ def test_an_auto_warmup_is_a_testrun_of_its_own_with_its_own_secret_script_and_t
 
 
 def test_children_are_owned_by_the_loadtest_and_labelled_with_it():
-    env = manifests.runner_pod_env(a_run(), TARGETS, "s")
+    env = manifests.runner_pod_env(RunnerValues.of(a_run(), TARGETS), "s")
     for child in (manifests.testrun(OWNER, a_run(), ("cm", "archive.tar"), "k6", env),
-                  manifests.runner_secret(OWNER, a_run(), TARGETS),
+                  manifests.runner_secret(OWNER, a_run(), RunnerValues.of(a_run(), TARGETS)),
                   manifests.script_configmap(OWNER, 2, b"tar")):
         meta = child["metadata"]
         assert meta["namespace"] == "team-a"
@@ -230,8 +232,8 @@ def test_long_names_keep_apart_when_their_prefixes_agree():
 
 def test_the_runner_variables_table_decides_what_the_secret_holds_and_what_the_testrun_shows():
     run = a_run()
-    secret = manifests.runner_secret(OWNER, run, TARGETS)
-    env = manifests.runner_pod_env(run, TARGETS, secret["metadata"]["name"])
+    secret = manifests.runner_secret(OWNER, run, RunnerValues.of(run, TARGETS))
+    env = manifests.runner_pod_env(RunnerValues.of(run, TARGETS), secret["metadata"]["name"])
     by_reference = {e["name"] for e in env if "valueFrom" in e}
     plain = {e["name"] for e in env if "value" in e}
     assert by_reference == set(secret["data"]) == {v.name for v in RUNNER_VARIABLES if v.secret}
@@ -242,4 +244,4 @@ def test_the_runner_variables_table_decides_what_the_secret_holds_and_what_the_t
 def test_a_runs_objects_are_named_by_its_index():
     testrun = manifests.testrun(OWNER, a_run(index=7, test_id="team-a/case-3/7"), ("cm", "archive.tar"), "k6", [])
     assert testrun["metadata"]["name"] == "elves-case-3-7"
-    assert manifests.runner_secret(OWNER, a_run(index=7), TARGETS)["metadata"]["name"] == "elves-case-3-7-runner"
+    assert manifests.runner_secret(OWNER, a_run(index=7), RunnerValues.of(a_run(index=7), TARGETS))["metadata"]["name"] == "elves-case-3-7-runner"

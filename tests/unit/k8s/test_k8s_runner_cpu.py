@@ -1,5 +1,5 @@
 """On a cluster, each k6 runner pod's CPU over the load against its CPU limit, for the rule that
-tells a run the generator limited (elves.engine.generator_limit): the run's runner pods from the
+tells a run the generator limited (elves.engine.results.generator_limit): the run's runner pods from the
 API server, their `k6` container's CPU from cAdvisor's series in a real Prometheus. Another
 namespace's pod of the same name, the pod-level and other containers' series do not count."""
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from elves.engine.generator_limit import busiest, generator_limits
-from elves.engine.platform import RunKey
-from elves.engine.status import GeneratorCpu, RunResults, Window
+from elves.engine.models.status import GeneratorCpu, RunResults, Window
+from elves.engine.planning.platform import RunKey
+from elves.engine.results.generator_limit import busiest, generator_limits
 from elves.k8s import names
 from elves.k8s.platform import KubernetesPlatform
 from elves.k8s.settings import OperatorSettings

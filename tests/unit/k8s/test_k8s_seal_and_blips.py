@@ -11,8 +11,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from elves.engine.blips import TransientError
-from elves.engine.status import LoadTestStatus, SystemSnapshot
+from elves.engine.models.status import LoadTestStatus, SystemSnapshot
+from elves.engine.results.blips import TransientError
 from elves.k8s.driver import seal_if_restored, trust_restored
 from elves.k8s.kube import ApiUnavailable, Kube
 from elves.k8s.names import Owner

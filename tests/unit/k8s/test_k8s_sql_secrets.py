@@ -15,7 +15,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from test_k8s_target import TargetsKube, spec
 
-from elves.engine.sql_count import SqlCountError
+from elves.engine.results.sql_count import SqlCountError
 from elves.k8s.names import Owner
 from elves.k8s.platform import KubernetesPlatform
 from elves.k8s.settings import OperatorSettings

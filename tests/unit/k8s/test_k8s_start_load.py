@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from elves.engine.models.spec import Runner
-from elves.engine.platform import LoadRun, RunKey, ScriptConfigMap
+from elves.engine.planning.platform import LoadRun, RunKey, ScriptConfigMap
 from elves.k8s import names
 from elves.k8s.platform import MAX_ENV_VALUE_BYTES, KubernetesPlatform, LoadError
 from elves.k8s.settings import OperatorSettings

@@ -11,13 +11,14 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from elves.constants import WORK_QUEUES
-from elves.engine.analysis import RunWindow
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.target import Queues, builtin_profile
+from elves.engine.planning.target import builtin_spec
+from elves.engine.results.analysis import RunWindow
 from elves.engine.runner.drain import queue_blockers
 from elves.k8s.driver import Driver
 from elves.k8s.settings import OperatorSettings
-from elves.k8s.target import resolve_target
+from elves.k8s.target import judged, resolve_target
 
 LOAD = {"scenario": "system-mix", "rate": "60/min", "duration": "1m"}
 ORDERS = {"apiVersion": "elves.dev/v1alpha1", "kind": "SystemUnderTest", "metadata": {"name": "orders"},
@@ -117,17 +118,14 @@ def test_a_named_targets_series_are_read_in_the_loadtests_namespace_the_builtins
     def context(namespace: str = "team", **fields: Any):
         test = parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest",
                                "metadata": {"name": "t", "namespace": namespace}, "spec": {"load": LOAD, **fields}})
-        return Driver(OperatorSettings(), TargetsKube()).context(test, None)
-
-    class Platform:
-        system_namespace = "elves"
+        return judged(namespace, test.spec, OperatorSettings().system_namespace, builtin_spec())
 
     named = context(target={"systemUnderTest": "orders"})
-    assert (named.target_namespace, named.queue_namespace(Platform())) == ("team", "team")  # type: ignore[arg-type]
-    assert context().queue_namespace(Platform()) == "elves"  # type: ignore[arg-type]
+    assert (named.own, named.namespace) == (False, "team")
+    assert (context().own, context().namespace) == (True, "elves")
     # The built-in one named as such, where the chart ships it, is read as the default is.
-    assert context("elves", target={"systemUnderTest": "elves"}).target_namespace is None
-    assert context("team", target={"systemUnderTest": "elves"}).target_namespace == "team"
+    assert context("elves", target={"systemUnderTest": "elves"}).own
+    assert context("team", target={"systemUnderTest": "elves"}).namespace == "team"
 
 
 class QueuePrometheus:
@@ -165,7 +163,7 @@ def test_the_drain_waits_on_the_targets_queues():
 
 
 def test_the_target_is_pinned_by_uid_and_generation_and_any_change_named():
-    from elves.engine.status import TargetPin
+    from elves.engine.models.status import TargetPin
     from elves.k8s.target import target_changes
 
     body = {**ORDERS, "metadata": {"name": "orders", "namespace": "team", "uid": "u-1", "generation": 3}}

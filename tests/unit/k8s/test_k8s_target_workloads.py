@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from elves.engine.models.faults import KillPodFault, PauseFault, RestartFault, ScaleFault
+from elves.engine.models.status import WorkloadSnapshot
 from elves.engine.models.target import parse_system_under_test
-from elves.engine.status import WorkloadSnapshot
 from elves.k8s.target_workloads import TargetFaults, TargetWorkloadError, TargetWorkloads, restore
 
 NS = "shop"

@@ -12,8 +12,8 @@ import pytest
 
 from elves.engine.models.faults import Fault
 from elves.engine.models.loadtest import parse_loadtest
-from elves.engine.status import ContainerWatch, EnvVar, SystemSnapshot
-from elves.engine.units import Cpu, Memory
+from elves.engine.models.status import ContainerWatch, EnvVar, SystemSnapshot
+from elves.engine.models.units import Cpu, Memory
 from elves.k8s import workloads
 from elves.k8s.faults import INFRA_STOP_COMMANDS, INFRA_STOP_SECONDS, KILL_SECONDS, Caps, cluster_problems
 from elves.k8s.names import Owner

@@ -26,9 +26,9 @@ from engine_testkit import PrometheusServer, free_port
 from polling import wait_for
 from prerequisites import missing
 
-from elves.engine import plan
 from elves.engine.models.load import Load
-from elves.engine.scenarios import BUILTIN_SCENARIOS, FACTS_PATH
+from elves.engine.models.scenarios import BUILTIN_SCENARIOS, FACTS_PATH
+from elves.engine.planning import plan
 
 REPO = Path(__file__).resolve().parents[3]
 LOADTESTS = REPO / "loadtests"
@@ -36,7 +36,7 @@ SCENARIO_DIR = LOADTESTS / "scenarios"
 EXAMPLES = LOADTESTS / "examples"
 
 # The contract with the engine: its table of built-in scenarios (the scripts read it from
-# the module generated from it, elves.engine.scenarios.FACTS_PATH).
+# the module generated from it, elves.engine.models.scenarios.FACTS_PATH).
 EXECS = {name: scenario.execs for name, scenario in BUILTIN_SCENARIOS.items()}
 STUDY_EXAMPLES = (
     "case-1a", "case-1b", "case-1c", "case-2a", "case-2b", "case-3-fault-tolerance", "memory-sweep",
@@ -81,7 +81,7 @@ def inspect(k6: str, target: str | Path, *env_pairs: str) -> dict:
 
 
 def engine_like_scenarios(execs: tuple[str, ...], test_id: str) -> dict:
-    """What elves.engine.plan.k6_scenarios produces: constant and ramping arrival rates, testid tags."""
+    """What elves.engine.planning.plan.k6_scenarios produces: constant and ramping arrival rates, testid tags."""
     scenarios = {}
     for i, name in enumerate(execs):
         base = {"exec": name, "timeUnit": "1m", "preAllocatedVUs": 3, "maxVUs": 12, "tags": {"testid": test_id}}

@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from elves.engine.platform import LoadRun, ScriptFile
+from elves.engine.planning.platform import LoadRun, ScriptFile
 from elves.local import k6
 from elves.local.ports import Ports
 

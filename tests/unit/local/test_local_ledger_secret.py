@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from elves.engine.sql_count import SqlCountError
+from elves.engine.results.sql_count import SqlCountError
 from elves.local.platform import LocalPlatform
 from elves.local.settings import Settings
 

@@ -1,5 +1,5 @@
 """A local k6 runner's CPU over the load, as the local platform measures it for the rule that
-tells a run the generator limited (elves.engine.generator_limit): a real process's CPU time,
+tells a run the generator limited (elves.engine.results.generator_limit): a real process's CPU time,
 read from /proc while it runs, against the CPUs it may run on."""
 
 from __future__ import annotations

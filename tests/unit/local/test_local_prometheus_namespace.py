@@ -18,8 +18,8 @@ from engine_testkit import PrometheusServer
 from polling import wait_for
 
 from elves.constants import QUEUE_INGESTOR_DATA
-from elves.engine import promql
-from elves.engine.prometheus import Prometheus
+from elves.engine.results import promql
+from elves.engine.results.prometheus import Prometheus
 from elves.local import kube_state
 from elves.local.platform import LocalPlatform
 from elves.local.ports import HOST, Ports, free_offset

@@ -62,13 +62,14 @@ def test_a_foreign_target_is_judged_but_its_faults_and_system_changes_are_refuse
                               " judges Elves' own")
     # spec.reset: the target's own reset steps, refused only when it states none.
     from elves.engine.models.target import parse_system_under_test
+    from elves.engine.planning.target import Target
     from foreign_system import foreign_system
 
     plain = parse_system_under_test(foreign_system()).spec
     resetting = parse_system_under_test(foreign_system(reset={"sql": {
         "secretRef": {"name": "orders-reset-db", "key": "url"}, "statements": ["TRUNCATE orders"]}})).spec
-    assert cluster_only_problems(targeting("orders", reset=True), resetting) == []
-    (problem,) = cluster_only_problems(targeting("orders", reset=True), plain)
+    assert cluster_only_problems(targeting("orders", reset=True), Target.other("elves", resetting)) == []
+    (problem,) = cluster_only_problems(targeting("orders", reset=True), Target.other("elves", plain))
     assert problem == ("spec.reset: acts on Elves' own deployments: SystemUnderTest 'orders' states no reset steps of"
                        " its own (its spec.reset.sql)")
 

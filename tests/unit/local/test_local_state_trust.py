@@ -152,7 +152,7 @@ def test_a_secret_behind_a_link_is_refused(tmp_path, planted):
         link.symlink_to(elsewhere)
     refused = prepare(state)
     assert refused.returncode == 1 and f"{link} is a symbolic link" in refused.stderr and f"rm {link}" in refused.stderr
-    from elves.engine.sql_count import SqlCountError
+    from elves.engine.results.sql_count import SqlCountError
     from elves.local.platform import LocalPlatform
     from elves.local.settings import Settings
 
@@ -170,7 +170,7 @@ def test_a_secret_file_of_another_user_is_refused(tmp_path):
     os.chown(url, NOBODY, NOBODY)
     refused = prepare(state)
     assert refused.returncode == 1 and f"{url} belongs to uid {NOBODY}" in refused.stderr
-    from elves.engine.sql_count import SqlCountError
+    from elves.engine.results.sql_count import SqlCountError
     from elves.local.platform import LocalPlatform
     from elves.local.settings import Settings
 

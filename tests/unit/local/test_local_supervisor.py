@@ -116,7 +116,7 @@ def cpus_allowed(pid):
 def standin_k6(supervisor, tmp_path, k6_program: str, test_id: str):
     """A LocalPlatform of the stack with `k6_program` (a script with its #! line) in k6's place,
     and a run of `test_id` for it. (platform, run)"""
-    from elves.engine.platform import LoadRun, ScriptFile
+    from elves.engine.planning.platform import LoadRun, ScriptFile
     from elves.local.platform import LocalPlatform
     from elves.local.settings import Settings
 
@@ -250,7 +250,7 @@ def test_bad_input_is_a_400_naming_the_field(supervisor, path, body, field):
 def test_local_platform_applies_system_faults_and_restores(supervisor):
     from elves.engine.models.faults import Fault
     from elves.engine.models.system import System
-    from elves.engine.status import ContainerResources, DeploymentSnapshot, EnvVar
+    from elves.engine.models.status import ContainerResources, DeploymentSnapshot, EnvVar
     from elves.local.platform import LocalPlatform
     from elves.local.settings import Settings
 

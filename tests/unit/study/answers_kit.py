@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from elves.engine.models.loadtest import parse_loadtest
-from elves.engine.status import (Check, DeploymentResult, EndpointResult, FaultEvent, Ledger, LoadTestStatus,
-                                 QueueResult, ReplicaPoint, RunResults, RunStatus, Verdict, Window)
+from elves.engine.models.status import (Check, DeploymentResult, EndpointResult, FaultEvent, Ledger, LoadTestStatus,
+                                        QueueResult, ReplicaPoint, RunResults, RunStatus, Verdict, Window)
 from elves.study.cases import Case, Finding, Study
 from elves.study.figures import CaseResult
 

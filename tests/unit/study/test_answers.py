@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from answers_kit import case, checks, fault, results, timeline
-from elves.engine.generator_limit import generator_limits
-from elves.engine.status import Breakpoint, DeploymentResult, EndpointResult, GeneratorCpu, Ledger, QueueResult
+from elves.engine.models.status import Breakpoint, DeploymentResult, EndpointResult, GeneratorCpu, Ledger, QueueResult
+from elves.engine.results.generator_limit import generator_limits
 from elves.study.answers import answer
 from elves.study.figures import asked_text, sent_text
 

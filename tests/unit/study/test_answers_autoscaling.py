@@ -5,7 +5,7 @@ baseline case's fixed replicas."""
 from __future__ import annotations
 
 from answers_kit import case, results
-from elves.engine.status import DeploymentResult, QueueResult, ScalingFigures
+from elves.engine.models.status import DeploymentResult, QueueResult, ScalingFigures
 from elves.study.answers import answer
 
 QUEUE = "elves.ingestor.data.in"

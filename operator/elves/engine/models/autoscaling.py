@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import Field, create_model
 
 from elves.constants import DEPLOYMENTS, SCALED_ON_QUEUE
-from elves.engine.modelbase import Rule, SpecModel
-from elves.engine.units import Duration
+from elves.engine.models.modelbase import Rule, SpecModel
+from elves.engine.models.units import Duration
 
 FIXED = "fixed"
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import ValidationError
 
-from elves.engine.modelbase import SpecModel
+from elves.engine.models.modelbase import SpecModel
 
 
 class SpecError(ValueError):

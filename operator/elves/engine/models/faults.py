@@ -7,8 +7,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, Deployment
-from elves.engine.modelbase import Rule, SpecModel
-from elves.engine.units import Cpu, Duration, Memory
+from elves.engine.models.modelbase import Rule, SpecModel
+from elves.engine.models.units import Cpu, Duration, Memory
 
 
 class FaultAction(SpecModel):

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 
 from elves.constants import DEPLOYMENTS
-from elves.engine.scenarios import EXEC_NAME_PATTERN
+from elves.engine.models.scenarios import EXEC_NAME_PATTERN
 
 Deployment = Literal[DEPLOYMENTS]  # type: ignore[valid-type]
 

@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from elves.engine.models.fields import DNS_LABEL_PATTERN, ExecName
-from elves.engine.modelbase import Rule, SpecModel
-from elves.engine.scenarios import BUILTIN_SCENARIOS, SCENARIO_NAMES, BuiltinScenario
-from elves.engine.units import Duration, Rate, Warmup
+from elves.engine.models.modelbase import Rule, SpecModel
+from elves.engine.models.scenarios import BUILTIN_SCENARIOS, SCENARIO_NAMES, BuiltinScenario
+from elves.engine.models.units import Duration, Rate, Warmup
 
 
 class ConfigMapScript(SpecModel):
@@ -158,7 +158,7 @@ class Load(SpecModel):
 
     @property
     def warmup_auto(self) -> bool:
-        """A measured warm-up (elves.engine.warmup): a light constant load that must settle."""
+        """A measured warm-up (elves.engine.results.warmup): a light constant load that must settle."""
         return _auto_warmup(self)
 
     @property

@@ -10,10 +10,10 @@ from pydantic import Field, ValidationError
 from elves.constants import API_GROUP, API_VERSION, KIND, SUT_KIND
 from elves.engine.models.errors import SpecError, problems
 from elves.engine.models.fields import DNS_LABEL_PATTERN
+from elves.engine.models.modelbase import SpecModel
 from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.status import LoadTestStatus
 from elves.engine.models.target import SystemUnderTest, parse_system_under_test
-from elves.engine.modelbase import SpecModel
-from elves.engine.status import LoadTestStatus
 
 
 class Metadata(SpecModel):

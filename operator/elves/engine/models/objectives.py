@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PlainValidator, WithJsonSchema
 
 from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, QUEUE_NAME_PATTERN, Deployment, ExecName
-from elves.engine.modelbase import Rule, SpecModel
-from elves.engine.units import Duration
+from elves.engine.models.modelbase import Rule, SpecModel
+from elves.engine.models.units import Duration
 
 
 LATENCY_METRICS = ("http_req_duration_p50", "http_req_duration_p90", "http_req_duration_p95", "http_req_duration_p99")
@@ -17,7 +17,7 @@ MEAN_LATENCY = "http_req_duration_mean"
 HTTP_METRICS = ("http_req_failed_rate", "http_reqs_rate") + LATENCY_METRICS + (MEAN_LATENCY,)  # take `endpoint`
 QUEUE_METRICS = ("queue_depth_max", "queue_depth_final")  # take `queue`
 # unready_seconds: the longest stretch with fewer ready replicas than desired ("back within 60 s").
-# The autoscaling figures (elves.engine.autoscaling_figures): the scale-up lag and the scale-down time
+# The autoscaling figures (elves.engine.results.autoscaling_figures): the scale-up lag and the scale-down time
 # (the slowest workload's without a `workload`), replica-seconds and replica changes (summed).
 SCALING_TIMES = ("scale_up_lag_seconds", "scale_down_seconds")
 SCALING_METRICS = SCALING_TIMES + ("replica_seconds", "replica_changes")

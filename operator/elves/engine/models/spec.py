@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError, WithJsonSchema, field_validator
 
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS
-from elves.engine.compare import parse_thresholds
-from elves.engine.compare.history import DEFAULT_PICK, Pick
 from elves.engine.models.autoscaling import SCALE_FAULT_RULES
 from elves.engine.models.errors import message
 from elves.engine.models.faults import Fault
 from elves.engine.models.fields import DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN
 from elves.engine.models.load import Load
+from elves.engine.models.modelbase import Rule, SpecModel
 from elves.engine.models.objectives import DEFAULT_OBJECTIVES, Objective
 from elves.engine.models.system import System, set_path
-from elves.engine.modelbase import Rule, SpecModel
-from elves.engine.units import CPU_PATTERN, MEMORY_PATTERN, Duration
+from elves.engine.models.thresholds import parse_thresholds
+from elves.engine.models.units import CPU_PATTERN, MEMORY_PATTERN, Duration
 
 
 class Drain(SpecModel):
@@ -102,6 +101,12 @@ def _broken_sweep_point(spec: LoadTestSpec) -> str | None:
 def _thresholds(text: str | None) -> str | None:
     parse_thresholds(text)
     return text
+
+
+# spec.baseline.pick: which earlier report of a LoadTest a baseline takes (results.compare.history
+# says what each value takes).
+Pick = Literal["lastPassed"]
+DEFAULT_PICK: Pick = "lastPassed"
 
 
 class Baseline(SpecModel):
@@ -218,5 +223,5 @@ class LoadTestSpec(SpecModel):
     @property
     def judges_drops(self) -> bool:
         """The LoadTest states how many dropped iterations it tolerates (its faults may cause some),
-        so they are the system's to judge, not a sign of k6's limit (elves.engine.generator_limit)."""
+        so they are the system's to judge, not a sign of k6's limit (elves.engine.results.generator_limit)."""
         return any(o.metric == "dropped_iterations" for o in self.slo or [])

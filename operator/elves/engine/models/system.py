@@ -11,8 +11,8 @@ from pydantic import Field, create_model
 from elves.constants import DEPLOYMENTS, TUNABLES
 from elves.engine.models.autoscaling import REPLICAS_RULES, Autoscaling, autoscaled
 from elves.engine.models.fields import EnvName, EnvValue
-from elves.engine.modelbase import Rule, SpecModel
-from elves.engine.units import Cpu, Memory
+from elves.engine.models.modelbase import Rule, SpecModel
+from elves.engine.models.units import Cpu, Memory
 
 
 def _per_deployment(name: str, annotation: Any, description: str = "") -> Any:

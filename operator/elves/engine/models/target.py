@@ -5,9 +5,9 @@ empty for the system to have drained, which header carries the test id, and how 
 counts what was accepted and what was persisted. Elves' own system is the built-in profile
 (`builtin_profile()`), which the chart ships as the SystemUnderTest `elves`.
 
-The engine reads a counts ledger (accepted and persisted) in elves.engine.target_ledger: from
+The engine reads a counts ledger (accepted and persisted) in elves.engine.results.target_ledger: from
 Prometheus, and a persisted count by SQL through a Secret-held read-only connection
-(elves.engine.sql_count). Its reset steps (spec.reset) are what a LoadTest's `reset: true` does to
+(elves.engine.results.sql_count). Its reset steps (spec.reset) are what a LoadTest's `reset: true` does to
 it before each run: SQL statements through another Secret-held connection.
 """
 
@@ -18,12 +18,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
-from elves.constants import (API_GROUP, API_VERSION, BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS, SUT_KIND,
-                             TEST_ID_HEADER, WORK_QUEUES)
+from elves.constants import (API_GROUP, API_VERSION, BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS, SUT_KIND, TEST_ID_HEADER,
+                             WORK_QUEUES)
 from elves.engine.models.errors import SpecError, problems
 from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, QUEUE_NAME_PATTERN
-from elves.engine.modelbase import Rule, SpecModel, field_rules_of
-from elves.engine.scenarios import EXEC_NAME_PATTERN
+from elves.engine.models.modelbase import Rule, SpecModel, field_rules_of
+from elves.engine.models.scenarios import EXEC_NAME_PATTERN
 
 # What a PromQL count of this test writes where the test's id goes (namespace/name/run).
 TEST_ID_PLACEHOLDER = "$TEST_ID"
@@ -35,7 +35,7 @@ PromQL = Annotated[str, Field(min_length=1, max_length=4096)]
 # A Secret's key as Kubernetes allows it.
 SECRET_KEY_PATTERN = r"^[-._a-zA-Z0-9]+$"
 # What an SQL count may be: one statement that reads (SELECT or WITH first; the connection's READ
-# ONLY transaction is the real guard, elves.engine.sql_count). RE2 (CEL) and Python alike.
+# ONLY transaction is the real guard, elves.engine.results.sql_count). RE2 (CEL) and Python alike.
 SQL_READS = r"^[ \t\r\n]*(?i:select|with)([^a-zA-Z0-9_]|$)"
 SQL_SECOND_STATEMENT = r";[ \t\r\n]*[^ \t\r\n]"
 # Transaction control in a reset step would end Elves' own transaction early, so the steps

@@ -6,25 +6,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from elves.engine import analysis
-from elves.engine.analysis import AnalysisError, RunWindow, leave_out_warmup, ledger_since
-from elves.engine.drop_blame import first_drop
-from elves.engine.generator_limit import busiest
-from elves.engine.ledger import LedgerUnavailable
-from elves.engine.compare import CompareError, baseline_checks, load_summary
-from elves.engine.compare.history import find_baseline, wanted
-from elves.engine.plan import vu_ceiling
-from elves.engine.platform import RunKey
+from elves.engine.models.status import Check, GeneratorCpu, Ledger, RunResults, RunStatus, Step, Verdict
+from elves.engine.models.summary import summarize
+from elves.engine.planning.plan import vu_ceiling
+from elves.engine.planning.platform import RunKey
+from elves.engine.results import analysis
+from elves.engine.results.analysis import AnalysisError, RunWindow, leave_out_warmup
+from elves.engine.results.compare import CompareError, baseline_checks, load_summary
+from elves.engine.results.compare.history import find_baseline, wanted
+from elves.engine.results.drop_blame import first_drop
+from elves.engine.results.generator_limit import busiest
+from elves.engine.results.ledger import LedgerUnavailable, ledger_since
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.report import loadtest_document
+from elves.engine.results.verdict import VerdictError, evaluate, find_breakpoint, phase_of, sweep_table, verdict_of
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc
 from elves.engine.runner.drain import logged_endpoints, run_window, target_counts
 from elves.engine.runner.outcome import cleanup, set_condition, set_outcome_conditions, set_verdict_conditions
 from elves.engine.runner.prepare import prepare_run
 from elves.engine.runner.tick import Tick
-from elves.engine.prometheus import Prometheus
-from elves.engine.report import loadtest_document
-from elves.engine.status import Check, GeneratorCpu, Ledger, RunResults, RunStatus, Step, Verdict
-from elves.engine.summary import summarize
-from elves.engine.verdict import VerdictError, evaluate, find_breakpoint, phase_of, sweep_table, verdict_of
 
 
 def _baseline_checks(tick: Tick, results: RunResults) -> list[Check]:
@@ -48,7 +48,7 @@ def _baseline_checks(tick: Tick, results: RunResults) -> list[Check]:
     except CompareError as exc:
         return [Check(name="baseline", target=target, ok=False, detail=str(exc))]
     # This run's plan as its own summary will record it: a baseline of another plan is refused.
-    this = {"loadtest": loadtest_document(ctx.test), "plan": ctx.plan_record(tick.platform)}
+    this = {"loadtest": loadtest_document(ctx.test), "plan": ctx.plan_record(tick.platform, tick.status)}
     try:
         return baseline_checks(summary, name, results, baseline.fail_on, plan=this)
     except CompareError as exc:
@@ -70,7 +70,7 @@ def _ledger(tick: Tick, prom: Prometheus, window: RunWindow) -> dict[str, Any] |
     """The run's ledger: the target's counts (from Prometheus or its database: one that cannot be
     read ends the test in Error, naming the field), or the registry's raw ledger (None when it
     cannot be read: the lost_* checks then fail saying so)."""
-    if tick.ctx.ledger_counts is not None:
+    if tick.ctx.target.counts_its_ledger:
         return target_counts(tick, prom, window)
     try:
         return ledger_since(tick.ctx.ledger(tick.platform, tick.plan.test_id), tick.run.ledger_baseline)
@@ -89,8 +89,7 @@ def analyze(tick: Tick) -> float:
     began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
     try:
         results = analysis.analyze(prom, window, ledger, logged_endpoints(tick), plan.point.system.autoscaling,
-                                   queues=tick.ctx.analysed_queues, queue_namespace=tick.ctx.queue_namespace(tick.platform),
-                                   workloads=tick.ctx.analysed_workloads)
+                                   tick.ctx.target)
         results.vus_ceiling = vu_ceiling(plan.scenarios)
         results.generator_cpu = _generator_cpu(tick, window)
         if results.dropped_iterations:

@@ -5,21 +5,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from elves.constants import LOCAL_TEST_NAMESPACE, WORK_QUEUES
-from elves.engine.compare.history import ReportHistory
-from elves.engine.compare.plans import plan_record
-from elves.engine.credentials import DEFAULT_MAX_SECONDS
-from elves.engine.ledger import LEDGER_TIMEOUT_SECONDS, LedgerError, read_ledger
+from elves.constants import LOCAL_TEST_NAMESPACE
 from elves.engine.models.loadtest import LoadTest
-from elves.engine.models.target import LedgerCounts, Queues, ResetSteps, SystemUnderTestSpec
-from elves.engine.plan import RunPlan, plan_runs, script_location
-from elves.engine.platform import Platform, ScriptFile
-from elves.engine.prometheus import Prometheus
-from elves.engine.status import LoadTestStatus
+from elves.engine.models.status import LoadTestStatus
+from elves.engine.planning.plan import RunPlan, plan_runs, script_location
+from elves.engine.planning.platform import Platform, RunScript
+from elves.engine.planning.target import Target
+from elves.engine.planning.timeouts import Timeouts
+from elves.engine.results.compare.history import ReportHistory
+from elves.engine.results.compare.plans import plan_record
+from elves.engine.results.ledger import LEDGER_TIMEOUT_SECONDS, LedgerError, read_ledger
+from elves.engine.results.prometheus import Prometheus
 
 
 class Clock(Protocol):
@@ -30,22 +31,6 @@ class Clock(Protocol):
 class SystemClock:
     def now(self) -> float:
         return time.time()
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """How long each wait may last (seconds) before the test ends in Error."""
-
-    lock: float = 300.0  # another test holds the system
-    system_ready: float = 300.0  # replicas up and ready after a reset or a change
-    prometheus: float = 60.0  # Prometheus answering
-    load_start: float = 60.0  # k6 running after start_load
-    load_setup: float = 180.0  # k6's setup() (seeding requests, waiting for their plots)
-    # Beyond the planned duration: k6's gracefulStop (30 s), and setup() when the platform
-    # cannot tell it apart from the load (see LoadState).
-    load_grace: float = 180.0
-    load_stop: float = 120.0  # a stopped k6 gone (an auto warm-up's, before the load starts); locally k6 gets 30 s
-    run_credential_max: float = DEFAULT_MAX_SECONDS  # the longest a run's credentials may live (engine.credentials)
 
 
 # What a step returns to have its status saved before the next one (a point to resume from).
@@ -59,7 +44,7 @@ class Intervals:
     waiting: float = 1.0
     running: float = 0.5  # faults fire within this of their time
     draining: float = 2.0
-    warming: float = 5.0  # an auto warm-up's settling, read from Prometheus on its 5 s grid (engine.warmup)
+    warming: float = 5.0  # an auto warm-up's settling, read from Prometheus on its 5 s grid (engine.results.warmup)
 
 
 @dataclass
@@ -77,12 +62,9 @@ class Context:
     http_timeout: float = LEDGER_TIMEOUT_SECONDS  # each read of the registry's ledger
     # Where spec.baseline.loadTest finds earlier reports (None: nowhere, and such a baseline fails).
     reports: ReportHistory | None = None
-    # The system the test judges (the SystemUnderTest its platform resolved); None: Elves' own
-    # system as the engine states it (the local mode).
-    target: SystemUnderTestSpec | None = None
-    # The namespace of the SystemUnderTest spec.target names (the LoadTest's), whose series its
-    # RabbitMQ queues carry; None: the built-in one, in the platform's system namespace.
-    target_namespace: str | None = None
+    # The system the test judges, as its platform resolved it before the first step: its
+    # queues, workloads, namespace, ledger and reset (elves.engine.planning.target).
+    target: Target = field(default_factory=Target)
 
     @property
     def namespace(self) -> str:
@@ -94,67 +76,27 @@ class Context:
         key = f"{self.namespace}/{self.test.metadata.name}"
         return f"{key} ({self.driver})" if self.driver else key
 
-    @property
-    def judges_elves(self) -> bool:
-        """Whether the system under test is Elves' own (the built-in target), whose gateway tokens
-        and registry credential the runners need; another system's runners get neither."""
-        return self.target_namespace is None
-
-    @property
-    def queues(self) -> Queues:
-        """The queues that must be empty for the system to have drained."""
-        return self.target.queues if self.target else Queues(rabbitmq=list(WORK_QUEUES))
-
-    @property
-    def analysed_queues(self) -> Queues | None:
-        """The queues whose depth the results show: a named target's; None: Elves' own and their
-        dead-letter queues (the built-in)."""
-        return self.queues if self.target_namespace else None
-
-    @property
-    def analysed_workloads(self) -> tuple[str, ...] | None:
-        """The workloads whose restarts and replicas the results show: a named target's, by name
-        (one chosen by a label selector is not shown); None: Elves' own deployments."""
-        if not self.target_namespace or self.target is None:
-            return None
-        return tuple(w.name for w in self.target.workloads if w.name is not None)
-
-    @property
-    def ledger_counts(self) -> LedgerCounts | None:
-        """The target's counts ledger; None when the ledger is the registry's (Elves' own)."""
-        ledger = self.target.ledger if self.target else None
-        return ledger if ledger is not None and ledger.registry is None else None
-
-    @property
-    def target_reset(self) -> ResetSteps | None:
-        """Another system's reset steps (its SystemUnderTest's spec.reset), which spec.reset runs
-        instead of Elves' reset; None: Elves' own system, or a target without any."""
-        return self.target.reset if self.target is not None and self.target_namespace is not None else None
-
-    @property
-    def drain_waits_for_ledger(self) -> bool:
-        """Drained means the ledger complete too, not only empty queues (the target's drained.ledgerComplete)."""
-        return self.target.drained.ledger_complete if self.target else True
-
-    def queue_namespace(self, platform: Platform) -> str:
-        """The `namespace` label of the target's RabbitMQ series."""
-        return self.target_namespace or platform.system_namespace
-
+    @cached_property
     def plans(self) -> list[RunPlan]:
+        """The test's runs, planned once per context: `elves run` keeps one for the whole test, the
+        operator makes one per tick."""
         return plan_runs(self.test, self.source_dir)
 
-    def plan_record(self, platform: Platform) -> dict[str, Any]:
-        """What summary.json records of the plan beyond the spec: the platform and the script's
-        content (a file here; a ConfigMap's is the cluster's to read)."""
-        script = script_location(self.test.spec.load, self.source_dir)
-        return plan_record(platform.name, Path(script.path) if isinstance(script, ScriptFile) else None)
+    def script(self) -> RunScript:
+        """Where the script the runners run is (a built-in scenario, a file, a ConfigMap)."""
+        return script_location(self.test.spec.load, self.source_dir)
+
+    def plan_record(self, platform: Platform, status: LoadTestStatus) -> dict[str, Any]:
+        """What summary.json records of the plan beyond the spec, on either platform: its name and
+        the script's content as it read it when the test started."""
+        return plan_record(platform.name, status.script)
 
     def prometheus(self, platform: Platform) -> Prometheus:
         return Prometheus(self.prometheus_url or platform.prometheus_url(), system_namespace=platform.system_namespace)
 
     def ledger(self, platform: Platform, test_id: str) -> dict[str, Any]:
         """The registry's ledger (Elves' own system): never asked of a target with a counts ledger."""
-        if self.ledger_counts is not None:
+        if self.target.counts_its_ledger:
             raise LedgerError("the target counts its own ledger (spec.ledger); it has no registry to ask")
         return read_ledger(platform.registry_url(), test_id, platform.service_key(), self.http_timeout)
 

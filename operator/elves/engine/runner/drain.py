@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from elves.constants import GATEWAY_ENDPOINTS
-from elves.engine import promql
-from elves.engine.analysis import RunWindow, ledger_complete, ledger_result, ledger_since, queue_depth_query
+from elves.engine.models.scenarios import BUILTIN_SCENARIOS
+from elves.engine.models.status import Ledger, RunStatus, Step
 from elves.engine.models.target import Queues
-from elves.engine.prometheus import Prometheus
+from elves.engine.models.units import format_duration
+from elves.engine.results import promql
+from elves.engine.results.analysis import RunWindow, queue_depth_query
+from elves.engine.results.ledger import ledger_complete, ledger_result, ledger_since
+from elves.engine.results.prometheus import Prometheus
+from elves.engine.results.target_ledger import counts_complete, read_counts
 from elves.engine.runner.context import HarnessError, epoch, progress, utc, warning
 from elves.engine.runner.load import observe_faults
 from elves.engine.runner.tick import Tick
-from elves.engine.scenarios import BUILTIN_SCENARIOS
-from elves.engine.target_ledger import counts_complete, read_counts
-from elves.engine.status import Ledger, RunStatus, Step
-from elves.engine.units import format_duration
 
 
 def drain(tick: Tick) -> float:
@@ -54,10 +55,10 @@ def run_window(tick: Tick, end: float) -> RunWindow:
 def _drain_blockers(tick: Tick, prom: Prometheus, window: RunWindow) -> list[str]:
     """What still keeps the system from having drained (empty when it has)."""
     test_id, ctx = window.test_id, tick.ctx
-    blockers = queue_blockers(ctx.queues, prom, window, ctx.queue_namespace(tick.platform))
-    if not ctx.drain_waits_for_ledger:
+    blockers = queue_blockers(ctx.target.queues, prom, window, ctx.target.namespace)
+    if not ctx.target.drain_waits_for_ledger:
         return blockers
-    if ctx.ledger_counts is not None:
+    if ctx.target.counts_its_ledger:
         complete, reason = counts_complete(target_counts(tick, prom, window))
         return blockers + ([] if complete else [reason])
     try:
@@ -79,9 +80,8 @@ def persisted_before(run: RunStatus) -> int:
 
 def target_counts(tick: Tick, prom: Prometheus, window: RunWindow) -> Ledger:
     """The target's counts ledger now; an SQL count that cannot be read raises SqlCountError
-    (SqlCountUnavailable is ridden out: elves.engine.blips)."""
-    assert tick.ctx.ledger_counts is not None
-    return read_counts(prom, tick.ctx.ledger_counts, window, tick.platform.target_secret, persisted_before(tick.run))
+    (SqlCountUnavailable is ridden out: elves.engine.results.blips)."""
+    return read_counts(prom, tick.ctx.target.ledger_counts, window, tick.platform.target_secret, persisted_before(tick.run))
 
 
 def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow, namespace: str | None = None) -> list[str]:

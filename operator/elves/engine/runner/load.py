@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from elves.engine import blips
-from elves.engine.credentials import make_run_credential, run_lifetime
-from elves.engine.platform import LoadPart, LoadRun, LoadStatus, RunKey
+from elves.engine.models.status import FaultEvent, Step
+from elves.engine.models.units import format_duration
+from elves.engine.planning.credentials import make_run_credential, run_lifetime
+from elves.engine.planning.platform import LoadPart, LoadRun, LoadStatus, RunKey
+from elves.engine.planning.tokens import load_tokens
+from elves.engine.results import blips
 from elves.engine.runner.context import Event, HarnessError, epoch, progress, utc, warning
 from elves.engine.runner.tick import Tick
-from elves.engine.status import FaultEvent, Step
-from elves.engine.tokens import load_tokens
-from elves.engine.units import format_duration
 
 
 def load_run(tick: Tick, part: LoadPart, scenarios: dict[str, Any], duration: float) -> LoadRun:
@@ -21,7 +21,7 @@ def load_run(tick: Tick, part: LoadPart, scenarios: dict[str, Any], duration: fl
     # Least power: Elves' gateway tokens and registry credential only for a test of Elves' own
     # system; another system's runners (its author's script) need and get neither.
     tokens, admin, credential = [], "", ""
-    if tick.ctx.judges_elves:
+    if tick.ctx.target.own:
         tokens, admin = load_tokens(tick.platform.jwt_secret(), plan.users, lifetime, plan.test_id)
         credential = make_run_credential(tick.platform.service_key(), plan.test_id, lifetime)
     return LoadRun(index=plan.index, test_id=plan.test_id, script=plan.script, scenarios=scenarios, tokens=tokens,

@@ -6,15 +6,15 @@ import copy
 
 from collections.abc import Callable
 
-from elves.engine import blips
-from elves.engine.platform import Platform
-from elves.engine.prometheus import PrometheusError
-from elves.engine.sql_count import SqlCountError
+from elves.engine.models.status import LoadTestStatus, Step
+from elves.engine.planning.platform import Platform
+from elves.engine.results import blips
+from elves.engine.results.prometheus import PrometheusError
+from elves.engine.results.sql_count import SqlCountError
 from elves.engine.runner import analyze, drain, load, prepare, warmup
 from elves.engine.runner.context import Clock, Context, Event, HarnessError, StepResult, progress
 from elves.engine.runner.outcome import fail, set_outcome_conditions
 from elves.engine.runner.tick import Tick
-from elves.engine.status import LoadTestStatus, Step
 
 # What each step does: a function of the call's Tick that returns how long to wait before
 # the next call (0: go on at once). A final status has no step to take (Step.DONE).

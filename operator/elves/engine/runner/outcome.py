@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from elves.engine.platform import Platform, RunKey
+from elves.engine.models.status import Check, Condition, LoadTestStatus, Step
+from elves.engine.models.summary import summarize
+from elves.engine.planning.platform import Platform, RunKey
 from elves.engine.runner.context import Context, Event, progress, utc, warning
-from elves.engine.status import Check, Condition, LoadTestStatus, Step
-from elves.engine.summary import summarize
 
 
 def set_condition(status: LoadTestStatus, type_: str, value: str, reason: str, message: str, now: float) -> None:

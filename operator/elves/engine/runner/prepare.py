@@ -3,16 +3,16 @@ ledger's baseline."""
 
 from __future__ import annotations
 
-from elves.engine import promql, sql_count
-from elves.engine.credentials import lifetime_problem
+from elves.engine.models.status import RunStatus, ScriptDigest, Step
 from elves.engine.models.target import ResetSteps
-from elves.engine.prometheus import Prometheus, PrometheusError
+from elves.engine.planning.credentials import lifetime_problem
+from elves.engine.results import promql, sql_count
+from elves.engine.results.prometheus import Prometheus, PrometheusError
+from elves.engine.results.sql_count import SqlCountError, SqlCountUnavailable
+from elves.engine.results.target_ledger import persisted_by_sql, sql_persisted
 from elves.engine.runner.context import SAVE_POINT, HarnessError, progress, utc
 from elves.engine.runner.outcome import set_condition
 from elves.engine.runner.tick import Tick
-from elves.engine.sql_count import SqlCountError, SqlCountUnavailable
-from elves.engine.status import RunStatus, Step
-from elves.engine.target_ledger import persisted_by_sql, sql_persisted
 
 
 # The field a reset's errors name (the target's SystemUnderTest's).
@@ -37,6 +37,9 @@ def start(tick: Tick) -> float:
     if (too_long := lifetime_problem(tick.plans, tick.ctx.timeouts)) is not None:
         raise HarnessError("RunTooLong", too_long)  # before the system is taken or changed
     tick.status.observed_generation = getattr(tick.ctx.test.metadata, "generation", None)
+    # What the runners will run, as it is now: the report's plan compares it with a baseline's.
+    if (content := tick.platform.script_content(tick.ctx.script())) is not None:
+        tick.status.script = ScriptDigest.of(*content)
     set_condition(tick.status, "Running", "True", "Pending", "waiting for the system", tick.now)
     tick.goto("Pending", Step.ACQUIRE)
     return 0.0
@@ -64,8 +67,8 @@ def prepare_run(tick: Tick) -> None:
     tick.run.started_at = utc(tick.now)
     if not tick.ctx.test.spec.reset:
         tick.goto("Preparing", Step.APPLY)
-    elif (steps := tick.ctx.target_reset) is not None:
-        reset_target(tick, steps)
+    elif tick.ctx.target.resets_itself:
+        reset_target(tick, tick.ctx.target.reset_steps)
         tick.goto("Preparing", Step.APPLY)
     else:
         tick.platform.reset()
@@ -129,12 +132,12 @@ def prometheus(tick: Tick) -> float:
 def baseline(tick: Tick) -> float:
     # An auto warm-up comes first, counted in the same ledger (runner.warmup).
     load = Step.START_WARMUP if tick.plan.warmup is not None else Step.START_LOAD
-    counts = tick.ctx.ledger_counts
-    if counts is not None and persisted_by_sql(counts):
+    target = tick.ctx.target
+    if target.counts_its_ledger and persisted_by_sql(target.ledger_counts):
         # Before any load: the Secret, the login and the query work (or the test ends here, naming
         # the field), and what an earlier run of this test id left is counted, to be left out.
         try:
-            before = sql_persisted(counts, tick.plan.test_id, tick.platform.target_secret)
+            before = sql_persisted(target.ledger_counts, tick.plan.test_id, tick.platform.target_secret)
         except SqlCountUnavailable as exc:
             return tick.wait(f"the persisted count does not answer: {exc}", tick.ctx.timeouts.system_ready,
                              exc.harness_reason)
@@ -143,7 +146,7 @@ def baseline(tick: Tick) -> float:
         tick.events.append(progress(f"the persisted count by SQL answers{earlier}"))
         tick.goto(None, load)
         return 0.0
-    if counts is not None:  # counted by the run's test id in Prometheus: no registry to ask
+    if target.counts_its_ledger:  # counted by the run's test id in Prometheus: no registry to ask
         tick.goto(None, load)
         return 0.0
     try:

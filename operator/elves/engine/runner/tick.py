@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from elves.engine.plan import RunPlan
-from elves.engine.platform import Platform
+from elves.engine.models.status import LoadTestStatus, RunStatus, Step
+from elves.engine.models.units import format_duration
+from elves.engine.planning.plan import RunPlan
+from elves.engine.planning.platform import Platform
 from elves.engine.runner.context import Context, Event, HarnessError, epoch, utc
 from elves.engine.runner.outcome import set_condition
-from elves.engine.status import LoadTestStatus, RunStatus, Step
-from elves.engine.units import format_duration
 
 
 class Tick:
@@ -16,7 +16,7 @@ class Tick:
     def __init__(self, ctx: Context, status: LoadTestStatus, platform: Platform, now: float):
         self.ctx, self.status, self.platform, self.now = ctx, status, platform, now
         self.events: list[Event] = []
-        self.plans = ctx.plans()
+        self.plans = ctx.plans
 
     @property
     def run(self) -> RunStatus:

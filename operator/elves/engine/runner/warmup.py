@@ -1,22 +1,22 @@
 """An auto warm-up (spec.load.warmup: auto) before the load: a k6 run of its own at a light rate,
-watched until the services' JIT and the p99 have settled (elves.engine.warmup) or its bound, then
+watched until the services' JIT and the p99 have settled (elves.engine.results.warmup) or its bound, then
 stopped; the load starts once its k6 is gone.
 
 It is a run of its own because k6 cannot end a stage early. It carries the run's test id (the
 ledger counts every request the test sent, the warm-up's too), its runners the tag part=warmup
-(elves.engine.k6.part_tags), and the platform keeps it apart from the load (RunKey.part).
+(elves.engine.planning.k6.part_tags), and the platform keeps it apart from the load (RunKey.part).
 """
 
 from __future__ import annotations
 
-from elves.engine import warmup
-from elves.engine.plan import WarmupPlan
-from elves.engine.platform import RunKey
+from elves.engine.models.status import Step, WarmupSettling
+from elves.engine.models.units import format_duration
+from elves.engine.planning.plan import WarmupPlan
+from elves.engine.planning.platform import RunKey
+from elves.engine.results import warmup
 from elves.engine.runner.context import epoch, progress, utc
 from elves.engine.runner.load import k6_not_yet_running, load_run
 from elves.engine.runner.tick import Tick
-from elves.engine.status import Step, WarmupSettling
-from elves.engine.units import format_duration
 
 
 def _plan(tick: Tick) -> WarmupPlan:

@@ -10,7 +10,7 @@ public record Caller(String userId, boolean admin) {
 
 	static final String ADMIN_CLAIM = "admin";
 
-	/** The test id a run's token is for (operator/elves/engine/tokens.py TEST_ID_CLAIM); a person's names none. */
+	/** The test id a run's token is for (operator/elves/engine/planning/tokens.py TEST_ID_CLAIM); a person's names none. */
 	static final String TEST_ID_CLAIM = "testId";
 
 	public static Caller of(Authentication authentication) {

@@ -17,7 +17,7 @@ import org.springframework.security.oauth2.jwt.Jwt;
  */
 final class TokenRules implements OAuth2TokenValidator<Jwt> {
 
-	/** The same rule as operator/elves/engine/tokens.py (the token maker). */
+	/** The same rule as operator/elves/engine/planning/tokens.py (the token maker). */
 	static final Pattern SUBJECT = Pattern.compile("[A-Za-z0-9._@-]{1,64}");
 
 	private final String issuer;

@@ -20,7 +20,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * What a k6 runner holds instead of the service key: an HS256 JWT the harness signs for one run
- * (elves.engine.credentials). {@code sub} is the run's test id, {@code scope} what the runner may
+ * (elves.engine.planning.credentials). {@code sub} is the run's test id, {@code scope} what the runner may
  * call (space-separated, see {@link RunScope}), {@code exp} the end of the run. It is signed with a
  * key derived from the service key (HMAC-SHA256 of {@link #DERIVATION} under the service key), so
  * the registry needs no second secret, and a runner that reads its credential learns neither the

@@ -67,7 +67,7 @@ class RunCredentialTest {
 	@MockitoBean
 	private SchemaMigrator schema;
 
-	/** A credential as the harness signs it (elves.engine.credentials), with the key derived from {@code key}. */
+	/** A credential as the harness signs it (elves.engine.planning.credentials), with the key derived from {@code key}. */
 	static String credential(String key, Map<String, Object> claims) throws Exception {
 		Base64.Encoder base64 = Base64.getUrlEncoder().withoutPadding();
 		JsonMapper mapper = JsonMapper.builder().build();

@@ -1,0 +1,79 @@
+"""What a test may ask of the system it judges, on either platform.
+
+A test of another system than Elves' own may not ask what acts on Elves' deployments: faults
+naming a `deployment`, pause, resources, restartInfra, spec.system, reset and system sweeps
+change Elves' deployments (elves.constants.DEPLOYMENTS), on a cluster in its namespace, locally
+through the supervisor. Aimed at another system they would change Elves' system instead of the
+target's, so they are refused, each naming its field, before anything starts. Its faults name a
+`workload` instead: one its SystemUnderTest lists by name (elves.k8s.target_workloads acts on
+it, on a cluster); a test of Elves' own system names deployments, never workloads."""
+
+from __future__ import annotations
+
+from elves.constants import DEPLOYMENTS
+from elves.engine.models.faults import Fault
+from elves.engine.models.spec import LoadTestSpec
+from elves.engine.planning.target import Target
+
+
+def workload_of(fault: Fault) -> str | None:
+    """The workload of another system a fault names (None: it acts on Elves' own)."""
+    return getattr(fault.action, "workload", None)
+
+
+def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supported",
+                     workload_faults: bool = True, resets: bool = False) -> list[str]:
+    """The fields of `spec` that would act on Elves' deployments instead of `what` (the target);
+    `why` says why there is no way to ask the same of the target's (spec.system, sweeps, and
+    faults where the platform takes no `workload_faults`). spec.reset is the target's own when
+    it `resets` (its SystemUnderTest states reset steps), else refused too."""
+    because = f"acts on Elves' own deployments, not on the workloads of {what}"
+    problems = []
+    for index, fault in enumerate(spec.faults):
+        if workload_of(fault) is None:
+            instead = ("name one of its workloads in workload instead" if hasattr(fault.action, "workload")
+                       else "another system's workloads take scale, killPod and restart")
+            problems.append(f"spec.faults[{index}]: {because} ({instead if workload_faults else why})")
+    because += f" ({why})"
+    problems += [f"spec.system: {because}"] if spec.system.as_written() else []
+    problems += [f"spec.reset: acts on Elves' own deployments: {what} states no reset steps of its own"
+                 " (its spec.reset.sql)"] if spec.reset and not resets else []
+    problems += [f"spec.sweep.{key}: {because}" for key in spec.sweep or {} if key.startswith("system.")]
+    return problems
+
+
+def objective_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str]:
+    """Objectives naming a workload (or, in the old spelling, a deployment) the system does not
+    have: one of Elves' deployments in a test of Elves' own, else one `target` (described as
+    `what`) lists by name. A typo would otherwise be judged on no figures at all."""
+    if target.own:
+        named, whose = list(DEPLOYMENTS), "one of Elves' deployments"
+    else:
+        named, whose = list(target.named_workloads), f"a workload {what} lists by name"
+    problems = []
+    for index, objective in enumerate(spec.slo or []):
+        workload = objective.workload_name
+        if workload is not None and workload not in named:
+            field = "workload" if objective.workload is not None else "deployment"
+            problems.append(f"spec.slo[{index}].{field}: {workload!r} is not {whose}"
+                            f" (it lists {', '.join(named) if named else 'none'})")
+    return problems
+
+
+def workload_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str]:
+    """Faults and objectives naming a workload: faults only in a test of another system (`target`,
+    described as `what`), and only a workload its SystemUnderTest lists by name (one listed by
+    labels has no name to give); objectives as objective_problems says."""
+    named = list(target.named_workloads) if not target.own else []
+    problems = objective_problems(spec, target, what)
+    for index, fault in enumerate(spec.faults):
+        if (workload := workload_of(fault)) is None:
+            continue
+        field = f"spec.faults[{index}].{fault.action.kind}.workload"
+        if target.own:
+            problems.append(f"{field}: names a workload of another system, but this test judges Elves' own: name"
+                            f" one of Elves' deployments in deployment instead")
+        elif workload not in named:
+            listed = ", ".join(named) if named else "none"
+            problems.append(f"{field}: {workload!r} is not a workload {what} lists by name (it lists {listed})")
+    return problems
