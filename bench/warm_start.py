@@ -4,7 +4,7 @@ Restarts every service at once with the supervisor's reset (as `spec.reset: true
 JVMs starting together on the shared cores, the system's real cold state), then measures:
 - per service, the time from its process start to Ready (its readiness endpoint answering 200,
   polled every READY_POLL_SECONDS) and the CPU seconds its JVM used by then;
-- the JIT, by the engine's rule (elves.engine.warmup: every service compiling less than
+- the JIT, by the engine's rule (elves.engine.results.warmup: every service compiling less than
   JIT_SETTLED_MS_PER_SECOND over a WINDOW_SECONDS window): the first step from which it stayed
   settled to the end, counted from the first service's start;
 - once all are Ready, k6 reading through the local Service (getUser: gateway, registry,
@@ -31,7 +31,7 @@ from pathlib import Path
 from proc_cpu import jit_seconds
 
 from elves.constants import GATEWAY, INGESTOR, REGISTRY
-from elves.engine.warmup import JIT_SETTLED_MS_PER_SECOND, STEP_SECONDS, WINDOW_SECONDS, jit_settled
+from elves.engine.results.warmup import JIT_SETTLED_MS_PER_SECOND, STEP_SECONDS, WINDOW_SECONDS, jit_settled
 from elves.local.client import SupervisorClient
 from elves.local.layout import Layout
 from elves.local.ports import Ports
