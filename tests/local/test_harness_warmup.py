@@ -12,7 +12,7 @@ from datetime import datetime
 from elves.engine.results.warmup import JIT_SETTLED_MS_PER_SECOND, SETTLED_HOLD_SECONDS
 from test_harness_kit import loadtest, run_elves
 
-WARMUP_BOUND_SECONDS = 120  # the default bound: room to settle early and show it
+WARMUP_BOUND_SECONDS = 75  # room to settle early and show it: two 20 s windows and the 15 s hold fit in it
 # The ramp runs in full after the warm-up (the warm-up never eats the plan), so it need only be
 # long enough to be a breakpoint ramp: warmupTimeout must still be shorter than the duration.
 
@@ -26,7 +26,7 @@ def test_a_breakpoint_ramp_on_cold_jvms_warms_up_until_settled_or_says_it_could_
     run = run_elves(tmp_path, loadtest("cold-breakpoint", {
         "reset": True,
         "load": {"scenario": "system-mix", "mix": {"getData": 1, "getStatus": 40, "getHistory": 40, "getAllHistory": 10},
-                 "profile": "breakpoint", "rate": "300/s", "duration": "2m10s",
+                 "profile": "breakpoint", "rate": "300/s", "duration": "1m20s",
                  "warmupTimeout": f"{WARMUP_BOUND_SECONDS}s", "users": 20},
         "drain": {"timeout": "3m"},
         "slo": [{"metric": "http_req_duration_p99", "op": "<", "value": "50ms"}],
