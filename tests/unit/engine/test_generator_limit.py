@@ -161,3 +161,17 @@ def test_the_vu_ceiling_is_the_open_models_pool_when_k6_may_grow_it(make_loadtes
     assert ceiling(vus={"preAllocated": 40})[1] is None
     # A closed model's VUs are its load, not a ceiling.
     assert ceiling(rate=None, users=8)[1] is None
+
+
+def test_a_light_loads_vu_reading_says_what_k6_sampled_and_how_busy_the_vus_were():
+    """k6 counts an open model's VU only while it runs an iteration, once a second: 5 requests a
+    second answered in 10 ms read "at most 0 VUs" at every sample. The line says it is a sample
+    and gives the mean in flight beside it, so 464 requests beside "0 VUs" reads true."""
+    from elves.engine.models.status import EndpointResult
+    from elves.engine.results.generator_limit import generator_text
+    light = results(vus_max=0.0, vus_ceiling=73, requests=464,
+                    total=EndpointResult(requests=464, rate=5.0, mean=0.01, concurrency=0.05))
+    text = generator_text(light)
+    assert "at most 0 of 73 VUs busy at a 1 s sample, 0.05 requests in flight on average" in text, text
+    # Without a latency to multiply, nothing is made up.
+    assert "in flight" not in generator_text(results(vus_max=3.0, vus_ceiling=10)), generator_text(results())

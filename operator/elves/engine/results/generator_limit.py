@@ -88,11 +88,19 @@ def judged_limits(results: RunResults, verdict: Verdict | None) -> list[str]:
 
 
 def generator_text(results: RunResults) -> str:
-    """The rule's figures for people: `k6: 0 dropped iterations; at most 12 of 240 VUs active;
-    busiest runner 0.31 of 1 core(s) (31%)`."""
+    """The rule's figures for people: `k6: 0 dropped iterations; at most 12 of 240 VUs busy at a
+    1 s sample, 2.31 requests in flight on average; busiest runner 0.31 of 1 core(s) (31%)`.
+
+    k6 counts an open model's VU as active only while it runs an iteration, and samples that once
+    a second: a light load (5 requests a second answered in 10 ms) is at most 0 VUs at every
+    sample though it ran hundreds of requests. The mean in flight (Little's law: the rate times
+    the mean latency) says how busy the VUs were between the samples."""
     ceiling = f" of {results.vus_ceiling:,}" if results.vus_ceiling else ""
     vus = "-" if results.vus_max is None else f"{results.vus_max:,.0f}"
+    in_flight = results.total.concurrency
+    flight_text = "" if in_flight is None else f", {in_flight:,.2f} requests in flight on average"
     cpu = results.generator_cpu
     cpu_text = ("CPU unknown" if cpu is None else
                 f"busiest runner {cpu.cores_used:.2f} of {cpu.cores:g} core(s) ({cpu.share:.0%})")
-    return f"k6: {results.dropped_iterations:,} dropped iterations; at most {vus}{ceiling} VUs active; {cpu_text}"
+    return (f"k6: {results.dropped_iterations:,} dropped iterations; at most {vus}{ceiling} VUs busy at a 1 s"
+            f" sample{flight_text}; {cpu_text}")

@@ -223,8 +223,9 @@ def k6_mean_latency(test_id: str, window: str, by: str | None = "endpoint", endp
 
 def k6_vus(test_id: str | None = None) -> str:
     """VUs active now over all runners of a run, or of every run when no test id is given
-    (k6 carries the global `testid` tag here too). An open model's scenarios start their
-    pre-allocated VUs at once and add one, up to maxVUs, only when an arrival found none free."""
+    (k6 carries the global `testid` tag here too). An open model's scenarios pre-allocate their
+    VUs and add one, up to maxVUs, only when an arrival found none free; k6 counts one as active
+    only while it runs an iteration (its arrival-rate pool), sampled once a second."""
     return f"sum({selector(K6_VUS, testid=test_id)})"
 
 
