@@ -9,7 +9,11 @@ SHELL := /usr/bin/env bash
 VENV := .venv
 PYTEST := $(VENV)/bin/python -m pytest
 MVN := mvn -q -B -f services/pom.xml
-export ELVES_CACHE ?= $(HOME)/.cache/elves
+# The cache root's default is defined once, in tools/lib/cache-root.sh (unset or empty: the default).
+ifeq ($(ELVES_CACHE),)
+ELVES_CACHE := $(shell . tools/lib/cache-root.sh && printf %s "$$ELVES_CACHE")
+endif
+export ELVES_CACHE
 
 .PHONY: help demo test results results-page test-unit test-local test-apiserver test-e2e test-autoscaling \
         venv lock deps k6 helm kubernetes crds services services-test

@@ -28,7 +28,9 @@ set -Eeuo pipefail
 
 REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly REPO_DIR
-readonly K6="${ELVES_CACHE:-${HOME}/.cache/elves}/bin/k6"
+# shellcheck source=../tools/lib/cache-root.sh
+source "${REPO_DIR}/tools/lib/cache-root.sh"
+readonly K6="${ELVES_CACHE}/bin/k6"
 readonly ELVES="${REPO_DIR}/.venv/bin/elves"
 readonly OFFSET="${ELVES_LOCAL_PORT_OFFSET:-0}"
 readonly RATE="${BENCH_RATE:-400}"

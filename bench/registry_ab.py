@@ -41,13 +41,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 from k6_run_figures import figures  # noqa: E402 - the bench's one reader of a k6 summary
 from proc_cpu import tree_seconds  # noqa: E402 - a process's CPU seconds from /proc
 
+from elves.cache import cache_root
 from elves.local.client import SupervisorClient
 from elves.local.layout import Layout
 from elves.local.ports import Ports
 from elves.local.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
-K6 = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache/elves")) / "bin/k6"
+K6 = cache_root() / "bin/k6"
 CALL = os.environ.get("BENCH_CALL", "registryUser")
 RATE = int(os.environ.get("BENCH_RATE", "300"))
 WARMUP = os.environ.get("BENCH_WARMUP", "120s")

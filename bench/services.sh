@@ -35,7 +35,9 @@ set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly ROOT
-readonly K6="${ELVES_CACHE:-$HOME/.cache/elves}/bin/k6"
+# shellcheck source=../tools/lib/cache-root.sh
+source "${ROOT}/tools/lib/cache-root.sh"
+readonly K6="${ELVES_CACHE}/bin/k6"
 # The replicas themselves, not the local supervisor's proxy (8080/8081), which would be measured too.
 readonly GATEWAY="${ELVES_BENCH_GATEWAY_URL:-http://127.0.0.1:18080}"
 readonly REGISTRY="${ELVES_BENCH_REGISTRY_URL:-http://127.0.0.1:18180}"

@@ -25,7 +25,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
 
-cache=${ELVES_CACHE:-$HOME/.cache/elves}
+# shellcheck source=lib/cache-root.sh
+source "$here/lib/cache-root.sh"
+cache=$ELVES_CACHE
 prefix=$cache/kubernetes/$KUBERNETES_VERSION
 bin=$prefix/bin
 components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)

@@ -18,7 +18,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
 
-cache=${ELVES_CACHE:-$HOME/.cache/elves}
+# shellcheck source=lib/cache-root.sh
+source "$here/lib/cache-root.sh"
+cache=$ELVES_CACHE
 
 readonly SCRIPT_NAME=fetch-crds
 # shellcheck source=lib/log.sh

@@ -20,6 +20,8 @@ trap 'if [[ -n "${BUILD_DIR}" ]]; then rm -rf "${BUILD_DIR}"; fi' EXIT
 readonly SCRIPT_NAME=install-helm
 # shellcheck source=lib/log.sh
 source "${REPO_ROOT}/tools/lib/log.sh"
+# shellcheck source=lib/cache-root.sh
+source "${REPO_ROOT}/tools/lib/cache-root.sh"
 
 # The Kubernetes minor version helm's own client-go is built for ("1.34"): `helm template`
 # and `helm lint` assume it as the cluster version. helm's Makefile sets it at link time;
@@ -46,7 +48,7 @@ main() {
   # shellcheck source=versions.env
   source "${REPO_ROOT}/tools/versions.env"
   local version="${override:-${HELM_VERSION:?HELM_VERSION missing from tools/versions.env}}"
-  local bin_dir="${ELVES_CACHE:-${HOME}/.cache/elves}/bin"
+  local bin_dir="${ELVES_CACHE}/bin"
   local helm="${bin_dir}/helm"
 
   # Our builds carry the Kubernetes version they assume as build metadata (v3.19.0+k8s1.34),

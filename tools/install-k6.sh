@@ -17,6 +17,8 @@ readonly SCRIPT_DIR
 readonly SCRIPT_NAME=install-k6
 # shellcheck source=lib/log.sh
 source "${SCRIPT_DIR}/lib/log.sh"
+# shellcheck source=lib/cache-root.sh
+source "${SCRIPT_DIR}/lib/cache-root.sh"
 
 # "k6 v1.8.1 (commit/..., go1.26, linux/amd64)" -> true when the first line names our version.
 has_version() {
@@ -46,7 +48,7 @@ main() {
   version="${K6_VERSION:-$pinned}"
   [[ -n "$version" ]] || die "K6_VERSION is not set in $SCRIPT_DIR/versions.env"
 
-  local cache="${ELVES_CACHE:-$HOME/.cache/elves}"
+  local cache="$ELVES_CACHE"
   local bin_dir="$cache/bin"
   local binary="$bin_dir/k6"
 

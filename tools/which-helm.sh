@@ -8,8 +8,11 @@
 #   ELVES_CACHE   cache root (default: $HOME/.cache/elves)
 set -Eeuo pipefail
 
+# shellcheck source=lib/cache-root.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cache-root.sh"
+
 main() {
-  local cached="${ELVES_CACHE:-${HOME}/.cache/elves}/bin/helm"
+  local cached="${ELVES_CACHE}/bin/helm"
   if [[ -n ${ELVES_HELM:-} ]]; then
     echo "${ELVES_HELM}"
   elif [[ -x ${cached} ]]; then

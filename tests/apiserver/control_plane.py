@@ -27,6 +27,12 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+try:
+    from elves.cache import cache_root
+except ModuleNotFoundError:  # a bare python3 without the venv: elves.cache is standard library only
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "operator"))
+    from elves.cache import cache_root
+
 REPO = Path(__file__).resolve().parents[2]
 # Ready in about 3 s on the 2-core machines; the margin is for a machine busy with builds.
 READY_DEADLINE_S = 90.0
@@ -58,7 +64,7 @@ def versions() -> dict[str, str]:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("ELVES_CACHE") or Path.home() / ".cache" / "elves")
+    return cache_root()
 
 
 def helm_binary() -> str | None:

@@ -15,8 +15,10 @@ from pathlib import Path
 from polling import wait_for
 from prerequisites import require
 
+from elves.cache import cache_root
+
 PROMETHEUS_BINARY = os.environ.get("ELVES_PROMETHEUS_BINARY", "/usr/bin/prometheus")
-K6_BINARY = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves")) / "bin" / "k6"
+K6_BINARY = cache_root() / "bin" / "k6"
 
 
 def free_port() -> int:

@@ -25,7 +25,9 @@ readonly KEDA_RELEASE=keda
 readonly METRICS_SERVER_NAMESPACE=kube-system
 readonly METRICS_SERVER_RELEASE=metrics-server
 readonly TIMEOUT="${ELVES_TIMEOUT:-10m}"
-readonly CACHE="${ELVES_CACHE:-${HOME}/.cache/elves}"
+# shellcheck source=../lib/cache-root.sh
+source "${CLUSTER_DIR}/../lib/cache-root.sh"
+readonly CACHE="${ELVES_CACHE}"
 
 readonly CRD=loadtests.elves.dev
 # Every CRD of charts/elves/crds/ (applied by deploy.sh before the chart, which renders a

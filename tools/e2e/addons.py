@@ -33,9 +33,11 @@ from pathlib import Path
 
 import yaml
 
+from elves.cache import cache_root
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-CACHE = Path(os.environ.get("ELVES_CACHE", Path.home() / ".cache" / "elves"))
+CACHE = cache_root()
 
 MONITORING_NAMESPACE = "monitoring"
 K6_OPERATOR_NAMESPACE = "k6-operator-system"

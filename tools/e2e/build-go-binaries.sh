@@ -36,7 +36,9 @@ REPO=$(cd "$here/../.." && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
 
-cache=${ELVES_CACHE:-$HOME/.cache/elves}
+# shellcheck source=../lib/cache-root.sh
+source "$here/../lib/cache-root.sh"
+cache=$ELVES_CACHE
 bin=$cache/bin
 work=$cache/go-build
 

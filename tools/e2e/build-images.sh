@@ -40,7 +40,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
 REPO=$(cd "$here/../.." && pwd)
-export ELVES_CACHE=${ELVES_CACHE:-$HOME/.cache/elves}
+# shellcheck source=../lib/cache-root.sh
+source "$here/../lib/cache-root.sh"
+export ELVES_CACHE
 # The services' and operator's tag: the chart's appVersion, which is the tag it deploys.
 ELVES_VERSION=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$REPO/charts/elves/Chart.yaml" 2>/dev/null)
 ELVES_VERSION=${ELVES_VERSION:-$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/operator/pyproject.toml")}

@@ -28,7 +28,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
 
-CACHE=${ELVES_CACHE:-$HOME/.cache/elves}
+# shellcheck source=../lib/cache-root.sh
+source "$here/../lib/cache-root.sh"
+CACHE=$ELVES_CACHE
 STATE=${ELVES_E2E_DIR:-/tmp/elves-e2e}
 PKI=$STATE/pki
 KUBE_BIN=$CACHE/kubernetes/$KUBERNETES_VERSION/bin

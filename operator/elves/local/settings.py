@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from elves import envvars
+from elves.cache import cache_root
 from elves.constants import DEPLOYMENTS
 
 # operator/elves/local/settings.py -> the repository root (the package is installed editable).
@@ -54,7 +55,7 @@ class Settings:
     # Local mode state (secrets, pid files, logs, data directories); git-ignored.
     state_dir: Path = _DEFAULT_REPO / ".elves"
     # Built tools (k6, helm, Kubernetes binaries), kept across checkouts.
-    cache_dir: Path = Path.home() / ".cache" / "elves"
+    cache_dir: Path = cache_root({})
     # Added to every local port, so a test stack can run beside the real one.
     port_offset: int = 0
     # Replicas each deployment starts with in local mode.
@@ -84,7 +85,7 @@ class Settings:
     # compare the two) [ELVES_LOCAL_START].
     start: str = "warm"
     # The k6 binary used for local load (built by tools/install-k6.sh).
-    k6_binary: Path = Path.home() / ".cache" / "elves" / "bin" / "k6"
+    k6_binary: Path = cache_root({}) / "bin" / "k6"
 
     def service_jar(self, deployment: str) -> Path:
         """The jar `mvn package` builds for a deployment (services/<name>/target/<name>.jar)."""
@@ -94,7 +95,7 @@ class Settings:
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
         env = dict(os.environ if env is None else env)
         repo = Path(env.get("ELVES_REPO") or _DEFAULT_REPO)
-        cache = Path(env.get("ELVES_CACHE") or Path.home() / ".cache" / "elves")
+        cache = cache_root(env)
         infra = env.get("ELVES_LOCAL_INFRA")
         return cls(
             repo_dir=repo,

@@ -25,6 +25,7 @@ from chart_testkit import (CHART, CLUSTER_API_VERSIONS, NAMESPACE, env_of, named
                            template_error)
 from test_chart_notes_and_helm_test import _upstream_chart_versions, render_notes
 
+from elves.cache import cache_root
 from elves.constants import QUEUE_INGESTOR_DATA, SCALED_ON_QUEUE
 from elves.data_plane import KEDA_USER
 from elves.engine.models.autoscaling import settings_type
@@ -204,7 +205,7 @@ def test_kedas_operator_namespace_reaches_only_rabbitmqs_amqp_port(helm):
 
 
 def _crd_schema(file_name: str) -> dict:
-    cache = os.environ.get("ELVES_CACHE") or os.path.expanduser("~/.cache/elves")
+    cache = cache_root()
     found = glob.glob(f"{cache}/crds/keda-*/{file_name}")
     require(found, "KEDA's CRDs are not fetched (tools/fetch-crds.sh)")
     [version] = [v for v in yaml.safe_load(Path(found[0]).read_text())["spec"]["versions"] if v["name"] == "v1alpha1"]

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import pytest
 from prerequisites import require
 
+from elves.cache import cache_root
 from elves.engine.models.status import LoadTestStatus
 from elves.engine.planning.k6 import RUNNER_VARIABLES, RunnerValues, Targets
 from elves.engine.planning.platform import LoadRun, ScriptFile
@@ -75,10 +76,9 @@ def test_spec_runner_places_and_sizes_the_runner_pods():
 def test_the_testrun_fits_k6_operators_crd():
     """Every field written is one k6-operator v0.0.19's TestRun schema has (it would drop the others)."""
     import glob
-    import os
 
     import yaml
-    cache = os.environ.get("ELVES_CACHE") or os.path.expanduser("~/.cache/elves")
+    cache = cache_root()
     crds = glob.glob(f"{cache}/crds/k6-operator-*/k6.io_testruns.yaml")
     require(crds, "k6-operator's CRDs are not fetched (tools/fetch-crds.sh)")
     schema = yaml.safe_load(open(crds[0]))["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]

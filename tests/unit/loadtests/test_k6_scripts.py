@@ -26,6 +26,7 @@ from engine_testkit import PrometheusServer, free_port
 from polling import wait_for
 from prerequisites import missing
 
+from elves.cache import cache_root
 from elves.engine.models.load import Load
 from elves.engine.models.scenarios import BUILTIN_SCENARIOS, FACTS_PATH
 from elves.engine.planning import plan
@@ -51,7 +52,7 @@ K6_TIMEOUT = 120  # seconds any one k6 command may take before the test gives up
 
 @pytest.fixture(scope="session")
 def k6() -> str:
-    cache = Path(os.environ.get("ELVES_CACHE") or Path.home() / ".cache" / "elves")
+    cache = cache_root()
     for candidate in (os.environ.get("ELVES_K6"), str(cache / "bin" / "k6"), shutil.which("k6")):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
