@@ -9,7 +9,7 @@ with its run.json (commit, how busy the machine was), and the results page is re
     .venv/bin/python bench/cluster_cases.py [--results DIR] [--page FILE] [--keep] [CASE...]
 
 The cluster is tools/e2e/cluster.sh's, with KEDA and metrics-server built from their Go modules
-(tests/e2e/release.py's install_with_autoscaling, as `make test-autoscaling` installs them; the
+(tools/e2e/release.py's install_with_autoscaling, as `make test-autoscaling` installs them; the
 first build takes about 25 minutes); it is brought up if it is not, and taken down at the end
 unless --keep or it was already up. Before each case it waits (bounded) for a quiet machine,
 counting the cluster's own processes (its daemons and every pod) as the stack, and records what
@@ -30,9 +30,9 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests" / "e2e"), str(REPO / "tests" / "support")]
+sys.path[:0] = [str(REPO / "tools" / "e2e"), str(REPO / "tools" / "lib")]
 
-from kube import Cluster, cluster_sh, running_cluster  # noqa: E402 - tier 4's helpers, after the path above
+from kube import Cluster, cluster_sh, running_cluster  # noqa: E402 - the test cluster's client, after the path above
 from release import NAMESPACE, install_with_autoscaling  # noqa: E402
 
 from elves.study.cases import load_study  # noqa: E402

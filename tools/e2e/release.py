@@ -1,6 +1,7 @@
 """The Elves release on the test cluster, as the tier-4 tests install and drive it: the chart's
 values for this cluster, helm, LoadTests applied and awaited as a user would, and Prometheus.
-Shared by test_user_path.py, test_foreign_system.py and test_autoscaling.py."""
+Shared by tests/e2e (test_user_path.py, test_foreign_system.py, test_autoscaling.py) and
+bench/cluster_cases.py; here, not under tests/, so a bench imports no test code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""kubectl and the cluster harness (tools/e2e/cluster.sh), as the end-to-end tests use them.
+"""kubectl and the cluster harness (tools/e2e/cluster.sh), as the end-to-end tests and
+bench/cluster_cases.py use them.
 
 The tests drive the cluster the way a user does, through kubectl; every wait is
 kubectl's own `wait` / `rollout status` with a timeout, or a poll with a deadline.

@@ -1,5 +1,7 @@
-"""The one way tests wait, in every tier: poll a condition until it holds, with a deadline
-that names what was awaited. Tests never sleep for something asynchronous to happen."""
+"""The one way tests wait, in every tier, and the benches and the test cluster's Python with
+them: poll a condition until it holds, with a deadline that names what was awaited. Tests never
+sleep for something asynchronous to happen. Standard library only; pytest.ini puts tools/lib on
+the path."""
 
 from __future__ import annotations
 
