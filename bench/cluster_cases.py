@@ -36,7 +36,7 @@ from kube import Cluster, cluster_sh, running_cluster  # noqa: E402 - the test c
 from release import NAMESPACE, install_with_autoscaling  # noqa: E402
 
 from elves.study.cases import load_study  # noqa: E402
-from elves.study.figures import SUMMARY  # noqa: E402
+from elves.study.case_results import SUMMARY  # noqa: E402
 from elves.study.page import write_page  # noqa: E402
 from elves.study.quiet import QUIET_WAIT_SECONDS, SAMPLE_SECONDS, Sampler, Watch, machine_record, wait_until_quiet  # noqa: E402
 from elves.study.suite import (RUN_FILE, STUDY_FILE, case_file, dirty, repo_relative, run_record,  # noqa: E402
@@ -122,7 +122,7 @@ def run_case(cluster: Cluster, case, results: Path, reports: Path, page_files: t
     target.mkdir(parents=True, exist_ok=True)
     (target / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     phase_code = {"Succeeded": 0, "Failed": 1, "Limited": 3}.get(phase, 2)
-    record = {**run_record(case, ran, phase_code, started, load_before, machine_record(quiet, watch.summary()),
+    record = {**run_record(case, ran, phase_code, started, load_before, machine_record(quiet, watch.during()),
                            dirty(results, reports, *page_files)),
               "platform": "cluster (tools/e2e/cluster.sh: single node, containerd, the chart with KEDA and metrics-server)",
               "phase": phase, "report": repo_relative(fetched)}

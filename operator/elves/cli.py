@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+# Old names of renamed commands, kept working but out of --help: each prints its new name.
+RENAMED = {"profile": "builtin-system"}  # `profile` means spec.load.profile to users
+
 
 def build_parser() -> argparse.ArgumentParser:
     # Imported here so that `elves --help` names every part, and a part's import error
@@ -24,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in RENAMED:
+        print(f"elves: `elves {argv[0]}` is now `elves {RENAMED[argv[0]]}`", file=sys.stderr)
+        argv[0] = RENAMED[argv[0]]
     args = build_parser().parse_args(argv)
     return int(args.handler(args) or 0)
 

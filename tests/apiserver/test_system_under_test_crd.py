@@ -1,4 +1,4 @@
-"""The SystemUnderTest CRD on a real kube-apiserver: the built-in profile the chart ships and a
+"""The SystemUnderTest CRD on a real kube-apiserver: the built-in system the chart ships and a
 foreign system go in; a bad one comes back with a message that names the field, as `elves
 validate` names it (tests/unit/engine/test_target.py). A LoadTest's spec.target too, and
 the operator's read of it (elves.k8s.target) through the real client."""
@@ -28,7 +28,7 @@ from . import control_plane as cp
 from .chart_rbac import install_operator_rbac
 
 CRDS = cp.REPO / "charts" / "elves" / "crds"
-PROFILE = cp.REPO / "charts" / "elves" / "files" / "system-under-test.yaml"
+BUILTIN_SYSTEM = cp.REPO / "charts" / "elves" / "files" / "system-under-test.yaml"
 NAMESPACE = "sut-crd"
 
 SQL = {"sql": {"secretRef": {"name": "orders-ledger-db", "key": "url"},
@@ -96,9 +96,9 @@ def dry_run_apply(plane: cp.ControlPlane, manifest: str) -> Any:
     return plane.kubectl("apply", "--dry-run=server", "-f", "-", stdin=manifest, check=False)
 
 
-def test_the_builtin_profile_and_a_foreign_system_are_accepted(control_plane: cp.ControlPlane, crds: None) -> None:
-    profile = yaml.safe_load(PROFILE.read_text())
-    result = dry_run_apply(control_plane, system_under_test("elves", **profile["spec"]))
+def test_the_builtin_system_and_a_foreign_system_are_accepted(control_plane: cp.ControlPlane, crds: None) -> None:
+    builtin = yaml.safe_load(BUILTIN_SYSTEM.read_text())
+    result = dry_run_apply(control_plane, system_under_test("elves", **builtin["spec"]))
     assert result.returncode == 0, result.stderr
     control_plane.kubectl("apply", "-f", "-", stdin=system_under_test("orders"))
     stored = json.loads(control_plane.kubectl("get", "sut", "orders", "-n", NAMESPACE, "-o", "json").stdout)
@@ -185,10 +185,10 @@ def test_a_loadtest_names_its_target(control_plane: cp.ControlPlane, crds: None,
         assert "spec.target.systemUnderTest" in result.stderr, result.stderr
 
 
-def test_the_operator_reads_the_target_a_loadtest_names_and_falls_back_to_the_engines_profile(
+def test_the_operator_reads_the_target_a_loadtest_names_and_falls_back_to_the_engines_builtin_system(
         control_plane: cp.ControlPlane, crds: None, kubeconfig: Path) -> None:
     """What elves.k8s.target does on a real API server: a SystemUnderTest by name in the
-    LoadTest's namespace; no built-in one in the system namespace, so the engine's profile."""
+    LoadTest's namespace; no built-in one in the system namespace, so the engine's built-in system."""
     control_plane.kubectl("apply", "-f", "-", stdin=system_under_test("read-by-name"))
     kube = Kube(config.new_client_from_config(config_file=str(kubeconfig)))
 

@@ -1,4 +1,4 @@
-"""The engine's subcommands: `elves report`, `elves crd`, `elves profile`, `elves scenarios`, `elves validate`
+"""The engine's subcommands: `elves report`, `elves crd`, `elves builtin-system`, `elves scenarios`, `elves validate`
 (`elves run` needs a platform: elves.local.commands registers it)."""
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ def register(subcommands) -> None:
     crd.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
     crd.set_defaults(handler=_crd)
 
-    profile = subcommands.add_parser(
-        "profile", help="print the built-in SystemUnderTest (Elves' own system) the chart ships",
+    builtin = subcommands.add_parser(
+        "builtin-system", help="print the built-in SystemUnderTest (Elves' own system) the chart ships",
         description="Generate charts/elves/files/system-under-test.yaml from elves.engine.models.target.")
-    profile.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
-    profile.set_defaults(handler=_profile)
+    builtin.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
+    builtin.set_defaults(handler=_builtin_system)
 
     facts = subcommands.add_parser(
         "scenarios", help="print the built-in scenarios' facts the k6 scripts read",
@@ -63,10 +63,10 @@ def _crd(args: argparse.Namespace) -> int:
     return _generated(args, lambda: crd_yaml(resource), lambda path: write_crd(path, resource))
 
 
-def _profile(args: argparse.Namespace) -> int:
-    from elves.engine.models.profile import profile_yaml, write_profile
+def _builtin_system(args: argparse.Namespace) -> int:
+    from elves.engine.models.builtin_system import builtin_system_yaml, write_builtin_system
 
-    return _generated(args, profile_yaml, write_profile)
+    return _generated(args, builtin_system_yaml, write_builtin_system)
 
 
 def _scenarios(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """The SystemUnderTest a LoadTest judges, read from the cluster when the driver takes a step: the
 one spec.target.systemUnderTest names, in the LoadTest's namespace, or else the built-in one the
 chart ships in the system's namespace. A chart from before SystemUnderTest (no CRD, or an
-operator Role without the right to read it) leaves the built-in profile as the engine states it,
+operator Role without the right to read it) leaves the built-in system as the engine states it,
 so every existing LoadTest runs as before.
 
 Once the test has taken the system, the object is pinned (status.target: its uid and
@@ -17,7 +17,7 @@ from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, SUT_PLURAL
 from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.models.status import TargetPin
-from elves.engine.models.target import SystemUnderTestSpec, builtin_profile, parse_system_under_test
+from elves.engine.models.target import SystemUnderTestSpec, builtin_system, parse_system_under_test
 from elves.engine.planning.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.engine.planning.target import Target
 from elves.k8s.kube import Kube
@@ -33,7 +33,7 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
     fault that names a workload it may not act on: only in `fault_namespaces`, the chart's
     operator.targetNamespaces; or a Secret its SQL may not use: only those `sql_secrets` grants
     this SystemUnderTest for that purpose, the chart's operator.sqlSecrets); and the pin of the
-    object it was read from (None: the engine's own profile)."""
+    object it was read from (None: the engine's built-in system)."""
     if spec.target is None:
         try:
             body = kube.system_under_test(system_namespace, BUILTIN_SYSTEM_UNDER_TEST)
@@ -43,7 +43,7 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
             body = None
         elves_own = workload_problems(spec, Target(), "")
         if body is None:
-            return parse_system_under_test(builtin_profile()).spec, elves_own, None
+            return parse_system_under_test(builtin_system()).spec, elves_own, None
         target, problems = _parsed(body, f"the built-in SystemUnderTest {system_namespace}/{BUILTIN_SYSTEM_UNDER_TEST}")
         return target, problems + elves_own, _pin(body, system_namespace)
     name = spec.target.system_under_test

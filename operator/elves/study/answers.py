@@ -20,7 +20,7 @@ from elves.engine.models.units import format_duration, format_rate, format_secon
 from elves.engine.planning.plan import expand_sweep
 from elves.engine.results.format import observed_text, percent_text, value_text
 from elves.engine.results.generator_limit import judged_limits
-from elves.study.figures import (CaseResult, asked_rate, drain_text, landed, lost_total, offered, point_text,
+from elves.study.case_results import (CaseResult, asked_rate, drain_text, landed, lost_total, offered, point_text,
                                  queue_text, restarts_text, surplus_text)
 from elves.study.quiet import busy_reason
 

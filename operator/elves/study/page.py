@@ -21,7 +21,7 @@ from elves.engine.results.report.html import CSS, run_markers, sweep_html
 from elves.engine.results.report.svg import chart
 from elves.study.answers import answer
 from elves.study.cases import GROUPS, StudyError, load_study
-from elves.study.figures import (MACHINE_FILE, CaseResult, read_json, asked_text, drain_text, lost, point_text,
+from elves.study.case_results import (MACHINE_FILE, CaseResult, read_json, asked_text, drain_text, lost, point_text,
                                  queue_text, read_case, replicas_text, restarts_text, sent_text, unexpected_logs)
 from elves.study.quiet import BUSY_LOAD_PER_CORE, busy_reason
 

@@ -140,7 +140,7 @@ def _rounded(value: float | None) -> float | None:
 
 
 class Watch:
-    """Samples in a background thread while a case runs; `stop()` returns the summary for run.json."""
+    """Samples in a background thread while a case runs; `during()` is what it saw, for run.json."""
 
     def __init__(self, sampler: Sampler, interval: float = SAMPLE_SECONDS):
         self.sampler, self.interval = sampler, interval
@@ -164,7 +164,7 @@ class Watch:
             except OSError:
                 continue  # a /proc read raced a process's end: the next sample counts
 
-    def summary(self) -> dict[str, Any]:
+    def during(self) -> dict[str, Any]:
         outside = [s.outside_cores for s in self.samples if s.outside_cores is not None]
         return {"samples": len(self.samples),
                 "load1Max": round(max((s.load1 for s in self.samples), default=0.0), 2),

@@ -200,7 +200,7 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
 
     with Watch(sampler) as watch:
         code = run_file(str(path), LocalPlatform, reports_dir=reports_dir, out=out)
-    record = run_record(case, path, code, started, load_before, machine_record(quiet, watch.summary()),
+    record = run_record(case, path, code, started, load_before, machine_record(quiet, watch.during()),
                         dirty(results, reports, *page_files))
     made = sorted((p for p in set(reports_dir.iterdir()) - before if p.is_dir()), key=lambda p: p.stat().st_mtime)
     target = results / case.id

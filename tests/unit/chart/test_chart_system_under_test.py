@@ -1,5 +1,5 @@
 """Tier 1: the chart ships Elves' own system as the built-in SystemUnderTest `elves`, exactly as
-the engine states it (elves.engine.models.target.builtin_profile()), and the operator may read
+the engine states it (elves.engine.models.target.builtin_system()), and the operator may read
 SystemUnderTests where LoadTests live and the built-in one by name, with no other verb.
 
 What a user would notice if these broke: a LoadTest that names no target judged against
@@ -15,22 +15,22 @@ from chart_testkit import (CLUSTER_API_VERSIONS, NAMESPACE, SCOPED_OPERATOR, SER
 from test_chart_notes_and_helm_test import render_notes
 
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS
-from elves.engine.models.profile import PROFILE_PATH, profile_yaml
-from elves.engine.models.target import builtin_profile, parse_system_under_test
+from elves.engine.models.builtin_system import BUILTIN_SYSTEM_PATH, builtin_system_yaml
+from elves.engine.models.target import builtin_system, parse_system_under_test
 
 
-def test_the_chart_file_equals_the_generated_profile():
-    assert PROFILE_PATH.read_text(encoding="utf-8") == profile_yaml(), \
-        f"{PROFILE_PATH} is stale: run `.venv/bin/elves profile --output {PROFILE_PATH}` and commit it"
+def test_the_chart_file_equals_the_generated_builtin_system():
+    assert BUILTIN_SYSTEM_PATH.read_text(encoding="utf-8") == builtin_system_yaml(), \
+        f"{BUILTIN_SYSTEM_PATH} is stale: run `.venv/bin/elves builtin-system --output {BUILTIN_SYSTEM_PATH}` and commit it"
 
 
 @ci_values
-def test_the_builtin_profile_is_rendered_in_the_release_namespace_as_the_engine_states_it(helm, values_file):
+def test_the_builtin_system_is_rendered_in_the_release_namespace_as_the_engine_states_it(helm, values_file):
     if not installs_the_system(values_file):  # the harness alone: no built-in target to judge
         assert of_kind(render(helm, values_file), "SystemUnderTest") == []
         return
     (sut,) = of_kind(render(helm, values_file), "SystemUnderTest")
-    expected = builtin_profile()
+    expected = builtin_system()
     assert sut["metadata"]["name"] == BUILTIN_SYSTEM_UNDER_TEST and sut["metadata"]["namespace"] == NAMESPACE
     assert sut["metadata"]["labels"]["app.kubernetes.io/component"] == "system-under-test"
     assert (sut["apiVersion"], sut["kind"], sut["spec"]) == (expected["apiVersion"], expected["kind"], expected["spec"])
@@ -67,7 +67,7 @@ def test_a_namespace_scoped_operator_reads_targets_only_where_it_serves(helm):
     assert namespaces == {"elves", "load-tests"}
 
 
-def test_where_the_systemundertest_api_is_not_served_the_profile_is_left_out_and_notes_say_how_to_add_it(
+def test_where_the_systemundertest_api_is_not_served_the_builtin_system_is_left_out_and_notes_say_how_to_add_it(
         helm, tmp_path):
     # A dry run of a first install, or an upgrade of a release from before the CRD (Helm applies
     # crds/ on a first install only): rendering the object would fail the whole release.

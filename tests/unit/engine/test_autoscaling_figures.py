@@ -13,7 +13,7 @@ from elves.engine.results.autoscaling_figures import (HPA, KEDA, first_added_rea
 from elves.engine.models.autoscaling import Autoscaling
 from elves.engine.models.objectives import Objective
 from elves.engine.models.status import DeploymentResult, LoadTestStatus, RunStatus, ScalingFigures
-from elves.engine.results.console import summary_text
+from elves.engine.results.console import closing_tables
 from elves.engine.results.prometheus import Prometheus
 from elves.engine.results.verdict import evaluate, sweep_table
 from engine_testkit import PrometheusServer, backfill
@@ -198,7 +198,7 @@ def test_the_sweep_table_and_elves_run_show_the_cost_and_the_lag():
     rows = sweep_table([fixed, scaled])
     assert [(r.replica_seconds, r.scale_up_lag_seconds) for r in rows] == [(180.0, None), (340.0, 20.0)]
     status = LoadTestStatus(phase="Succeeded", runs=[fixed, scaled], sweep=rows)
-    text = "\n".join(summary_text(status, "5m"))
+    text = "\n".join(closing_tables(status, "5m"))
     assert "did not scale" in text
     assert "replica-s" in text
     scaling_lines = [line for line in text.splitlines() if line.startswith("ingestor") and "keda" in line]

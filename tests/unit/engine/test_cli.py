@@ -1,13 +1,14 @@
-"""The engine's commands as a person types them: validate, crd, profile, scenarios, and run's bad-input path."""
+"""The engine's commands as a person types them: validate, crd, builtin-system, scenarios, and run's bad-input path."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
+from elves.cli import build_parser
 from elves.cli import main as elves_main
+from elves.engine.models.builtin_system import builtin_system_yaml
 from elves.engine.models.crd import SYSTEM_UNDER_TEST, crd_yaml
-from elves.engine.models.profile import profile_yaml
 from elves.engine.models.scenarios import facts_module
 
 
@@ -38,13 +39,22 @@ def test_run_of_a_missing_file_exits_2(tmp_path, capsys):
 
 @pytest.mark.parametrize(("command", "generated"), [
     (["crd"], crd_yaml), (["crd", "--kind", "SystemUnderTest"], lambda: crd_yaml(SYSTEM_UNDER_TEST)),
-    (["profile"], profile_yaml), (["scenarios"], facts_module)])
+    (["builtin-system"], builtin_system_yaml), (["scenarios"], facts_module)])
 def test_a_generator_prints_or_writes_its_file(tmp_path, capsys, command, generated):
     assert elves_main(command) == 0
     assert capsys.readouterr().out == generated()
     target = tmp_path / "generated"
     assert elves_main([*command, "--output", str(target)]) == 0
     assert target.read_text() == generated()
+
+
+def test_the_old_profile_command_still_prints_the_builtin_system_and_names_its_new_name(capsys):
+    assert elves_main(["profile"]) == 0
+    printed = capsys.readouterr()
+    assert printed.out == builtin_system_yaml()
+    assert "`elves profile` is now `elves builtin-system`" in printed.err
+    assert "{report," in build_parser().format_help() and " profile" not in build_parser().format_help(), \
+        "the old name is hidden from --help"
 
 
 def test_the_verdict_line_of_an_error_quotes_k6s_own_last_error():

@@ -13,7 +13,7 @@ from elves.engine.drive import EXIT_FAILED, EXIT_LIMITED, EXIT_PASSED, exit_code
 from elves.engine.models.status import GeneratorCpu, Ledger, LoadTestStatus, RunResults, RunStatus, Verdict, Window
 from elves.engine.planning.plan import plan_runs, vu_ceiling
 from elves.engine.planning.platform import RunKey
-from elves.engine.results.console import summary_text, verdict_line
+from elves.engine.results.console import closing_tables, verdict_line
 from elves.engine.results.generator_limit import generator_limits
 from elves.engine.results.report import HTML, SUMMARY, write_report
 from elves.engine.results.verdict import evaluate, phase_of, sweep_table
@@ -107,7 +107,7 @@ def test_a_run_whose_k6_runner_used_its_core_ends_limited_in_status_cli_and_repo
     assert exit_code(status) == EXIT_LIMITED == 3
     assert verdict_line(status).startswith("Verdict: LIMITED by the load generator, not the system (")
     assert why in verdict_line(status)
-    assert any("busiest runner 0.95 of 1 core(s) (95%)" in line for line in summary_text(status, "60s"))
+    assert any("busiest runner 0.95 of 1 core(s) (95%)" in line for line in closing_tables(status, "60s"))
 
     html = write_report(tmp_path, ctx.test, status, None)
     page = html.read_text()
@@ -125,14 +125,14 @@ def test_a_run_within_the_generators_limits_ends_by_its_objectives(make_loadtest
     assert _conditions(status)["Passed"][1] in ("ObjectivesMet", "ObjectivesMissed")
     assert exit_code(status) == (EXIT_PASSED if status.phase == "Succeeded" else EXIT_FAILED)
     assert not verdict_line(status).startswith("Verdict: LIMITED")
-    assert any("busiest runner 0.30 of 1 core(s) (30%)" in line for line in summary_text(status, "60s"))
+    assert any("busiest runner 0.30 of 1 core(s) (30%)" in line for line in closing_tables(status, "60s"))
 
 
 def test_a_platform_that_cannot_tell_the_cpu_leaves_it_unknown_not_limited(make_loadtest, known_run_prometheus):
     ctx, status, platform, clock = a_run_in_its_drain(make_loadtest, known_run_prometheus.url)
     status, _ = drive(ctx, platform, clock, status=status)  # runner_cpu: none measured
     assert status.results.generator_cpu is None and status.phase in ("Succeeded", "Failed")
-    assert any("CPU unknown" in line for line in summary_text(status, "60s"))
+    assert any("CPU unknown" in line for line in closing_tables(status, "60s"))
 
 
 def test_a_sweeps_table_names_the_point_the_generator_limited():
@@ -144,7 +144,7 @@ def test_a_sweeps_table_names_the_point_the_generator_limited():
     rows = sweep_table([held, short])
     assert [(row.passed, row.limited) for row in rows] == [(True, False), (False, True)]
     status = LoadTestStatus(phase="Limited", runs=[held, short], sweep=rows, verdict=short.verdict)
-    lines = summary_text(status, "60s")
+    lines = closing_tables(status, "60s")
     header = next(i for i, line in enumerate(lines) if line.startswith("run ") and line.rstrip().endswith("verdict"))
     assert [lines[header + 2].split()[-1], lines[header + 3].split()[-1]] == ["passed", "limited"]
 

@@ -10,7 +10,7 @@ import pytest
 from elves.cli import main as elves_main
 from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.results.analysis import RunWindow, analyze, utc
-from elves.engine.results.console import summary_text
+from elves.engine.results.console import closing_tables
 
 from elves.engine.models.status import FaultEvent, LoadTestStatus, RunStatus
 from elves.engine.models.summary import summarize
@@ -82,7 +82,7 @@ def test_elves_report_re_renders_the_same_page_from_the_json(finished, known_run
 
 def test_elves_run_prints_why_requests_failed_under_the_requests_table(finished):
     _, status = finished
-    lines = summary_text(status, "2m")
+    lines = closing_tables(status, "2m")
     table_end = next(i for i, line in enumerate(lines) if line.startswith("all "))
     assert lines[table_end + 1] == "failed requests: getStatus 3 x HTTP 500"
     assert any(line.startswith("http_req_failed_rate") and "MISSED (failed requests: getStatus 3 x HTTP 500)" in line

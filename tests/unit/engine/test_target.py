@@ -1,4 +1,4 @@
-"""SystemUnderTest: the built-in profile and a foreign system are accepted; a bad one is refused
+"""SystemUnderTest: the built-in system and a foreign system are accepted; a bad one is refused
 naming the field, by the model (`elves validate`) and by the CRD's rules alike."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from elves.cli import main as elves_main
 from elves.constants import DEPLOYMENTS, TEST_ID_HEADER, WORK_QUEUES
 from elves.engine.models.crd import SYSTEM_UNDER_TEST, crd_manifest
 from elves.engine.models.errors import SpecError
-from elves.engine.models.target import builtin_profile, parse_system_under_test
+from elves.engine.models.target import builtin_system, parse_system_under_test
 
 FOREIGN = foreign_system()
 
 
-def test_the_builtin_profile_is_elves_own_system_and_valid():
-    sut = parse_system_under_test(builtin_profile())
+def test_the_builtin_system_is_elves_own_system_and_valid():
+    sut = parse_system_under_test(builtin_system())
     assert sut.name == "elves"
     assert [(w.name, w.kind) for w in sut.spec.workloads] == [(d, "Deployment") for d in DEPLOYMENTS]
     assert sut.spec.queues.rabbitmq == list(WORK_QUEUES) and sut.spec.queues.promql is None
@@ -116,7 +116,7 @@ def test_a_bad_system_under_test_is_refused_naming_the_field(spec, named):
 
 def test_elves_validate_reads_each_document_by_its_kind(tmp_path, capsys):
     good = tmp_path / "system.yaml"
-    good.write_text(yaml.safe_dump_all([builtin_profile(), FOREIGN]))
+    good.write_text(yaml.safe_dump_all([builtin_system(), FOREIGN]))
     assert elves_main(["validate", str(good)]) == 0
     assert capsys.readouterr().out == f"ok {good} (elves, orders)\n"
     bad = tmp_path / "bad.yaml"
@@ -143,7 +143,7 @@ def test_the_crd_states_the_same_rules_on_the_same_fields():
     assert sql["required"] == ["secretRef", "query"]
     assert [r["fieldPath"] for r in sql["x-kubernetes-validations"]] == [".query"] * 3
     assert ledger["properties"]["registry"] == {
-        "description": "Elves' own ledger: the registry's /api/v1/ledger (the built-in profile's).",
+        "description": "Elves' own ledger: the registry's /api/v1/ledger (the built-in system's).",
         "type": "object", "nullable": True, "properties": {}}
 
 

@@ -18,7 +18,7 @@ from elves.engine.models.status import Ledger, LoadTestStatus, RunResults, Windo
 from elves.engine.models.target import Queues, parse_system_under_test
 from elves.engine.planning.target import Target
 from elves.engine.results.analysis import RunWindow, queue_results
-from elves.engine.results.console import summary_text
+from elves.engine.results.console import closing_tables
 from elves.engine.results.prometheus import Prometheus
 from elves.engine.results.report import write_report
 from elves.engine.results.target_ledger import counts_complete, for_test, read_counts
@@ -224,7 +224,7 @@ def test_the_drain_waits_until_the_persisted_count_catches_up_then_the_run_passe
     assert run.results.throughput == pytest.approx(40 / (run.results.load_seconds + run.results.drain_seconds))
     # What `elves run` prints and the report shows of a counts ledger.
     assert ("ledger: 40 accepted (k6's 2xx answers of endpoint placeOrder), 40 persisted; lost 0, surplus 0"
-            in summary_text(status, "5m"))
+            in closing_tables(status, "5m"))
     page = write_report(tmp_path, ctx.test, status, None).read_text()
     assert "Accepted: k6&#x27;s 2xx answers of endpoint placeOrder." in page and "surplus (persisted beyond" in page
 

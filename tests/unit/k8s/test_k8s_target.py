@@ -12,7 +12,7 @@ from kubernetes.client.exceptions import ApiException
 
 from elves.constants import WORK_QUEUES
 from elves.engine.models.loadtest import parse_loadtest
-from elves.engine.models.target import Queues, builtin_profile
+from elves.engine.models.target import Queues, builtin_system
 from elves.engine.planning.target import builtin_spec
 from elves.engine.results.analysis import RunWindow
 from elves.engine.runner.drain import queue_blockers
@@ -54,8 +54,8 @@ def spec(**fields: Any):
                            "spec": {"load": LOAD, **fields}}).spec
 
 
-def test_no_target_is_the_builtin_one_or_the_engines_profile_where_the_chart_has_none():
-    shipped = copy.deepcopy(builtin_profile())
+def test_no_target_is_the_builtin_one_or_the_engines_builtin_system_where_the_chart_has_none():
+    shipped = copy.deepcopy(builtin_system())
     shipped["spec"]["queues"] = {"rabbitmq": ["elves.ingestor.data.in"]}
     target, problems, _ = resolve_target(TargetsKube({("elves", "elves"): shipped}), "team", spec(), "elves")
     assert problems == [] and target.queues.rabbitmq == ["elves.ingestor.data.in"]
@@ -65,7 +65,7 @@ def test_no_target_is_the_builtin_one_or_the_engines_profile_where_the_chart_has
 
 
 def test_a_named_target_is_read_in_the_loadtests_namespace():
-    kube = TargetsKube({("team", "orders"): ORDERS, ("elves", "orders"): builtin_profile()})
+    kube = TargetsKube({("team", "orders"): ORDERS, ("elves", "orders"): builtin_system()})
     target, problems, _ = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}), "elves")
     assert problems == [] and [w.name for w in target.workloads] == ["orders-api"]
 
@@ -73,7 +73,7 @@ def test_a_named_target_is_read_in_the_loadtests_namespace():
 def test_a_test_of_another_system_may_not_fault_scale_reset_or_sweep_elves_own_deployments():
     # The operator's faults and spec.system act on Elves' deployments: aimed at another system's
     # test, they would kill and scale Elves' own. Refused, each naming its field.
-    kube = TargetsKube({("team", "orders"): ORDERS, ("elves", "elves"): builtin_profile()})
+    kube = TargetsKube({("team", "orders"): ORDERS, ("elves", "elves"): builtin_system()})
     acting = {"faults": [{"at": "10s", "killPod": {"deployment": "ingestor"}}], "system": {"replicas": {"gateway": 2}},
               "reset": True, "sweep": {"system.replicas.ingestor": [1, 2], "load.rate": ["1/s", "2/s"]}}
     target, problems, _ = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}, **acting), "elves")
@@ -184,7 +184,7 @@ def test_the_target_is_pinned_by_uid_and_generation_and_any_change_named():
 def test_a_fault_may_name_a_workload_the_target_lists_by_name_and_only_in_a_test_of_another_system():
     orders = {**ORDERS, "spec": {**ORDERS["spec"], "workloads": [{"name": "orders-api"}, {"name": "orders-worker"},
                                                                  {"selector": {"matchLabels": {"app": "shop"}}}]}}
-    kube = TargetsKube({("team", "orders"): orders, ("elves", "elves"): builtin_profile()})
+    kube = TargetsKube({("team", "orders"): orders, ("elves", "elves"): builtin_system()})
 
     def problems_of(namespace: str, *faults: dict, allowed: tuple[str, ...] = ("team",), **fields: Any) -> list[str]:
         return resolve_target(kube, namespace, spec(faults=list(faults), **fields), "elves", allowed)[1]

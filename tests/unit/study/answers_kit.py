@@ -10,7 +10,7 @@ from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.status import (Check, DeploymentResult, EndpointResult, FaultEvent, Ledger, LoadTestStatus,
                                         QueueResult, ReplicaPoint, RunResults, RunStatus, Verdict, Window)
 from elves.study.cases import Case, Finding, Study
-from elves.study.figures import CaseResult
+from elves.study.case_results import CaseResult
 
 T0 = datetime(2026, 11, 26, 12, 0, tzinfo=timezone.utc)
 QUIET_RUN = {"cores": 2, "loadAverageBefore": [0.3, 0.4, 0.5], "exitCode": 0}

@@ -10,7 +10,7 @@ from answers_kit import case, checks, fault, results, timeline
 from elves.engine.models.status import Breakpoint, DeploymentResult, EndpointResult, GeneratorCpu, Ledger, QueueResult
 from elves.engine.results.generator_limit import generator_limits
 from elves.study.answers import answer
-from elves.study.figures import asked_text, sent_text
+from elves.study.case_results import asked_text, sent_text
 
 SCALE_DOWN_AND_UP = {"load": {"scenario": "system-mix", "rate": "600/min", "duration": "1m"},
                      "faults": [{"at": "10s", "scale": {"deployment": "ingestor", "replicas": 0}},

@@ -11,7 +11,7 @@ import pytest
 
 from elves.study.cases import StudyError, load_study
 from elves.study.page import not_run_text
-from elves.study.figures import CaseResult
+from elves.study.case_results import CaseResult
 from elves.study.suite import run_suite
 
 REPO = Path(__file__).resolve().parents[3]

@@ -7,6 +7,6 @@ field types), system, load, faults, objectives, spec (the whole spec, its sweep,
 and baseline), loadtest (the resource, reading it), target (a SystemUnderTest) and errors (how
 a validation error reads); the status models (status), their short strings (summary), the
 values they are written in (units, modelbase, scenarios), the rule language of spec.baseline
-(thresholds, figures), and what is made from them (crd, profile, target_scope). It imports no
+(thresholds, figures), and what is made from them (crd, builtin_system, target_scope). It imports no
 other floor of the engine.
 """

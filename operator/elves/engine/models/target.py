@@ -2,8 +2,8 @@
 
 It says which workloads the harness may observe, scale, kill and pause, which queues must be
 empty for the system to have drained, which header carries the test id, and how the ledger
-counts what was accepted and what was persisted. Elves' own system is the built-in profile
-(`builtin_profile()`), which the chart ships as the SystemUnderTest `elves`.
+counts what was accepted and what was persisted. Elves' own system is the built-in one
+(`builtin_system()`), which the chart ships as the SystemUnderTest `elves`.
 
 The engine reads a counts ledger (accepted and persisted) in elves.engine.results.target_ledger: from
 Prometheus, and a persisted count by SQL through a Secret-held read-only connection
@@ -201,7 +201,7 @@ class PersistedCount(SpecModel):
 
 
 class RegistryLedger(SpecModel):
-    """Elves' own ledger: the registry's /api/v1/ledger (the built-in profile's)."""
+    """Elves' own ledger: the registry's /api/v1/ledger (the built-in system's)."""
 
 
 class LedgerCounts(SpecModel):
@@ -217,7 +217,7 @@ class LedgerCounts(SpecModel):
 
     accepted: AcceptedCount | None = None
     persisted: PersistedCount | None = None
-    registry: RegistryLedger | None = Field(None, description="Elves' own registry ledger (the built-in profile).")
+    registry: RegistryLedger | None = Field(None, description="Elves' own registry ledger (the built-in system).")
 
 
 class Drained(SpecModel):
@@ -270,7 +270,7 @@ class SystemUnderTest(SpecModel):
         return self.metadata.name
 
 
-def builtin_profile() -> dict[str, Any]:
+def builtin_system() -> dict[str, Any]:
     """Elves' own system as a SystemUnderTest (the chart ships it in its release namespace)."""
     return {
         "apiVersion": f"{API_GROUP}/{API_VERSION}",

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from elves.constants import SYSTEM_NAMESPACE
-from elves.engine.models.target import (LedgerCounts, Queues, ResetSteps, SystemUnderTestSpec, builtin_profile,
+from elves.engine.models.target import (LedgerCounts, Queues, ResetSteps, SystemUnderTestSpec, builtin_system,
                                         parse_system_under_test)
 
 
 @cache
 def builtin_spec() -> SystemUnderTestSpec:
-    """Elves' own system as the engine's built-in profile states it."""
-    return parse_system_under_test(builtin_profile()).spec
+    """Elves' own system as the engine's built-in system states it."""
+    return parse_system_under_test(builtin_system()).spec
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Target:
     @classmethod
     def elves(cls, namespace: str, spec: SystemUnderTestSpec | None = None) -> Target:
         """Elves' own system in `namespace`, as the built-in SystemUnderTest there states it (the
-        engine's profile where there is none to read)."""
+        engine's built-in system where there is none to read)."""
         return cls(namespace, True, spec or builtin_spec())
 
     @classmethod

@@ -84,7 +84,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return text_table(headers, rows, right=range(1, len(headers)))
 
 
-def summary_text(status: LoadTestStatus, drain_timeout: str) -> list[str]:
+def closing_tables(status: LoadTestStatus, drain_timeout: str) -> list[str]:
     """The tables printed at the end of `elves run`, one string per line."""
     out: list[str] = []
     for run in status.runs:

@@ -1,4 +1,4 @@
-"""One case's committed files and the figures the page and the answers read from them.
+"""One case's committed files (its case results) and what the page and the answers read from them.
 
 Everything here is computed from what summary.json and run.json hold: the load asked and
 offered in one unit, the ledger's surplus, when a planned change took effect.
