@@ -1,6 +1,6 @@
 """The SystemUnderTest CRD on a real kube-apiserver: the built-in system the chart ships and a
 foreign system go in; a bad one comes back with a message that names the field, as `elves
-validate` names it (tests/unit/engine/test_target.py). A LoadTest's spec.target too, and
+validate` names it (tests/unit/engine/models/test_target.py). A LoadTest's spec.target too, and
 the operator's read of it (elves.k8s.target) through the real client."""
 
 from __future__ import annotations

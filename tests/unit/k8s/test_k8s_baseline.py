@@ -2,7 +2,7 @@
 it wrote (their labels and annotations as manifests.report_configmap makes them), reads the
 chosen one's summary.json, and refuses a file path naming the field.
 
-The choice itself and the analysis it feeds are tested in tests/unit/engine/test_baseline_history.py.
+The choice itself and the analysis it feeds are tested in tests/unit/engine/results/test_baseline_history.py.
 """
 
 from __future__ import annotations

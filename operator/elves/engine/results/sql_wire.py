@@ -18,7 +18,7 @@ The cuts are exceptions of their own (`Cut`, not OSError), which pg8000 passes t
 
 `run` and `returns_rows` drive pg8000's CoreConnection by its message functions (send_PARSE,
 send_BIND, handle_messages, its message_types table), since its execute asks for every row: a
-pg8000 other than the pinned 1.31.6 must pass tests/unit/engine/test_sql_bounds.py first.
+pg8000 other than the pinned 1.31.6 must pass tests/unit/engine/results/test_sql_count_bounds.py first.
 """
 
 from __future__ import annotations

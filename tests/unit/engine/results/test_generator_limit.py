@@ -18,8 +18,7 @@ from elves.engine.results.generator_limit import generator_limits
 from elves.engine.results.report import HTML, SUMMARY, write_report
 from elves.engine.results.verdict import evaluate, phase_of, sweep_table
 from engine_testkit import RUN
-from test_runner import drive
-from test_runner_blips import a_run_in_its_drain
+from runner_testkit import a_run_in_its_drain, drive
 
 T0 = datetime(2026, 11, 26, 12, 0, tzinfo=timezone.utc)
 NOTHING_LOST = [{"metric": "lost_requests", "op": "==", "value": 0}]

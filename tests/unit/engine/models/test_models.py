@@ -11,7 +11,7 @@ from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import LoadTest, load_resources, parse_loadtest
 from elves.engine.models.units import Duration
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 DESIGN_EXAMPLE = """
 apiVersion: elves.dev/v1alpha1

@@ -2,7 +2,7 @@
 waited out (with a deadline, then Error naming the cause), and the snapshot of the system is
 saved before the system is changed, so a driver that dies in between restores the original.
 
-The platform is test_runner's FakePlatform (plain data); Prometheus is a real one, paused
+The platform is runner_testkit's FakePlatform (plain data); Prometheus is a real one, paused
 with SIGSTOP as a busy or restarting Prometheus would stall.
 """
 
@@ -11,15 +11,14 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from datetime import datetime, timezone
 
 import pytest
 
-from elves.engine.models.status import DeploymentSnapshot, LoadTestStatus, RunStatus, SystemSnapshot
+from elves.engine.models.status import DeploymentSnapshot, LoadTestStatus, SystemSnapshot
 from elves.engine.results.blips import RIDE_OUT_SECONDS, TransientError
 from elves.engine.runner import Context, step
 from engine_testkit import RUN, PrometheusServer, backfill
-from test_runner import FakeClock, FakePlatform, drive, harness_error
+from runner_testkit import FakeClock, FakePlatform, a_run_in_its_drain, drive, harness_error
 
 
 class Blip(TransientError):
@@ -113,20 +112,6 @@ def paused_prometheus(tmp_path):
     server.stop()
 
 
-def a_run_in_its_drain(make_loadtest, prometheus_url: str):
-    """The known run (engine_testkit.RUN) in its drain, as the driver saved it: its load has
-    just ended. (ctx, status, platform, clock)"""
-    namespace, name, _ = RUN.test_id.split("/")
-    document_test = make_loadtest(load={"scenario": "system-mix", "rate": "180/min", "duration": "60s"},
-                                  drain={"timeout": "60s"})
-    document_test.metadata.name = name
-    at = lambda epoch: datetime.fromtimestamp(epoch, tz=timezone.utc)  # noqa: E731
-    status = LoadTestStatus(phase="Draining", started_at=at(RUN.t0), current_run=0, runs=[RunStatus(
-        index=0, test_id=RUN.test_id, phase="Draining", started_at=at(RUN.t0), load_started_at=at(RUN.load_start),
-        load_ended_at=at(RUN.load_end))], snapshot=SystemSnapshot())
-    status.progress.step = "drain"
-    return (Context(document_test), status, FakePlatform(prometheus_url, lock_holder=f"{namespace}/{name}"),
-            FakeClock(RUN.load_end + 1))
 
 
 def test_prometheus_paused_for_15s_during_the_drain_and_the_run_still_reaches_its_verdict(

@@ -27,7 +27,7 @@ from elves.engine.runner import Context, step
 from engine_testkit import PrometheusServer, backfill
 from foreign_system import foreign_system
 from postgres_server import PostgresServer
-from test_runner import FakeClock, FakePlatform, harness_error
+from runner_testkit import FakeClock, FakePlatform, harness_error
 
 NAMESPACE = "shop"
 BASE = (int(time.time()) - 3 * 3600) // 60 * 60  # the history's start, well inside Prometheus's lookback

@@ -22,8 +22,8 @@ from elves.engine.results.compare.plans import plan_record
 from elves.engine.results.compare.summaries import summary_status
 from elves.engine.results.verdict import verdict_of
 from elves.engine.runner.outcome import set_verdict_conditions
+from summary_testkit import SUMMARIES
 
-SUMMARIES = Path(__file__).resolve().parent / "summaries"
 WORK = "elves.ingestor.data.in"
 # What a summary records of the plan beyond its spec (elves.engine.results.compare.plans.plan_record).
 RECORDED = {"platform": "local", "script": {"file": "system-mix.js", "sha256": "0" * 64}}

@@ -22,8 +22,7 @@ from elves.engine.results.compare import CompareError
 from elves.engine.results.compare.history import ReportDirectory, StoredReport, find_baseline, pick_report
 from elves.engine.results.report import summary_document
 from engine_testkit import RUN
-from test_runner import drive, harness_error
-from test_runner_blips import a_run_in_its_drain
+from runner_testkit import a_run_in_its_drain, drive, harness_error
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
 

@@ -23,7 +23,7 @@ from elves.engine.planning.platform import LoadRun, LoadStatus, RunKey
 from elves.engine.results.analysis import RunWindow
 from elves.engine.results.console import Live, progress_line
 from elves.engine.runner import Context, Timeouts, abort, step
-from test_runner import FakeClock, FakePlatform, drive, harness_error
+from runner_testkit import FakeClock, FakePlatform, drive, harness_error
 
 BREAKPOINT = {"scenario": "system-mix", "rate": "600/min", "duration": "10m", "profile": "breakpoint"}
 BOUND = 120.0  # the default warmupTimeout of a 10 m breakpoint ramp

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from elves.engine.models.status import LoadTestStatus
 from elves.engine.results.blips import TransientError
 from elves.engine.runner import Context
-from test_runner import FakeClock, FakePlatform, drive
+from runner_testkit import FakeClock, FakePlatform, drive
 
 
 class AnswerLost(TransientError):

@@ -18,7 +18,7 @@ from elves.study.page import page_blocks, write_page
 from elves.study.suite import commit, dirty, repo_relative, scale_document
 from engine_testkit import RUN
 from results_testkit import known_run, write_summary
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 QUEUE = "elves.ingestor.data.in"
 STUDY = {"cases": [
