@@ -84,10 +84,10 @@ class RunPlan:
     duration_seconds: float
     parallelism: int
     users: int
-    profile: list[Segment] = field(default_factory=list)
+    rate_profile: list[Segment] = field(default_factory=list)  # the rate over time (spec.load.profile or stages)
     warmup_seconds: float = 0.0  # a warm-up ramp within the load, left out of the verdict and the breakpoint
     # An auto warm-up (spec.load.warmup: auto): a k6 run of its own before the load, stopped once
-    # the services settled (runner.warmup); the load's scenarios, profile and duration then are
+    # the services settled (runner.warmup); the load's scenarios, rate profile and duration then are
     # only the measured part after it.
     warmup: WarmupPlan | None = None
 
@@ -388,7 +388,7 @@ def plan_runs(test: LoadTest, source_dir: Path | None = None) -> list[RunPlan]:
             duration_seconds=point.load.measured_seconds,
             parallelism=point.load.parallelism,
             users=point.load.users,
-            profile=rate_profile(point.load),
+            rate_profile=rate_profile(point.load),
             warmup_seconds=0.0 if point.load.warmup_auto else point.load.warmup_seconds,
             warmup=warmup_plan(point.load, run_id),
         ))

@@ -250,7 +250,7 @@ def sustained_breaches(objectives: list[Objective], prom: Prometheus, test_id: s
 
 
 def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str, load_start: float,
-                    load_end: float, profile: list[Segment], warmup_seconds: float = 0.0,
+                    load_end: float, rate_profile: list[Segment], warmup_seconds: float = 0.0,
                     warm: bool = True) -> Breakpoint | None:
     """The planned arrival rate at the first moment any objective broke during a ramp (after
     the warm-up, when there is one: a cold JVM is not the system's limit); `warm` False marks it
@@ -264,7 +264,7 @@ def find_breakpoint(objectives: list[Objective], prom: Prometheus, test_id: str,
     achieved = prom.value(promql.k6_request_rate(test_id, by=None), t)
     # Never before the load's start: the first step may fall a moment before it.
     into = max(0.0, t - load_start)
-    return Breakpoint(rate=rate_at(profile, into), achieved_rate=achieved, at_seconds=round(into, 3),
+    return Breakpoint(rate=rate_at(rate_profile, into), achieved_rate=achieved, at_seconds=round(into, 3),
                       check=check, warm=warm, never_held=never_held)
 
 

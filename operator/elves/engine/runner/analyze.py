@@ -103,7 +103,7 @@ def analyze(tick: Tick) -> float:
             verdict = verdict_of(verdict.checks + _baseline_checks(tick, results), verdict.limited_by)
         if spec.load.profile == "breakpoint":
             verdict.breakpoint = find_breakpoint(spec.objectives, prom, plan.test_id, window.load_start,
-                                                 window.load_end, plan.profile, plan.warmup_seconds,
+                                                 window.load_end, plan.rate_profile, plan.warmup_seconds,
                                                  warm=results.warmup_settling is None or results.warmup_settling.settled)
     except AnalysisError as exc:
         raise HarnessError("NoLoadData", str(exc)) from None

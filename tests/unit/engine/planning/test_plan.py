@@ -310,4 +310,4 @@ def test_a_fixed_number_of_requests_and_a_linear_ramp_of_users(make_loadtest):
                                                          {"duration": "30s", "users": 90}]}))[0]
     assert ramp.scenarios["forecaster"]["executor"] == "ramping-vus"
     assert ramp.scenarios["forecaster"]["stages"] == [{"duration": "90s", "target": 90}, {"duration": "30s", "target": 90}]
-    assert ramp.duration_seconds == 120 and [(s.start_rate, s.end_rate) for s in ramp.profile] == [(0.0, 0.0)]
+    assert ramp.duration_seconds == 120 and [(s.start_rate, s.end_rate) for s in ramp.rate_profile] == [(0.0, 0.0)]
