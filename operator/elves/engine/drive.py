@@ -26,6 +26,7 @@ from elves.engine.planning.credentials import max_seconds_from_env
 from elves.engine.planning.platform import Platform
 from elves.engine.planning.target import Target
 from elves.engine.results.compare.history import ReportDirectory
+from elves.engine.results.compare.plans import plan_record
 from elves.engine.results.console import LIVE_QUERY_TIMEOUT_SECONDS, Live, progress_line, read_live, closing_tables, verdict_line
 from elves.engine.results.prometheus import Prometheus
 from elves.engine.results.report import HTML, write_report
@@ -179,7 +180,7 @@ def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: s
 
     directory = reports_dir / f"{test.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     status.report.path = str(directory / HTML)
-    html = write_report(directory, test, status, prom, ctx.plan_record(platform, status))
+    html = write_report(directory, test, status, prom, plan_record(platform.name, status.script))
     for line in closing_tables(status, str(test.spec.drain.timeout)):
         print(line, file=out)
     print("", file=out)

@@ -14,6 +14,7 @@ from elves.engine.results import analysis
 from elves.engine.results.analysis import AnalysisError, RunWindow, leave_out_warmup
 from elves.engine.results.compare import CompareError, baseline_checks, load_summary
 from elves.engine.results.compare.history import find_baseline, wanted
+from elves.engine.results.compare.plans import plan_record
 from elves.engine.results.drop_blame import first_drop
 from elves.engine.results.generator_limit import busiest
 from elves.engine.results.ledger import LedgerUnavailable, ledger_since
@@ -48,7 +49,7 @@ def _baseline_checks(tick: Tick, results: RunResults) -> list[Check]:
     except CompareError as exc:
         return [Check(name="baseline", target=target, ok=False, detail=str(exc))]
     # This run's plan as its own summary will record it: a baseline of another plan is refused.
-    this = {"loadtest": loadtest_document(ctx.test), "plan": ctx.plan_record(tick.platform, tick.status)}
+    this = {"loadtest": loadtest_document(ctx.test), "plan": plan_record(tick.platform.name, tick.status.script)}
     try:
         return baseline_checks(summary, name, results, baseline.fail_on, plan=this)
     except CompareError as exc:

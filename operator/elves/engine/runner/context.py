@@ -18,7 +18,6 @@ from elves.engine.planning.platform import Platform, RunScript
 from elves.engine.planning.target import Target
 from elves.engine.planning.timeouts import Timeouts
 from elves.engine.results.compare.history import ReportHistory
-from elves.engine.results.compare.plans import plan_record
 from elves.engine.results.ledger import LEDGER_TIMEOUT_SECONDS, LedgerError, read_ledger
 from elves.engine.results.prometheus import Prometheus
 
@@ -85,11 +84,6 @@ class Context:
     def script(self) -> RunScript:
         """Where the script the runners run is (a built-in scenario, a file, a ConfigMap)."""
         return script_location(self.test.spec.load, self.source_dir)
-
-    def plan_record(self, platform: Platform, status: LoadTestStatus) -> dict[str, Any]:
-        """What summary.json records of the plan beyond the spec, on either platform: its name and
-        the script's content as it read it when the test started."""
-        return plan_record(platform.name, status.script)
 
     def prometheus(self, platform: Platform) -> Prometheus:
         return Prometheus(self.prometheus_url or platform.prometheus_url(), system_namespace=platform.system_namespace)
