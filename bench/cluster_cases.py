@@ -39,7 +39,7 @@ from elves.study.cases import load_study  # noqa: E402
 from elves.study.case_results import SUMMARY  # noqa: E402
 from elves.study.page import write_page  # noqa: E402
 from elves.study.quiet import QUIET_WAIT_SECONDS, SAMPLE_SECONDS, Sampler, Watch, machine_record, wait_until_quiet  # noqa: E402
-from elves.study.suite import (RUN_FILE, STUDY_FILE, case_file, dirty, repo_relative, run_record,  # noqa: E402
+from elves.study.suite import (RUN_FILE, STUDY_FILE, case_file, dirty, load_windows, repo_relative, run_record,  # noqa: E402
                                scale_document)
 
 STUDY = REPO / "loadtests" / "study" / STUDY_FILE
@@ -126,6 +126,7 @@ def run_case(cluster: Cluster, case, results: Path, reports: Path, page_files: t
                            dirty(results, reports, *page_files)),
               "platform": "cluster (tools/e2e/cluster.sh: single node, containerd, the chart with KEDA and metrics-server)",
               "phase": phase, "report": repo_relative(fetched)}
+    record["machine"]["duringLoad"] = watch.during_load(load_windows(summary))
     (target / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     cluster.kubectl("delete", "loadtest", name, "-n", NAMESPACE, "--wait", timeout=300)
     return phase_code

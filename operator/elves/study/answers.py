@@ -2,27 +2,33 @@
 
 A rule per kind of finding (study.yaml's `finding.kind`) reads the one measurement that
 answers the question. Before any rule, a run that cannot answer is "Inconclusive", with
-the reason: it ran on a busy machine, its generator could not offer the load, or a planned
-change (a scale-up, a kill) took effect after the load had ended. The measurement is still
-shown after the reason, marked as not an answer.
+the reason and the rule that found it: it ran on a busy machine, its own stack saturated the
+machine, its generator could not offer the load, or a planned change (a scale-up, a kill)
+took effect after the load had ended. The measurement is still shown after the reason, marked
+as not an answer. A figure a rule needs that the run did not record makes the answer "Cannot
+tell", naming what is missing. Every answer names the rule that made it (`RULES`,
+`STANDING_RULES`; the results page lists them with what each says).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from elves.constants import SCALED_ON_QUEUE, WORK_QUEUES
 from elves.engine.models.autoscaling import autoscaled
 from elves.engine.models.scenarios import BUILTIN_SCENARIOS
 from elves.engine.models.status import RunResults, RunStatus
-from elves.engine.models.summary import deepest
+from elves.engine.models.summary import deepest, work_queues
 from elves.engine.models.units import format_duration, format_rate, format_seconds
 from elves.engine.planning.plan import expand_sweep
+from elves.engine.results.depth import trend
 from elves.engine.results.format import observed_text, percent_text, value_text
 from elves.engine.results.generator_limit import judged_limits
-from elves.study.case_results import (CaseResult, asked_rate, drain_text, landed, lost_total, offered, point_text,
-                                 queue_text, restarts_text, surplus_text)
-from elves.study.quiet import busy_reason
+from elves.study.case_results import (STORED_TWICE, CaseResult, asked_rate, drain_text, landed, lost_total, offered,
+                                      point_text, queue_text, restarts_text, surplus_text)
+from elves.study.queue_depth import NO_PROFILE, depth_text, depth_of, steady_comparison
+from elves.study.quiet import (BUSY_LOAD_PER_CORE, BUSY_OUTSIDE_CORES, SATURATED_LOAD_PER_CORE, busy_reason,
+                               saturated_reason, saturation_unknown)
 
 READS = ("getHistory", "getAllHistory", "getStatus")
 ERRORS_OK = 0.01
@@ -32,15 +38,18 @@ OFFERED_SHARE = 0.9
 STILL_GROWING = 1.10
 # A drain longer than this after a breakpoint ramp: the work behind the HTTP answers fell behind.
 FELL_BEHIND_DRAIN_SECONDS = 30.0
+# served with `held`: the last minute's throughput at least this share of the first's.
+HELD_SHARE = 0.9
 
 
 @dataclass(frozen=True)
 class Answer:
-    outcome: str  # Yes | No | Partly | Not found | Inconclusive | Unknown
+    outcome: str  # Yes | No | Partly | Not found | Inconclusive | Cannot tell
     text: str
+    rule: str = ""  # the rule that made it: a key of RULES or STANDING_RULES
 
     def __str__(self) -> str:
-        return f"{self.outcome}: {self.text}"
+        return f"{self.outcome} [rule {self.rule}]: {self.text}" if self.rule else f"{self.outcome}: {self.text}"
 
 
 # --- runs that cannot answer ---------------------------------------------------------------
@@ -72,15 +81,35 @@ def late_change_reasons(result: CaseResult, run: RunStatus) -> list[str]:
     return reasons
 
 
-def inconclusive_reasons(result: CaseResult) -> list[str]:
+def inconclusive_reasons(result: CaseResult) -> list[tuple[str, str]]:
+    """(rule, reason) for each reason the run cannot answer."""
     reasons = []
     busy = busy_reason(result.run)
     if busy:
-        reasons.append(f"ran on a busy machine: {busy}")
+        reasons.append(("busy-machine", f"ran on a busy machine: {busy}"))
+    saturated = saturated_reason(result.run)
+    if saturated:
+        reasons.append(("stack-saturated", f"ran on a saturated machine: {saturated}"))
     for run in result.runs:
         prefix = f"{point_text(run)}: " if len(result.runs) > 1 else ""
-        reasons += [prefix + reason for reason in generator_reasons(result, run) + late_change_reasons(result, run)]
+        reasons += [("generator-limited", prefix + reason) for reason in generator_reasons(result, run)]
+        reasons += [("change-after-load", prefix + reason) for reason in late_change_reasons(result, run)]
     return reasons
+
+
+# The rules that decide whether a run can answer at all, before the rule of its kind.
+STANDING_RULES = {
+    "busy-machine": f"Other processes than the stack used over {BUSY_OUTSIDE_CORES:g} cores on average while the case"
+                    f" ran, or the load average was over {BUSY_LOAD_PER_CORE:g} per core before it: Inconclusive"
+                    " (elves.study.quiet.busy_reason).",
+    "stack-saturated": f"The load average was over {SATURATED_LOAD_PER_CORE:g} per core during the load (recorded"
+                       " since the suite samples it there) or, in an older record, at the run's end, whoever caused"
+                       " it, the stack's own processes included: Inconclusive; no load average recorded: Cannot"
+                       " tell (elves.study.quiet.saturated_reason).",
+    "generator-limited": "k6 dropped iterations, brought up every VU the plan allows or filled a runner's cores (the"
+                         f" verdict's rule), or sent under {OFFERED_SHARE:.0%} of the iterations asked: Inconclusive.",
+    "change-after-load": "A planned change (a scale, a pause) took effect after the load had ended: Inconclusive.",
+}
 
 
 # --- one rule per kind of finding -----------------------------------------------------------
@@ -98,127 +127,229 @@ def _missed(result: CaseResult, run: RunStatus | None = None) -> list[str]:
             for c in (verdict.checks if verdict else []) if not c.ok]
 
 
-def _ledger(result: CaseResult, r: RunResults) -> list[str]:
-    """Problems of the ledger a reader must see: lost work, and a surplus `lost` cannot show."""
+def _ledger(result: CaseResult, r: RunResults) -> tuple[list[str], list[str]]:
+    """(problems, notes) of the ledger a reader must see. Lost work is a problem, and so is work
+    stored twice; a surplus the requests k6 gave up on explain (the server finished them) is
+    never loss: a note beside the answer, not a reason for it."""
     problems = []
     if lost_total(r):
         problems.append(f"lost {lost_total(r)}")
     scenario = BUILTIN_SCENARIOS.get(result.test.spec.load.scenario or "") if result.test else None
     surplus = surplus_text(r, scenario.logged_endpoints if scenario else ())
-    if surplus:
-        problems.append(surplus)
-    return problems
+    if surplus and surplus.endswith(STORED_TWICE):
+        return problems + [surplus], []
+    return problems, [f"not a loss: {surplus}"] if surplus else []
+
+
+def _with_notes(answer: Answer, notes: list[str]) -> Answer:
+    return replace(answer, text=answer.text.rstrip(".") + "".join(f"; {n}" for n in notes) + ".") if notes else answer
+
+
+def _growing(result: CaseResult, run: RunStatus) -> list[str]:
+    """Work queues still growing at the load's end, in words (their depth over the load known)."""
+    r = run.results
+    assert r is not None
+    growing = []
+    for queue in work_queues(r.queues):
+        depth = depth_of(result, run, queue)
+        if depth is not None and trend(depth) == "growing":
+            growing.append(depth_text(result, run, queue))
+    return growing
+
+
+def _queue_over(result: CaseResult, run: RunStatus, limit: float) -> tuple[str | None, str | None]:
+    """(a work queue that piled up to `limit` or more after the transient, in words; what is
+    missing to tell), judged on the load after its first part; a deepest figure under the limit
+    needs no more (nothing after the transient can be deeper)."""
+    r = run.results
+    assert r is not None
+    for queue, q in work_queues(r.queues).items():
+        if q.max is None or q.max < limit:
+            continue
+        depth = depth_of(result, run, queue)
+        if depth is None:
+            return None, (f"{queue.removeprefix('elves.')} reached {q.max:g}, at or over {limit:g}, and whether"
+                          f" only in the transient after the reset cannot be told: {NO_PROFILE}")
+        if (depth.peak or 0) >= limit:
+            return depth_text(result, run, queue), None
+    return None, None
 
 
 def steady(result: CaseResult) -> Answer:
+    """Yes when no deployment restarted, nothing was lost, under 1 % of all requests failed, the
+    run's own objectives held, and no work queue piled up to `queue_below` after the transient of
+    the load's first part nor was still growing at the load's end; a queue still growing in a run
+    shorter than the study's, or one over the limit whose transient cannot be told apart: Cannot tell."""
+    run = result.runs[-1]
     r = _last(result)
     top = deepest(r.queues)
     restarts = sum(d.restarts for d in r.deployments.values())
     problems = []
     if restarts:
         problems.append(f"{restarts} restart(s) ({restarts_text(r)})")
-    problems += _ledger(result, r)
+    ledger_problems, notes = _ledger(result, r)
+    problems += ledger_problems
     if (r.total.error_rate or 0) >= ERRORS_OK:
-        problems.append(f"{percent_text(r.total.error_rate)} failed")
+        problems.append(f"{percent_text(r.total.error_rate)} of all requests failed")
     limit = result.case.finding.queue_below
-    if top is not None and limit is not None and top[1] >= limit:
-        problems.append(f"{top[0].removeprefix('elves.')} piled up to {top[1]:g}")
+    piled, missing = _queue_over(result, run, limit) if limit is not None else (None, None)
+    if piled:
+        problems.append(f"piled up: {piled}")
+    growing = _growing(result, run)
+    short = result.case.study.seconds is not None and r.load_seconds < result.case.study.seconds
+    if growing and not short:
+        problems.append("still growing at the load's end: " + "; ".join(growing))
     missed = _missed(result)
     if missed:
         problems.append("missed its own objectives " + ", ".join(missed))
     if problems:
-        return Answer("No", ", ".join(problems) + ".")
-    queue = f"the deepest queue {top[0].removeprefix('elves.')} {top[1]:g}" if top else "no queue measured"
-    return Answer("Yes", f"no restart, nothing lost, {percent_text(r.total.error_rate)} failed, {queue},"
-                         f" p99 {format_seconds(r.total.p99)}, every objective held.")
+        return _with_notes(Answer("No", ", ".join(problems) + "."), notes)
+    if missing:
+        return Answer("Cannot tell", f"cannot tell: {missing}.")
+    unknown = [q.removeprefix("elves.") for q, depth in work_queues(r.queues).items()
+               if depth.max and depth_of(result, run, q) is None]
+    if short and unknown:
+        return Answer("Cannot tell", f"cannot tell whether {', '.join(unknown)} {'was' if len(unknown) == 1 else 'were'}"
+                                     f" still growing when the load ended"
+                                     f" ({format_duration(round(r.load_seconds))} of the study's"
+                                     f" {format_duration(round(result.case.study.seconds or 0))}): {NO_PROFILE}.")
+    if growing:
+        why = [c for q in work_queues(r.queues) for c in [steady_comparison(result, run, q)] if c]
+        return Answer("Cannot tell", f"cannot tell: no pile-up during the load, but {'; '.join(why)}:"
+                                     f" {'; '.join(growing)}.")
+    queue = depth_text(result, run, top[0]) if top else "no queue measured"
+    return _with_notes(Answer("Yes", f"no restart, nothing lost, {percent_text(r.total.error_rate)} of all requests"
+                                     f" failed, {queue}, p99 {format_seconds(r.total.p99)}, every objective held."),
+                       notes)
 
 
 def overload(result: CaseResult) -> Answer:
+    """Yes when the work `queue` piled up to `above` or more after the transient of the load's
+    first part (or a deployment restarted) and nothing was lost (Partly when something was); No
+    when it kept under. The depth says whether it may stand beside the study's steady state."""
+    run = result.runs[-1]
     r, finding = _last(result), result.case.finding
     queue = finding.queue or WORK_QUEUES[0]
-    depth = r.queues[queue].max if queue in r.queues else None
-    if depth is None:
-        return Answer("Unknown", f"{queue} was not measured.")
+    if queue not in r.queues or r.queues[queue].max is None:
+        return Answer("Cannot tell", f"cannot tell: {queue} was not measured.")
     restarts = sum(d.restarts for d in r.deployments.values())
-    short = queue.removeprefix("elves.")
-    problems = _ledger(result, r)
+    problems, notes = _ledger(result, r)
     kept = "nothing was lost" if not problems else "; ".join(problems)
-    if depth >= (finding.above or 0) or restarts:
-        return Answer("Yes" if not problems else "Partly",
-                      f"{short} piled up to {depth:g} ({restarts} restart(s)) and {kept}.")
-    return Answer("No", f"the single ingestor kept up ({short} peaked at {depth:g}, under {finding.above:g}; no restart)"
-                        f" and {kept}.")
+    piled, missing = _queue_over(result, run, finding.above or 0)
+    if missing and not restarts:
+        return Answer("Cannot tell", f"cannot tell: {missing}.")
+    depth = depth_text(result, run, queue)
+    comparison = steady_comparison(result, run, queue)
+    beside = f"; its depth {comparison}" if comparison else ""
+    if piled or restarts:
+        return _with_notes(Answer("Yes" if not problems else "Partly",
+                                  f"{depth} ({restarts} restart(s)) and {kept}{beside}."), notes)
+    return _with_notes(Answer("No", f"the single ingestor kept up ({depth}, under {finding.above:g}; no restart)"
+                                    f" and {kept}{beside}."), notes)
 
 
 def bottleneck(result: CaseResult) -> Answer:
+    """Yes when the deepest work queue is one of `expect` (where the study saw the pile-up), No
+    when another; each queue's peak, steady state and trend given, and whether it may stand beside
+    the study's steady state."""
+    run = result.runs[-1]
     r, expect = _last(result), result.case.finding.expect
     top = deepest(r.queues)
     if top is None:
-        return Answer("Unknown", "no queue depth was measured.")
-    depths = ", ".join(f"{q.removeprefix('elves.')} {r.queues[q].max:g}" for q in expect
-                       if q in r.queues and r.queues[q].max is not None) or "(not measured)"
+        return Answer("Cannot tell", "cannot tell: no queue depth was measured.")
+    named = [top[0]] + [q for q in expect if q != top[0] and q in r.queues and r.queues[q].max is not None]
+    depths = "; ".join(depth_text(result, run, q) for q in named)
+    comparisons = [c for q in expect if q in r.queues for c in [steady_comparison(result, run, q)] if c]
+    beside = f"; the registry's queues' depths {comparisons[0]}" if comparisons else ""
     if top[0] in expect and top[1] > 0:
-        return Answer("Yes", f"the deepest queue was {top[0].removeprefix('elves.')} ({top[1]:g}); the registry's"
-                             f" queues: {depths}.")
-    return Answer("No", f"the deepest queue was {top[0].removeprefix('elves.')} ({top[1]:g}); the registry's"
-                        f" peaked at {depths}.")
+        return Answer("Yes", f"the deepest queue was {top[0].removeprefix('elves.')} ({top[1]:g}): {depths}{beside}.")
+    return Answer("No", f"the deepest queue was {top[0].removeprefix('elves.')} ({top[1]:g}), not the registry's:"
+                        f" {depths}{beside}.")
+
+
+def _changes_text(result: CaseResult, run: RunStatus) -> str:
+    """Each planned change as planned, as applied and as it took effect, in seconds into the load."""
+    parts = []
+    for change in landed(result.test, run):
+        effect = "never took effect" if change.effect_at is None else f"took effect {change.effect_at:.1f}"
+        parts.append(f"{change.label}: planned {change.planned_at:.1f}, applied {change.applied_at:.1f}, {effect}")
+    return "; ".join(parts)
 
 
 def fault_tolerance(result: CaseResult) -> Answer:
+    """Yes when getData failed under 1 % of its requests while a read failed (the consumers were
+    gone), nothing was lost and the queues drained; Partly when no read failed; else No. The
+    changes are given as applied and as they took effect, not as planned."""
     run = result.runs[-1]
     r = _last(result)
     data = r.endpoints.get("getData")
     reads = {e: r.endpoints[e].error_rate for e in READS if e in r.endpoints and r.endpoints[e].error_rate}
     worst = max(reads.items(), key=lambda item: item[1]) if reads else None
     data_ok = data is not None and (data.error_rate or 0) < ERRORS_OK
-    kept = lost_total(r) == 0 and r.drain_completed and not _ledger(result, r)
-    changes = "; ".join(f"{c.label} at {format_duration(round(c.effect_at))}" for c in landed(result.test, run)
-                        if c.effect_at is not None)
-    reads_text = f"{worst[0]} failed {percent_text(worst[1])} over the run" if worst else "no read failed"
-    text = (f"getData failed {percent_text(data.error_rate if data else None)} while {reads_text}; queues peaked at "
-            f"{queue_text(r)} and drained in {drain_text(r)} after the load; lost {lost_total(r)}"
-            + (f" (changes took effect: {changes}, load over at {format_duration(round(r.load_seconds))})" if changes else "")
-            + ".")
+    problems, notes = _ledger(result, r)
+    kept = lost_total(r) == 0 and r.drain_completed and not problems
+    changes = _changes_text(result, run)
+    reads_text = f"{worst[0]} failed {percent_text(worst[1])} of its own requests" if worst else "no read failed"
+    text = (f"getData failed {percent_text(data.error_rate if data else None)} of its own requests while {reads_text}"
+            f" ({percent_text(r.total.error_rate)} of all requests); queues peaked at {queue_text(r)} and drained in"
+            f" {drain_text(r)} after the load; lost {lost_total(r)}"
+            + (f" (changes, in seconds into the load: {changes}; the load ended at {r.load_seconds:.1f})"
+               if changes else "") + ".")
     if data_ok and kept and worst:
-        return Answer("Yes", text)
-    return Answer("Partly" if data_ok and kept else "No", text)
+        return _with_notes(Answer("Yes", text), notes)
+    return _with_notes(Answer("Partly" if data_ok and kept else "No", text), notes)
 
 
 def served(result: CaseResult) -> Answer:
+    """Yes when `endpoint` achieved `share` of its asked rate, under 1 % of all requests failed and
+    nothing was lost; with `held`, also the last minute's throughput at least 0.9 of the first's
+    (a load under two minutes cannot tell)."""
     run = result.runs[-1]
     r, finding = _last(result), result.case.finding
     endpoint = finding.endpoint or ""
     mix = result.test.spec.load.effective_mix if result.test else {}
     asked = (asked_rate(result.test, run) or 0) * mix.get(endpoint, 0) / (sum(mix.values()) or 1)
     got = r.endpoints[endpoint].rate if endpoint in r.endpoints else 0.0
-    text = (f"{endpoint} at {format_rate(got)} of {format_rate(asked)} asked, p99 {format_seconds(r.total.p99)},"
-            f" {percent_text(r.total.error_rate)} failed")
+    text = (f"{endpoint} at {format_rate(got)} of {format_rate(asked)} asked (the mean over the load),"
+            f" p99 {format_seconds(r.total.p99)}, {percent_text(r.total.error_rate)} of all requests failed")
     if r.throughput_stability is not None:
         text += f", last minute's throughput {r.throughput_stability:.2f} x the first's"
     registry = r.deployments.get("registry")
     if registry is not None and registry.heap_max_bytes is not None:
         text += f", registry heap up to {value_text(registry.heap_max_bytes, 'bytes')}, GC {format_seconds(registry.gc_seconds)}"
-    problems = _ledger(result, r)
+    problems, notes = _ledger(result, r)
     text += "".join(f"; {p}" for p in problems)
-    if asked and got >= finding.share * asked and (r.total.error_rate or 0) < ERRORS_OK and not problems:
-        return Answer("Yes", f"{text}.")
-    return Answer("No", f"{text}.")
+    if not (asked and got >= finding.share * asked and (r.total.error_rate or 0) < ERRORS_OK and not problems):
+        return _with_notes(Answer("No", f"{text}."), notes)
+    if finding.held and r.throughput_stability is None:
+        return _with_notes(Answer("Cannot tell", f"cannot tell whether the throughput held: the load lasted"
+                                                 f" {format_duration(round(r.load_seconds))}, and the last minute's"
+                                                 f" throughput is set against the first's only from two minutes; {text}."),
+                           notes)
+    if finding.held and (r.throughput_stability or 0) < HELD_SHARE:
+        return _with_notes(Answer("No", f"the throughput fell: {text}."), notes)
+    return _with_notes(Answer("Yes", f"{text}."), notes)
 
 
 def memory(result: CaseResult) -> Answer:
+    """Yes when the smallest memory was OOM-killed, the largest was not, and nothing was lost."""
     runs = [run for run in result.runs if run.results]
     ooms = [(point_text(run), run.results.deployments["ingestor"].oom_kills
              if "ingestor" in run.results.deployments else 0) for run in runs]
     text = "; ".join(f"{point} {count} OOM kill(s)" for point, count in ooms)
-    problems = [f"{point_text(run)}: {p}" for run in runs for p in _ledger(result, run.results)]
+    ledgers = [(point_text(run), _ledger(result, run.results)) for run in runs]
+    problems = [f"{point}: {p}" for point, (found, _) in ledgers for p in found]
+    notes = [f"{point}: {n}" for point, (_, noted) in ledgers for n in noted]
     tail = "; ".join(problems) if problems else "nothing lost"
     if ooms and ooms[0][1] > 0 and ooms[-1][1] == 0 and not problems:
-        return Answer("Yes", f"{text}; {tail}.")
-    return Answer("No", f"{text}; {tail}.")
+        return _with_notes(Answer("Yes", f"{text}; {tail}."), notes)
+    return _with_notes(Answer("No", f"{text}; {tail}."), notes)
 
 
 def breakpoint_found(result: CaseResult) -> Answer:
-    """Where it broke: the verdict's breakpoint, or what gave way that the objectives do not watch."""
+    """Yes with the verdict's breakpoint (the planned rate and time where an objective broke); else
+    Not found, saying whether the work behind the answers fell behind (a queue that took over 30 s
+    to drain, or never drained) or the ramp did not reach the system's limit."""
     run = result.runs[-1]
     r = _last(result)
     verdict = run.verdict
@@ -239,11 +370,13 @@ def breakpoint_found(result: CaseResult) -> Answer:
 
 
 def scaling(result: CaseResult) -> Answer:
-    """Whether the work per second stopped growing once the workers exceed the cores."""
+    """Yes when plots per second (results done over the load) stopped growing once the workers
+    exceed the cores: at more workers than cores under 1.1 x the rate at as many as cores, for
+    every number of clients; else No."""
     finding = result.case.finding
     cores = int((result.run or {}).get("cores") or 0)
     if not cores or not finding.workers:
-        return Answer("Unknown", "the cores or the swept workers are not known.")
+        return Answer("Cannot tell", "cannot tell: the cores or the swept workers are not recorded.")
     by_clients: dict[object, list[tuple[float, float]]] = {}
     for run in result.runs:
         r = run.results
@@ -262,7 +395,7 @@ def scaling(result: CaseResult) -> Answer:
         if at_cores and past and max(past) >= STILL_GROWING * at_cores[-1]:
             grew = True
     if not lines:
-        return Answer("Unknown", "no run swept the workers.")
+        return Answer("Cannot tell", "cannot tell: no run swept the workers.")
     text = "; ".join(lines) + f" ({cores} cores)"
     if grew:
         return Answer("No", f"plots per second kept growing past the cores: {text}.")
@@ -311,8 +444,9 @@ def _scaling_figures(run: RunStatus, queue: str, deployment: str) -> str:
 
 
 def autoscaling(result: CaseResult) -> Answer:
-    """Whether an autoscaler on the work queue removes the pile-up the fixed replicas had, and at
-    what cost: its run against the same case's fixed run and the baseline case's fixed replicas."""
+    """Yes when the autoscaled run's deepest `queue` was at most half the fixed run's, Partly when
+    lower, No when as deep or when anything was lost; with the replica-seconds, the scale-up lag and
+    the drain beside the `baseline` case's fixed replicas."""
     finding = result.case.finding
     queue = finding.queue or WORK_QUEUES[0]
     fed_by_queue = [d for d, q in SCALED_ON_QUEUE.items() if q == queue] or list(SCALED_ON_QUEUE)
@@ -321,7 +455,7 @@ def autoscaling(result: CaseResult) -> Answer:
     fixed = [run for run in result.runs if not _autoscaled(result, run)]
     baseline = result.baseline.runs if result.baseline else []
     if not scaled or not fixed:
-        return Answer("Unknown", "the case needs a run with the autoscaler and one with fixed replicas.")
+        return Answer("Cannot tell", "cannot tell: the case needs a run with the autoscaler and one with fixed replicas.")
     lines = [f"{_configuration(run, deployment, auto)}: {_scaling_figures(run, queue, deployment)}"
              for run, auto in [(scaled[-1], True), (fixed[-1], False)] + [(run, False) for run in baseline[-1:]]]
     text = "; ".join(lines)
@@ -330,7 +464,7 @@ def autoscaling(result: CaseResult) -> Answer:
     depth = (r_scaled.queues[queue].max if queue in r_scaled.queues else None,
              r_fixed.queues[queue].max if queue in r_fixed.queues else None)
     if depth[0] is None or depth[1] is None:
-        return Answer("Unknown", f"{queue} was not measured in both runs: {text}.")
+        return Answer("Cannot tell", f"cannot tell: {queue} was not measured in both runs: {text}.")
     lost_any = any(lost_total(run.results) for run in [*scaled, *fixed, *baseline] if run.results)
     if lost_any:
         return Answer("No", f"something was lost: {text}.")
@@ -342,14 +476,17 @@ def autoscaling(result: CaseResult) -> Answer:
 
 
 def objectives(result: CaseResult) -> Answer:
+    """Yes when every objective of the LoadTest's own verdict held and nothing was lost or stored twice."""
     verdict = result.status.verdict if result.status else None
     if verdict is None:
-        return Answer("Unknown", "no verdict.")
+        return Answer("Cannot tell", "cannot tell: the summary records no verdict.")
     missed = [m for run in result.runs for m in _missed(result, run)]
-    problems = [p for run in result.runs if run.results for p in _ledger(result, run.results)]
+    ledgers = [_ledger(result, run.results) for run in result.runs if run.results]
+    problems = [p for found, _ in ledgers for p in found]
+    notes = [n for _, noted in ledgers for n in noted]
     if not missed and not problems:
-        return Answer("Yes", f"every objective held ({len(verdict.checks)}/{len(verdict.checks)}).")
-    return Answer("No", "; ".join([f"missed {', '.join(missed)}"] * bool(missed) + problems) + ".")
+        return _with_notes(Answer("Yes", f"every objective held ({len(verdict.checks)}/{len(verdict.checks)})."), notes)
+    return _with_notes(Answer("No", "; ".join([f"missed {', '.join(missed)}"] * bool(missed) + problems) + "."), notes)
 
 
 RULES = {"steady": steady, "overload": overload, "bottleneck": bottleneck, "fault_tolerance": fault_tolerance,
@@ -358,9 +495,23 @@ RULES = {"steady": steady, "overload": overload, "bottleneck": bottleneck, "faul
 
 
 def answer(result: CaseResult) -> Answer:
-    """The case's answer; the caller has checked that it ran and has results."""
-    measured = RULES[result.case.finding.kind](result)
+    """The case's answer, naming the rule that made it; the caller has checked that it ran and has results."""
+    kind = result.case.finding.kind
+    measured = replace(RULES[kind](result), rule=kind)
     reasons = inconclusive_reasons(result)
     if reasons:
-        return Answer("Inconclusive", "; ".join(reasons) + f". What it measured (not an answer): {measured}")
+        rules = ", ".join(dict.fromkeys(rule for rule, _ in reasons))
+        return Answer("Inconclusive", "; ".join(reason for _, reason in reasons)
+                      + f". What it measured (not an answer): {measured}", rules)
+    missing = saturation_unknown(result.run)
+    if missing:
+        return Answer("Cannot tell", f"cannot tell whether the machine was saturated: {missing}."
+                                     f" What it measured (not an answer): {measured}", "stack-saturated")
     return measured
+
+
+def rule_text(rule: str) -> str:
+    """What a rule says, for the page's list of rules: a kind's docstring, or a standing rule's line."""
+    if rule in STANDING_RULES:
+        return STANDING_RULES[rule]
+    return " ".join((RULES[rule].__doc__ or "").split())

@@ -177,6 +177,9 @@ def unexpected_logs(results: RunResults) -> int:
     return max(0, ledger.logs_persisted - ledger.logs_expected) if ledger else 0
 
 
+STORED_TWICE = "stored twice"  # how surplus_text ends when k6's requests cannot explain the surplus
+
+
 def surplus_text(results: RunResults, logged: tuple[str, ...]) -> str | None:
     """The ledger's surplus and what the summary says of its cause, or None when it balances."""
     surplus = unexpected_logs(results)
@@ -192,7 +195,7 @@ def surplus_text(results: RunResults, logged: tuple[str, ...]) -> str | None:
     if ledger.logs_persisted <= sent and surplus <= failed:
         return (f"{head}; no more than the {sent:,} requests k6 sent: {surplus:,} of the {failed:,} it counted as failed"
                 f" ({timeouts:,} timed out) were stored all the same, the server finishing work k6 had given up on")
-    return f"{head}, more than the {sent:,} requests k6 sent: stored twice"
+    return f"{head}, more than the {sent:,} requests k6 sent: {STORED_TWICE}"
 
 
 def drain_text(results: RunResults) -> str:
@@ -209,6 +212,7 @@ def point_text(run: RunStatus) -> str:
 class Landed:
     label: str
     planned_at: float  # seconds into the load
+    applied_at: float  # when the harness applied it (the fault's firedAt), seconds into the load
     effect_at: float | None  # when the change was seen (replicas), None when never
     load_seconds: float
 
@@ -234,7 +238,7 @@ def landed(test: LoadTest | None, run: RunStatus) -> list[Landed]:
             effect = _replicas_changed(r, spec.scale.deployment, spec.scale.replicas, fired)
         elif spec is not None and spec.pause is not None:
             effect = fired + spec.pause.for_.seconds
-        out.append(Landed(event.label or event.action, event.at, effect, r.load_seconds))
+        out.append(Landed(event.label or event.action, event.at, fired, effect, r.load_seconds))
     return out
 
 

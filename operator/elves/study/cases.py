@@ -35,6 +35,9 @@ class Study(StudyModel):
     load: str = Field(description="The load the study applied, in its words.")
     saw: str = Field(description="What the study observed, only as the notes on it give it.")
     section: str = Field(description="The section of the notes on the study the quote comes from.")
+    seconds: float | None = Field(None, gt=0, description=(
+        "How long the study's load lasted, where the notes give it: a depth set beside what the study"
+        " saw throughout comes from a run as long, or one whose queue reached a steady state."))
 
 
 class Finding(StudyModel):
@@ -45,6 +48,7 @@ class Finding(StudyModel):
     expect: list[str] = Field(default_factory=list)  # bottleneck: queues where the study saw the pile-up
     endpoint: str | None = None  # served: the endpoint whose asked rate must be achieved
     share: float = 0.95  # served: the share of the asked rate that counts as served
+    held: bool = False  # served: the throughput must also hold over time (the last minute's against the first's)
     workers: str | None = None  # scaling: the swept field that sets the workers
     clients: str | None = None  # scaling: the swept field that sets the clients
     baseline: str | None = None  # autoscaling: the case whose fixed replicas the autoscaled run is set against

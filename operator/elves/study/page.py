@@ -19,7 +19,7 @@ from elves.engine.models.units import format_duration, format_rate, format_secon
 from elves.engine.results.format import html_table, percent_text, value_text
 from elves.engine.results.report.html import CSS, run_markers, sweep_html
 from elves.engine.results.report.svg import chart
-from elves.study.answers import answer
+from elves.study.answers import RULES, STANDING_RULES, answer, rule_text
 from elves.study.cases import GROUPS, StudyError, load_study
 from elves.study.case_results import (MACHINE_FILE, CaseResult, read_json, asked_text, drain_text, lost, point_text,
                                  queue_text, read_case, replicas_text, restarts_text, sent_text, unexpected_logs)
@@ -209,6 +209,18 @@ def page_blocks(results: list[CaseResult], machine: dict[str, Any] | None) -> li
                             f" This is the machine of the last suite; a case whose run line names no CPU ran in an"
                             f" earlier suite, on a machine its run.json does not record."
                             f" Each case says how busy the machine was when it ran. Local mode: {cores}"))
+    blocks.append(("h", 2, "The rules"))
+    blocks.append(("p", "Each answer names the rule that made it. The rules before any other decide whether a run"
+                        " can answer at all; then the rule of the case's kind (`finding.kind` in study.yaml) reads"
+                        " the one measurement that answers its question. A figure a rule needs that the run did not"
+                        " record makes the answer \"Cannot tell\", naming what is missing. A queue's depth is given as"
+                        " its peak, its steady state and its trend over the load's last third, the transient of the"
+                        " load's first third (at most a minute) set apart (elves.engine.results.depth); beside the"
+                        " study's steady state it stands only from a run as long as the study's or one whose queue"
+                        " was flat at the load's end. Every share of failed requests is over all requests unless it"
+                        " names an endpoint (then over that endpoint's)."))
+    blocks.append(("table", ["rule", "what it says"], [[f"`{rule}`", rule_text(rule)]
+                                                         for rule in [*STANDING_RULES, *RULES]]))
     for group, title in GROUPS.items():
         members = [r for r in results if r.case.group == group]
         if not members:

@@ -21,6 +21,9 @@ from typing import Any, TextIO
 BUSY_LOAD_PER_CORE = 1.0
 # Other processes using more than this many cores (on average) bend the figures.
 BUSY_OUTSIDE_CORES = 0.25
+# Twice as many runnable tasks as cores, whoever they are (the stack's own JVMs count): each gets at
+# most half a core, and the latencies and depths measure the wait for a CPU as much as the system.
+SATURATED_LOAD_PER_CORE = 2.0
 QUIET_WAIT_SECONDS = 600.0
 SAMPLE_SECONDS = 5.0
 
@@ -31,6 +34,8 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 class Sample:
     load1: float
     outside_cores: float | None  # None on the first sample: CPU use needs two readings
+    machine_cores: float | None = None  # every process's CPU, the stack's too (None on the first sample)
+    at: float = 0.0  # wall-clock seconds (epoch) of the reading, to place it inside a run's load
 
 
 def _busy_ticks(proc: Path) -> int:
@@ -90,7 +95,7 @@ class Sampler:
         now, busy, table = self.clock(), _busy_ticks(self.proc), _processes(self.proc)
         ours = process_tree(table, self.stack() | {self.own_pid})
         ours_ticks = {pid: table[pid][1] for pid in ours}
-        outside = None
+        outside = machine = None
         if self._last is not None:
             then, busy_then, ours_then = self._last
             # A process of ours that started since the last reading counts from 0; one that ended is
@@ -98,8 +103,9 @@ class Sampler:
             ours_used = sum(ticks - ours_then.get(pid, 0) for pid, ticks in ours_ticks.items())
             seconds = max(now - then, 1e-6)
             outside = max(0.0, (busy - busy_then - ours_used) / self.ticks / seconds)
+            machine = max(0.0, (busy - busy_then) / self.ticks / seconds)
         self._last = (now, busy, ours_ticks)
-        return Sample(load1, outside)
+        return Sample(load1, outside, machine, time.time())
 
 
 def busy_now(sample: Sample, cores: int) -> list[str]:
@@ -164,6 +170,16 @@ class Watch:
             except OSError:
                 continue  # a /proc read raced a process's end: the next sample counts
 
+    def during_load(self, loads: list[tuple[float, float]]) -> dict[str, Any]:
+        """What the samples taken inside the runs' loads (epoch start, end) saw: the load average
+        and every process's CPU, the stack's own included, for `saturated_reason`."""
+        inside = [s for s in self.samples if any(start <= s.at <= end for start, end in loads)]
+        machine = [s.machine_cores for s in inside if s.machine_cores is not None]
+        return {"samples": len(inside),
+                "load1Mean": round(sum(s.load1 for s in inside) / len(inside), 2) if inside else None,
+                "load1Max": round(max(s.load1 for s in inside), 2) if inside else None,
+                "machineCoresMean": _rounded(sum(machine) / len(machine)) if machine else None}
+
     def during(self) -> dict[str, Any]:
         outside = [s.outside_cores for s in self.samples if s.outside_cores is not None]
         return {"samples": len(self.samples),
@@ -194,4 +210,41 @@ def busy_reason(run: dict[str, Any] | None) -> str | None:
     if load is not None and load > cores * BUSY_LOAD_PER_CORE:
         return (f"load average {load:.1f} on {cores} cores before it, over {cores * BUSY_LOAD_PER_CORE:.1f};"
                 f" other processes' CPU was not measured then")
+    return None
+
+
+def saturated_reason(run: dict[str, Any] | None) -> str | None:
+    """Why the machine was saturated while the case ran, whoever saturated it: the load average
+    over SATURATED_LOAD_PER_CORE per core during the load (recorded since the suite samples it
+    there) or, in an older run.json, at the run's end (the 1-minute average then covers the load's
+    last part and the drain). None when it was not, or nothing says (`saturation_unknown`)."""
+    if not run:
+        return None
+    cores = run.get("cores") or 1
+    limit = cores * SATURATED_LOAD_PER_CORE
+    machine = run.get("machine") or {}
+    during_load = machine.get("duringLoad") or {}
+    after = run.get("loadAverageAfter") or []
+    if during_load.get("load1Mean") is not None:
+        load, when = during_load["load1Mean"], "on average during the load"
+        used = during_load.get("machineCoresMean")
+        when += f" (every process together used {used:.2f} cores)" if used is not None else ""
+    elif after:
+        load, when = after[0], "at the run's end (the 1-minute average over the load's last part and the drain)"
+    else:
+        return None
+    if load <= limit:
+        return None
+    outside = (machine.get("during") or {}).get("outsideCoresMean")
+    whose = (f"; other processes used {outside:.2f} cores on average, so the stack itself saturated it"
+             if outside is not None and outside <= BUSY_OUTSIDE_CORES else "")
+    return f"load average {load:.1f} on {cores} cores {when}, over {limit:.1f}{whose}"
+
+
+def saturation_unknown(run: dict[str, Any] | None) -> str | None:
+    """What is missing to tell whether the machine was saturated, or None when the record says."""
+    if not run:
+        return "no run.json records the machine it ran on"
+    if not run.get("loadAverageAfter") and not ((run.get("machine") or {}).get("duringLoad") or {}).get("load1Mean"):
+        return "its run.json records no load average during or after the load"
     return None

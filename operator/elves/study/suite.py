@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +220,7 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
             if (made[-1] / name).exists():
                 shutil.copyfile(made[-1] / name, target / name)
         summary = json.loads((target / SUMMARY).read_text(encoding="utf-8"))
+        record["machine"]["duringLoad"] = watch.during_load(load_windows(summary))
         report = (summary.get("status") or {}).get("report") or {}
         if report.get("path"):  # the committed copy names no machine's layout either
             report["path"] = repo_relative(Path(report["path"]))
@@ -227,6 +229,18 @@ def run_case(study_path: Path, case: Case, results: Path, reports: Path, out=sys
         record["report"] = None  # a harness error before any report: run.json says so
     (target / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return code
+
+
+def load_windows(summary: dict[str, Any]) -> list[tuple[float, float]]:
+    """(epoch start, end) of each run's load in a summary: where the machine's state counts."""
+    windows = []
+    for run in (summary.get("status") or {}).get("runs") or []:
+        try:
+            windows.append((datetime.fromisoformat(run["loadStartedAt"]).timestamp(),
+                            datetime.fromisoformat(run["loadEndedAt"]).timestamp()))
+        except (KeyError, TypeError, ValueError):
+            continue  # a run that never started or ended its load has no window to judge
+    return windows
 
 
 def run_record(case: Case, ran: Path, code: int, started: float, load_before: tuple[float, ...],

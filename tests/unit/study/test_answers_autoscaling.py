@@ -60,4 +60,4 @@ def test_no_lower_pile_up_or_anything_lost_answers_no():
 
 def test_without_both_a_fixed_and_an_autoscaled_run_there_is_no_answer():
     only_fixed = case("autoscaling", runs=[run(300, (1, 1))], spec={"load": SPEC["load"]}, queue=QUEUE)
-    assert answer(only_fixed).outcome == "Unknown"
+    assert answer(only_fixed).outcome == "Cannot tell"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from elves.study.quiet import (Sample, Sampler, busy_reason, machine_record, process_tree, stack_pids,
+from elves.study.quiet import (Sampler, busy_reason, machine_record, process_tree, stack_pids,
                                  wait_until_quiet)
 
 STACK, OWN = 10, 20  # the supervisor and the suite itself
@@ -42,13 +42,15 @@ def test_cpu_outside_the_stack_counts_every_other_process_even_one_that_ended(tm
     proc, sampler, now = _sampler(tmp_path)
     # the stack (10 and its child 11), the suite (20) and its k6 (21), another process (30)
     proc.write(0.5, 1000, {STACK: (1, 100), 11: (STACK, 100), OWN: (1, 50), 21: (OWN, 50), 30: (1, 0)})
-    assert sampler.sample() == Sample(0.5, None)
+    first = sampler.sample()
+    assert (first.load1, first.outside_cores, first.machine_cores) == (0.5, None, None)
     now[0] = 10.0
     # in 10 s: the stack used 500 ticks, the suite and k6 200, process 30 300, and a build step that
     # ran and ended in between 100 (only the machine's total saw it): 1,100 ticks in all
     proc.write(2.5, 2100, {STACK: (1, 300), 11: (STACK, 400), OWN: (1, 150), 21: (OWN, 150), 30: (1, 300)})
     sample = sampler.sample()
     assert sample.load1 == 2.5 and abs(sample.outside_cores - 0.4) < 1e-9  # (300 + 100) ticks / 100 Hz / 10 s
+    assert abs(sample.machine_cores - 1.1) < 1e-9  # every process, the stack's too: 1,100 ticks / 100 Hz / 10 s
 
 
 def test_a_case_waits_for_a_quiet_machine_and_says_what_it_waits_for(tmp_path):
@@ -110,3 +112,18 @@ def test_the_real_proc_can_be_sampled():
     sampler = Sampler(stack=set)
     first, second = sampler.sample(), sampler.sample()
     assert first.outside_cores is None and first.load1 >= 0 and second.outside_cores is not None
+
+
+def test_the_machine_during_the_load_counts_only_the_samples_inside_a_runs_load(tmp_path):
+    from elves.study.quiet import Sample, Watch
+    from elves.study.suite import load_windows
+
+    watch = Watch(_sampler(tmp_path)[1])
+    # a reset's 15 JVMs starting before the load (load 26), then the load itself, then the drain
+    watch.samples += [Sample(26.0, 0.0, 2.0, at=100.0), Sample(3.0, 0.0, 1.5, at=160.0),
+                      Sample(5.0, 0.1, 1.9, at=170.0), Sample(1.0, 0.0, 0.4, at=230.0)]
+    summary = {"status": {"runs": [{"loadStartedAt": "1970-01-01T00:02:30Z", "loadEndedAt": "1970-01-01T00:03:00Z"},
+                                   {"index": 1}]}}  # a second run that never started its load has no window
+    assert load_windows(summary) == [(150.0, 180.0)]
+    assert watch.during_load(load_windows(summary)) == {"samples": 2, "load1Mean": 4.0, "load1Max": 5.0,
+                                                        "machineCoresMean": 1.7}

@@ -87,9 +87,23 @@ class EndpointResult(StatusModel):
     concurrency: float | None = Field(None, description="Little's law: rate x mean latency, requests in flight.")
 
 
+class DepthOverLoad(StatusModel):
+    """A queue's depth over the load read three ways (elves.engine.results.depth): the peak, the
+    steady state and the trend at the load's end, the transient of its first part set apart."""
+
+    peak: float | None = Field(None, description="Deepest over the load after its first part (the transient).")
+    peak_at: float | None = Field(None, description="Seconds since the load started when the peak was seen.")
+    transient: float | None = Field(None, description="Deepest in the load's first part, right after a reset.")
+    transient_seconds: float = Field(0.0, description="How long the first part is.")
+    steady: float | None = Field(None, description="Median depth over the load's last part.")
+    steady_seconds: float = Field(0.0, description="How long the last part is.")
+    trend: float | None = Field(None, description="Messages per minute over the load's last part (least squares).")
+
+
 class QueueResult(StatusModel):
     max: float | None = None
     final: float | None = None
+    over_load: DepthOverLoad | None = Field(None, description="The depth over the load: peak, steady state, trend.")
 
 
 class ReplicaPoint(StatusModel):

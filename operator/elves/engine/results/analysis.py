@@ -20,6 +20,7 @@ from elves.engine.models.target import Queues
 from elves.engine.planning.target import Target
 from elves.engine.results import promql
 from elves.engine.results.autoscaling_figures import HPA, KEDA, scaled, scaling_figures
+from elves.engine.results.depth import depth_over_load
 from elves.engine.results.histograms import Histogram, run_histograms
 from elves.engine.results.ledger import ledger_result
 from elves.engine.results.prometheus import Prometheus, Sample, Series
@@ -246,7 +247,11 @@ def queue_results(prom: Prometheus, window: RunWindow, queues: Queues | None = N
     depth = queue_depth_query(queues, namespace or prom.system_namespace)
     deepest = prom.by_label(promql.deepest_over(depth, span), "queue", at)
     final = prom.by_label(depth, "queue", at)
-    return {q: QueueResult(max=deepest.get(q), final=final.get(q)) for q in sorted(set(deepest) | set(final))}
+    readings = prom.query_range(depth, window.load_start, window.load_end, _timeline_step(window))
+    over_load = {series.labels.get("queue", ""): depth_over_load(
+        ((t - window.load_start, v) for t, v in series.points), window.load_seconds) for series in readings}
+    return {q: QueueResult(max=deepest.get(q), final=final.get(q), over_load=over_load.get(q))
+            for q in sorted(set(deepest) | set(final))}
 
 
 def _timeline_step(window: RunWindow) -> float:

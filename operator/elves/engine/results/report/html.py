@@ -109,9 +109,11 @@ def sweep_html(status: LoadTestStatus) -> str:
 
 
 def run_markers(run: RunStatus) -> list[Marker]:
-    """The faults and the ends of load and drain, for the plots' x axis."""
-    markers = [Marker(f.at, f.label or f.action) for f in run.faults]
+    """The faults where they were applied (not where planned) and the ends of load and drain, for
+    the plots' x axis."""
     start = run.load_started_at.timestamp() if run.load_started_at else None
+    markers = [Marker(f.at if start is None else f.fired_at.timestamp() - start, f.label or f.action)
+               for f in run.faults]
     if start is not None and run.load_ended_at:
         markers.append(Marker(run.load_ended_at.timestamp() - start, "load end", "phase"))
     if start is not None and run.drained_at:
