@@ -22,7 +22,8 @@ from elves.engine.results.report.svg import chart
 from elves.study.answers import RULES, STANDING_RULES, answer, rule_text
 from elves.study.cases import GROUPS, StudyError, load_study
 from elves.study.case_results import (MACHINE_FILE, CaseResult, read_json, asked_text, drain_text, lost, point_text,
-                                 queue_text, read_case, replicas_text, restarts_text, sent_text, unexpected_logs)
+                                 read_case, replicas_text, restarts_text, sent_text, unexpected_logs)
+from elves.study.queue_depth import queues_text
 from elves.study.quiet import BUSY_LOAD_PER_CORE, busy_reason
 
 
@@ -45,9 +46,9 @@ def sees_text(result: CaseResult) -> str:
         ledger = f"lost {requests}/{logs} (requests/logs)" + (f", unexpected logs {unexpected:,}" if unexpected else "")
         duplicates = r.ledger.duplicates if r.ledger else None
         clauses.append(f"{prefix}asked {asked_text(result.test, run)}, sent {sent_text(result.test, run)}, p99 "
-                       f"{format_seconds(r.total.p99)}, {percent_text(r.total.error_rate)} failed, deepest queue "
-                       f"{queue_text(r)}, restarts {restarts_text(r)}, {ledger}, duplicates {duplicates},"
-                       f" drain {drain_text(r)}")
+                       f"{format_seconds(r.total.p99)}, {percent_text(r.total.error_rate)} of all requests failed,"
+                       f" queues: {queues_text(result, run)}; restarts {restarts_text(r)}, {ledger}, duplicates"
+                       f" {duplicates}, drain {drain_text(r)}")
     return "; ".join(clauses)
 
 
@@ -68,6 +69,21 @@ def not_run_text(result: CaseResult) -> str | None:
         reasons = [c.message for c in (result.status.conditions if result.status else []) if c.type == "HarnessError"]
         return "Ran, but no results: " + (reasons[0] if reasons else "the run ended before its analysis") + "."
     return None
+
+
+def rerun_rows(results: list[CaseResult]) -> list[list[str]]:
+    """[case, outcome, rule, why] of each case a rerun must answer: Inconclusive, Cannot tell, or a
+    depth that cannot be compared with the study's steady state."""
+    rows = []
+    for result in results:
+        found = answer(result)
+        head = found.text.split(". What it measured")[0]
+        if found.outcome in ("Inconclusive", "Cannot tell"):
+            rows.append([result.case.id, found.outcome, found.rule, head])
+        elif "cannot be compared" in found.text:
+            why = found.text[found.text.index("cannot be compared"):].split(";")[0].rstrip(".")
+            rows.append([result.case.id, found.outcome, found.rule, f"its depth {why}"])
+    return rows
 
 
 def finding_text(result: CaseResult) -> str:
@@ -124,7 +140,8 @@ def detail_blocks(result: CaseResult) -> list[Block]:
         blocks.append(("p", run_line(run)))
     if not result.runs:
         return blocks
-    headers = ["run", "asked", "sent", "p50", "p95", "p99", "failed", "deepest queue (work queues)",
+    headers = ["run", "asked", "sent", "p50", "p95", "p99", "failed (of all requests)",
+               "work queues: peak, steady state, trend at the load's end",
                "restarts (OOM)", "lost requests", "lost logs", "unexpected logs", "duplicates", "drain", "stability"]
     rows = []
     for r_run in result.runs:
@@ -133,7 +150,8 @@ def detail_blocks(result: CaseResult) -> list[Block]:
         requests, logs = lost(r)
         rows.append([point_text(r_run) or str(r_run.index), asked_text(result.test, r_run), sent_text(result.test, r_run),
                      format_seconds(r.total.p50), format_seconds(r.total.p95), format_seconds(r.total.p99),
-                     percent_text(r.total.error_rate), queue_text(r), restarts_text(r), str(requests), str(logs),
+                     percent_text(r.total.error_rate), queues_text(result, r_run), restarts_text(r), str(requests),
+                     str(logs),
                      f"{unexpected_logs(r):,}", str(r.ledger.duplicates if r.ledger else None),
                      drain_text(r), "-" if r.throughput_stability is None else f"{r.throughput_stability:.2f}"])
     blocks.append(("table", headers, rows))
@@ -145,7 +163,8 @@ def detail_blocks(result: CaseResult) -> list[Block]:
                                   percent_text(e.error_rate), str(e.timeouts), str(e.retries), format_seconds(e.p50),
                                   format_seconds(e.p95),
                                   format_seconds(e.p99)])
-    blocks.append(("table", ["run", "endpoint", "requests", "rate", "failed", "timed out", "retries", "p50", "p95",
+    blocks.append(("table", ["run", "endpoint", "requests", "rate", "failed (of its requests)", "timed out",
+                             "retries", "p50", "p95",
                              "p99"], endpoint_rows))
     blocks.append(("table", ["run", "deployment", "restarts", "OOM kills", "heap max (one replica)", "GC pauses",
                              "CPU (cores, mean)"], [
@@ -221,6 +240,12 @@ def page_blocks(results: list[CaseResult], machine: dict[str, Any] | None) -> li
                         " names an endpoint (then over that endpoint's)."))
     blocks.append(("table", ["rule", "what it says"], [[f"`{rule}`", rule_text(rule)]
                                                          for rule in [*STANDING_RULES, *RULES]]))
+    rerun = rerun_rows(ran)
+    if rerun:
+        blocks.append(("h", 2, "What needs a rerun"))
+        blocks.append(("p", "The cases whose run cannot answer, or whose depth cannot stand beside the study's steady"
+                            " state, and the rule that says so (their full answers are below)."))
+        blocks.append(("table", ["case", "outcome", "rule", "why"], rerun))
     for group, title in GROUPS.items():
         members = [r for r in results if r.case.group == group]
         if not members:

@@ -10,6 +10,7 @@ says what it cannot tell rather than read a deepest figure as a steady state.
 from __future__ import annotations
 
 from elves.engine.models.status import DepthOverLoad, RunStatus
+from elves.engine.models.summary import work_queues
 from elves.engine.models.units import format_duration
 from elves.engine.results.depth import depth_over_load, transient_only, trend
 from elves.study.case_results import CaseResult
@@ -80,3 +81,12 @@ def steady_comparison(result: CaseResult, run: RunStatus, queue: str) -> str | N
         return None
     return (f"cannot be compared with the study's steady state: {lasted}, and {queue.removeprefix('elves.')} was"
             f" still {way} at its end (a rerun of the study's length is needed)")
+
+
+def queues_text(result: CaseResult, run: RunStatus) -> str:
+    """Every work queue's depth over the load in words; one that stayed empty, just its 0."""
+    r = run.results
+    assert r is not None
+    parts = [f"{queue.removeprefix('elves.')} 0" if not q.max else depth_text(result, run, queue)
+             for queue, q in work_queues(r.queues).items() if q.max is not None]
+    return "; ".join(parts) or "-"

@@ -85,7 +85,7 @@ def test_every_case_gets_the_study_beside_elves_and_an_answer(results, tmp_path)
     # The figures a reader compares with the study's, per run: asked and achieved, latency, failures, queues,
     # restarts, replicas over time, lost, drain; and the machine's state.
     assert ("| 180 requests in 1m (180/min peak) | 183 requests in 1m (183/min) | 30ms | 90ms | 120ms | 1.64 % |"
-            " ingestor.data.in 302 |") in text
+            " ingestor.data.in peak 302 at 30s; steady 302 over the load's last 20s |") in text
     assert "Replicas ready over time: 0: gateway 2; ingestor 1, 0 at 30s, 1 at 55s" in text
     assert "load average 0.4 on 2 cores before it: quiet." in text
     assert "**It saw:** Out of memory at 2 GB. (the notes on the study, \"Before\")" in text
