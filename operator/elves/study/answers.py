@@ -26,7 +26,7 @@ from elves.engine.results.format import observed_text, percent_text, value_text
 from elves.engine.results.generator_limit import judged_limits
 from elves.study.case_results import (STORED_TWICE, CaseResult, asked_rate, drain_text, landed, lost_total, offered,
                                       point_text, queue_text, restarts_text, surplus_text)
-from elves.study.queue_depth import NO_PROFILE, depth_text, depth_of, steady_comparison
+from elves.study.queue_depth import NO_DEPTH_OVER_LOAD, depth_text, depth_of, steady_comparison
 from elves.study.quiet import (BUSY_LOAD_PER_CORE, BUSY_OUTSIDE_CORES, SATURATED_LOAD_PER_CORE, busy_reason,
                                saturated_reason, saturation_unknown)
 
@@ -169,7 +169,7 @@ def _queue_over(result: CaseResult, run: RunStatus, limit: float) -> tuple[str |
         depth = depth_of(result, run, queue)
         if depth is None:
             return None, (f"{queue.removeprefix('elves.')} reached {q.max:g}, at or over {limit:g}, and whether"
-                          f" only in the transient after the reset cannot be told: {NO_PROFILE}")
+                          f" only in the transient of the load's first part cannot be told: {NO_DEPTH_OVER_LOAD}")
         if (depth.peak or 0) >= limit:
             return depth_text(result, run, queue), None
     return None, None
@@ -212,7 +212,7 @@ def steady(result: CaseResult) -> Answer:
         return Answer("Cannot tell", f"cannot tell whether {', '.join(unknown)} {'was' if len(unknown) == 1 else 'were'}"
                                      f" still growing when the load ended"
                                      f" ({format_duration(round(r.load_seconds))} of the study's"
-                                     f" {format_duration(round(result.case.study.seconds or 0))}): {NO_PROFILE}.")
+                                     f" {format_duration(round(result.case.study.seconds or 0))}): {NO_DEPTH_OVER_LOAD}.")
     if growing:
         why = [c for q in work_queues(r.queues) for c in [steady_comparison(result, run, q)] if c]
         return Answer("Cannot tell", f"cannot tell: no pile-up during the load, but {'; '.join(why)}:"

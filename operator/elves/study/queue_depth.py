@@ -15,7 +15,7 @@ from elves.engine.models.units import format_duration
 from elves.engine.results.depth import depth_over_load, transient_only, trend
 from elves.study.case_results import CaseResult
 
-NO_PROFILE = "neither the summary's depth over the load nor a series.json with the depth over time was recorded"
+NO_DEPTH_OVER_LOAD = "neither the summary's depth over the load nor a series.json with the depth over time was recorded"
 
 
 def depth_of(result: CaseResult, run: RunStatus, queue: str) -> DepthOverLoad | None:
@@ -59,7 +59,7 @@ def depth_text(result: CaseResult, run: RunStatus, queue: str) -> str:
     r = run.results
     deepest = r.queues[queue].max if r is not None and queue in r.queues else None
     head = f"{queue.removeprefix('elves.')} deepest {deepest:g}" if deepest is not None else queue
-    return f"{head} (peak, steady state and trend cannot be told: {NO_PROFILE})"
+    return f"{head} (peak, steady state and trend cannot be told: {NO_DEPTH_OVER_LOAD})"
 
 
 def steady_comparison(result: CaseResult, run: RunStatus, queue: str) -> str | None:
@@ -75,7 +75,7 @@ def steady_comparison(result: CaseResult, run: RunStatus, queue: str) -> str | N
         return None
     lasted = f"the load lasted {format_duration(round(r.load_seconds))} of the study's {format_duration(round(seconds))}"
     if depth is None:
-        return f"cannot be compared with the study's steady state: {lasted}, and {NO_PROFILE}"
+        return f"cannot be compared with the study's steady state: {lasted}, and {NO_DEPTH_OVER_LOAD}"
     way = trend(depth)
     if way == "flat":
         return None

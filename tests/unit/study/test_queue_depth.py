@@ -54,4 +54,4 @@ def test_without_a_depth_over_the_load_or_series_the_page_says_what_it_cannot_te
         " over the load nor a series.json with the depth over time was recorded)")
     assert "cannot be compared with the study's steady state" in steady_comparison(bare, bare.runs[0], QUEUE)
     found = answer(bare)
-    assert found.outcome == "Cannot tell" and "whether only in the transient after the reset cannot be told" in found.text
+    assert found.outcome == "Cannot tell" and "whether only in the transient of the load's first part cannot be told" in found.text
