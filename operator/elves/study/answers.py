@@ -62,11 +62,32 @@ def generator_reasons(result: CaseResult, run: RunStatus) -> list[str]:
     r = run.results
     assert r is not None
     reasons = judged_limits(r, run.verdict)
-    counted = offered(result.test, run)
-    if counted is not None and counted.asked and counted.sent < OFFERED_SHARE * counted.asked:
+    if _sent_short(result, run) and offered(result.test, run).recorded:
+        counted = offered(result.test, run)
         reasons.append(f"k6 sent {counted.sent:,} of the {counted.asked:,.0f} {counted.unit} asked"
                        f" ({counted.sent / counted.asked:.0%})")
     return reasons
+
+
+def _sent_short(result: CaseResult, run: RunStatus) -> bool:
+    counted = offered(result.test, run)
+    return counted is not None and bool(counted.asked) and counted.sent < OFFERED_SHARE * counted.asked
+
+
+def unknown_reasons(result: CaseResult) -> list[tuple[str, str]]:
+    """(rule, what is missing) for each standing rule the run's record cannot decide."""
+    missing = []
+    saturation = saturation_unknown(result.run)
+    if saturation:
+        missing.append(("stack-saturated", f"whether the machine was saturated: {saturation}"))
+    for run in result.runs:
+        counted = offered(result.test, run)
+        if _sent_short(result, run) and not counted.recorded:
+            missing.append(("generator-limited", f"whether k6 offered the load: it sent {counted.sent:,} of the"
+                            f" {counted.asked:,.0f} {counted.unit} today's planner asks of its spec, and the summary"
+                            f" does not record what the planner that ran it asked (a profile's shape is the"
+                            f" planner's, which changes with the code)"))
+    return missing
 
 
 def late_change_reasons(result: CaseResult, run: RunStatus) -> list[str]:
@@ -107,7 +128,8 @@ STANDING_RULES = {
                        " it, the stack's own processes included: Inconclusive; no load average recorded: Cannot"
                        " tell (elves.study.quiet.saturated_reason).",
     "generator-limited": "k6 dropped iterations, brought up every VU the plan allows or filled a runner's cores (the"
-                         f" verdict's rule), or sent under {OFFERED_SHARE:.0%} of the iterations asked: Inconclusive.",
+                         f" verdict's rule), or sent under {OFFERED_SHARE:.0%} of the iterations asked: Inconclusive;"
+                         " asked by a profile the summary does not record the count of: Cannot tell.",
     "change-after-load": "A planned change (a scale, a pause) took effect after the load had ended: Inconclusive.",
 }
 
@@ -503,10 +525,11 @@ def answer(result: CaseResult) -> Answer:
         rules = ", ".join(dict.fromkeys(rule for rule, _ in reasons))
         return Answer("Inconclusive", "; ".join(reason for _, reason in reasons)
                       + f". What it measured (not an answer): {measured}", rules)
-    missing = saturation_unknown(result.run)
+    missing = unknown_reasons(result)
     if missing:
-        return Answer("Cannot tell", f"cannot tell whether the machine was saturated: {missing}."
-                                     f" What it measured (not an answer): {measured}", "stack-saturated")
+        rules = ", ".join(dict.fromkeys(rule for rule, _ in missing))
+        return Answer("Cannot tell", "cannot tell " + "; nor ".join(what for _, what in missing)
+                      + f". What it measured (not an answer): {measured}", rules)
     return measured
 
 

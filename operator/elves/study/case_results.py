@@ -17,7 +17,7 @@ from elves.engine.models.loadtest import LoadTest, parse_loadtest
 from elves.engine.models.status import LoadTestStatus, RunResults, RunStatus
 from elves.engine.models.summary import work_queues
 from elves.engine.models.units import format_duration, format_rate, format_seconds
-from elves.engine.planning.plan import expand_sweep, peak_rate, rate_profile
+from elves.engine.planning.plan import expand_sweep, peak_rate, planned_iterations
 from elves.engine.results.compare import CompareError, summary_status
 from elves.study.cases import Case
 
@@ -92,6 +92,9 @@ class Offered:
     asked: float  # iterations over the planned load
     sent: int
     peak: float  # the planned peak rate of the counted iterations, per second
+    # Whether `asked` is the run's own (its summary records what its planner asked), or today's
+    # planner's reading of its spec: for a profile, whose shape the planner makes, not the same.
+    recorded: bool = True
 
 
 def offered(test: LoadTest | None, run: RunStatus) -> Offered | None:
@@ -104,11 +107,12 @@ def offered(test: LoadTest | None, run: RunStatus) -> Offered | None:
     mix = load.effective_mix
     keys = COUNTED_EXECS[load.scenario] or tuple(mix)
     share = sum(mix.get(k, 0) for k in keys) / (sum(mix.values()) or 1)
-    planned = (float(load.iterations) if load.closed else
-               sum((s.start_rate + s.end_rate) / 2 * (s.end - s.start) for s in rate_profile(load)))
+    recorded = run.results.planned_iterations
+    planned = recorded if recorded is not None else planned_iterations(load) or 0.0
     sent = sum(run.results.endpoints[k].requests for k in keys if k in run.results.endpoints)
     unit = "requests" if COUNTED_EXECS[load.scenario] is None else f"{' + '.join(keys)} round trips"
-    return Offered(unit, planned * share, sent, 0.0 if load.closed else peak_rate(load) * share)
+    return Offered(unit, planned * share, sent, 0.0 if load.closed else peak_rate(load) * share,
+                   recorded is not None or load.profile is None)
 
 
 def asked_text(test: LoadTest | None, run: RunStatus | None = None) -> str:
@@ -121,7 +125,9 @@ def asked_text(test: LoadTest | None, run: RunStatus | None = None) -> str:
         return closed_text(load) + (f" ({counted.asked:,.0f} {counted.unit})" if counted else "")
     if counted is None:
         return f"{format_rate(peak_rate(load))} peak ({load.scenario or 'script'} iterations)"
-    return f"{counted.asked:,.0f} {counted.unit} in {format_duration(load.duration_seconds)} ({format_rate(counted.peak)} peak)"
+    unrecorded = "" if counted.recorded else " as today's planner reads its spec (the summary does not record its own)"
+    return (f"{counted.asked:,.0f} {counted.unit} in {format_duration(load.duration_seconds)}"
+            f" ({format_rate(counted.peak)} peak){unrecorded}")
 
 
 def sent_text(test: LoadTest | None, run: RunStatus) -> str:

@@ -268,3 +268,16 @@ def test_every_answer_names_the_rule_that_made_it_and_the_page_can_say_what_it_s
     assert found.rule == kind and str(found).startswith(f"{found.outcome} [rule {kind}]: ")
     assert len(rule_text(kind)) > 40
     assert all(len(rule_text(rule)) > 40 for rule in STANDING_RULES)
+
+
+def test_asked_is_the_runs_own_plan_and_a_profile_the_summary_does_not_count_cannot_tell():
+    ramp = {"load": {"scenario": "system-mix", "rate": "600/min", "duration": "1m", "profile": "breakpoint",
+                     "warmup": "0s"}}  # today's planner: 0 to 10/s over 60 s, 300 requests
+    short = {"getData": EndpointResult(requests=150, ok=150, rate=2.5, error_rate=0.0)}
+    unrecorded = answer(case(runs=[results(endpoints=short)], spec=ramp))
+    assert unrecorded.outcome == "Cannot tell" and unrecorded.rule == "generator-limited"
+    assert "it sent 150 of the 300 requests today's planner asks of its spec" in unrecorded.text
+    # The summary records what the planner that ran it asked: that decides, either way.
+    assert answer(case(runs=[results(endpoints=short, planned_iterations=160.0)], spec=ramp)).outcome == "Yes"
+    limited = answer(case(runs=[results(endpoints=short, planned_iterations=300.0)], spec=ramp))
+    assert limited.outcome == "Inconclusive" and "k6 sent 150 of the 300 requests asked (50%)" in limited.text

@@ -231,6 +231,9 @@ class RunResults(StatusModel):
     rate: float = 0.0
     error_rate: float | None = None
     dropped_iterations: int = 0
+    planned_iterations: float | None = Field(None, description=(
+        "Iterations the run's plan asked for over its load (every scenario), as the planner that ran it"
+        " computed them: what k6 sent is set against it."))
     vus_max: float | None = Field(None, description=(
         "The most VUs k6 had active at once, all runners together (an open model starts its pre-allocated VUs at"
         " once and adds one, up to maxVUs, only when an arrival found none free)."))

@@ -225,6 +225,14 @@ def rate_profile(load: Load) -> list[Segment]:
     return segments
 
 
+def planned_iterations(load: Load) -> float | None:
+    """The iterations a load asks for: a closed model's fixed number, else the planned arrival
+    rate over time integrated; None for users who loop for a time (no number is planned)."""
+    if load.closed:
+        return float(load.iterations) if load.iterations else None
+    return sum((s.start_rate + s.end_rate) / 2 * (s.end - s.start) for s in rate_profile(load))
+
+
 def rate_at(segments: list[Segment], t: float) -> float:
     """The planned total arrival rate (per second) `t` seconds into the load."""
     for s in segments:

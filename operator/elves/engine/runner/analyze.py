@@ -8,7 +8,7 @@ from typing import Any
 
 from elves.engine.models.status import Check, GeneratorCpu, Ledger, RunResults, RunStatus, Step, Verdict
 from elves.engine.models.summary import summarize
-from elves.engine.planning.plan import vu_ceiling
+from elves.engine.planning.plan import planned_iterations, vu_ceiling
 from elves.engine.planning.platform import RunKey
 from elves.engine.results import analysis
 from elves.engine.results.analysis import AnalysisError, RunWindow, leave_out_warmup
@@ -92,6 +92,7 @@ def analyze(tick: Tick) -> float:
         results = analysis.analyze(prom, window, ledger, logged_endpoints(tick), plan.point.system.autoscaling,
                                    tick.ctx.target)
         results.vus_ceiling = vu_ceiling(plan.scenarios)
+        results.planned_iterations = planned_iterations(plan.point.load)
         results.generator_cpu = _generator_cpu(tick, window)
         if results.dropped_iterations:
             results.first_drop = first_drop(prom, spec.objectives, plan.test_id, window.load_start, window.load_end)

@@ -136,6 +136,17 @@ def test_breakpoint_is_a_linear_ramp_to_the_rate(make_loadtest):
     assert plan.rate_at(segments, 600) == pytest.approx(10.0)
 
 
+def test_the_planned_iterations_are_the_rate_over_time_or_a_closed_models_fixed_number(make_loadtest):
+    ramp = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
+                               "profile": "breakpoint", "warmup": "0s"}).spec.load
+    assert plan.planned_iterations(ramp) == pytest.approx(3000.0)  # 0 to 10/s over 600 s
+    flat = make_loadtest(load={"scenario": "system-mix", "rate": "120/min", "duration": "1m"}).spec.load
+    assert plan.planned_iterations(flat) == pytest.approx(120.0)
+    fixed = make_loadtest(load={"scenario": "ingestor", "users": 8, "iterations": 60, "duration": "5m"}).spec.load
+    looping = make_loadtest(load={"scenario": "ingestor", "users": 8, "duration": "5m"}).spec.load
+    assert (plan.planned_iterations(fixed), plan.planned_iterations(looping)) == (60.0, None)
+
+
 def test_a_breakpoint_ramp_holds_a_measured_warmup_first_by_default(make_loadtest):
     load = make_loadtest(load={"scenario": "system-mix", "rate": "600/min", "duration": "10m",
                                "profile": "breakpoint"}).spec.load

@@ -154,3 +154,5 @@ def test_a_ledger_the_registry_cannot_serve_for_a_moment_after_the_drain_is_wait
     status, _ = drive(ctx, platform, clock, status=result.status)
     assert status.phase in ("Succeeded", "Failed"), harness_error(status).message
     assert status.results.ledger is not None
+    # What the plan asked is recorded with the results, as the planner that ran it counted it.
+    assert status.results.planned_iterations == 180.0  # 180/min for 60 s
