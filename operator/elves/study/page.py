@@ -24,7 +24,7 @@ from elves.study.cases import GROUPS, StudyError, load_study
 from elves.study.case_results import (MACHINE_FILE, CaseResult, read_json, asked_text, drain_text, lost, point_text,
                                  read_case, replicas_text, restarts_text, sent_text, unexpected_logs)
 from elves.study.queue_depth import queues_text
-from elves.study.quiet import BUSY_LOAD_PER_CORE, busy_reason
+from elves.study.quiet import BUSY_LOAD_PER_CORE, busy_reason, saturated_reason
 
 
 
@@ -113,7 +113,10 @@ def run_line(run: dict[str, Any]) -> str:
     where = f" on {run['cpu']}" if run.get("cpu") else ""
     if run.get("platform"):
         where += f", on the {run['platform']}"
+    saturated = saturated_reason(run)
     state = (f"**ran on a busy machine**: {reason}." if reason else
+             f"load average {load:.1f} on {cores} cores before it{measured}: quiet of other work, but **saturated**:"
+             f" {saturated}." if saturated else
              f"load average {load:.1f} on {cores} cores before it{measured}: quiet.")
     return (f"Ran {run.get('started', '?')}{where}{waited_text}, {format_duration(round(run.get('wallSeconds', 0)))} of wall"
             f" time, exit code {run.get('exitCode')}, code at commit {code}; {state}")

@@ -24,3 +24,14 @@ def test_the_page_lists_each_case_a_rerun_must_answer_and_why():
                                                " at its end (a rerun of the study's length is needed)"]
     assert rows[1][:3] == ["c", "Inconclusive", "stack-saturated"] and "load average 8.6 on 2 cores" in rows[1][3]
     assert len(rows) == 2
+
+
+def test_a_run_line_never_calls_quiet_a_machine_its_own_stack_saturated():
+    from elves.study.page import run_line
+
+    run = {"cores": 2, "loadAverageBefore": [1.9], "loadAverageAfter": [8.6], "exitCode": 0,
+           "machine": {"during": {"outsideCoresMean": 0.11}, "busy": []}}
+    line = run_line(run)
+    assert "quiet of other work, but **saturated**: load average 8.6 on 2 cores at the run's end" in line
+    assert line.endswith("so the stack itself saturated it.")
+    assert run_line({**run, "loadAverageAfter": [1.2]}).endswith(": quiet.")
