@@ -24,11 +24,11 @@ from elves.engine.planning.plan import expand_sweep
 from elves.engine.results.depth import trend
 from elves.engine.results.format import observed_text, percent_text, value_text
 from elves.engine.results.generator_limit import judged_limits
+from elves.engine.results.machine_state import (BUSY_LOAD_PER_CORE, BUSY_OUTSIDE_CORES, SATURATED_LOAD_PER_CORE,
+                                                busy_reason, saturated_reason, saturation_unknown)
 from elves.study.case_results import (STORED_TWICE, CaseResult, asked_rate, drain_text, landed, lost_total, offered,
                                       point_text, queue_text, restarts_text, surplus_text)
 from elves.study.queue_depth import NO_DEPTH_OVER_LOAD, depth_text, depth_of, steady_comparison
-from elves.study.quiet import (BUSY_LOAD_PER_CORE, BUSY_OUTSIDE_CORES, SATURATED_LOAD_PER_CORE, busy_reason,
-                               saturated_reason, saturation_unknown)
 
 READS = ("getHistory", "getAllHistory", "getStatus")
 ERRORS_OK = 0.01
@@ -122,11 +122,11 @@ def inconclusive_reasons(result: CaseResult) -> list[tuple[str, str]]:
 STANDING_RULES = {
     "busy-machine": f"Other processes than the stack used over {BUSY_OUTSIDE_CORES:g} cores on average while the case"
                     f" ran, or the load average was over {BUSY_LOAD_PER_CORE:g} per core before it: Inconclusive"
-                    " (elves.study.quiet.busy_reason).",
+                    " (elves.engine.results.machine_state.busy_reason; `elves compare` applies it too).",
     "stack-saturated": f"The load average was over {SATURATED_LOAD_PER_CORE:g} per core during the load (recorded"
                        " since the suite samples it there) or, in an older record, at the run's end, whoever caused"
                        " it, the stack's own processes included: Inconclusive; no load average recorded: Cannot"
-                       " tell (elves.study.quiet.saturated_reason).",
+                       " tell (elves.engine.results.machine_state.saturated_reason; `elves compare` applies it too).",
     "generator-limited": "k6 dropped iterations, brought up every VU the plan allows or filled a runner's cores (the"
                          f" verdict's rule), or sent under {OFFERED_SHARE:.0%} of the iterations asked: Inconclusive;"
                          " asked by a profile the summary does not record the count of: Cannot tell.",

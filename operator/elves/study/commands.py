@@ -8,6 +8,7 @@ from pathlib import Path
 
 from elves.engine.results.compare import DEFAULTS_HELP, RULES_HELP
 from elves.engine.results.compare.plans import ALLOW_HELP
+from elves.engine.results.machine_state import SATURATED_LOAD_PER_CORE
 
 DEFAULT_STUDY = "loadtests/study/study.yaml"
 DEFAULT_RESULTS = "docs/results"
@@ -24,9 +25,11 @@ def register(subcommands) -> None:
                     "Exit 0 when NEW is as good as BASELINE by every rule; 1 when a figure crossed a rule or is\n"
                     "missing from NEW (the baseline has it, NEW lacks it or has NaN), or NEW ended Failed; 2 when\n"
                     "nothing can be compared, each reason named: plans that differ, a run that ended in Error or was\n"
-                    "limited by its load generator, a run from a busy machine (the run.json beside its summary says\n"
-                    "so), no run with results, another LoadTest shape, a rule that watches no figure; or a file is\n"
-                    "unusable.",
+                    "limited by its load generator, a run from a busy machine or one saturated even by its own stack\n"
+                    f"(a load average over {SATURATED_LOAD_PER_CORE:g} per core; the run.json beside its summary says"
+                    " so, read as the results\n"
+                    "page reads it; no flag lets it through), no run with results, another LoadTest shape, a rule\n"
+                    "that watches no figure; or a file is unusable.",
         epilog=RULES_HELP + "\n" + DEFAULTS_HELP)
     compare.add_argument("baseline", metavar="BASELINE", help="summary.json or a report directory (the earlier run)")
     compare.add_argument("new", metavar="NEW", help="summary.json or a report directory (the later run)")

@@ -24,7 +24,7 @@ from elves.study.cases import GROUPS, StudyError, load_study
 from elves.study.case_results import (MACHINE_FILE, CaseResult, read_json, asked_text, drain_text, lost, point_text,
                                  read_case, replicas_text, restarts_text, sent_text, unexpected_logs)
 from elves.study.queue_depth import queues_text
-from elves.study.quiet import BUSY_LOAD_PER_CORE, busy_reason, saturated_reason
+from elves.engine.results.machine_state import BUSY_LOAD_PER_CORE, busy_reason, saturated_reason
 
 
 

@@ -4,7 +4,8 @@ A benchmark on a shared machine measures the other work as much as the system: t
 samples the load average and the CPU used by every process outside the stack (the local
 supervisor's processes and their children, and the suite's own tree with k6) before and
 during each case, waits (bounded) for a quiet machine before a case starts, and records in
-run.json whether the case ran busy. The page reads the same record through `busy_reason`.
+run.json whether the case ran busy. The page and the gate read the record through
+elves.engine.results.machine_state (busy_reason, saturated_reason), which holds the thresholds.
 """
 
 from __future__ import annotations
@@ -17,13 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-# A 1-minute load average above this many runnable tasks per core: the cores were already full.
-BUSY_LOAD_PER_CORE = 1.0
-# Other processes using more than this many cores (on average) bend the figures.
-BUSY_OUTSIDE_CORES = 0.25
-# Twice as many runnable tasks as cores, whoever they are (the stack's own JVMs count): each gets at
-# most half a core, and the latencies and depths measure the wait for a CPU as much as the system.
-SATURATED_LOAD_PER_CORE = 2.0
+from elves.engine.results.machine_state import BUSY_LOAD_PER_CORE, BUSY_OUTSIDE_CORES
+
 QUIET_WAIT_SECONDS = 600.0
 SAMPLE_SECONDS = 5.0
 
@@ -172,7 +168,7 @@ class Watch:
 
     def during_load(self, loads: list[tuple[float, float]]) -> dict[str, Any]:
         """What the samples taken inside the runs' loads (epoch start, end) saw: the load average
-        and every process's CPU, the stack's own included, for `saturated_reason`."""
+        and every process's CPU, the stack's own included, for machine_state.saturated_reason."""
         inside = [s for s in self.samples if any(start <= s.at <= end for start, end in loads)]
         machine = [s.machine_cores for s in inside if s.machine_cores is not None]
         return {"samples": len(inside),
@@ -196,55 +192,3 @@ def machine_record(before: dict[str, Any], during: dict[str, Any]) -> dict[str, 
         reasons.append(f"other processes used {mean:.2f} cores on average while it ran,"
                        f" over {BUSY_OUTSIDE_CORES:.2f}")
     return {"before": {k: v for k, v in before.items() if k != "busy"}, "during": during, "busy": reasons}
-
-
-def busy_reason(run: dict[str, Any] | None) -> str | None:
-    """Why a case's run.json says it ran on a busy machine, or None when it ran quiet (or is unknown)."""
-    if not run:
-        return None
-    cores = run.get("cores") or 1
-    if "machine" in run:
-        reasons = run["machine"].get("busy") or []
-        return "; ".join(reasons) or None
-    load = (run.get("loadAverageBefore") or [None])[0]
-    if load is not None and load > cores * BUSY_LOAD_PER_CORE:
-        return (f"load average {load:.1f} on {cores} cores before it, over {cores * BUSY_LOAD_PER_CORE:.1f};"
-                f" other processes' CPU was not measured then")
-    return None
-
-
-def saturated_reason(run: dict[str, Any] | None) -> str | None:
-    """Why the machine was saturated while the case ran, whoever saturated it: the load average
-    over SATURATED_LOAD_PER_CORE per core during the load (recorded since the suite samples it
-    there) or, in an older run.json, at the run's end (the 1-minute average then covers the load's
-    last part and the drain). None when it was not, or nothing says (`saturation_unknown`)."""
-    if not run:
-        return None
-    cores = run.get("cores") or 1
-    limit = cores * SATURATED_LOAD_PER_CORE
-    machine = run.get("machine") or {}
-    during_load = machine.get("duringLoad") or {}
-    after = run.get("loadAverageAfter") or []
-    if during_load.get("load1Mean") is not None:
-        load, when = during_load["load1Mean"], "on average during the load"
-        used = during_load.get("machineCoresMean")
-        when += f" (every process together used {used:.2f} cores)" if used is not None else ""
-    elif after:
-        load, when = after[0], "at the run's end (the 1-minute average over the load's last part and the drain)"
-    else:
-        return None
-    if load <= limit:
-        return None
-    outside = (machine.get("during") or {}).get("outsideCoresMean")
-    whose = (f"; other processes used {outside:.2f} cores on average, so the stack itself saturated it"
-             if outside is not None and outside <= BUSY_OUTSIDE_CORES else "")
-    return f"load average {load:.1f} on {cores} cores {when}, over {limit:.1f}{whose}"
-
-
-def saturation_unknown(run: dict[str, Any] | None) -> str | None:
-    """What is missing to tell whether the machine was saturated, or None when the record says."""
-    if not run:
-        return "no run.json records the machine it ran on"
-    if not run.get("loadAverageAfter") and not ((run.get("machine") or {}).get("duringLoad") or {}).get("load1Mean"):
-        return "its run.json records no load average during or after the load"
-    return None

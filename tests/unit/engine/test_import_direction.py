@@ -1,7 +1,7 @@
-"""The layers import in one direction: the engine knows no platform, and the two platforms
-do not know each other; inside the engine each floor imports only the floors below it, and no
-module imports itself back through others (docs/architecture.md, "Layers"). Every import
-counts: at the top, inside a function, or for type annotations only."""
+"""The layers import in one direction: the engine knows no platform nor the study that stands on
+it, and the two platforms do not know each other; inside the engine each floor imports only the
+floors below it, and no module imports itself back through others (docs/architecture.md,
+"Layers"). Every import counts: at the top, inside a function, or for type annotations only."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[3] / "operator" / "elves"
 # package -> the packages it must not import
 FORBIDDEN = {
-    "elves.engine": ("elves.local", "elves.k8s"),
+    # The study (the suite, the results page) stands on the engine, never under it.
+    "elves.engine": ("elves.local", "elves.k8s", "elves.study"),
     "elves.local": ("elves.k8s",),
     "elves.k8s": ("elves.local",),
     # Both platforms run RabbitMQ's tools, each where its broker runs.
@@ -152,4 +153,4 @@ def test_an_offending_import_is_named(tmp_path, monkeypatch):
     (engine / "bad.py").write_text("def f():\n    from elves.local.platform import LocalPlatform\n")
     monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "elves")
     assert offending_imports() == [
-        "elves/engine/bad.py:2 imports elves.local.platform (elves.engine must not import elves.local or elves.k8s)"]
+        "elves/engine/bad.py:2 imports elves.local.platform (elves.engine must not import elves.local or elves.k8s or elves.study)"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from elves.study.quiet import (Sampler, busy_reason, machine_record, process_tree, stack_pids,
-                                 wait_until_quiet)
+from elves.engine.results.machine_state import busy_reason
+from elves.study.quiet import Sampler, machine_record, process_tree, stack_pids, wait_until_quiet
 
 STACK, OWN = 10, 20  # the supervisor and the suite itself
 

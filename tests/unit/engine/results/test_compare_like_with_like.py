@@ -1,8 +1,8 @@
 """The gate compares like with like, and no worse run a user could build from a published one
 passes it: case-1a as the suite published it (docs/results/case-1a at 8d99149: summary.json and
 the run.json beside it, kept under summaries/), altered as a worse or a different run would have
-it. A different plan, a Limited, Error or unfinished run and a busy machine are refused (exit
-2, naming the reason); a worse run fails (exit 1, naming the figure); a rerun within the noise
+it. A different plan, a Limited, Error or unfinished run and a busy or saturated machine are
+refused (exit 2, naming the reason); a worse run fails (exit 1, naming the figure); a rerun within the noise
 passes. The real plan-doubling pair, case-1a -> case-1b, is refused."""
 
 from __future__ import annotations
@@ -193,6 +193,16 @@ def _busy_load(s, r):
     r["loadAverageBefore"] = [5.2, 4.0, 3.1]
 
 
+def _saturated(s, r):
+    # As the suite records it now: the load average sampled during the load (machine.duringLoad).
+    r["machine"]["duringLoad"] = {"samples": 11, "load1Mean": 9.3, "load1Max": 12.4, "machineCoresMean": 1.97}
+
+
+def _saturated_at_the_end(s, r):
+    # An older run.json: only the load average at the run's end (case-2b's 11.6 was one).
+    r["loadAverageAfter"] = [8.6, 5.1, 3.2]
+
+
 def _plots_failed(s, r):
     ledger = results(s)["ledger"]
     ledger.update(resultsDone=39, resultsFailed=30)
@@ -269,6 +279,13 @@ VARIANTS: list[tuple[str, Callable[[dict, dict], None], int, list[str]]] = [
     ("unfinished", _unfinished, INCOMPARABLE, ["has not finished (phase Analyzing)"]),
     ("a busy machine", _busy, INCOMPARABLE, ["ran on a busy machine (other processes used 0.80 cores"]),
     ("a busy machine (load average)", _busy_load, INCOMPARABLE, ["ran on a busy machine (load average 5.2"]),
+    ("a machine its own stack saturated", _saturated, INCOMPARABLE,
+     ["ran on a saturated machine (its run.json: load average 9.3 on 2 cores on average during the load"
+      " (every process together used 1.97 cores), over 4.0; other processes used 0.09 cores on average, so the stack"
+      " itself saturated it)"]),
+    ("a saturated machine (an older run.json)", _saturated_at_the_end, INCOMPARABLE,
+     ["the new run, case-1a (2026-11-27T08:33:04Z), ran on a saturated machine (its run.json: load average 8.6 on 2"
+      " cores at the run's end"]),
     ("phase Failed", _failed_phase, BREACHED, ["FAILED the new run", "its phase is Failed"]),
     ("a failed verdict", _failed_verdict, BREACHED, ["its verdict failed (http_req_failed_rate missed)"]),
     ("condition Failed", _failed_condition, BREACHED, ["its condition Failed is True"]),
@@ -393,13 +410,38 @@ def test_spec_baseline_refuses_another_plan_and_the_runs_condition_says_so():
                                              plan=same))
 
 
-def test_spec_baseline_refuses_a_baseline_from_a_busy_machine(tmp_path):
+def _busy_before(s, r):
+    r["machine"]["busy"] = ["load average 4.1 on 2 cores, want at most 2.0"]
+
+
+@pytest.mark.parametrize("change,said", [
+    (_busy_before, "ran on a busy machine (load average 4.1 on 2 cores"),
+    (_saturated, "ran on a saturated machine (its run.json: load average 9.3 on 2 cores"),
+    (_saturated_at_the_end, "ran on a saturated machine (its run.json: load average 8.6 on 2 cores at the run's end"),
+], ids=["busy", "saturated", "saturated (an older run.json)"])
+def test_spec_baseline_refuses_a_baseline_from_a_busy_or_saturated_machine(tmp_path, change, said):
     summary, record = case("case-1a")
-    record["machine"]["busy"] = ["load average 4.1 on 2 cores, want at most 2.0"]
+    change(summary, record)
     from elves.engine.results.compare import load_summary
-    baseline = load_summary(write(tmp_path / "busy", summary, record))
-    (check,) = baseline_checks(baseline, "busy", summary_status(summary).runs[0].results)
-    assert not check.ok and "ran on a busy machine (load average 4.1 on 2 cores" in check.detail
+    baseline = load_summary(write(tmp_path / "baseline", summary, record))
+    (check,) = baseline_checks(baseline, "baseline", summary_status(summary).runs[0].results)
+    assert not check.ok and said in check.detail
+
+
+def test_a_baseline_its_own_stack_saturated_is_refused_as_the_results_page_refuses_it(tmp_path, elves_compare):
+    summary, record = case("case-1a")
+    hot = copy.deepcopy(record)
+    _saturated_at_the_end(summary, hot)
+    answer = elves_compare(write(tmp_path / "before", summary, hot), write(tmp_path / "after", summary, record))
+    assert answer.returncode == INCOMPARABLE
+    assert ("the baseline, case-1a (2026-11-27T08:33:04Z), ran on a saturated machine (its run.json: load average 8.6"
+            " on 2 cores at the run's end") in answer.stdout
+    # The reading the page makes: the load average during the load, where recorded, over the one at the end.
+    calm = copy.deepcopy(hot)
+    calm["machine"]["duringLoad"] = {"samples": 11, "load1Mean": 3.1, "load1Max": 3.9, "machineCoresMean": 1.4}
+    answer = elves_compare(write(tmp_path / "calm", summary, calm), write(tmp_path / "after", summary, record))
+    assert answer.returncode == PASSED, answer.stdout[-3000:]
+    assert "saturated" not in answer.stdout
 
 
 def test_a_plan_record_holds_the_platform_and_the_scripts_digest(tmp_path):

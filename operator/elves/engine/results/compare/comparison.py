@@ -5,10 +5,11 @@ The outcome is 0 only when the new run is as good as its baseline by every rule;
 figure crossed a rule or is missing, or the new run ended Failed (never as good, whatever the
 baseline); 2 when nothing can be compared, each reason named: a side without a run that has
 results, one that ended in Error or is unfinished, a LoadTest of another shape, a run whose
-load the generator limited (its figures are k6's, not the system's), a run from a busy machine
-(inconclusive), plans that differ (plans.py: unless the user allowed the change), or a rule the
-user wrote that watches nothing. An endpoint with too few requests for a rule is judged by the
-rule's small-sample form (small.py) or, with fewer still, named as not judged.
+load the generator limited (its figures are k6's, not the system's), a run from a busy or a
+saturated machine (inconclusive, standing.py), plans that differ (plans.py: unless the user
+allowed the change), or a rule the user wrote that watches nothing. An endpoint with too few
+requests for a rule is judged by the rule's small-sample form (small.py) or, with fewer still,
+named as not judged.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from elves.engine.models.thresholds import Threshold, parse_thresholds, too_few_
 from elves.engine.results.compare.figures import change_text, format_value, rows, run_figures
 from elves.engine.results.compare.plans import allows, parse_allowed, plan_differences, unknown_allowed, ALLOW_HELP
 from elves.engine.results.compare.small import Judgement, small_sample
-from elves.engine.results.compare.standing import busy_reasons, ended_reasons, failed_reasons, limited_reasons
+from elves.engine.results.compare.standing import ended_reasons, failed_reasons, limited_reasons, machine_reasons
 from elves.engine.results.compare.summaries import RunView, Side, load_summary, side, summary_label, summary_status
 
 PASSED, BREACHED, INCOMPARABLE = 0, 1, 2
@@ -159,7 +160,7 @@ def standing_problems(before: Side, after: Side, summaries: tuple[dict[str, Any]
     found: list[str] = []
     for one, summary in zip((before, after), summaries):
         # A side without results is named by the shape check already (_shape_problem).
-        found += (ended_reasons(one) if one.measured else []) + limited_reasons(one) + busy_reasons(one, summary)
+        found += (ended_reasons(one) if one.measured else []) + limited_reasons(one) + machine_reasons(one, summary)
     return found
 
 
@@ -208,9 +209,9 @@ def baseline_checks(baseline: dict[str, Any], name: str, results: RunResults, fa
     (`spec.baseline`: the run's own gate against regressions): its run `run_index` (a sweep's
     counterpart), else its last run with results. The verdict rule is left out: the run's
     objectives already decide its verdict. A baseline with nothing to compare (no results, its
-    load limited, a busy machine, or, given this run's `plan` (a summary document without a
-    status: summary_document's loadtest and plan), a plan of its own), or a rule of the user's
-    that watches nothing, is a failed check that says why."""
+    load limited, a busy or saturated machine, or, given this run's `plan` (a summary document
+    without a status: summary_document's loadtest and plan), a plan of its own), or a rule of the
+    user's that watches nothing, is a failed check that says why."""
     thresholds = [t for t in parse_thresholds(fail_on) if t.figure != VERDICT]
     earlier = side(summary_status(baseline), name, "the baseline")
     if run_index is None:
@@ -224,7 +225,7 @@ def baseline_checks(baseline: dict[str, Any], name: str, results: RunResults, fa
                   earlier.conditions if single else {})
     refused = [Check(name="baseline", target=f"a run of {name} with the load it asked for, on a quiet machine",
                      ok=False, detail=f"nothing to compare: {reason}")
-               for reason in limited_reasons(chosen) + busy_reasons(chosen, baseline)]
+               for reason in limited_reasons(chosen) + machine_reasons(chosen, baseline)]
     if plan is not None:
         refused += [Check(name="baseline plan", target=f"the plan of {name}", ok=False, detail=reason)
                     for reason in plan_problems(baseline, plan, [], new_role="this run",

@@ -2,18 +2,22 @@
 its phase and conditions, its generator's limits, and the machine recorded with it.
 
 A run that ended in Error, is not finished, or whose load the generator limited has no figures
-of the system's to compare (exit 2), and neither has a run from a busy machine: other work
-shared its cores, so a change could be the machine's (inconclusive, exit 2). A run that ended
-Failed can be compared, but is never as good as its baseline (`failed_reasons`).
+of the system's to compare (exit 2), and neither has a run from a busy machine (other work
+shared its cores) or a saturated one (more runnable tasks than its cores could serve, the
+stack's own included): a change could be the machine's (inconclusive, exit 2). The machine is
+read from the run.json beside the summary by the results page's own rules
+(elves.engine.results.machine_state); a summary without one says nothing of its machine. No flag
+lets either through: a figure from such a machine does not say how the system did. A run that
+ended Failed can be compared, but is never as good as its baseline (`failed_reasons`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from elves.engine.results.compare.summaries import RUN_RECORD, RunView, Side
+from elves.engine.results.compare.summaries import RUN_FILE, RUN_RECORD, RunView, Side
 from elves.engine.results.generator_limit import judged_limits
-from elves.study.quiet import busy_reason
+from elves.engine.results.machine_state import busy_reason, saturated_reason
 
 ENDED = ("Succeeded", "Failed", "Limited", "Error")  # phases of a finished LoadTest (and run)
 
@@ -49,12 +53,20 @@ def ended_reasons(side: Side) -> list[str]:
     return [f"{_where(side, run)} ended in Error" for run in side.measured if run.phase == "Error"]
 
 
-def busy_reasons(side: Side, summary: dict[str, Any]) -> list[str]:
-    """Why the machine it ran on was busy, from the run.json recorded with it (the study's
-    quiet-machine rule, elves.study.quiet.busy_reason); empty when quiet or not recorded."""
-    reason = busy_reason(summary.get(RUN_RECORD))
-    return [f"{side.called} ran on a busy machine ({reason}): a change could be the machine's, not the system's;"
-            " rerun it on a quiet one"] if reason else []
+def machine_reasons(side: Side, summary: dict[str, Any]) -> list[str]:
+    """Why the machine it ran on cannot bear its figures, from the run.json recorded with it:
+    busy or saturated, by the results page's rules (busy_reason, saturated_reason); empty when
+    neither, or nothing is recorded."""
+    record = summary.get(RUN_RECORD)
+    reasons = []
+    if busy := busy_reason(record):
+        reasons.append(f"{side.called} ran on a busy machine ({busy}): a change could be the machine's, not the"
+                       " system's; rerun it on a quiet one")
+    if saturated := saturated_reason(record):
+        reasons.append(f"{side.called} ran on a saturated machine (its {RUN_FILE}: {saturated}): its latencies and"
+                       " depths measure the wait for a CPU as much as the system; rerun it with fewer processes or"
+                       " more cores")
+    return reasons
 
 
 def failed_reasons(side: Side, run: RunView) -> list[str]:
