@@ -203,6 +203,10 @@ def _saturated_at_the_end(s, r):
     r["loadAverageAfter"] = [8.6, 5.1, 3.2]
 
 
+def _no_load_average(s, r):
+    del r["loadAverageAfter"]  # the suite always records it: cut by hand
+
+
 def _plots_failed(s, r):
     ledger = results(s)["ledger"]
     ledger.update(resultsDone=39, resultsFailed=30)
@@ -286,6 +290,9 @@ VARIANTS: list[tuple[str, Callable[[dict, dict], None], int, list[str]]] = [
     ("a saturated machine (an older run.json)", _saturated_at_the_end, INCOMPARABLE,
      ["the new run, case-1a (2026-11-27T08:33:04Z), ran on a saturated machine (its run.json: load average 8.6 on 2"
       " cores at the run's end"]),
+    ("a run.json that records no load average", _no_load_average, INCOMPARABLE,
+     ["cannot tell whether the new run, case-1a (2026-11-27T08:33:04Z), ran on a saturated machine: its run.json"
+      " records no load average during or after the load"]),
     ("phase Failed", _failed_phase, BREACHED, ["FAILED the new run", "its phase is Failed"]),
     ("a failed verdict", _failed_verdict, BREACHED, ["its verdict failed (http_req_failed_rate missed)"]),
     ("condition Failed", _failed_condition, BREACHED, ["its condition Failed is True"]),

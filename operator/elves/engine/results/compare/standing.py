@@ -17,7 +17,7 @@ from typing import Any
 
 from elves.engine.results.compare.summaries import RUN_FILE, RUN_RECORD, RunView, Side
 from elves.engine.results.generator_limit import judged_limits
-from elves.engine.results.machine_state import busy_reason, saturated_reason
+from elves.engine.results.machine_state import busy_reason, saturated_reason, saturation_unknown
 
 ENDED = ("Succeeded", "Failed", "Limited", "Error")  # phases of a finished LoadTest (and run)
 
@@ -55,8 +55,8 @@ def ended_reasons(side: Side) -> list[str]:
 
 def machine_reasons(side: Side, summary: dict[str, Any]) -> list[str]:
     """Why the machine it ran on cannot bear its figures, from the run.json recorded with it:
-    busy or saturated, by the results page's rules (busy_reason, saturated_reason); empty when
-    neither, or nothing is recorded."""
+    busy or saturated, by the results page's rules (busy_reason, saturated_reason), or a run.json
+    that does not say whether it was saturated; empty when neither, or no run.json is recorded."""
     record = summary.get(RUN_RECORD)
     reasons = []
     if busy := busy_reason(record):
@@ -66,6 +66,9 @@ def machine_reasons(side: Side, summary: dict[str, Any]) -> list[str]:
         reasons.append(f"{side.called} ran on a saturated machine (its {RUN_FILE}: {saturated}): its latencies and"
                        " depths measure the wait for a CPU as much as the system; rerun it with fewer processes or"
                        " more cores")
+    elif record is not None and (unknown := saturation_unknown(record)):
+        # The suite always records one: a run.json without it was cut, and the page says "Cannot tell".
+        reasons.append(f"cannot tell whether {side.called} ran on a saturated machine: {unknown}")
     return reasons
 
 
