@@ -21,7 +21,7 @@ def drain(tick: Tick) -> float:
     run = tick.run
     prom = tick.ctx.prometheus(tick.platform)
     load_end = epoch(run.load_ended_at)  # type: ignore[arg-type]
-    waiting = observe_faults(tick)
+    waiting = observe_faults(tick) + _unready(tick)
     waiting += _drain_blockers(tick, prom, run_window(tick, end=tick.now))
     timeout = tick.ctx.test.spec.drain.timeout
     if waiting:
@@ -38,6 +38,23 @@ def drain(tick: Tick) -> float:
     tick.events.append(progress(f"drained {format_duration(tick.now - load_end)} after the load"))
     tick.goto("Analyzing", Step.ANALYZE)
     return 0.0
+
+
+def _unready(tick: Tick) -> list[str]:
+    """Another system's workloads that are not ready yet (a killed pod's successor still starting,
+    a scaled workload's new replicas): the verdict waits for them, as it waits for the queues. The
+    first time, the run records what it found and says so. Elves' own system is waited for before
+    the load (runner.prepare.wait_ready); its recovery from faults is in the results."""
+    if tick.ctx.target.own:
+        return []
+    readiness = tick.platform.system_ready()
+    if readiness.ready:
+        return []
+    reason = readiness.reason or "replicas starting"
+    if not tick.run.unready_after_load:
+        tick.run.unready_after_load = reason
+        tick.events.append(progress(f"draining: waiting for the workloads to be ready again: {reason}"))
+    return [f"not ready: {reason}"]
 
 
 def run_window(tick: Tick, end: float) -> RunWindow:
