@@ -346,7 +346,9 @@ def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = N
     those it lists by name and those its selectors chose, as the platform found them before the
     test), else those it lists by name; their restarts read by their pods' names, their replicas
     from kube-state-metrics' Deployment or StatefulSet series (no JVM figures unless their pods
-    carry Micrometer's `application` tag)."""
+    carry Micrometer's `application` tag). Where kube-state-metrics does not report them (the
+    local mode, `target.scraped_in`), their replicas are the scrape targets labelled with their
+    workload, ready while they answer: no restarts or OOM kills are read there."""
     span, at = window.system_range()
     own = target.own
     kinds = workloads or {w.name: w.kind for w in target.spec.workloads if w.name}
@@ -359,8 +361,13 @@ def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = N
     else:
         restarts = prom.by_label(promql.restarts(span, namespace=namespace), "container", at)
         ooms = prom.by_label(promql.oom_kills(span, namespace=namespace), "container", at)
-    timelines = (replica_timeline(prom, window, names, namespace) if own
-                 else workload_timeline(prom, window, kinds, namespace))
+    if own:
+        timelines = replica_timeline(prom, window, names, namespace)
+    elif target.scraped_in:  # the local mode: its processes, as the scrape targets labelled with their workload
+        timelines = _timelines(prom, window, promql.scraped_replicas_desired(names, namespace=target.scraped_in),
+                               promql.scraped_replicas_ready(names, namespace=target.scraped_in), "workload")
+    else:
+        timelines = workload_timeline(prom, window, kinds, namespace)
     heap = prom.by_label(promql.jvm_heap_max(span, names, namespace=namespace), "application", at)
     gc = prom.by_label(promql.jvm_gc_seconds(span, names, namespace=namespace), "application", at)
     cpu = prom.by_label(promql.cpu_cores(span, names, namespace=namespace), "application", at)

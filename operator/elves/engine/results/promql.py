@@ -63,6 +63,7 @@ QUEUE_CONSUMERS = "rabbitmq_detailed_queue_consumers"
 REPLICAS_DESIRED = "kube_deployment_spec_replicas"
 REPLICAS_READY = "kube_deployment_status_replicas_ready"
 STATEFULSET_REPLICAS_DESIRED = "kube_statefulset_replicas"  # label `statefulset`
+SCRAPE_UP = "up"  # Prometheus' own: 1 when a scrape target answered its last scrape
 STATEFULSET_REPLICAS_READY = "kube_statefulset_status_replicas_ready"
 RESTARTS = "kube_pod_container_status_restarts_total"
 LAST_TERMINATED = "kube_pod_container_status_last_terminated_reason"
@@ -372,6 +373,21 @@ def workload_replicas_ready(kinds: dict[str, str], *, namespace: str) -> str:
     """Ready replicas of another system's workloads (name -> Deployment or StatefulSet), by `workload`."""
     return _workload_replicas({"Deployment": REPLICAS_READY, "StatefulSet": STATEFULSET_REPLICAS_READY}, kinds,
                               namespace)
+
+
+def _scraped(workloads: Iterable[str], namespace: str) -> str:
+    return system_selector(SCRAPE_UP, namespace, workload="~" + regex_of(workloads))
+
+
+def scraped_replicas_desired(workloads: Iterable[str], *, namespace: str) -> str:
+    """Where no kube-state-metrics reports another system's workloads (the local mode): the scrape
+    targets listed for each, by their `workload` label, as its replicas, by `workload`."""
+    return f"count by (workload) ({_scraped(workloads, namespace)})"
+
+
+def scraped_replicas_ready(workloads: Iterable[str], *, namespace: str) -> str:
+    """As scraped_replicas_desired: those of them that answered their last scrape, by `workload`."""
+    return f"sum by (workload) ({_scraped(workloads, namespace)})"
 
 
 def restarts_total(deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:

@@ -63,14 +63,46 @@ def kube_state_metrics(load_start: float) -> list[tuple[str, float, float]]:
     return samples
 
 
+def scraped_processes(load_start: float) -> list[tuple[str, float, float]]:
+    """The local mode: no kube-state-metrics for another system's processes, only the scrape targets
+    the user lists in own-system.json, each labelled with its workload; one of the worker's two
+    processes does not answer for 15 s."""
+    samples = []
+    for offset in range(-30, int(END) + 1, 5):
+        t, at = float(max(offset, 0)), load_start + offset
+        down = KILLED_AT <= t < KILLED_AT + 15
+        samples += [
+            ('up{namespace="own-system",job="orders",workload="orders-worker",instance="127.0.0.1:9101"}', 1, at),
+            ('up{namespace="own-system",job="orders",workload="orders-worker",instance="127.0.0.1:9102"}',
+             0 if down else 1, at),
+            ('up{namespace="own-system",job="orders",workload="orders-api",instance="127.0.0.1:9100"}', 1, at),
+        ]
+    return samples
+
+
 @pytest.fixture(scope="module")
-def target_results(tmp_path_factory):
+def prometheus_and_window(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("target-workloads")
     load_start = float((int(time.time()) - 3 * 3600) // 60 * 60)
-    server = PrometheusServer(workdir, data_dir=backfill(workdir, kube_state_metrics(load_start)))
-    window = RunWindow("shop/orders-kill/0", load_start, load_start + LOAD_END, load_start + END)
-    yield deployment_results(Prometheus(server.url, system_namespace="elves"), window, None, shop(WORKLOADS), FOUND)
+    samples = kube_state_metrics(load_start) + scraped_processes(load_start)
+    server = PrometheusServer(workdir, data_dir=backfill(workdir, samples))
+    yield (Prometheus(server.url, system_namespace="elves"),
+           RunWindow("shop/orders-kill/0", load_start, load_start + LOAD_END, load_start + END))
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def target_results(prometheus_and_window):
+    yield deployment_results(*prometheus_and_window, None, shop(WORKLOADS), FOUND)
+
+
+def test_locally_a_workloads_replicas_are_its_scrape_targets_ready_while_they_answer(prometheus_and_window):
+    spec = parse_system_under_test(foreign_system(workloads=[{"name": "orders-api"}, {"name": "orders-worker"}])).spec
+    local = deployment_results(*prometheus_and_window, None, Target.other("elves", spec, scraped_in="own-system"))
+    worker, api = local["orders-worker"], local["orders-api"]
+    assert (worker.replicas_min, worker.replicas_max) == (1, 2)
+    assert worker.unready_seconds == pytest.approx(15, abs=5)
+    assert (api.replicas_min, api.replicas_max, api.unready_seconds) == (1, 1, 0)
 
 
 def test_the_targets_workloads_are_the_results_deployments_not_elves(target_results):
