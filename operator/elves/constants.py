@@ -19,6 +19,9 @@ BUILTIN_SYSTEM_UNDER_TEST = "elves"
 # The namespace the system runs in; the local mode reports its processes under it too.
 SYSTEM_NAMESPACE = "elves"
 LOCAL_TEST_NAMESPACE = "local"
+# The local mode's series of another team's processes (the own-system scrape job, docs/own-system.md):
+# never the system's namespace, so a team's service cannot speak for Elves'.
+OWN_SYSTEM_NAMESPACE = "own-system"
 
 # The deployments of the system under test (also their container names).
 GATEWAY = "gateway"

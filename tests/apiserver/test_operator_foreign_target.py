@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import base64
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from foreign_system import foreign_system
@@ -92,9 +92,12 @@ def orders_loadtest(**spec: Any) -> dict[str, Any]:
             "drain": {"timeout": "90s"}, **spec}
 
 
-def run_to_a_verdict(cluster: Cluster, ns: str, name: str, tmp_path: Path) -> dict[str, Any]:
+def run_to_a_verdict(cluster: Cluster, ns: str, name: str, tmp_path: Path, before_finish: Callable[[], Any] = lambda: None,
+                     controllers: Callable[[], Any] = lambda: None) -> dict[str, Any]:
     """Play k6-operator for run 0 of LoadTest `name`: its stages, its runner's k6 (the user's
-    script from the user's ConfigMap); the LoadTest's status once it has a verdict."""
+    script from the user's ConfigMap); the LoadTest's status once it has a verdict. `before_finish`
+    runs once k6 has ended, before the TestRun says so; `controllers` at every look after it (the
+    workload controllers' and kubelet's part: no pod runs here)."""
     testrun_name = f"elves-{name}-0"
     try:
         testrun = wait_for(lambda: cluster.testrun(ns, testrun_name), "the LoadTest's TestRun")
@@ -109,8 +112,10 @@ def run_to_a_verdict(cluster: Cluster, ns: str, name: str, tmp_path: Path) -> di
     k6 = run_runner(testrun, script, tmp_path / "runner-0", cluster.secret(ns, f"{testrun_name}-runner"),
                     env_from={ENDPOINT_SECRET: cluster.secret(ns, ENDPOINT_SECRET)})
     assert k6.returncode == 0, k6.stderr[-3000:]
+    before_finish()
     cluster.walk_stages(ns, testrun_name, "stopped", "finished")
-    return wait_for(phase_is(cluster, ns, name, *FINAL_PHASES), "a verdict", timeout=150)
+    final = phase_is(cluster, ns, name, *FINAL_PHASES)
+    return wait_for(lambda: (controllers(), final())[1], "a verdict", timeout=150)
 
 
 def test_a_loadtest_of_another_system_drains_its_queue_and_counts_its_ledger_to_a_pass(
@@ -250,6 +255,12 @@ def test_faults_act_on_the_targets_listed_workloads_and_their_replicas_are_resto
         cluster.apps.create_namespaced_deployment(ns, {"metadata": {"name": workload}, "spec": {
             "replicas": 2, "selector": {"matchLabels": selector}, "template": {
                 "metadata": {"labels": selector}, "spec": {"containers": [{"name": "app", "image": "shop:test"}]}}}})
+        cluster.make_ready(ns, workload)  # the target's readiness is awaited where the chart lets it read
+
+    def controllers() -> None:  # the scale and the restart rolled out, as the controllers would
+        for workload in ("orders-api", "orders-worker"):
+            cluster.make_ready(ns, workload)
+
     cluster.pod(ns, "orders-worker-7c9d-aaaaa", labels, phase="Running")
     orders["system_under_test"](workloads=[{"name": "orders-api"}, {"name": "orders-worker"}])
     elves_before = {d: cluster.deployment(system, d)["metadata"]["generation"] for d in ("gateway", "registry", "ingestor")}
@@ -259,7 +270,7 @@ def test_faults_act_on_the_targets_listed_workloads_and_their_replicas_are_resto
     settings = {**orders["settings"], "ELVES_TARGET_NAMESPACES": ns}
     with operator(monkeypatch, caplog, ns, settings) as runner:
         cluster.create_loadtest(ns, name, spec)
-        status = run_to_a_verdict(cluster, ns, name, tmp_path)
+        status = run_to_a_verdict(cluster, ns, name, tmp_path, controllers=controllers)
         assert status["phase"] == "Succeeded", status["conditions"]
         messages = [f["message"] for f in status["runs"][0]["faults"]]
         assert messages == [

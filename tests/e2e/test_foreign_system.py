@@ -7,11 +7,14 @@ NetworkPolicies that let only k6's runner pods call its API. The Elves release (
 `installed`) is told to run LoadTests and act on workloads there (`operator.loadTestNamespaces`,
 `operator.targetNamespaces`), and the published example's script goes into a ConfigMap, as
 docs/own-system.md tells a user. Then:
-- the SystemUnderTest `orders` and a LoadTest (loadtests/orders-kill.yaml: 20/s for 60 s, the
-  worker's pod deleted at 25 s, a second worker replica at 40 s): the verdict Passed, the drain
-  ended with orders.in empty, the ledger exact (accepted == persisted > 0, which the database
-  confirms, nothing lost, no surplus), the killed pod replaced, the worker back at 1 replica,
-  Elves' own deployments untouched;
+- the SystemUnderTest `orders` and a LoadTest (loadtests/orders-kill.yaml: 20/s for 60 s against
+  a worker that stores at most 10 a second, a second worker replica at 40 s, a worker's pod
+  deleted at 55 s, whose successor is ready 25 s after it starts): the verdict Passed, with an
+  objective on workload orders-worker; a backlog of hundreds in orders.in that the drain waited
+  out, and the drain waiting for the worker to be ready again; the ledger exact (accepted ==
+  persisted > 0, which the database confirms, nothing lost, no surplus); the results showing the
+  broker and the database the SystemUnderTest chooses by a label; the killed pod replaced, the
+  worker back at 1 replica, Elves' own deployments untouched;
 - a SystemUnderTest whose accepted count names an endpoint tag the script never uses
   (loadtests/orders-unchecked.yaml): the verdict says the ledger could not be checked.
 
@@ -98,7 +101,6 @@ def stored_in_database(cluster: Cluster, test_id: str) -> tuple[int, int]:
 
 def test_a_loadtest_judges_the_orders_system_through_a_worker_kill(shop: Cluster) -> None:
     elves_before = elves_deployments(shop)
-    workers_before = {p["metadata"]["name"] for p in pods(shop, SHOP, "app=orders-worker")}
     with timed("the orders-kill LoadTest, from apply to its verdict"):
         lt = run_loadtest(shop, LOADTESTS / "orders-kill.yaml", "orders-kill", namespace=SHOP)
     status, results = lt["status"], only_run(lt)
@@ -106,15 +108,26 @@ def test_a_loadtest_judges_the_orders_system_through_a_worker_kill(shop: Cluster
     ledger, queue = results["ledger"], results["queues"].get(QUEUE)
     print(f"foreign system: phase {status['phase']}, requests {results['requests']}, failed rate "
           f"{results.get('errorRate')}, drain {results.get('drainSeconds')} s, queue {queue}, ledger {ledger}; "
-          f"faults: {[f.get('message') for f in run['faults']]}")
+          f"faults: {[f.get('message') for f in run['faults']]}; not ready after the load: "
+          f"{run.get('unreadyAfterLoad')!r}; checks: {[(c['name'], c.get('observed')) for c in status['verdict']['checks']]}")
     assert status["phase"] == "Succeeded", json.dumps(status.get("verdict"), indent=1)[:4000]
     assert status["verdict"]["passed"] is True
-    # The drain waited on the target's queue, read from its own RabbitMQ's series in `shop`.
-    assert queue is not None and queue["final"] == 0, results["queues"]
+    # The drain waited on the target's queue, read from its own RabbitMQ's series in `shop`: a
+    # real backlog (the worker stores at most half the load), waited out.
+    assert queue is not None and queue["max"] >= 50 and queue["final"] == 0, results["queues"]
     assert results["drainCompleted"] is True and run.get("drainedAt"), results
+    assert results["drainSeconds"] >= 10, results["drainSeconds"]
+    # ... and on the worker's readiness: the pod the kill left was still starting after the load.
+    assert run["unreadyAfterLoad"].startswith("Deployment orders-worker: "), run.get("unreadyAfterLoad")
     # The results' deployments are the target's workloads, not Elves' (whose restarts and
-    # replicas would otherwise judge a system the test did not target).
-    assert set(results["deployments"]) == {"orders-api", "orders-worker"}, results["deployments"]
+    # replicas would otherwise judge a system the test did not target): those it names and
+    # those its label chooses.
+    assert set(results["deployments"]) == {"orders-api", "orders-worker", "rabbitmq", "postgres"}, \
+        results["deployments"]
+    assert results["deployments"]["postgres"]["replicasMax"] == 1, results["deployments"]["postgres"]
+    # The objective on workload orders-worker judged its unready stretch: the new replicas' start.
+    (unready,) = [c for c in status["verdict"]["checks"] if c["name"] == "unready_seconds{orders-worker}"]
+    assert unready["ok"] and unready["observed"] > 0, unready
     # The exact ledger: k6's 202s of placeOrder against the orders the database holds for this
     # test, equal, the same count PostgreSQL gives, each order once.
     assert ledger["kind"] == "counts" and ledger["acceptedCounted"] == "k6's 2xx answers of endpoint placeOrder"
@@ -122,10 +135,11 @@ def test_a_loadtest_judges_the_orders_system_through_a_worker_kill(shop: Cluster
     assert ledger["lostRequests"] == 0 and ledger.get("surplus", 0) == 0, ledger
     assert ledger["requestsAccepted"] == results["endpoints"]["placeOrder"]["ok"], results["endpoints"]
     assert stored_in_database(shop, run["testId"]) == (ledger["requestsPersisted"],) * 2
-    # The kill deleted one of the worker's pods, which is gone, and a new one took its place ...
+    # The kill deleted one of the worker's pods (the first or the one the scale added), which is
+    # gone, and a new one took its place ...
     kill, = [f for f in run["faults"] if f["label"] == "killPod orders-worker"]
     killed = kill["message"].split()[2]
-    assert kill["message"].startswith("deleted pod ") and killed in workers_before, (kill, workers_before)
+    assert kill["message"].startswith("deleted pod orders-worker-"), kill
     # ... and the second replica the scale fault added is taken away again after the verdict.
     wait_for(lambda: shop.kubectl_json("get", "deployment", "orders-worker", "-n", SHOP)["spec"]["replicas"] == 1,
              "orders-worker's replicas to be restored to 1", 60, interval=1)

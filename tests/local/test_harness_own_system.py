@@ -3,7 +3,9 @@ the LoadTest's own file describes an orders system running as processes on this 
 Elves': tests/local/own_system_orders.py, its worker slower than the load), and `elves run`
 drives the example's k6 script at it, waits for its queue (read from its own metrics, which the
 local Prometheus scrapes from the own-system file) and its ledger to complete, and judges it:
-accepted = persisted, nothing lost, Elves' registry never asked."""
+accepted = persisted, nothing lost, Elves' registry never asked. Its process is listed for the
+local Prometheus as the workload orders-worker, whose replicas the results show and whose unready
+stretch an objective judges (no kube-state-metrics reports another team's processes locally)."""
 
 from __future__ import annotations
 
@@ -55,7 +57,8 @@ def orders_system(local_stack) -> Iterator[str]:
     listing = Layout(local_stack.settings.state_dir).prometheus / OWN_SYSTEM_TARGETS
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-        listing.write_text(json.dumps([{"targets": [f"{HOST}:{port}"], "labels": {"job": "orders"}}]))
+        listing.write_text(json.dumps([{"targets": [f"{HOST}:{port}"],
+                                        "labels": {"job": "orders", "workload": "orders-worker"}}]))
         local_stack.wait_for(lambda: local_stack.value('up{job="orders"}') == 1,
                              "the local Prometheus to scrape the orders system", 30)
         yield f"http://{HOST}:{port}"
@@ -74,7 +77,8 @@ def judged(local_stack, orders_system, tmp_path_factory):
         "load": {"script": {"path": str(script)}, "rate": f"{RATE_PER_SECOND}/s", "duration": "20s",
                  "mix": {"placeOrder": 1}},
         "drain": {"timeout": "2m"},
-        "slo": [{"metric": "lost_requests", "op": "==", "value": 0}, {"metric": "duplicates", "op": "==", "value": 0}],
+        "slo": [{"metric": "lost_requests", "op": "==", "value": 0}, {"metric": "duplicates", "op": "==", "value": 0},
+                {"metric": "unready_seconds", "workload": "orders-worker", "op": "<", "value": "5s"}],
     })
     return run_elves(tmp_path_factory.mktemp("own-system"), test, ORDERS, env={"ORDERS_URL": orders_system})
 
@@ -93,6 +97,13 @@ def test_another_systems_ledger_is_exact_and_its_backlog_drained(judged):
     queue = results["queues"]["orders.in"]
     assert queue["max"] >= 50 and queue["final"] == 0, queue
     assert results["drainCompleted"] is True and results["drainSeconds"] >= 3, results["drainSeconds"]
+
+
+def test_its_workload_is_the_process_listed_for_it_and_judged_by_name(judged):
+    worker = judged.run_results()["deployments"]["orders-worker"]
+    assert (worker["replicasMin"], worker["replicasMax"], worker["unreadySeconds"]) == (1, 1, 0), worker
+    check = judged.check("unready_seconds{orders-worker}")
+    assert check["ok"] and check["observed"] == 0, check
 
 
 def test_elves_own_registry_and_tokens_stay_out_of_it(judged):

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Callable, TextIO
 
-from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, SYSTEM_NAMESPACE
+from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, OWN_SYSTEM_NAMESPACE, SYSTEM_NAMESPACE
 from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import LoadTest, load_resources
 from elves.engine.models.status import LoadTestStatus
@@ -106,7 +106,9 @@ def file_target(test: LoadTest, systems: list[SystemUnderTest], path: str) -> tu
         return Target.elves(SYSTEM_NAMESPACE), (
             f"spec.target.systemUnderTest: no SystemUnderTest {name!r} in {path} (elves run reads the"
             f" target from the LoadTest's own file: add it there as a document of its own, after ---{others})")
-    return Target.other(SYSTEM_NAMESPACE, found[0].spec), ""
+    # Its processes are not the supervisor's: the local Prometheus sees them as the scrape targets
+    # the user lists (docs/own-system.md), each labelled with its workload.
+    return Target.other(SYSTEM_NAMESPACE, found[0].spec, scraped_in=OWN_SYSTEM_NAMESPACE), ""
 
 
 def run_file(path: str, make_platform: Callable[[], Platform], prometheus_url: str | None = None,

@@ -246,6 +246,12 @@ class Kube:
     def statefulset(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._get(self.apps.read_namespaced_stateful_set, name, namespace)
 
+    def list_deployments(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        return self._call(self.apps.list_namespaced_deployment, namespace, label_selector=selector).get("items") or []
+
+    def list_statefulsets(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        return self._call(self.apps.list_namespaced_stateful_set, namespace, label_selector=selector).get("items") or []
+
     def patch_deployment(self, namespace: str, name: str, patch: dict[str, Any] | list[dict[str, Any]]) -> None:
         """A list is a JSON patch, a dict a strategic merge patch."""
         self._call(self.apps.patch_namespaced_deployment, name, namespace, patch)

@@ -151,6 +151,12 @@ class KubernetesPlatform:
         the chart's system.enabled: false, installs none and grants nothing over them)."""
         return DEPLOYMENTS if self.target.own else ()
 
+    def _may_read_target(self) -> bool:
+        """Whether the chart lets the operator read (and act on) another system's workloads: in the
+        namespaces of operator.targetNamespaces only. Elsewhere no fault may name them
+        (elves.k8s.target), so there is nothing to snapshot, and their readiness is not read."""
+        return not self.target.own and self.target.namespace in self.settings.target_namespaces
+
     def _target_faults(self) -> target_workloads.TargetFaults:
         """Another system's listed workloads, read and changed through the API."""
         return target_workloads.TargetFaults(self.kube, target_workloads.TargetWorkloads.of(
@@ -162,7 +168,7 @@ class KubernetesPlatform:
         for name in self._elves_deployments():
             if (existing := self._autoscaler(name)) is not None:
                 snapshot.autoscalers[name] = autoscalers.snapshot(existing)
-        if not self.target.own:
+        if self._may_read_target():
             snapshot.workloads = self._target_faults().snapshot()
             snapshot.workloads_namespace = self.target.namespace
         snapshot.seal = self._seal(snapshot, SEAL_TAKEN)
@@ -262,6 +268,12 @@ class KubernetesPlatform:
                 self.kube.scale_deployment(self.system, change.deployment, change.replicas)
 
     def system_ready(self) -> Readiness:
+        """Elves' own Deployments and StatefulSets, in a test of Elves' system; another system's
+        workloads, by name or selector (elves.k8s.target_workloads), where the chart lets the
+        operator read them (operator.targetNamespaces); elsewhere it may not, and waits for none."""
+        if not self.target.own:
+            reasons = target_workloads.not_ready(self.kube, self._target_faults().target) if self._may_read_target() else []
+            return Readiness(not reasons, "; ".join(reasons))
         reasons = []
         for name in self._elves_deployments():
             deployment = self.kube.deployment(self.system, name)

@@ -9,6 +9,11 @@ SystemUnderTest does not list before the test starts.
 - scale sets the workload's replicas through its scale subresource; the replicas of every
   workload listed by name are in the test's snapshot and put back at the end.
 - restart is a rollout restart (the pod template's restartedAt annotation, as kubectl does).
+
+Readiness (KubernetesPlatform.system_ready) reads every workload the SystemUnderTest lists, by
+name or by label selector: each must run its desired replicas, all updated and ready. Those a
+selector chooses are found by listing, and join the snapshot (their replicas put back at the end)
+and the results, though no fault may name them.
 """
 
 from __future__ import annotations
@@ -31,14 +36,55 @@ class TargetWorkloadError(RuntimeError):
 
 @dataclass(frozen=True)
 class TargetWorkloads:
-    """The workloads a SystemUnderTest lists by name (name -> kind), in its namespace."""
+    """The workloads a SystemUnderTest lists by name (name -> kind) and by label selector ((kind,
+    selector) pairs, as label selector strings), in its namespace."""
 
     namespace: str
     kinds: dict[str, str]
+    selectors: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, namespace: str, spec: SystemUnderTestSpec) -> TargetWorkloads:
-        return cls(namespace, {w.name: w.kind for w in spec.workloads if w.name is not None})
+        return cls(namespace, {w.name: w.kind for w in spec.workloads if w.name is not None},
+                   tuple((w.kind, ",".join(f"{key}={value}" for key, value in sorted(w.selector.match_labels.items())))
+                         for w in spec.workloads if w.selector is not None))
+
+
+def _list(kube: Kube, kind: str) -> Callable[[str, str], list[dict[str, Any]]]:
+    return kube.list_deployments if kind == "Deployment" else kube.list_statefulsets
+
+
+def _not_ready(kind: str, body: dict[str, Any]) -> str | None:
+    why = (workloads.deployment_not_ready if kind == "Deployment" else workloads.statefulset_not_ready)(body)
+    return why and f"{kind} {why}"
+
+
+def found(kube: Kube, target: TargetWorkloads) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[str]]:
+    """Every workload the target lists that exists, by name -> (kind, body): those listed by name
+    and those a selector chooses (a name listed both ways is the named one); and what is missing,
+    in words: a named workload not found, a selector that chooses none."""
+    present: dict[str, tuple[str, dict[str, Any]]] = {}
+    missing = []
+    for name, kind in sorted(target.kinds.items()):
+        body = (kube.deployment if kind == "Deployment" else kube.statefulset)(target.namespace, name)
+        if body is None:
+            missing.append(f"{kind} {name} not found in namespace {target.namespace}")
+        else:
+            present[name] = (kind, body)
+    for kind, selector in target.selectors:
+        chosen = _list(kube, kind)(target.namespace, selector)
+        if not chosen:
+            missing.append(f"no {kind} in namespace {target.namespace} has the labels {selector}")
+        for body in chosen:
+            present.setdefault(body["metadata"]["name"], (kind, body))
+    return present, missing
+
+
+def not_ready(kube: Kube, target: TargetWorkloads) -> list[str]:
+    """Why the target's workloads are not all ready (empty when they are): one missing, or one that
+    does not run its desired replicas, all updated and ready."""
+    present, missing = found(kube, target)
+    return missing + [why for name, (kind, body) in sorted(present.items()) if (why := _not_ready(kind, body))]
 
 
 class TargetFaults:
@@ -61,10 +107,11 @@ class TargetFaults:
         return kind, body
 
     def snapshot(self) -> dict[str, WorkloadSnapshot]:
-        """The replicas of every listed workload that exists (a missing one fails only the fault that names it)."""
-        found = {name: (kind, self._read(name, kind)) for name, kind in sorted(self.target.kinds.items())}
+        """The replicas of every listed workload that exists, by name or chosen by a selector (a
+        missing one fails only the fault that names it)."""
+        present, _ = found(self.kube, self.target)
         return {name: WorkloadSnapshot(kind=kind, replicas=body["spec"].get("replicas", 1))
-                for name, (kind, body) in found.items() if body is not None}
+                for name, (kind, body) in sorted(present.items())}
 
     def apply(self, action: FaultAction, now: float) -> FaultApplied:
         name = getattr(action, "workload", None) or ""

@@ -119,9 +119,17 @@ def deployment_not_ready(deployment: dict[str, Any]) -> str | None:
 
 
 def statefulset_not_ready(statefulset: dict[str, Any]) -> str | None:
+    """Why a StatefulSet does not run its desired replicas, all ready (and, where its controller
+    reports them, the change observed and every replica updated); None when it does."""
     name = statefulset["metadata"]["name"]
     wanted = statefulset["spec"].get("replicas", 1)
-    ready = (statefulset.get("status") or {}).get("readyReplicas") or 0
+    status = statefulset.get("status") or {}
+    generation, observed = statefulset["metadata"].get("generation", 0), status.get("observedGeneration")
+    if observed is not None and observed < generation:
+        return f"{name}: the change is not rolled out yet (generation {generation}, observed {observed})"
+    if "updatedReplicas" in status and (status["updatedReplicas"] or 0) < wanted:
+        return f"{name}: {status['updatedReplicas'] or 0} of {wanted} replicas updated"
+    ready = status.get("readyReplicas") or 0
     return None if ready >= wanted else f"{name}: {ready} of {wanted} replicas ready"
 
 

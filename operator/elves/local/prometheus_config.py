@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from elves.constants import RABBITMQ_DETAILED_FAMILIES, SYSTEM_NAMESPACE
+from elves.constants import OWN_SYSTEM_NAMESPACE, RABBITMQ_DETAILED_FAMILIES, SYSTEM_NAMESPACE
 from elves.local.ports import HOST, Ports
 from elves.local.replicas import Replica
 
@@ -33,9 +33,8 @@ SCRAPE_INTERVAL = "5s"
 OWN_SYSTEM_TARGETS = "targets/own-system.json"
 # The local Prometheus scrapes this machine only, whatever that file says.
 LOOPBACK_ADDRESS = r"(127\.0\.0\.1|localhost|\[::1\]):[0-9]+"
-# The own-system job's series' namespace, whatever they or the file claim: never the system's, so a
-# team's service cannot speak for Elves' (its own `namespace` is kept as `exported_namespace`).
-OWN_SYSTEM_NAMESPACE = "own-system"
+# The own-system job's series' namespace (OWN_SYSTEM_NAMESPACE), whatever they or the file claim (its
+# own `namespace` is kept as `exported_namespace`).
 
 
 def render_config(ports: Ports, targets_file: Path, own_system_file: Path | None = None) -> str:

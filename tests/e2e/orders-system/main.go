@@ -16,7 +16,9 @@
 // survives the worker that stored it.
 //
 // Settings come from the environment: AMQP_URL, DATABASE_URL (worker), QUEUE (orders.in),
-// LISTEN (:8080), PREFETCH (worker, 20). SIGTERM stops either role gracefully.
+// LISTEN (:8080), PREFETCH (worker, 20), STORE_DELAY (worker, 0s: a Go duration each order
+// takes before its insert, so that a test can make a worker slower than its load and a backlog
+// build). SIGTERM stops either role gracefully.
 package main
 
 import (
@@ -43,6 +45,7 @@ type settings struct {
 	queue       string
 	listen      string
 	prefetch    int
+	storeDelay  time.Duration
 }
 
 func env(name, fallback string) string {
@@ -64,6 +67,11 @@ func readSettings() (settings, error) {
 		return s, fmt.Errorf("PREFETCH must be a positive integer, not %q", os.Getenv("PREFETCH"))
 	}
 	s.prefetch = prefetch
+	storeDelay, err := time.ParseDuration(env("STORE_DELAY", "0s"))
+	if err != nil || storeDelay < 0 {
+		return s, fmt.Errorf("STORE_DELAY must be a duration of 0 or more (e.g. 100ms), not %q", os.Getenv("STORE_DELAY"))
+	}
+	s.storeDelay = storeDelay
 	if s.amqpURL == "" {
 		return s, errors.New("AMQP_URL is not set")
 	}

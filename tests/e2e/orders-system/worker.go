@@ -29,6 +29,7 @@ const insertOrder = `INSERT INTO orders (id, test_id, body) VALUES ($1, $2, $3) 
 // worker is the consuming role: each order is acked only after its row is committed.
 type worker struct {
 	pool        *pgxpool.Pool
+	storeDelay  time.Duration // each order's work before its insert (STORE_DELAY)
 	consuming   atomic.Bool
 	stored      *counters
 	redelivered *counters
@@ -68,6 +69,7 @@ func runWorker(ctx context.Context, s settings) error {
 	}
 	w := &worker{
 		pool:        pool,
+		storeDelay:  s.storeDelay,
 		stored:      newCounters("orders_worker_stored_total", "Orders this process inserted and acked.", "test_id"),
 		redelivered: newCounters("orders_worker_redelivered_total", "Redelivered orders this process acked (inserted before or not).", "test_id"),
 		rejected:    newCounters("orders_worker_rejected_total", "Messages without an order id, dropped.", "test_id"),
@@ -120,6 +122,7 @@ func (w *worker) store(d amqp.Delivery) {
 		_ = d.Reject(false)
 		return
 	}
+	time.Sleep(w.storeDelay) // the order's work; it ends even after SIGTERM, as the insert does
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := w.pool.Exec(ctx, insertOrder, d.MessageId, testID, string(d.Body)); err != nil {

@@ -198,7 +198,8 @@ def test_namespace_list_gets_roles_not_cluster_roles(helm):
 def test_another_systems_workloads_are_reachable_only_in_the_target_namespaces_values_list(helm):
     """Faults on a SystemUnderTest's workloads (elves.k8s.target_workloads): nothing by default;
     with operator.targetNamespaces, a Role in each of them and nowhere else, with what the faults
-    do (read, patch and scale Deployments and StatefulSets, delete pods), and the operator told."""
+    do (read, patch and scale Deployments and StatefulSets, delete pods), the listing a selector's
+    readiness needs, and the operator told."""
     def target_roles(objects):
         return {o["metadata"]["namespace"]: o["rules"] for o in of_kind(objects, "Role")
                 if o["metadata"]["name"].endswith("-target-workloads")}
@@ -212,6 +213,7 @@ def test_another_systems_workloads_are_reachable_only_in_the_target_namespaces_v
     assert list(roles) == ["shop"]
     assert [(r["apiGroups"], r["resources"], r["verbs"]) for r in roles["shop"]] == [
         (["apps"], ["deployments", "statefulsets", "deployments/scale", "statefulsets/scale"], ["get", "patch"]),
+        (["apps"], ["deployments", "statefulsets"], ["list"]),
         ([""], ["pods"], ["get", "list", "delete"])]
     bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"].endswith("-target-workloads")]
     assert [(b["metadata"]["namespace"], b["subjects"][0]["name"]) for b in bindings] == [("shop", "elves-operator")]

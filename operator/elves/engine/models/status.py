@@ -322,6 +322,9 @@ class RunStatus(StatusModel):
                                              " measured load's): faults count from here.")
     load_ended_at: datetime | None = None
     drained_at: datetime | None = None
+    unready_after_load: str = Field("", description="What of another system's workloads was not ready when the drain"
+                                                    " began (a fault's work not yet undone), which the drain waited for"
+                                                    " before the verdict; empty when all were ready.")
     finished_at: datetime | None = None
     analysis_seconds: float | None = Field(None, description="From the end of the drain to the verdict.")
     ledger_baseline: dict[str, Any] | None = Field(

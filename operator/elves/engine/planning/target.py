@@ -30,6 +30,10 @@ class Target:
     namespace: str = SYSTEM_NAMESPACE
     own: bool = True  # Elves' own system: its gateway tokens, registry ledger, deployments and reset
     spec: SystemUnderTestSpec = field(default_factory=builtin_spec)
+    # Where another system's workloads are seen when no kube-state-metrics reports them (the local
+    # mode): the namespace of the scrape targets that stand for its processes, each labelled with
+    # the `workload` it belongs to. Empty: kube-state-metrics' series of its Deployments and pods.
+    scraped_in: str = ""
 
     @classmethod
     def elves(cls, namespace: str, spec: SystemUnderTestSpec | None = None) -> Target:
@@ -38,8 +42,8 @@ class Target:
         return cls(namespace, True, spec or builtin_spec())
 
     @classmethod
-    def other(cls, namespace: str, spec: SystemUnderTestSpec) -> Target:
-        return cls(namespace, False, spec)
+    def other(cls, namespace: str, spec: SystemUnderTestSpec, scraped_in: str = "") -> Target:
+        return cls(namespace, False, spec, scraped_in)
 
     @property
     def queues(self) -> Queues:

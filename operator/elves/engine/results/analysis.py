@@ -261,12 +261,25 @@ def _timeline_step(window: RunWindow) -> float:
 def replica_timeline(prom: Prometheus, window: RunWindow, deployments: tuple[str, ...] = DEPLOYMENTS,
                      namespace: str | None = None) -> dict[str, list[ReplicaPoint]]:
     """Per deployment, (desired, ready) replicas at the start and whenever they changed."""
-    step = _timeline_step(window)
     namespace = namespace or prom.system_namespace
-    desired = {s.labels.get("deployment", ""): dict(s.points) for s in prom.query_range(
-        promql.replicas_desired(deployments, namespace=namespace), window.load_start, window.end, step)}
-    ready = {s.labels.get("deployment", ""): dict(s.points) for s in prom.query_range(
-        promql.replicas_ready(deployments, namespace=namespace), window.load_start, window.end, step)}
+    return _timelines(prom, window, promql.replicas_desired(deployments, namespace=namespace),
+                      promql.replicas_ready(deployments, namespace=namespace), "deployment")
+
+
+def workload_timeline(prom: Prometheus, window: RunWindow, kinds: dict[str, str],
+                      namespace: str) -> dict[str, list[ReplicaPoint]]:
+    """Per workload of another system (name -> Deployment or StatefulSet), as replica_timeline."""
+    return _timelines(prom, window, promql.workload_replicas_desired(kinds, namespace=namespace),
+                      promql.workload_replicas_ready(kinds, namespace=namespace), "workload")
+
+
+def _timelines(prom: Prometheus, window: RunWindow, desired_query: str, ready_query: str,
+               label: str) -> dict[str, list[ReplicaPoint]]:
+    step = _timeline_step(window)
+    desired = {s.labels.get(label, ""): dict(s.points) for s in prom.query_range(
+        desired_query, window.load_start, window.end, step)}
+    ready = {s.labels.get(label, ""): dict(s.points) for s in prom.query_range(
+        ready_query, window.load_start, window.end, step)}
     timelines: dict[str, list[ReplicaPoint]] = {}
     for deployment in sorted(set(desired) | set(ready)):
         times = sorted(set(desired.get(deployment, {})) | set(ready.get(deployment, {})))
@@ -331,15 +344,20 @@ def scaling_results(prom: Prometheus, window: RunWindow, timelines: dict[str, li
 
 
 def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = None,
-                       target: Target = Target()) -> dict[str, DeploymentResult]:
+                       target: Target = Target(), workloads: dict[str, str] | None = None) -> dict[str, DeploymentResult]:
     """Per deployment: restarts, OOM kills, replicas, the longest unready stretch, the JVM's heap,
     GC and CPU, autoscaling's figures. Elves' own deployments (in the namespace `prom` reads
-    Elves' system in); another `target`'s workloads it lists by name, in its namespace, with
-    their restarts read by their pods' names (kube-state-metrics' Deployment replicas; no JVM
-    figures unless their pods carry Micrometer's `application` tag)."""
+    Elves' system in); another `target`'s workloads in its namespace: `workloads` (name -> kind:
+    those it lists by name and those its selectors chose, as the platform found them before the
+    test), else those it lists by name; their restarts read by their pods' names, their replicas
+    from kube-state-metrics' Deployment or StatefulSet series (no JVM figures unless their pods
+    carry Micrometer's `application` tag). Where kube-state-metrics does not report them (the
+    local mode, `target.scraped_in`), their replicas are the scrape targets labelled with their
+    workload, ready while they answer: no restarts or OOM kills are read there."""
     span, at = window.system_range()
     own = target.own
-    names, namespace = (DEPLOYMENTS, prom.system_namespace) if own else (target.named_workloads, target.namespace)
+    kinds = workloads or {w.name: w.kind for w in target.spec.workloads if w.name}
+    names, namespace = (DEPLOYMENTS, prom.system_namespace) if own else (tuple(sorted(kinds)), target.namespace)
     if not names:
         return {}
     if not own:
@@ -348,7 +366,13 @@ def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = N
     else:
         restarts = prom.by_label(promql.restarts(span, namespace=namespace), "container", at)
         ooms = prom.by_label(promql.oom_kills(span, namespace=namespace), "container", at)
-    timelines = replica_timeline(prom, window, names, namespace)
+    if own:
+        timelines = replica_timeline(prom, window, names, namespace)
+    elif target.scraped_in:  # the local mode: its processes, as the scrape targets labelled with their workload
+        timelines = _timelines(prom, window, promql.scraped_replicas_desired(names, namespace=target.scraped_in),
+                               promql.scraped_replicas_ready(names, namespace=target.scraped_in), "workload")
+    else:
+        timelines = workload_timeline(prom, window, kinds, namespace)
     heap = prom.by_label(promql.jvm_heap_max(span, names, namespace=namespace), "application", at)
     gc = prom.by_label(promql.jvm_gc_seconds(span, names, namespace=namespace), "application", at)
     cpu = prom.by_label(promql.cpu_cores(span, names, namespace=namespace), "application", at)
@@ -388,17 +412,18 @@ def throughput_stability(prom: Prometheus, window: RunWindow) -> float | None:
 
 def analyze(prom: Prometheus, window: RunWindow, ledger: dict[str, Any] | Ledger | None,
             logged_endpoints: tuple[str, ...] = GATEWAY_ENDPOINTS, autoscaling: Any = None,
-            target: Target = Target()) -> RunResults:
+            target: Target = Target(), workloads: dict[str, str] | None = None) -> RunResults:
     """The results of one run (raises AnalysisError or PrometheusError when it cannot);
     `ledger`: the registry's raw ledger, or a target's counts ledger as it was read
     (elves.engine.results.target_ledger); `autoscaling`: the run's spec.system.autoscaling, whose
     deployments get scaling figures; `target`: the system judged, whose queues and workloads
-    the results show (Elves' own: its work and dead-letter queues and its deployments)."""
+    the results show (Elves' own: its work and dead-letter queues and its deployments); `workloads`:
+    another system's, as deployment_results takes them."""
     endpoints, total, dropped = k6_results(prom, window)
     # Elves' own queues (and dead-letter queues) in the namespace `prom` reads its system in.
     queue_figures = (queue_results(prom, window) if target.own
                      else queue_results(prom, window, target.queues, target.namespace))
-    deployments = deployment_results(prom, window, autoscaling, target)
+    deployments = deployment_results(prom, window, autoscaling, target, workloads)
     ledger_model = ledger if isinstance(ledger, Ledger) or ledger is None else ledger_result(
         {e: r.ok for e, r in endpoints.items()}, ledger, logged_endpoints)
     span, at = window.measured().k6_range()

@@ -24,7 +24,8 @@ Prometheus 2.42 with native histograms):
   (counter).
 - kube-state-metrics (or the local supervisor, which serves the same series):
   `kube_deployment_spec_replicas`, `kube_deployment_status_replicas_ready` (label
-  `deployment`), `kube_pod_container_status_restarts_total`,
+  `deployment`; another system's StatefulSets: `kube_statefulset_replicas`,
+  `kube_statefulset_status_replicas_ready`, label `statefulset`), `kube_pod_container_status_restarts_total`,
   `kube_pod_container_status_last_terminated_reason` (label `container` = the deployment).
 - On a cluster only, the kubelets' cAdvisor (kube-prometheus-stack scrapes it):
   `container_cpu_usage_seconds_total` (labels `namespace`, `pod`, `container`), read for the
@@ -61,6 +62,9 @@ QUEUE_UNACKED = "rabbitmq_detailed_queue_messages_unacked"
 QUEUE_CONSUMERS = "rabbitmq_detailed_queue_consumers"
 REPLICAS_DESIRED = "kube_deployment_spec_replicas"
 REPLICAS_READY = "kube_deployment_status_replicas_ready"
+STATEFULSET_REPLICAS_DESIRED = "kube_statefulset_replicas"  # label `statefulset`
+SCRAPE_UP = "up"  # Prometheus' own: 1 when a scrape target answered its last scrape
+STATEFULSET_REPLICAS_READY = "kube_statefulset_status_replicas_ready"
 RESTARTS = "kube_pod_container_status_restarts_total"
 LAST_TERMINATED = "kube_pod_container_status_last_terminated_reason"
 LAST_EXIT_CODE = "kube_pod_container_status_last_terminated_exitcode"
@@ -344,6 +348,46 @@ def replicas_ready(deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) 
     """Replicas of each deployment that are ready, by `deployment`."""
     sel = system_selector(REPLICAS_READY, namespace, deployment="~" + _deployment_regex(deployments))
     return f"max by (deployment) ({_by_deployment(sel, deployments)})"
+
+
+def _workload_replicas(metrics: dict[str, str], kinds: dict[str, str], namespace: str) -> str:
+    """Another system's workloads' replicas, by `workload`: each kind's series (`metrics`: kind ->
+    kube-state-metrics' series, labelled with the lower-case kind) of the names of that kind."""
+    parts = []
+    for kind, metric in metrics.items():
+        names = sorted(name for name, of in kinds.items() if of == kind)
+        if names:
+            label = kind.lower()
+            sel = system_selector(metric, namespace, **{label: "~" + regex_of(names)})
+            parts.append(f'max by (workload) (label_replace({sel}, "workload", "$1", {quote(label)}, "(.*)"))')
+    return " or ".join(parts)
+
+
+def workload_replicas_desired(kinds: dict[str, str], *, namespace: str) -> str:
+    """Replicas another system's workloads (name -> Deployment or StatefulSet) are asked to run, by `workload`."""
+    return _workload_replicas({"Deployment": REPLICAS_DESIRED, "StatefulSet": STATEFULSET_REPLICAS_DESIRED}, kinds,
+                              namespace)
+
+
+def workload_replicas_ready(kinds: dict[str, str], *, namespace: str) -> str:
+    """Ready replicas of another system's workloads (name -> Deployment or StatefulSet), by `workload`."""
+    return _workload_replicas({"Deployment": REPLICAS_READY, "StatefulSet": STATEFULSET_REPLICAS_READY}, kinds,
+                              namespace)
+
+
+def _scraped(workloads: Iterable[str], namespace: str) -> str:
+    return system_selector(SCRAPE_UP, namespace, workload="~" + regex_of(workloads))
+
+
+def scraped_replicas_desired(workloads: Iterable[str], *, namespace: str) -> str:
+    """Where no kube-state-metrics reports another system's workloads (the local mode): the scrape
+    targets listed for each, by their `workload` label, as its replicas, by `workload`."""
+    return f"count by (workload) ({_scraped(workloads, namespace)})"
+
+
+def scraped_replicas_ready(workloads: Iterable[str], *, namespace: str) -> str:
+    """As scraped_replicas_desired: those of them that answered their last scrape, by `workload`."""
+    return f"sum by (workload) ({_scraped(workloads, namespace)})"
 
 
 def restarts_total(deployments: Iterable[str] = DEPLOYMENTS, *, namespace: str) -> str:

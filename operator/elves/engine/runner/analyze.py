@@ -89,8 +89,12 @@ def analyze(tick: Tick) -> float:
     ledger = _ledger(tick, prom, window)
     began = time.monotonic()  # a figure for people (drain end -> verdict), not a deadline
     try:
+        # Another system's workloads as the platform found them before the test: those its
+        # selectors chose too (none in the snapshot: those it lists by name).
+        snapshot = tick.status.snapshot
+        workloads = {name: w.kind for name, w in snapshot.workloads.items()} if snapshot else None
         results = analysis.analyze(prom, window, ledger, logged_endpoints(tick), plan.point.system.autoscaling,
-                                   tick.ctx.target)
+                                   tick.ctx.target, workloads)
         results.vus_ceiling = vu_ceiling(plan.scenarios)
         results.planned_iterations = planned_iterations(plan.point.load)
         results.generator_cpu = _generator_cpu(tick, window)

@@ -14,6 +14,7 @@ from elves.engine.results.prometheus import Prometheus
 from elves.engine.results.target_ledger import counts_complete, read_counts
 from elves.engine.runner.context import HarnessError, epoch, progress, utc, warning
 from elves.engine.runner.load import observe_faults
+from elves.engine.runner.prepare import scraped_not_ready
 from elves.engine.runner.tick import Tick
 
 
@@ -21,7 +22,7 @@ def drain(tick: Tick) -> float:
     run = tick.run
     prom = tick.ctx.prometheus(tick.platform)
     load_end = epoch(run.load_ended_at)  # type: ignore[arg-type]
-    waiting = observe_faults(tick)
+    waiting = observe_faults(tick) + _unready(tick, prom)
     waiting += _drain_blockers(tick, prom, run_window(tick, end=tick.now))
     timeout = tick.ctx.test.spec.drain.timeout
     if waiting:
@@ -38,6 +39,28 @@ def drain(tick: Tick) -> float:
     tick.events.append(progress(f"drained {format_duration(tick.now - load_end)} after the load"))
     tick.goto("Analyzing", Step.ANALYZE)
     return 0.0
+
+
+def _unready(tick: Tick, prom: Prometheus) -> list[str]:
+    """Another system's workloads that are not ready yet (a killed pod's successor still starting,
+    a scaled workload's new replicas): the verdict waits for them, as it waits for the queues. The
+    first time, the run records what it found and says so. Where the platform does not run them
+    (locally), their scrape targets say (runner.prepare.scraped_not_ready). Elves' own system is
+    waited for before the load (runner.prepare.wait_ready); its recovery from faults is in the results."""
+    target = tick.ctx.target
+    if target.own:
+        return []
+    if target.scraped_in:
+        reason = "; ".join(scraped_not_ready(prom, target))
+    else:
+        readiness = tick.platform.system_ready()
+        reason = "" if readiness.ready else readiness.reason or "replicas starting"
+    if not reason:
+        return []
+    if not tick.run.unready_after_load:
+        tick.run.unready_after_load = reason
+        tick.events.append(progress(f"draining: waiting for the workloads to be ready again: {reason}"))
+    return [f"not ready: {reason}"]
 
 
 def run_window(tick: Tick, end: float) -> RunWindow:

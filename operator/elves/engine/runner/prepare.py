@@ -6,6 +6,7 @@ from __future__ import annotations
 from elves.engine.models.status import RunStatus, ScriptDigest, Step
 from elves.engine.models.target import ResetSteps
 from elves.engine.planning.credentials import lifetime_problem
+from elves.engine.planning.target import Target
 from elves.engine.results import promql, sql_count
 from elves.engine.results.prometheus import Prometheus, PrometheusError
 from elves.engine.results.sql_count import SqlCountError, SqlCountUnavailable
@@ -28,6 +29,19 @@ def replicas_not_yet_seen_ready(prom: Prometheus) -> list[str]:
     except PrometheusError:
         return []
     return sorted(d for d, want in desired.items() if want is not None and (ready.get(d) or 0) < want)
+
+
+def scraped_not_ready(prom: Prometheus, target: Target) -> list[str]:
+    """Another system seen through its scrape targets (the local mode: Target.scraped_in): each
+    workload it names whose endpoints labelled with it do not all answer their scrape. A workload
+    with no endpoint labelled is not waited for: nothing says which processes are its."""
+    if target.own or not target.scraped_in or not target.named_workloads:
+        return []
+    names, namespace = target.named_workloads, target.scraped_in
+    listed = prom.by_label(promql.scraped_replicas_desired(names, namespace=namespace), "workload")
+    answering = prom.by_label(promql.scraped_replicas_ready(names, namespace=namespace), "workload")
+    return [f"{workload}: {int(answering.get(workload) or 0)} of {int(count)} endpoints answer"
+            for workload, count in sorted(listed.items()) if count and (answering.get(workload) or 0) < count]
 
 
 def start(tick: Tick) -> float:
@@ -125,6 +139,9 @@ def prometheus(tick: Tick) -> float:
     if behind:
         return tick.wait(f"Prometheus has not yet seen {', '.join(behind)} ready", tick.ctx.timeouts.prometheus,
                          "PrometheusBehind")
+    # Another system's processes the platform does not run (locally): ready when they answer.
+    if unready := scraped_not_ready(prom, tick.ctx.target):
+        return tick.wait(f"system not ready: {'; '.join(unready)}", tick.ctx.timeouts.system_ready, "SystemNotReady")
     tick.goto(None, Step.BASELINE)
     return 0.0
 

@@ -73,7 +73,8 @@ def test_deployment_queries_select_by_container_and_deployment():
 # Arguments for any query builder; `namespace` is a sentinel no other part of a query contains.
 SENTINEL = "sentinel-ns"
 ARGUMENTS = {"test_id": "t/x/0", "window": "60s", "rate_window": "60s", "quantile": 0.99,
-             "pods": ["elves-x-0-1-abcde"], "workloads": ["orders-api", "orders-worker"]}
+             "pods": ["elves-x-0-1-abcde"], "workloads": ["orders-api", "orders-worker"],
+             "kinds": {"orders-api": "Deployment", "orders-db": "StatefulSet"}}
 # Public functions of promql that build no query of their own.
 # (deepest_over wraps a depth query it is given: Elves' own, built with its namespace, or a target's.)
 HELPERS = {"window_for", "window_since", "quote", "literal_text", "regex_of", "selector", "system_selector",

@@ -16,6 +16,7 @@ from elves.engine.models.loadtest import parse_loadtest
 from elves.engine.models.objectives import Objective
 from elves.engine.models.status import Ledger, LoadTestStatus, RunResults, Window
 from elves.engine.models.target import Queues, parse_system_under_test
+from elves.engine.planning.platform import Readiness
 from elves.engine.planning.target import Target
 from elves.engine.results.analysis import RunWindow, queue_results
 from elves.engine.results.console import closing_tables
@@ -241,6 +242,30 @@ def test_a_drain_on_queues_only_does_not_wait_for_the_ledger_and_the_lag_is_lost
     (lost,) = [c for c in status.verdict.checks if c.name == "lost_requests"]
     assert (lost.observed, lost.ok) == (30.0, False)
     assert platform.called("ledger") == []
+
+
+def test_the_drain_waits_for_another_systems_workloads_to_be_ready_again_and_says_what_it_found(prom):
+    """A fault late in the load (a killed worker's successor still starting when the load ends):
+    the drain holds the verdict until the target's workloads are ready, as it does for its queues."""
+    platform = FakePlatform(prom.url, load_states=["running"] * 30 + ["finished"])
+    clock = FakeClock(float(BASE + 10))
+    ctx = Context(orders_test(), target=Target.other(NAMESPACE, orders_target(ledger_complete=False)))
+    starting = "Deployment orders-worker: 0 of 1 replicas ready"
+    back_at: list[float] = []
+
+    def the_worker(status: LoadTestStatus) -> None:  # its successor is ready 20 s into the drain
+        if status.phase == "Draining" and not back_at:
+            platform.ready, back_at[:] = Readiness(False, starting), [clock.t + 20]
+        elif back_at and clock.t >= back_at[0]:
+            platform.ready = Readiness(True)
+
+    status, events = drive_sql(ctx, platform, clock, the_worker)
+    run = status.runs[0]
+    assert run.unready_after_load == starting
+    assert back_at[0] <= run.drained_at.timestamp() <= back_at[0] + ctx.intervals.draining + 0.5
+    assert [e.message for e in events if "ready again" in e.message] == [
+        f"draining: waiting for the workloads to be ready again: {starting}"]  # said once, not at every look
+    assert run.results.drain_seconds >= 20
 
 
 # --- the persisted count by SQL, through the phase machine ---------------------

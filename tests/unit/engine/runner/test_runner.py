@@ -281,6 +281,34 @@ def test_the_load_waits_until_prometheus_has_seen_the_replicas_ready():
     assert replicas_not_yet_seen_ready(_Replicas({}, {})) == []
 
 
+class _Endpoints:
+    """A Prometheus stand-in answering the scrape-target queries of another system's workloads."""
+
+    def __init__(self, listed, answering):
+        self.answers = {"count": listed, "sum": answering}
+
+    def by_label(self, expr, label, time=None):
+        assert 'namespace="own-system"' in expr and label == "workload", expr
+        return self.answers[expr.split(" ", 1)[0]]
+
+
+def test_locally_another_systems_workloads_are_ready_when_their_labelled_endpoints_answer():
+    from elves.engine.models.target import parse_system_under_test
+    from elves.engine.planning.target import Target
+    from elves.engine.runner.prepare import scraped_not_ready
+    from foreign_system import foreign_system
+
+    spec = parse_system_under_test(foreign_system(workloads=[{"name": "orders-api"}, {"name": "orders-worker"}])).spec
+    local = Target.other("elves", spec, scraped_in="own-system")
+    # The worker's second process does not answer; orders-api has no endpoint labelled: not waited for.
+    assert scraped_not_ready(_Endpoints({"orders-worker": 2}, {"orders-worker": 1}), local) == [
+        "orders-worker: 1 of 2 endpoints answer"]
+    assert scraped_not_ready(_Endpoints({"orders-worker": 2}, {"orders-worker": 2}), local) == []
+    # On a cluster the platform reads the workloads themselves; Elves' own never goes this way.
+    assert scraped_not_ready(_Endpoints({"orders-worker": 2}, {}), Target.other("shop", spec)) == []
+    assert scraped_not_ready(_Endpoints({"gateway": 1}, {}), Target()) == []
+
+
 def test_every_step_but_done_has_a_function_and_the_status_keeps_its_words():
     from elves.engine.runner.machine import STEPS
     from elves.engine.models.status import Step
