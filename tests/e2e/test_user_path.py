@@ -330,7 +330,9 @@ def test_a_second_run_is_gated_by_the_first_through_the_report_history(installed
     the namespace's report history (20 s of load: the gate is the point, not the load)."""
     configmap, loadtest = yaml.safe_load_all((E2E_LOADTESTS / "custom-script.yaml").read_text())
     loadtest["metadata"]["name"] = "e2e-custom-gate"
-    loadtest["spec"]["baseline"] = {"loadTest": "e2e-custom"}
+    # Latency and rate of 20 s on a shared 2-core cluster are noise (a p99 of 87 ms then 585 ms
+    # was seen under a load average of 10): the gate's other rules are what this test needs.
+    loadtest["spec"]["baseline"] = {"loadTest": "e2e-custom", "failOn": "p99:off,rate:off"}
     manifest = tmp_path / "custom-script-gate.yaml"
     manifest.write_text(yaml.safe_dump_all([configmap, loadtest], sort_keys=False))
     reports = installed.kubectl_json("get", "configmaps", "-n", NAMESPACE, "-l",
@@ -426,7 +428,7 @@ def test_the_kill_matrix_under_load_loses_nothing(installed: Cluster, tmp_path: 
     document, manifest = shortened_example("kill-matrix.yaml", KILL_MATRIX_LOAD, tmp_path)
     assert document["spec"]["reset"] is True  # the example's, which this test also proves
     earlier = logged_test_ids(installed)
-    assert f"{NAMESPACE}/quickstart/0" in earlier, earlier  # the earlier tests' rows, for the reset to empty
+    assert earlier - {f"{NAMESPACE}/kill-matrix/0"}, earlier  # the earlier tests' rows, for the reset to empty
     applied = datetime.now(timezone.utc).replace(microsecond=0)
     lt = run_loadtest(installed, manifest, "kill-matrix")
     report("kill-matrix", lt)
