@@ -1,0 +1,78 @@
+"""Tier 2: Kafka's consumer-group lag as Elves reads it, against a real KRaft broker assembled by
+tools/install-kafka.sh: the lag reader's page says how many records a group has not committed,
+topic by topic, falls to 0 once the group has committed everything, and a broker that cannot be
+read is a failed scrape (503), never a lag of 0 that would end a drain too early."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+import polling
+import pytest
+import requests
+from engine_testkit import free_port
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.structs import OffsetAndMetadata
+from kafka_kit import RunningKafka, lag_reader, lags, start_kafka
+
+from elves.local.ports import HOST
+
+TOPIC = "orders.placed"
+GROUP = "orders-worker"
+RECORDS = 300
+DONE_FIRST = 100
+CONSUME_SECONDS = 30.0
+
+
+@pytest.fixture(scope="module")
+def kafka(tmp_path_factory) -> Iterator[RunningKafka]:
+    yield from start_kafka(tmp_path_factory.mktemp("kafka"))
+
+
+def _publish(bootstrap: str, count: int) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    futures = [producer.send(TOPIC, f"order {i}".encode()) for i in range(count)]
+    producer.flush(timeout=30)
+    producer.close()
+    assert all(f.succeeded() for f in futures), "the broker did not confirm every record"
+
+
+def _consume_and_commit(consumer: KafkaConsumer, count: int) -> None:
+    """Process exactly `count` records and commit exactly those, partition by partition."""
+    done: Counter = Counter()
+    last: dict = {}
+    processed = 0
+
+    def poll() -> bool:
+        nonlocal processed
+        for partition, records in consumer.poll(timeout_ms=500, max_records=count - processed).items():
+            for record in records:
+                last[partition] = record.offset
+                processed += 1
+        return processed >= count
+
+    polling.wait_for(poll, f"{count} records consumed", CONSUME_SECONDS, interval=0)
+    consumer.commit({p: OffsetAndMetadata(offset + 1, "", -1) for p, offset in last.items()})
+
+
+def test_the_lag_is_what_the_group_has_not_committed_and_falls_to_zero(kafka: RunningKafka) -> None:
+    consumer = KafkaConsumer(TOPIC, bootstrap_servers=kafka.broker.bootstrap, group_id=GROUP,
+                             enable_auto_commit=False, auto_offset_reset="earliest")
+    try:
+        _publish(kafka.broker.bootstrap, RECORDS)
+        _consume_and_commit(consumer, DONE_FIRST)
+        assert lags(kafka.lag_url) == {(GROUP, TOPIC): RECORDS - DONE_FIRST}
+        _consume_and_commit(consumer, RECORDS - DONE_FIRST)
+        assert lags(kafka.lag_url) == {(GROUP, TOPIC): 0}
+    finally:
+        consumer.close()
+
+
+def test_a_broker_that_cannot_be_read_fails_the_scrape_instead_of_reading_zero(tmp_path) -> None:
+    nothing_there = f"{HOST}:{free_port()}"
+    with lag_reader(nothing_there, tmp_path / "lag-reader.log") as url:
+        answer = requests.get(url, timeout=10)
+    assert answer.status_code == 503
+    assert nothing_there in answer.text
+    assert "kafka_consumergroup_lag" not in answer.text
