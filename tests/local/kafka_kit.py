@@ -22,7 +22,7 @@ from elves.kafka.broker import STOP_GRACE_SECONDS, Broker, default_libs
 from elves.local.ports import HOST
 
 REPO = Path(__file__).resolve().parents[2]
-READER_READY_SECONDS = 30.0
+READY_SECONDS = 30.0
 
 
 def pinned_kafka_version() -> str:
@@ -39,31 +39,39 @@ class RunningKafka:
 
 
 @contextmanager
-def lag_reader(bootstrap: str, log: Path) -> Iterator[str]:
-    """`python -m elves.kafka.lag` on a free port, until the block ends; yields its /metrics URL
-    once it answers (a 503 is an answer: the broker could not be read)."""
-    port = free_port()
+def kafka_process(module: str, log: Path, *args: str, port: int | None = None) -> Iterator[str]:
+    """`python -m elves.kafka.<module> ... --listen <port, by default a free one>` until the block
+    ends; yields its URL once it answers at all (a 503 is an answer: the broker could not be read)."""
+    port = port or free_port()
     with open(log, "ab") as out:
-        reader = subprocess.Popen([sys.executable, "-m", "elves.kafka.lag", "--bootstrap", bootstrap,
-                                   "--listen", f"{HOST}:{port}"], stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://{HOST}:{port}/metrics"
+        process = subprocess.Popen([sys.executable, "-m", f"elves.kafka.{module}", *args, "--listen", f"{HOST}:{port}"],
+                                   stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://{HOST}:{port}"
     try:
-        polling.wait_for(lambda: requests.get(url, timeout=10).status_code, "the lag reader answering",
-                         READER_READY_SECONDS, ignore=(requests.RequestException,))
+        polling.wait_for(lambda: requests.get(url, timeout=10).status_code, f"elves.kafka.{module} answering",
+                         READY_SECONDS, ignore=(requests.RequestException,))
         yield url
     finally:
-        reader.terminate()
-        reader.wait(timeout=10)
+        process.terminate()
+        process.wait(timeout=10)
 
 
-def start_kafka(home: Path) -> Iterator[RunningKafka]:
-    """A broker and a lag reader pointed at it, until the generator is closed."""
+@contextmanager
+def lag_reader(bootstrap: str, log: Path, port: int | None = None) -> Iterator[str]:
+    """The lag reader of `bootstrap`; yields its /metrics URL."""
+    with kafka_process("lag", log, "--bootstrap", bootstrap, port=port) as url:
+        yield f"{url}/metrics"
+
+
+def start_kafka(home: Path, lag_port: int | None = None) -> Iterator[RunningKafka]:
+    """A broker and a lag reader pointed at it (on `lag_port`, where the local Prometheus scrapes
+    it, or a free port), until the generator is closed."""
     libs = default_libs(pinned_kafka_version())
     require(any(libs.glob("kafka_2.13-*.jar")), f"Kafka's jars are not in {libs}: run tools/install-kafka.sh")
     broker = Broker(home=home, libs=libs, port=free_port(), controller_port=free_port())
     child = asyncio.run(broker.start())
     try:
-        with lag_reader(broker.bootstrap, home / "lag-reader.log") as url:
+        with lag_reader(broker.bootstrap, home / "lag-reader.log", lag_port) as url:
             yield RunningKafka(broker, url)
     finally:
         asyncio.run(child.stop(STOP_GRACE_SECONDS))

@@ -23,11 +23,12 @@ import argparse
 import logging
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kafka import KafkaAdminClient
 from kafka.admin import OffsetSpec
 from kafka.structs import TopicPartition
+
+from elves.kafka.serving import Door, serve
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 # the scrape rather than holding the page (Prometheus' own scrape timeout is 4 s locally).
 BOOTSTRAP_TIMEOUT_MS = 3000
 REQUEST_TIMEOUT_MS = 3000
+TEXT = "text/plain; version=0.0.4"  # Prometheus' text format
 
 
 @dataclass(frozen=True)
@@ -119,28 +121,18 @@ class LagReader:
                 raise
 
 
-def handler(reader: LagReader) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def handler(reader: LagReader) -> type[Door]:
+    class Handler(Door):
         def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
             if self.path != "/metrics":
-                self._answer(404, "not found: the lag is at /metrics\n")
+                self.answer(404, b"not found: the lag is at /metrics\n", TEXT)
                 return
             try:
-                self._answer(200, reader.page())
+                self.answer(200, reader.page().encode(), TEXT)
             except Exception as error:  # the broker could not be read: the scrape fails, the lag goes stale
                 log.warning("reading the lag from %s failed: %s", reader.bootstrap, error)
-                self._answer(503, f"the lag could not be read from {reader.bootstrap}: {type(error).__name__}\n")
-
-        def _answer(self, status: int, body: str) -> None:
-            data = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            """Prometheus scrapes every 5 s: no line per scrape."""
+                self.answer(503, f"the lag could not be read from {reader.bootstrap}: {type(error).__name__}\n".encode(),
+                            TEXT)
 
     return Handler
 
@@ -150,13 +142,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bootstrap", required=True, help="the broker, HOST:PORT")
     parser.add_argument("--listen", required=True, help="where Prometheus scrapes /metrics, HOST:PORT")
     args = parser.parse_args(argv)
-    host, _, port = args.listen.rpartition(":")
-    if not host or not port.isdigit():
-        parser.error(f"--listen {args.listen!r}: expected HOST:PORT, e.g. 127.0.0.1:9308")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    server = ThreadingHTTPServer((host, int(port)), handler(LagReader(args.bootstrap)))
-    print(f"ready: the lag of {args.bootstrap} at http://{args.listen}/metrics", flush=True)
-    server.serve_forever()
+    serve(parser, args.listen, handler(LagReader(args.bootstrap)),
+          f"ready: the lag of {args.bootstrap} at http://{args.listen}/metrics")
 
 
 if __name__ == "__main__":

@@ -75,6 +75,11 @@ class Ports:
         return self._at(9093)
 
     @property
+    def kafka_publish(self) -> int:
+        """Elves' publisher in front of the broker, where k6 posts load for a topic (elves.kafka.publish)."""
+        return self._at(8092)
+
+    @property
     def kafka_lag(self) -> int:
         """The consumer-group lag reader's /metrics (kafka_exporter's port)."""
         return self._at(9308)

@@ -103,7 +103,7 @@ class Queues(SpecModel):
         description="RabbitMQ queue names, read from RabbitMQ's own Prometheus series (ready + unacknowledged).")
     kafka: list[KafkaLag] | None = Field(
         None, min_length=1, max_length=50,
-        description="Kafka consumer groups and the topics they consume, each a queue `<group>/<topic>` whose depth is"
+        description="Kafka consumer groups and the topics they consume, each a queue `<group>:<topic>` whose depth is"
                     " the group's lag (kafka_consumergroup_lag, as kafka_exporter names it): drained means lag 0.")
     promql: PromQL | None = Field(
         None, description="A PromQL query returning one series per queue, labelled `queue`, whose value is its depth.")

@@ -305,8 +305,8 @@ def _kafka_lag_series(pairs: Iterable[tuple[str, str]], namespace: str) -> str:
 
 def kafka_lag(pairs: Iterable[tuple[str, str]], *, namespace: str) -> str:
     """Each consumer group's lag on a topic (summed over its partitions), as a depth per `queue`
-    named `<group>/<topic>`."""
-    joined = f'label_join({_kafka_lag_series(pairs, namespace)}, "queue", "/", "consumergroup", "topic")'
+    named `<group>:<topic>`."""
+    joined = f'label_join({_kafka_lag_series(pairs, namespace)}, "queue", ":", "consumergroup", "topic")'
     return f"sum by (queue) ({joined})"
 
 

@@ -66,7 +66,7 @@ def test_queue_depth_adds_ready_and_unacked_of_every_queue_and_dlq():
 def test_kafka_lag_is_a_depth_per_group_and_topic_in_the_targets_namespace():
     assert promql.kafka_lag([("orders-worker", "orders.placed")], namespace="shop") == (
         'sum by (queue) (label_join(kafka_consumergroup_lag{namespace="shop",consumergroup="orders-worker",'
-        'topic="orders.placed"}, "queue", "/", "consumergroup", "topic"))')
+        'topic="orders.placed"}, "queue", ":", "consumergroup", "topic"))')
     two = promql.kafka_lag_scraped_at([("a", "t"), ("b", "t")], namespace="shop")
     assert two == ('min(timestamp(kafka_consumergroup_lag{namespace="shop",consumergroup="a",topic="t"} or '
                    'kafka_consumergroup_lag{namespace="shop",consumergroup="b",topic="t"}))')

@@ -1,7 +1,9 @@
-"""Tier 2: Kafka's consumer-group lag as Elves reads it, against a real KRaft broker assembled by
-tools/install-kafka.sh: the lag reader's page says how many records a group has not committed,
-topic by topic, falls to 0 once the group has committed everything, and a broker that cannot be
-read is a failed scrape (503), never a lag of 0 that would end a drain too early."""
+"""Tier 2: Elves' Kafka parts against a real KRaft broker assembled by tools/install-kafka.sh.
+The lag reader's page says how many records a group has not committed, topic by topic, falls to
+0 once the group has committed everything, and a broker that cannot be read is a failed scrape
+(503), never a lag of 0 that would end a drain too early. The publisher k6 posts to answers 200
+only for a record the broker confirmed, which carries the test id in a header, and 503 when the
+broker does not confirm."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import requests
 from engine_testkit import free_port
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata
-from kafka_kit import RunningKafka, lag_reader, lags, start_kafka
+from kafka_kit import RunningKafka, kafka_process, lag_reader, lags, start_kafka
 
 from elves.local.ports import HOST
 
@@ -76,3 +78,36 @@ def test_a_broker_that_cannot_be_read_fails_the_scrape_instead_of_reading_zero(t
     assert answer.status_code == 503
     assert nothing_there in answer.text
     assert "kafka_consumergroup_lag" not in answer.text
+
+
+def test_the_publisher_answers_once_the_broker_confirmed_and_puts_the_test_id_on_the_record(
+        kafka: RunningKafka, tmp_path) -> None:
+    topic = "orders.published"
+    with kafka_process("publish", tmp_path / "publish.log", "--bootstrap", kafka.broker.bootstrap,
+                       "--header", "X-Test-Id") as url:
+        answers = [requests.post(f"{url}/topics/{topic}", data=f'{{"n": {i}}}', headers={"X-Test-Id": "shop/t/0"},
+                                 timeout=15) for i in range(20)]
+        assert [a.status_code for a in answers] == [200] * 20
+        offsets = {(a.json()["partition"], a.json()["offset"]) for a in answers}
+        assert len(offsets) == 20  # each a record of its own, written where the answer says
+        no_id = requests.post(f"{url}/topics/{topic}", data="{}", timeout=15)
+        assert (no_id.status_code, no_id.json()) == (400, {"error": "no X-Test-Id header: the test id travels in it"})
+        assert requests.post(f"{url}/topics/no topic", data="{}", headers={"X-Test-Id": "x"}, timeout=15).status_code \
+            == 404
+    reader = KafkaConsumer(topic, bootstrap_servers=kafka.broker.bootstrap, auto_offset_reset="earliest",
+                           consumer_timeout_ms=5000)
+    try:
+        records = list(reader)
+    finally:
+        reader.close()
+    assert {(r.partition, r.offset) for r in records} == offsets
+    assert {r.headers[0] for r in records} == {("X-Test-Id", b"shop/t/0")}
+    assert sorted(r.value for r in records) == sorted(f'{{"n": {i}}}'.encode() for i in range(20))
+
+
+def test_the_publisher_answers_503_when_the_broker_does_not_confirm(tmp_path) -> None:
+    nothing_there = f"{HOST}:{free_port()}"
+    with kafka_process("publish", tmp_path / "publish.log", "--bootstrap", nothing_there, "--header", "X-Test-Id") as url:
+        answer = requests.post(f"{url}/topics/orders", data="{}", headers={"X-Test-Id": "x"}, timeout=30)
+    assert answer.status_code == 503
+    assert answer.json()["error"].startswith("the broker did not confirm the record")
