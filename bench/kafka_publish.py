@@ -33,7 +33,7 @@ from proc_cpu import tree_seconds  # noqa: E402 - a process's CPU seconds from /
 from polling import wait_for  # noqa: E402 - tools/lib, the one way to wait
 
 from elves.cache import cache_root  # noqa: E402
-from elves.kafka.broker import STOP_GRACE_SECONDS, Broker, default_libs  # noqa: E402
+from elves.kafka.broker import STOP_GRACE_SECONDS, Broker, default_libs, pinned_version  # noqa: E402
 from elves.local.ports import HOST, Ports  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,13 +43,6 @@ RATES = [int(r) for r in os.environ.get("KAFKA_BENCH_RATES", "250,500,1000,2000"
 SECONDS = int(os.environ.get("KAFKA_BENCH_SECONDS", "20"))
 HEADER = "X-Test-Id"
 HELD_SHARE = 0.99
-
-
-def kafka_version() -> str:
-    for line in (REPO / "tools" / "versions.env").read_text().splitlines():
-        if line.startswith("KAFKA_VERSION="):
-            return line.split("=", 1)[1]
-    sys.exit("kafka-publish: tools/versions.env pins no KAFKA_VERSION")
 
 
 def load_average() -> str:
@@ -80,7 +73,7 @@ def step(rate: int, url: str, work: Path, pids: dict[str, int]) -> dict:
 
 
 def main() -> None:
-    libs = default_libs(kafka_version())
+    libs = default_libs(pinned_version(REPO))
     if not any(libs.glob("kafka_2.13-*.jar")) or not K6.exists():
         sys.exit("kafka-publish: needs Kafka's jars (tools/install-kafka.sh) and k6 (tools/install-k6.sh)")
     ports = Ports(int(os.environ.get("ELVES_LOCAL_PORT_OFFSET", "0")))
@@ -97,7 +90,7 @@ def main() -> None:
             wait_for(lambda: requests.post(f"{url}/topics/bench.orders", data=b"{}", headers={HEADER: "warm"},
                                            timeout=15).status_code == 200,
                      "the publisher confirming a first record", 60, ignore=(requests.RequestException,))
-            print(f"# {kafka_version()} broker, {SECONDS} s per rate, {os.cpu_count()} cores", flush=True)
+            print(f"# {pinned_version(REPO)} broker, {SECONDS} s per rate, {os.cpu_count()} cores", flush=True)
             held = 0
             for rate in RATES:
                 line = step(rate, url, work, {"publisher": publisher.pid, "broker": child.pid})

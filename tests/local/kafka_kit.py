@@ -18,18 +18,11 @@ import requests
 from engine_testkit import free_port
 from prerequisites import require
 
-from elves.kafka.broker import STOP_GRACE_SECONDS, Broker, default_libs
+from elves.kafka.broker import STOP_GRACE_SECONDS, Broker, default_libs, pinned_version
 from elves.local.ports import HOST
 
 REPO = Path(__file__).resolve().parents[2]
 READY_SECONDS = 30.0
-
-
-def pinned_kafka_version() -> str:
-    for line in (REPO / "tools" / "versions.env").read_text().splitlines():
-        if line.startswith("KAFKA_VERSION="):
-            return line.split("=", 1)[1].strip()
-    raise AssertionError("tools/versions.env pins no KAFKA_VERSION")
 
 
 @dataclass
@@ -66,7 +59,7 @@ def lag_reader(bootstrap: str, log: Path, port: int | None = None) -> Iterator[s
 def start_kafka(home: Path, lag_port: int | None = None) -> Iterator[RunningKafka]:
     """A broker and a lag reader pointed at it (on `lag_port`, where the local Prometheus scrapes
     it, or a free port), until the generator is closed."""
-    libs = default_libs(pinned_kafka_version())
+    libs = default_libs(pinned_version(REPO))
     require(any(libs.glob("kafka_2.13-*.jar")), f"Kafka's jars are not in {libs}: run tools/install-kafka.sh")
     broker = Broker(home=home, libs=libs, port=free_port(), controller_port=free_port())
     child = asyncio.run(broker.start())

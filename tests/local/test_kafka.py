@@ -3,10 +3,14 @@ The lag reader's page says how many records a group has not committed, topic by 
 0 once the group has committed everything, and a broker that cannot be read is a failed scrape
 (503), never a lag of 0 that would end a drain too early. The publisher k6 posts to answers 200
 only for a record the broker confirmed, which carries the test id in a header, and 503 when the
-broker does not confirm."""
+broker does not confirm. `python -m elves.kafka` runs the three on the stack's ports until stopped."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 
@@ -18,7 +22,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata
 from kafka_kit import RunningKafka, kafka_process, lag_reader, lags, start_kafka
 
-from elves.local.ports import HOST
+from elves.local.ports import HOST, Ports, listening
 
 TOPIC = "orders.placed"
 GROUP = "orders-worker"
@@ -111,3 +115,30 @@ def test_the_publisher_answers_503_when_the_broker_does_not_confirm(tmp_path) ->
         answer = requests.post(f"{url}/topics/orders", data="{}", headers={"X-Test-Id": "x"}, timeout=30)
     assert answer.status_code == 503
     assert answer.json()["error"].startswith("the broker did not confirm the record")
+
+
+def test_python_m_elves_kafka_runs_the_three_on_the_stacks_ports_until_stopped(tmp_path) -> None:
+    # An offset at which none of the four is taken (other stacks and tests share the machine).
+    offset = next(o for o in range(4000, 6000, 100)
+                  if not any(listening(p) for p in kafka_ports(Ports(o))))
+    ports = Ports(offset)
+    env = {**os.environ, "ELVES_LOCAL_PORT_OFFSET": str(offset), "ELVES_STATE_DIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "-m", "elves.kafka", "--header", "X-Test-Id"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("ready: broker"), first
+        answer = requests.post(f"http://{HOST}:{ports.kafka_publish}/topics/orders", data="{}",
+                               headers={"X-Test-Id": "t"}, timeout=30)
+        assert answer.status_code == 200, answer.text
+        assert requests.get(f"http://{HOST}:{ports.kafka_lag}/metrics", timeout=10).status_code == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    assert not any(listening(p) for p in kafka_ports(ports)), "a part of it still listens after it stopped"
+    assert (tmp_path / "kafka" / "data" / "meta.properties").exists()  # its data under the state directory
+
+
+def kafka_ports(ports: Ports) -> list[int]:
+    return [ports.kafka, ports.kafka_controller, ports.kafka_lag, ports.kafka_publish]

@@ -39,6 +39,15 @@ def default_libs(version: str) -> Path:
     return cache_root() / "kafka" / version / "libs"
 
 
+def pinned_version(repo: Path) -> str:
+    """The Kafka version a checkout pins: tools/versions.env's KAFKA_VERSION (the install script's)."""
+    versions = repo / "tools" / "versions.env"
+    for line in versions.read_text().splitlines():
+        if line.startswith("KAFKA_VERSION="):
+            return line.split("=", 1)[1].strip()
+    raise BrokerError(f"{versions} pins no KAFKA_VERSION")
+
+
 @dataclass(frozen=True)
 class Broker:
     home: Path  # its data, configuration and log
