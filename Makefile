@@ -16,7 +16,7 @@ endif
 export ELVES_CACHE
 
 .PHONY: help demo test results results-page test-unit test-local test-apiserver test-e2e test-autoscaling \
-        venv lock deps k6 helm kubernetes crds services services-test
+        venv lock deps k6 helm kafka kubernetes crds services services-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -47,7 +47,7 @@ test-unit: venv deps k6 helm crds services-test ## tier 1: Java slices, pytest, 
 	$(PYTEST) -m serial tests/unit
 
 # The stack tier 2 starts is stopped afterwards, the tests passed or not; one that ran before stays.
-test-local: venv ## tier 2: the real local stack (RabbitMQ, PostgreSQL, Prometheus, k6, the services)
+test-local: venv kafka ## tier 2: the real local stack (RabbitMQ, PostgreSQL, Prometheus, k6, the services)
 	tools/with-local-stack.sh $(PYTEST) tests/local
 
 test-apiserver: venv deps k6 helm kubernetes crds ## tier 3: etcd + kube-apiserver: CRD, chart dry-run, operator
@@ -89,6 +89,9 @@ k6: ## k6 built from its Go module at the pinned version
 
 helm: ## helm built from its Go module at the pinned version
 	tools/install-helm.sh
+
+kafka: ## Apache Kafka's broker jars from Maven Central at the pinned version, hash-checked (cached)
+	tools/install-kafka.sh >/dev/null
 
 kubernetes: ## kube-apiserver and friends built from the Go module proxy (cached)
 	tools/build-kubernetes.sh

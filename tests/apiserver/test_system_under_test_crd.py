@@ -53,6 +53,10 @@ INVALID = [
                  "each workload name appears once", id="named-twice"),
     pytest.param({"queues": {}}, "spec.queues", "set exactly one of rabbitmq", id="no-queues"),
     pytest.param({"queues": {"rabbitmq": ["bad queue"]}}, "spec.queues.rabbitmq[0]", "should match", id="queue-name"),
+    pytest.param({"queues": {"rabbitmq": ["q"], "kafka": [{"group": "g", "topic": "t"}]}}, "spec.queues",
+                 "set exactly one of rabbitmq (queue names), kafka", id="rabbitmq-and-kafka"),
+    pytest.param({"queues": {"kafka": [{"group": "g"}]}}, "spec.queues.kafka[0].topic", "Required value",
+                 id="kafka-without-topic"),
     pytest.param({"testIdHeader": "X Test"}, "spec.testIdHeader", "should match", id="header-name"),
     pytest.param({"ledger": {"registry": {}, "accepted": {"endpoint": "x"}}}, "spec.ledger",
                  "set either registry: {}", id="registry-and-counts"),
@@ -107,6 +111,10 @@ def test_the_builtin_system_and_a_foreign_system_are_accepted(control_plane: cp.
     for query in (SQL["sql"]["query"], "with mine as (select * from orders where test_id = $TEST_ID) select count(*) from mine;"):
         result = dry_run_apply(control_plane, system_under_test("by-sql", **sql_ledger(query)))
         assert result.returncode == 0, result.stderr
+    # A Kafka-fed worker: its queue is its consumer group's lag on a topic.
+    lag = {"kafka": [{"group": "orders-worker", "topic": "orders.placed"}]}
+    result = dry_run_apply(control_plane, system_under_test("by-lag", queues=lag))
+    assert result.returncode == 0, result.stderr
     result = dry_run_apply(control_plane, system_under_test("resetting", reset=RESET))
     assert result.returncode == 0, result.stderr
 

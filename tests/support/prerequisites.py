@@ -3,8 +3,8 @@
 On a developer's machine such a test skips, saying what is missing and how to get it; under
 CI=true it fails, because there every prerequisite must be present: the project's own
 scripts install them (tools/install-local-deps.sh, tools/install-k6.sh, tools/install-helm.sh,
-tools/fetch-crds.sh, tools/build-kubernetes.sh), and a skip there would pass a tier that
-proved nothing. Tests never call pytest.skip or skipif themselves (a tier-1 test holds them
+tools/install-kafka.sh, tools/fetch-crds.sh, tools/build-kubernetes.sh), and a skip there would
+pass a tier that proved nothing. Tests never call pytest.skip or skipif themselves (a tier-1 test holds them
 to it): they call `require` or `missing`.
 """
 

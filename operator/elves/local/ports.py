@@ -65,6 +65,25 @@ class Ports:
     def postgres(self) -> int:
         return self._at(5433)
 
+    @property
+    def kafka(self) -> int:
+        """A Kafka broker's clients' listener, where a test or a LoadTest needs one (elves.kafka)."""
+        return self._at(9092)
+
+    @property
+    def kafka_controller(self) -> int:
+        return self._at(9093)
+
+    @property
+    def kafka_publish(self) -> int:
+        """Elves' publisher in front of the broker, where k6 posts load for a topic (elves.kafka.publish)."""
+        return self._at(8092)
+
+    @property
+    def kafka_lag(self) -> int:
+        """The consumer-group lag reader's /metrics (kafka_exporter's port)."""
+        return self._at(9308)
+
     def k6_api(self, runner: int, warmup: bool = False) -> int:
         """k6's REST API of one local runner (k6 refuses to start when its port is taken); an auto
         warm-up's runners have ports of their own, past the load's (spec.load.parallelism <= 100),

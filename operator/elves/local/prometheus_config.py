@@ -5,7 +5,8 @@ ServiceMonitor names it after the Service) from a file the supervisor rewrites w
 replicas come and go; `rabbitmq` (aggregated /metrics) and `rabbitmq-queues`
 (/metrics/detailed with the families of RABBITMQ_DETAILED_FAMILIES only: per-queue
 depth, consumers and message rates, as the chart scrapes them, without the costly
-per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured); `own-system`:
+per-object endpoint); `kube-state-metrics` (the supervisor, labels honoured); `kafka-lag`: the
+Kafka consumer-group lag reader on its port, when one runs (elves.kafka.lag); `own-system`:
 a team's own services on this machine, judged as a SystemUnderTest (docs/own-system.md), from
 a file_sd file the user writes (OWN_SYSTEM_TARGETS: [{"targets": ["127.0.0.1:9100"]}]),
 loopback addresses only, in a namespace of their own (OWN_SYSTEM_NAMESPACE).
@@ -58,6 +59,10 @@ def render_config(ports: Ports, targets_file: Path, own_system_file: Path | None
              "static_configs": static(ports.rabbitmq_prometheus)},
             {"job_name": "kube-state-metrics", "metrics_path": "/metrics", "honor_labels": True,
              "static_configs": static(ports.supervisor)},
+            # The Kafka lag reader (elves.kafka.lag), where a test of a Kafka-fed system started one:
+            # its consumer groups' lag is the depth of a SystemUnderTest's `queues.kafka`, in the
+            # namespace every local system's queues are read in. Down (and no series) otherwise.
+            {"job_name": "kafka-lag", "metrics_path": "/metrics", "static_configs": static(ports.kafka_lag)},
         ],
     }
     if own_system_file is not None:

@@ -157,6 +157,18 @@ def test_the_drain_waits_on_the_targets_queues():
     team = QueuePrometheus({"orders.in": 0.0}, scraped=250.0)
     assert queue_blockers(Queues(rabbitmq=["orders.in"]), team, window, "team") == []
     assert len(team.queries) == 2 and all('namespace="team"' in q for q in team.queries)
+    # A consumer group's lag on a topic is a queue `<group>:<topic>`, read in the target's namespace once
+    # a sample taken after the load is in; a group without any sample is not known to be drained.
+    lagging = QueuePrometheus({"orders-worker:orders.placed": 40.0}, scraped=250.0)
+    kafka = Queues(kafka=[{"group": "orders-worker", "topic": "orders.placed"}])
+    assert queue_blockers(kafka, lagging, window, "shop") == ["orders-worker:orders.placed holds 40"]
+    assert all('kafka_consumergroup_lag{namespace="shop",consumergroup="orders-worker"' in q for q in lagging.queries)
+    assert queue_blockers(kafka, QueuePrometheus({}, scraped=150.0), window, "shop") == \
+        ["waiting for a consumer-group lag sample taken after the load"]
+    assert queue_blockers(kafka, QueuePrometheus({}, scraped=None), window, "shop")[0].startswith(
+        "no consumer-group lag samples in Prometheus")
+    assert queue_blockers(kafka, QueuePrometheus({"orders-worker:orders.placed": 0.0}, scraped=250.0), window,
+                          "shop") == []
     own = QueuePrometheus({"a": 2.0}, scraped=None)
     assert queue_blockers(Queues(promql="sum by (queue) (depth)"), own, window) == ["a holds 2"]
     assert own.queries == ["sum by (queue) (depth)"]

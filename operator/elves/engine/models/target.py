@@ -29,6 +29,8 @@ from elves.engine.models.scenarios import EXEC_NAME_PATTERN
 TEST_ID_PLACEHOLDER = "$TEST_ID"
 # A header name as HTTP has it (RFC 9110's token).
 HEADER_NAME_PATTERN = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
+# A Kafka topic's or consumer group's name as both Kafka and a PromQL label value may hold it safely.
+KAFKA_NAME_PATTERN = r"^[A-Za-z0-9._-]+$"
 LABEL_KEY_PATTERN = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
 PromQL = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -78,20 +80,36 @@ class Workload(SpecModel):
     kind: Literal["Deployment", "StatefulSet"] = Field("Deployment", description="Deployment (default) or StatefulSet.")
 
 
+class KafkaLag(SpecModel):
+    """A Kafka consumer group's lag on a topic: the records of the topic the group has not committed."""
+
+    group: str = Field(pattern=KAFKA_NAME_PATTERN, max_length=249, description="The consumer group.")
+    topic: str = Field(pattern=KAFKA_NAME_PATTERN, max_length=249, description="The topic it consumes.")
+
+
 class Queues(SpecModel):
-    """The queues that must be empty for the system to have drained: by RabbitMQ name or by PromQL."""
+    """The queues that must be empty for the system to have drained: by RabbitMQ name, by Kafka
+    consumer-group lag or by PromQL."""
 
     rules = (
-        Rule("has(self.rabbitmq) != has(self.promql)",
-             "set exactly one of rabbitmq (queue names) or promql (a query returning a depth per queue)",
-             lambda q: (q.rabbitmq is None) == (q.promql is None)),
+        Rule("(has(self.rabbitmq) ? 1 : 0) + (has(self.kafka) ? 1 : 0) + (has(self.promql) ? 1 : 0) == 1",
+             "set exactly one of rabbitmq (queue names), kafka (consumer groups and topics) or promql"
+             " (a query returning a depth per queue)",
+             lambda q: [q.rabbitmq, q.kafka, q.promql].count(None) != 2),
     )
 
     rabbitmq: list[Annotated[str, Field(pattern=QUEUE_NAME_PATTERN, max_length=255)]] | None = Field(
         None, min_length=1, max_length=50,
         description="RabbitMQ queue names, read from RabbitMQ's own Prometheus series (ready + unacknowledged).")
+    kafka: list[KafkaLag] | None = Field(
+        None, min_length=1, max_length=50,
+        description="Kafka consumer groups and the topics they consume, each a queue `<group>:<topic>` whose depth is"
+                    " the group's lag (kafka_consumergroup_lag, as kafka_exporter names it): drained means lag 0.")
     promql: PromQL | None = Field(
         None, description="A PromQL query returning one series per queue, labelled `queue`, whose value is its depth.")
+
+    def kafka_pairs(self) -> list[tuple[str, str]]:
+        return [(lag.group, lag.topic) for lag in self.kafka or ()]
 
 
 class AcceptedCount(SpecModel):

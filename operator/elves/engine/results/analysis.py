@@ -232,10 +232,13 @@ def _duration_samples(prom: Prometheus, window: RunWindow, at: float) -> list[Se
 
 
 def queue_depth_query(queues: Queues | None, namespace: str) -> str:
-    """The depth-per-queue PromQL of a target's queues: its own PromQL, or RabbitMQ's series of its
-    queue names in `namespace` (None: every Elves queue and dead-letter queue)."""
+    """The depth-per-queue PromQL of a target's queues: its own PromQL, or in `namespace` its Kafka
+    consumer groups' lag or RabbitMQ's series of its queue names (None: every Elves queue and
+    dead-letter queue)."""
     if queues is not None and queues.promql is not None:
         return queues.promql
+    if queues is not None and queues.kafka is not None:
+        return promql.kafka_lag(queues.kafka_pairs(), namespace=namespace)
     return promql.queue_depth(queues.rabbitmq if queues else None, namespace=namespace)
 
 

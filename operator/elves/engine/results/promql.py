@@ -295,6 +295,30 @@ def queue_consumers(queues: Iterable[str] = WORK_QUEUES, *, namespace: str) -> s
     return f"sum by (queue) ({system_selector(QUEUE_CONSUMERS, namespace, queue='~' + regex_of(queues))})"
 
 
+# A Kafka consumer group's lag on a partition, as kafka_exporter and Elves' lag reader
+# (elves.kafka.lag) name it: labels consumergroup, topic, partition. Read in the target's namespace,
+# as RabbitMQ's queues are: the exporter runs (and is scraped) beside the system it reports on.
+KAFKA_LAG = "kafka_consumergroup_lag"
+
+
+def _kafka_lag_series(pairs: Iterable[tuple[str, str]], namespace: str) -> str:
+    """The lag series of each (group, topic) in `namespace`."""
+    return " or ".join(system_selector(KAFKA_LAG, namespace, consumergroup=group, topic=topic)
+                       for group, topic in pairs)
+
+
+def kafka_lag(pairs: Iterable[tuple[str, str]], *, namespace: str) -> str:
+    """Each consumer group's lag on a topic (summed over its partitions), as a depth per `queue`
+    named `<group>:<topic>`."""
+    joined = f'label_join({_kafka_lag_series(pairs, namespace)}, "queue", ":", "consumergroup", "topic")'
+    return f"sum by (queue) ({joined})"
+
+
+def kafka_lag_scraped_at(pairs: Iterable[tuple[str, str]], *, namespace: str) -> str:
+    """When the lag of these groups and topics was last read (epoch seconds, the oldest of them)."""
+    return f"min(timestamp({_kafka_lag_series(pairs, namespace)}))"
+
+
 QUEUE_PUBLISHED = "rabbitmq_detailed_queue_messages_published_total"
 QUEUE_DELIVERED = "rabbitmq_detailed_channel_messages_delivered_ack_total"
 QUEUE_ACKED = "rabbitmq_detailed_channel_messages_acked_total"

@@ -109,10 +109,18 @@ def target_counts(tick: Tick, prom: Prometheus, window: RunWindow) -> Ledger:
 
 def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow, namespace: str | None = None) -> list[str]:
     """The target's queues that still hold messages: RabbitMQ's by name in `namespace` (the
-    target's; by default the system's) once a depth sample taken after the load is in, or a
-    depth per queue by the target's own PromQL."""
+    target's; by default the system's) or Kafka consumer groups' lag, once a sample taken after
+    the load is in (a group without one is not known to be drained), or a depth per queue by the
+    target's own PromQL."""
     namespace = namespace or prom.system_namespace
-    if queues.promql is None:
+    if queues.kafka is not None:
+        scraped = prom.value(promql.kafka_lag_scraped_at(queues.kafka_pairs(), namespace=namespace))
+        if scraped is None:
+            return ["no consumer-group lag samples in Prometheus (is the lag reader or kafka_exporter scraped,"
+                    " and has each group committed an offset?)"]
+        if scraped <= window.load_end:
+            return ["waiting for a consumer-group lag sample taken after the load"]
+    elif queues.promql is None:
         scraped = prom.value(promql.queue_depth_scraped_at(queues.rabbitmq or (), namespace=namespace))
         if scraped is None:
             return ["no queue depth samples in Prometheus (is RabbitMQ scraped?)"]

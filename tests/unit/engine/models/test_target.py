@@ -36,6 +36,8 @@ def test_a_foreign_system_is_read_with_defaults():
         ledger={"accepted": {"promql": 'sum(k6_http_reqs_total{testid="$TEST_ID", status="201"})'},
                 "persisted": {"promql": 'sum(saved_total{test="$TEST_ID"})'}})).spec
     assert by_promql.queues.promql and by_promql.ledger.accepted.promql
+    by_lag = parse_system_under_test(foreign_system(queues={"kafka": [{"group": "orders-worker", "topic": "orders.placed"}]}))
+    assert by_lag.spec.queues.kafka_pairs() == [("orders-worker", "orders.placed")]
     by_sql = parse_system_under_test(foreign_system(ledger={"accepted": {"endpoint": "placeOrder"}, "persisted": SQL})).spec
     sql = by_sql.ledger.persisted.sql
     assert (sql.secret_ref.name, sql.secret_ref.key, sql.query) == ("orders-ledger-db", "url", SQL["sql"]["query"])
@@ -68,6 +70,12 @@ def sql_ledger(query: str | None = None, **sql: object) -> dict:
     ({"queues": {}}, "spec.queues: set exactly one of rabbitmq"),
     ({"queues": {"rabbitmq": ["q"], "promql": "up"}}, "spec.queues: set exactly one of rabbitmq"),
     ({"queues": {"rabbitmq": ["bad queue"]}}, "spec.queues.rabbitmq[0]: String should match pattern"),
+    ({"queues": {"rabbitmq": ["q"], "kafka": [{"group": "g", "topic": "t"}]}},
+     "spec.queues: set exactly one of rabbitmq (queue names), kafka (consumer groups and topics) or promql"),
+    ({"queues": {"kafka": []}}, "spec.queues.kafka: List should have at least 1 item"),
+    ({"queues": {"kafka": [{"group": "g"}]}}, "spec.queues.kafka[0].topic: required field"),
+    ({"queues": {"kafka": [{"group": "g", "topic": 'orders"} or up{x="'}]}},
+     "spec.queues.kafka[0].topic: String should match pattern"),
     ({"testIdHeader": "X Test"}, "spec.testIdHeader"),
     ({"ledger": {"registry": {}, "accepted": {"endpoint": "x"}}}, "spec.ledger: set either registry: {}"),
     ({"ledger": {"accepted": {"endpoint": "x"}}}, "spec.ledger: set either registry: {}"),
@@ -133,7 +141,9 @@ def test_the_crd_states_the_same_rules_on_the_same_fields():
     assert workload["x-kubernetes-validations"][0]["rule"] == "has(self.name) != has(self.selector)"
     assert workload["properties"]["kind"]["enum"] == ["Deployment", "StatefulSet"]
     queues = spec["properties"]["queues"]
-    assert queues["x-kubernetes-validations"][0]["rule"] == "has(self.rabbitmq) != has(self.promql)"
+    assert queues["x-kubernetes-validations"][0]["rule"] == \
+        "(has(self.rabbitmq) ? 1 : 0) + (has(self.kafka) ? 1 : 0) + (has(self.promql) ? 1 : 0) == 1"
+    assert queues["properties"]["kafka"]["items"]["required"] == ["group", "topic"]
     ledger = spec["properties"]["ledger"]
     assert ledger["x-kubernetes-validations"][0]["message"].startswith("set either registry: {}")
     persisted = ledger["properties"]["persisted"]["x-kubernetes-validations"]

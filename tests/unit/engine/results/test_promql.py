@@ -63,6 +63,15 @@ def test_queue_depth_adds_ready_and_unacked_of_every_queue_and_dlq():
         'queue=~"a\\\\.b"})')
 
 
+def test_kafka_lag_is_a_depth_per_group_and_topic_in_the_targets_namespace():
+    assert promql.kafka_lag([("orders-worker", "orders.placed")], namespace="shop") == (
+        'sum by (queue) (label_join(kafka_consumergroup_lag{namespace="shop",consumergroup="orders-worker",'
+        'topic="orders.placed"}, "queue", ":", "consumergroup", "topic"))')
+    two = promql.kafka_lag_scraped_at([("a", "t"), ("b", "t")], namespace="shop")
+    assert two == ('min(timestamp(kafka_consumergroup_lag{namespace="shop",consumergroup="a",topic="t"} or '
+                   'kafka_consumergroup_lag{namespace="shop",consumergroup="b",topic="t"}))')
+
+
 def test_deployment_queries_select_by_container_and_deployment():
     assert 'container=~"gateway|registry|ingestor"' in promql.restarts("60s", namespace="elves")
     assert 'reason="OOMKilled"' in promql.oom_kills("60s", namespace="elves")
@@ -74,7 +83,8 @@ def test_deployment_queries_select_by_container_and_deployment():
 SENTINEL = "sentinel-ns"
 ARGUMENTS = {"test_id": "t/x/0", "window": "60s", "rate_window": "60s", "quantile": 0.99,
              "pods": ["elves-x-0-1-abcde"], "workloads": ["orders-api", "orders-worker"],
-             "kinds": {"orders-api": "Deployment", "orders-db": "StatefulSet"}}
+             "kinds": {"orders-api": "Deployment", "orders-db": "StatefulSet"},
+             "pairs": [("orders-worker", "orders.placed"), ("audit", "orders.placed")]}
 # Public functions of promql that build no query of their own.
 # (deepest_over wraps a depth query it is given: Elves' own, built with its namespace, or a target's.)
 HELPERS = {"window_for", "window_since", "quote", "literal_text", "regex_of", "selector", "system_selector",
