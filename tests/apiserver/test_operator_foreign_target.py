@@ -318,3 +318,77 @@ def test_a_reset_through_the_counts_secret_is_refused_before_anything_runs(clust
         assert status.get("snapshot") is None and cluster.testrun(ns, f"elves-{name}-0") is None
     assert runner.exit_code == 0
     assert runner.exception is None
+
+
+def test_spec_system_sets_the_targets_replicas_env_and_limits_and_the_restore_puts_them_back(
+        cluster, env, orders, foreign, monkeypatch, caplog, tmp_path):
+    """spec.system of another system's workloads (what its SystemUnderTest's settings offer): the
+    worker's container `worker` (its settings.container) gets the env variable and the memory
+    limit, its replicas are scaled; the sealed snapshot keeps them as they were, and the restore
+    after the verdict puts env, limits and replicas back. Elves' own deployments untouched."""
+    ns, system, name = env["namespace"], env["system"], "orders-settings"
+    worker = {"name": "worker", "image": "shop:test", "env": [{"name": "WORKER_CONCURRENCY", "value": "1"},
+                                                              {"name": "QUEUE", "value": "orders.in"}],
+              "resources": {"requests": {"memory": "512Mi"}, "limits": {"memory": "1Gi"}}}
+    for workload, containers in (("orders-api", [{"name": "app", "image": "shop:test"}]),
+                                 ("orders-worker", [worker, {"name": "sidecar", "image": "proxy:test"}])):
+        selector = {"app": workload}
+        cluster.apps.create_namespaced_deployment(ns, {"metadata": {"name": workload}, "spec": {
+            "replicas": 1, "selector": {"matchLabels": selector}, "template": {
+                "metadata": {"labels": selector}, "spec": {"containers": containers}}}})
+    orders["system_under_test"](workloads=[
+        {"name": "orders-api"},
+        {"name": "orders-worker", "settings": {"env": ["WORKER_CONCURRENCY"], "resources": True, "container": "worker"}}])
+    before = {w: cluster.deployment(ns, w)["spec"] for w in ("orders-api", "orders-worker")}
+    elves_before = {d: cluster.deployment(system, d)["metadata"]["generation"] for d in ("gateway", "registry", "ingestor")}
+    spec = orders_loadtest(system={"replicas": {"orders-worker": 3, "orders-api": 2},
+                                   "env": {"orders-worker": {"WORKER_CONCURRENCY": "4"}},
+                                   "resources": {"orders-worker": {"memory": "256Mi"}}})
+    settings = {**orders["settings"], "ELVES_TARGET_NAMESPACES": ns}
+    with operator(monkeypatch, caplog, ns, settings) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        # Applied before the load starts (the TestRun comes after the system is set).
+        wait_for(lambda: cluster.testrun(ns, f"elves-{name}-0"), "the run's TestRun")
+        during = cluster.deployment(ns, "orders-worker")["spec"]
+        container, sidecar = during["template"]["spec"]["containers"]
+        assert during["replicas"] == 3 and cluster.deployment(ns, "orders-api")["spec"]["replicas"] == 2
+        assert container["env"] == [{"name": "WORKER_CONCURRENCY", "value": "4"}, {"name": "QUEUE", "value": "orders.in"}]
+        # The limit set, the request above it brought down to it; the other container untouched.
+        assert container["resources"] == {"requests": {"memory": "256Mi"}, "limits": {"memory": "256Mi"}}
+        assert sidecar == before["orders-worker"]["template"]["spec"]["containers"][1]
+        snapshot = cluster.status(ns, name)["snapshot"]
+        assert snapshot["workloads"]["orders-worker"] == {
+            "kind": "Deployment", "replicas": 1, "container": "worker", "env": worker["env"],
+            "resources": worker["resources"]}
+        assert snapshot["workloads"]["orders-api"] == {"kind": "Deployment", "replicas": 1}
+        status = run_to_a_verdict(cluster, ns, name, tmp_path)
+        assert status["phase"] == "Succeeded", status["conditions"]
+        wait_for(lambda: cluster.status(ns, name).get("restored"), "the system restored")
+        after = {w: cluster.deployment(ns, w)["spec"] for w in ("orders-api", "orders-worker")}
+        assert after["orders-worker"]["template"]["spec"]["containers"] == \
+            before["orders-worker"]["template"]["spec"]["containers"]
+        assert {w: s["replicas"] for w, s in after.items()} == {"orders-api": 1, "orders-worker": 1}
+        assert {d: cluster.deployment(system, d)["metadata"]["generation"] for d in elves_before} == elves_before
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_setting_the_target_does_not_offer_is_refused_before_anything_changes(
+        cluster, env, orders, monkeypatch, caplog):
+    ns, name = env["namespace"], "orders-not-offered"
+    orders["system_under_test"](workloads=[{"name": "orders-worker", "settings": {"env": ["WORKER_CONCURRENCY"]}}])
+    spec = orders_loadtest(system={"env": {"orders-worker": {"DATABASE_URL": "postgresql://elsewhere/db"}}},
+                           sweep={"system.resources.orders-worker.memory": ["128Mi", "256Mi"]})
+    with operator(monkeypatch, caplog, ns, {**orders["settings"], "ELVES_TARGET_NAMESPACES": ns}) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+        assert error["reason"] == "InvalidSpec"
+        assert error["message"] == (
+            f"spec.system.env.orders-worker.DATABASE_URL: DATABASE_URL is not a setting SystemUnderTest {ns}/orders"
+            " offers for orders-worker (its settings.env: WORKER_CONCURRENCY); spec.sweep.system.resources.orders-worker"
+            f".memory: SystemUnderTest {ns}/orders does not let a LoadTest set the resources of orders-worker (its"
+            " workload's settings.resources is not true)"), error["message"]
+        assert status.get("snapshot") is None and cluster.testrun(ns, f"elves-{name}-0") is None
+    assert runner.exit_code == 0
+    assert runner.exception is None
