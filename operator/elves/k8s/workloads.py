@@ -47,8 +47,9 @@ def _container_ops(deployment: dict[str, Any], changes: dict[str, Any],
                    container_name: str | None = None) -> list[dict[str, Any]]:
     index, container = container_index(deployment, container_name)
     path = f"/spec/template/spec/containers/{index}"
+    # An empty env or resources is as good as none: no patch (and no rollout) to say so.
     ops = [{"op": "add", "path": f"{path}/{key}", "value": value}
-           for key, value in changes.items() if container.get(key) != value]
+           for key, value in changes.items() if (container.get(key) or None) != (value or None)]
     return [{"op": "test", "path": f"{path}/name", "value": container["name"]}] + ops if ops else []
 
 
