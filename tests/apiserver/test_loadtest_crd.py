@@ -70,6 +70,8 @@ VALID_SPEC: dict[str, Any] = {
 # spec fragment (merged into VALID_SPEC; a list replaces the list, None removes the key)
 # -> the field path the error message must name.
 INVALID_SPECS = [
+    pytest.param({"sweep": {"system.replicas.ingestor": [1], "system.replicas.registry": [1],
+                            "system.replicas.gateway": [1], "load.rate": ["1/s"]}}, "spec.sweep", id="sweep-of-four-keys"),
     pytest.param({"reset": "yes"}, "spec.reset", id="reset-not-boolean"),
     pytest.param({"runner": {"resources": {"limits": {"memory": "lots"}}}}, "spec.runner.resources.limits.memory",
                  id="runner-memory-not-a-quantity"),
@@ -151,15 +153,20 @@ BROKEN_RULES = [
     pytest.param({"slo": [{"metric": "lost_requests", "endpoint": "getData", "op": "==", "value": 0}]},
                  "spec.slo[0]", "endpoint applies only", id="slo-endpoint-on-a-ledger-metric"),
     pytest.param({"sweep": {"system.replicas.database": [1, 2]}},
-                 "spec", "sweep keys are", id="sweep-unknown-key"),
+                 "spec", "without spec.target, spec.system and system sweeps set only Elves' deployments",
+                 id="sweep-unknown-deployment"),
+    pytest.param({"sweep": {"system.database": [1, 2]}}, "spec", "sweep keys are", id="sweep-unknown-key"),
+    pytest.param({"system": {"replicas": {"orders-worker": 2}}},
+                 "spec", "without spec.target, spec.system and system sweeps set only Elves' deployments",
+                 id="replicas-of-another-systems-workload-without-a-target"),
     # An author could otherwise set the JWT secret, point the datasource elsewhere or load code
     # into the JVM: a LoadTest must not change who the system trusts.
     pytest.param({"system": {"env": {"gateway": {"ELVES_JWT_SECRET": "mine-mine-mine-mine-mine-mine-mine"}}}},
-                 "spec.system.env", "env.gateway: only the gateway's tunables", id="env-jwt-secret"),
+                 "spec", "their resources and their declared tunables", id="env-jwt-secret"),
     pytest.param({"system": {"env": {"registry": {"SPRING_DATASOURCE_URL": "jdbc:postgresql://evil/x"}}}},
-                 "spec.system.env", "env.registry: only the registry's tunables", id="env-datasource"),
+                 "spec", "their resources and their declared tunables", id="env-datasource"),
     pytest.param({"system": {"env": {"ingestor": {"JAVA_TOOL_OPTIONS": "-javaagent:/tmp/x.jar"}}}},
-                 "spec.system.env", "env.ingestor: only the ingestor's tunables", id="env-java-tool-options"),
+                 "spec", "their resources and their declared tunables", id="env-java-tool-options"),
     pytest.param({"baseline": {"loadTest": None, "pick": None}}, "spec.baseline", "exactly one of report",
                  id="baseline-neither-file-nor-loadtest"),
     pytest.param({"baseline": {"loadTest": None}}, "spec.baseline", "pick chooses among the reports of loadTest",
@@ -267,6 +274,19 @@ def test_a_spec_breaking_a_rule_across_fields_is_rejected_saying_which(
     assert result.returncode != 0, f"accepted: {fragment}"
     assert f"{where}: Invalid value" in result.stderr and says in result.stderr, \
         f"the error does not say {says!r} about {where}: {result.stderr}"
+
+
+def test_another_systems_workloads_are_set_and_swept_in_a_test_that_names_its_target(
+        control_plane: cp.ControlPlane, loadtest_crd: dict[str, Any]) -> None:
+    """Workload names the CRD cannot know: what the SystemUnderTest offers is the operator's check
+    (elves.engine.models.settable); the CRD takes any workload name and a grid of three keys."""
+    spec = merged(VALID_SPEC, {"target": {"systemUnderTest": "orders"}, "faults": None, "reset": None, "system": None})
+    spec["system"] = {"replicas": {"orders-worker": 2}, "env": {"orders-worker": {"WORKER_CONCURRENCY": "4"}},
+                      "resources": {"orders-worker": {"memory": "256Mi"}}}
+    spec["sweep"] = {"system.replicas.orders-worker": [1, 2], "system.env.orders-worker.WORKER_DELAY": ["5ms"],
+                     "load.mix.getData": [1, 2]}
+    result = dry_run_apply(control_plane, loadtest("foreign", spec))
+    assert result.returncode == 0, result.stderr
 
 
 def test_a_baseline_file_is_refused_naming_the_field_and_a_baseline_by_loadtest_is_accepted(

@@ -20,7 +20,7 @@ import pytest
 from foreign_system import foreign_system
 from polling import wait_for
 
-from elves.constants import API_GROUP, API_VERSION, SUT_PLURAL
+from elves.constants import API_GROUP, API_VERSION, DEPLOYMENTS, SUT_PLURAL
 from elves.engine.models.status import FINAL_PHASES
 
 from . import control_plane as cp
@@ -90,6 +90,19 @@ def orders_loadtest(**spec: Any) -> dict[str, Any]:
                      "rate": "240/min", "duration": "6s", "mix": {"placeOrder": 1}},
             "runner": {"envFromSecrets": [ENDPOINT_SECRET]},
             "drain": {"timeout": "90s"}, **spec}
+
+
+def elves_generations(cluster: Cluster, system: str) -> dict[str, int]:
+    """The generation of each of Elves' Deployments: a test of another system leaves them as they were."""
+    return {d: cluster.deployment(system, d)["metadata"]["generation"] for d in DEPLOYMENTS}
+
+
+def refused(cluster: Cluster, ns: str, name: str) -> tuple[dict[str, Any], str]:
+    """The status of a LoadTest the operator refused before it started (Error, InvalidSpec), and why."""
+    status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
+    error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
+    assert error["reason"] == "InvalidSpec", error
+    return status, error["message"]
 
 
 def run_to_a_verdict(cluster: Cluster, ns: str, name: str, tmp_path: Path, before_finish: Callable[[], Any] = lambda: None,
@@ -180,21 +193,19 @@ def test_a_fault_against_another_system_is_refused_naming_the_field_before_anyth
         cluster, env, orders, monkeypatch, caplog):
     ns, system, name = env["namespace"], env["system"], "orders-faulty"
     orders["system_under_test"]()
-    before = {d: cluster.deployment(system, d)["metadata"]["generation"] for d in ("gateway", "registry", "ingestor")}
+    before = elves_generations(cluster, system)
     spec = orders_loadtest(faults=[{"at": "3s", "killPod": {"deployment": "gateway"}}])
     with operator(monkeypatch, caplog, ns, orders["settings"]) as runner:
         cluster.create_loadtest(ns, name, spec)
-        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
-        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
-        assert error["reason"] == "InvalidSpec"
-        assert error["message"].startswith(
+        status, message = refused(cluster, ns, name)
+        assert message.startswith(
             f"spec.faults[0]: acts on Elves' own deployments, not on the workloads of SystemUnderTest {ns}/orders"
-        ), error["message"]
+        ), message
         # Nothing changed: no snapshot taken, no TestRun, the lock free, Elves' deployments as they were.
         assert status.get("snapshot") is None
         assert cluster.testrun(ns, f"elves-{name}-0") is None
         assert cluster.lock_holder(system) == ""
-        assert {d: cluster.deployment(system, d)["metadata"]["generation"] for d in before} == before
+        assert elves_generations(cluster, system) == before
     assert runner.exit_code == 0
     assert runner.exception is None
 
@@ -207,11 +218,9 @@ def test_an_objective_naming_a_workload_the_target_does_not_list_is_refused_befo
                                 {"metric": "unready_seconds", "workload": "orders-wrker", "op": "<", "value": "30s"}])
     with operator(monkeypatch, caplog, ns, orders["settings"]) as runner:
         cluster.create_loadtest(ns, name, spec)
-        status = wait_for(phase_is(cluster, ns, name, "Error"), "the Error phase")
-        error, = [c for c in status["conditions"] if c["type"] == "HarnessError"]
-        assert error["reason"] == "InvalidSpec"
-        assert error["message"] == (f"spec.slo[1].workload: 'orders-wrker' is not a workload SystemUnderTest {ns}/orders"
-                                    " lists by name (it lists orders-api, orders-db)"), error["message"]
+        status, message = refused(cluster, ns, name)
+        assert message == (f"spec.slo[1].workload: 'orders-wrker' is not a workload SystemUnderTest {ns}/orders"
+                           " lists by name (it lists orders-api, orders-db)"), message
         assert status.get("snapshot") is None and cluster.testrun(ns, f"elves-{name}-0") is None
         assert cluster.lock_holder(ns) == ""
     assert runner.exit_code == 0
@@ -263,7 +272,7 @@ def test_faults_act_on_the_targets_listed_workloads_and_their_replicas_are_resto
 
     cluster.pod(ns, "orders-worker-7c9d-aaaaa", labels, phase="Running")
     orders["system_under_test"](workloads=[{"name": "orders-api"}, {"name": "orders-worker"}])
-    elves_before = {d: cluster.deployment(system, d)["metadata"]["generation"] for d in ("gateway", "registry", "ingestor")}
+    elves_before = elves_generations(cluster, system)
     spec = orders_loadtest(faults=[{"at": "1s", "killPod": {"workload": "orders-worker"}},
                                    {"at": "1s", "scale": {"workload": "orders-api", "replicas": 0}},
                                    {"at": "2s", "restart": {"workload": "orders-worker"}}])
@@ -286,7 +295,7 @@ def test_faults_act_on_the_targets_listed_workloads_and_their_replicas_are_resto
                                                    "orders-worker": {"kind": "Deployment", "replicas": 2}}
         assert wait_for(lambda: cluster.deployment(ns, "orders-api")["spec"]["replicas"] == 2,
                         "orders-api's replicas restored")
-        assert {d: cluster.deployment(system, d)["metadata"]["generation"] for d in elves_before} == elves_before
+        assert elves_generations(cluster, system) == elves_before
     assert runner.exit_code == 0
     assert runner.exception is None
 
@@ -326,6 +335,78 @@ def test_a_reset_through_the_counts_secret_is_refused_before_anything_runs(clust
             f"spec.target.systemUnderTest: SystemUnderTest {ns}/orders's spec.reset.sql.secretRef: SystemUnderTest"
             f" orders may not use Secret {ns}/orders-ledger-db for its reset: it is listed for the count"
             f" (operator.sqlSecrets.{ns}.count), not the reset: a Secret serves one purpose"))
+        assert status.get("snapshot") is None and cluster.testrun(ns, f"elves-{name}-0") is None
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_spec_system_sets_the_targets_replicas_env_and_limits_and_the_restore_puts_them_back(
+        cluster, env, orders, foreign, monkeypatch, caplog, tmp_path):
+    """spec.system of another system's workloads (what its SystemUnderTest's settings offer): the
+    worker's container `worker` (its settings.container) gets the env variable and the memory
+    limit, its replicas are scaled; the sealed snapshot keeps them as they were, and the restore
+    after the verdict puts env, limits and replicas back. Elves' own deployments untouched."""
+    ns, system, name = env["namespace"], env["system"], "orders-settings"
+    worker = {"name": "worker", "image": "shop:test", "env": [{"name": "WORKER_CONCURRENCY", "value": "1"},
+                                                              {"name": "QUEUE", "value": "orders.in"}],
+              "resources": {"requests": {"memory": "512Mi"}, "limits": {"memory": "1Gi"}}}
+    for workload, containers in (("orders-api", [{"name": "app", "image": "shop:test"}]),
+                                 ("orders-worker", [worker, {"name": "sidecar", "image": "proxy:test"}])):
+        selector = {"app": workload}
+        cluster.apps.create_namespaced_deployment(ns, {"metadata": {"name": workload}, "spec": {
+            "replicas": 1, "selector": {"matchLabels": selector}, "template": {
+                "metadata": {"labels": selector}, "spec": {"containers": containers}}}})
+    orders["system_under_test"](workloads=[
+        {"name": "orders-api"},
+        {"name": "orders-worker", "settings": {"env": ["WORKER_CONCURRENCY"], "resources": True, "container": "worker"}}])
+    before = {w: cluster.deployment(ns, w)["spec"] for w in ("orders-api", "orders-worker")}
+    elves_before = elves_generations(cluster, system)
+    spec = orders_loadtest(system={"replicas": {"orders-worker": 3, "orders-api": 2},
+                                   "env": {"orders-worker": {"WORKER_CONCURRENCY": "4"}},
+                                   "resources": {"orders-worker": {"memory": "256Mi"}}})
+    settings = {**orders["settings"], "ELVES_TARGET_NAMESPACES": ns}
+    with operator(monkeypatch, caplog, ns, settings) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        # Applied before the load starts (the TestRun comes after the system is set).
+        wait_for(lambda: cluster.testrun(ns, f"elves-{name}-0"), "the run's TestRun")
+        during = cluster.deployment(ns, "orders-worker")["spec"]
+        container, sidecar = during["template"]["spec"]["containers"]
+        assert during["replicas"] == 3 and cluster.deployment(ns, "orders-api")["spec"]["replicas"] == 2
+        assert container["env"] == [{"name": "WORKER_CONCURRENCY", "value": "4"}, {"name": "QUEUE", "value": "orders.in"}]
+        # The limit set, the request above it brought down to it; the other container untouched.
+        assert container["resources"] == {"requests": {"memory": "256Mi"}, "limits": {"memory": "256Mi"}}
+        assert sidecar == before["orders-worker"]["template"]["spec"]["containers"][1]
+        snapshot = cluster.status(ns, name)["snapshot"]
+        assert snapshot["workloads"]["orders-worker"] == {
+            "kind": "Deployment", "replicas": 1, "container": "worker", "env": worker["env"],
+            "resources": worker["resources"]}
+        assert snapshot["workloads"]["orders-api"] == {"kind": "Deployment", "replicas": 1}
+        status = run_to_a_verdict(cluster, ns, name, tmp_path)
+        assert status["phase"] == "Succeeded", status["conditions"]
+        wait_for(lambda: cluster.status(ns, name).get("restored"), "the system restored")
+        after = {w: cluster.deployment(ns, w)["spec"] for w in ("orders-api", "orders-worker")}
+        assert after["orders-worker"]["template"]["spec"]["containers"] == \
+            before["orders-worker"]["template"]["spec"]["containers"]
+        assert {w: s["replicas"] for w, s in after.items()} == {"orders-api": 1, "orders-worker": 1}
+        assert elves_generations(cluster, system) == elves_before
+    assert runner.exit_code == 0
+    assert runner.exception is None
+
+
+def test_a_setting_the_target_does_not_offer_is_refused_before_anything_changes(
+        cluster, env, orders, monkeypatch, caplog):
+    ns, name = env["namespace"], "orders-not-offered"
+    orders["system_under_test"](workloads=[{"name": "orders-worker", "settings": {"env": ["WORKER_CONCURRENCY"]}}])
+    spec = orders_loadtest(system={"env": {"orders-worker": {"DATABASE_URL": "postgresql://elsewhere/db"}}},
+                           sweep={"system.resources.orders-worker.memory": ["128Mi", "256Mi"]})
+    with operator(monkeypatch, caplog, ns, {**orders["settings"], "ELVES_TARGET_NAMESPACES": ns}) as runner:
+        cluster.create_loadtest(ns, name, spec)
+        status, message = refused(cluster, ns, name)
+        assert message == (
+            f"spec.system.env.orders-worker.DATABASE_URL: DATABASE_URL is not a setting SystemUnderTest {ns}/orders"
+            " offers for orders-worker (its settings.env: WORKER_CONCURRENCY); spec.sweep.system.resources.orders-worker"
+            f".memory: SystemUnderTest {ns}/orders does not let a LoadTest set the resources of orders-worker (its"
+            " workload's settings.resources is not true)"), message
         assert status.get("snapshot") is None and cluster.testrun(ns, f"elves-{name}-0") is None
     assert runner.exit_code == 0
     assert runner.exception is None

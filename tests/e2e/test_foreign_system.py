@@ -16,7 +16,10 @@ docs/own-system.md tells a user. Then:
   broker and the database the SystemUnderTest chooses by a label; the killed pod replaced, the
   worker back at 1 replica, Elves' own deployments untouched;
 - a SystemUnderTest whose accepted count names an endpoint tag the script never uses
-  (loadtests/orders-unchecked.yaml): the verdict says the ledger could not be checked.
+  (loadtests/orders-unchecked.yaml): the verdict says the ledger could not be checked;
+- "how many workers hold this load?" (loadtests/orders-workers-sweep.yaml): the worker's PREFETCH
+  and memory limit set as the SystemUnderTest offers, its replicas swept 1 then 2; each point
+  drained with the ledger exact, the sweep table, the worker put back as it was.
 
 Runs before test_user_path.py, on the same release; the namespace `shop` is deleted after it.
 """
@@ -164,3 +167,41 @@ def test_a_ledger_that_counts_nothing_could_not_be_checked(shop: Cluster) -> Non
     assert set(failed) == {"lost_requests"}, status["verdict"]["checks"]
     assert failed["lost_requests"]["detail"] == ("the ledger could not be checked: nothing was accepted "
                                                  "(k6's 2xx answers of endpoint noSuchEndpoint: 0)")
+
+
+WORKER = "orders-worker"
+SWEPT = f"system.replicas.{WORKER}"
+
+
+def worker_container(cluster: Cluster) -> tuple[int, dict]:
+    deployment = cluster.kubectl_json("get", "deployment", WORKER, "-n", SHOP)
+    container, = deployment["spec"]["template"]["spec"]["containers"]
+    return deployment["spec"]["replicas"], container
+
+
+def test_a_replicas_sweep_of_the_worker_says_how_many_hold_the_load(shop: Cluster) -> None:
+    """loadtests/orders-workers-sweep.yaml: the worker's PREFETCH and memory limit set for the test,
+    its replicas swept 1 then 2 under the same 20 s load. Each point drains with the ledger exact;
+    the sweep table has a row per point; after the last run the worker is back as it was."""
+    replicas_before, container_before = worker_container(shop)
+    elves_before = elves_deployments(shop)
+    lt = run_loadtest(shop, LOADTESTS / "orders-workers-sweep.yaml", "orders-workers", namespace=SHOP)
+    status = lt["status"]
+    rows = status.get("sweep") or []
+    print(f"foreign sweep: phase {status['phase']}; " + "; ".join(
+        f"{row['point']}: throughput {row.get('throughput')}, deepest {row.get('queueDepthMax')}, lost"
+        f" {row.get('lost')}, passed {row.get('passed')}" for row in rows))
+    assert status["phase"] == "Succeeded", json.dumps(status.get("verdict"), indent=1)[:4000]
+    # One run per point, each drained with the ledger exact.
+    assert [run["point"] for run in status["runs"]] == [{SWEPT: 1}, {SWEPT: 2}]
+    for run in status["runs"]:
+        ledger = run["results"]["ledger"]
+        assert ledger["requestsAccepted"] == ledger["requestsPersisted"] > 0 and ledger["lostRequests"] == 0, ledger
+        assert run["results"]["drainCompleted"] is True, run["results"]
+        # The run had the worker's replicas of its point (kube-state-metrics' desired replicas).
+        assert run["results"]["deployments"][WORKER]["replicasMax"] == run["point"][SWEPT], run["results"]["deployments"]
+    assert [(row["point"], row["passed"]) for row in rows] == [({SWEPT: 1}, True), ({SWEPT: 2}, True)]
+    # Everything the test changed of the worker is back: replicas, PREFETCH, the memory limit.
+    wait_for(lambda: worker_container(shop) == (replicas_before, container_before),
+             "orders-worker's replicas, env and limits to be restored", 120, interval=2)
+    assert elves_deployments(shop) == elves_before

@@ -84,9 +84,27 @@ def _validate(args: argparse.Namespace) -> int:
             failed += 1
             print(exc, file=sys.stderr)
             continue
+        if problems := _target_problems(tests):
+            failed += 1
+            print(f"{path}: invalid LoadTest\n" + "\n".join(f"  {p}" for p in problems), file=sys.stderr)
+            continue
         names = ", ".join(t.name for t in tests)
         print(f"ok {path} ({names})")
     return 1 if failed else 0
+
+
+def _target_problems(resources: list) -> list[str]:
+    """What the LoadTests of a file ask of a SystemUnderTest the same file holds that it does not
+    offer (workloads, settings), as the operator refuses it (elves.engine.planning.target_scope)."""
+    from elves.engine.models.loadtest import LoadTest
+    from elves.engine.planning.target import Target
+    from elves.engine.planning.target_scope import workload_problems
+
+    systems = {r.name: r for r in resources if not isinstance(r, LoadTest)}
+    return [problem for test in resources if isinstance(test, LoadTest) and test.spec.target is not None
+            and (system := systems.get(test.spec.system_under_test)) is not None
+            for problem in workload_problems(test.spec, Target.other("", system.spec),
+                                             f"SystemUnderTest {system.name!r}")]
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -50,9 +50,9 @@ def _over_caps(spec: LoadTestSpec, caps: Caps) -> list[str]:
         where = f" (sweep point {point.index}: {point.values})" if point.values else ""
         for change in point.system.changes():
             if change.replicas is not None and change.replicas > caps.max_replicas:
-                problems.append(f"spec.system.replicas.{change.deployment}: {change.replicas} is {replicas_cap}{where}")
+                problems.append(f"spec.system.replicas.{change.workload}: {change.replicas} is {replicas_cap}{where}")
             if change.memory is not None and change.memory.bytes > caps.max_memory_bytes:
-                problems.append(f"spec.system.resources.{change.deployment}.memory: {change.memory} is "
+                problems.append(f"spec.system.resources.{change.workload}.memory: {change.memory} is "
                                 f"{memory_cap}{where}")
         for deployment in point.system.autoscaled():
             settings = getattr(point.system.autoscaling, deployment)

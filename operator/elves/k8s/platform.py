@@ -169,7 +169,10 @@ class KubernetesPlatform:
             if (existing := self._autoscaler(name)) is not None:
                 snapshot.autoscalers[name] = autoscalers.snapshot(existing)
         if self._may_read_target():
-            snapshot.workloads = self._target_faults().snapshot()
+            try:
+                snapshot.workloads = self._target_faults().snapshot()
+            except target_workloads.TargetWorkloadError as exc:
+                raise LoadError(str(exc)) from None
             snapshot.workloads_namespace = self.target.namespace
         snapshot.seal = self._seal(snapshot, SEAL_TAKEN)
         return snapshot
@@ -254,18 +257,34 @@ class KubernetesPlatform:
     def apply_system(self, system: System) -> None:
         """spec.system: autoscalers created, changed or taken out of the way, env variables set
         (others stay), limits changed, replicas scaled (after the autoscalers, so a paused or
-        deleted one does not undo them)."""
+        deleted one does not undo them): of Elves' Deployments, or of another system's workloads."""
+        if not self.target.own:
+            self._apply_target_system(system)
+            return
         for deployment, settings in system.autoscaling_settings().items():
             self._apply_autoscaling(deployment, settings)
         changes = system.changes()
         for change in changes:
             if change.env or change.memory or change.cpu:
-                ops = workloads.change_ops(self._deployment(change.deployment), change.env, change.memory, change.cpu)
+                ops = workloads.change_ops(self._deployment(change.workload), change.env, change.memory, change.cpu)
                 if ops:
-                    self.kube.patch_deployment(self.system, change.deployment, ops)
+                    self.kube.patch_deployment(self.system, change.workload, ops)
         for change in changes:
             if change.replicas is not None:
-                self.kube.scale_deployment(self.system, change.deployment, change.replicas)
+                self.kube.scale_deployment(self.system, change.workload, change.replicas)
+
+    def _apply_target_system(self, system: System) -> None:
+        """spec.system of another system's listed workloads (elves.k8s.target_workloads); what its
+        SystemUnderTest does not offer was refused before the test started (elves.k8s.target)."""
+        target, changes = self._target_faults(), system.changes()
+        try:
+            for change in changes:
+                target.change(change)
+            for change in changes:
+                if change.replicas is not None:
+                    target.scale(change.workload, change.replicas)
+        except target_workloads.TargetWorkloadError as exc:
+            raise LoadError(f"spec.system: {exc}") from None
 
     def system_ready(self) -> Readiness:
         """Elves' own Deployments and StatefulSets, in a test of Elves' system; another system's

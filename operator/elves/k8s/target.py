@@ -63,9 +63,13 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
         problems += (elves_only_parts(spec, what, resets=bool(target and target.reset))
                      + (workload_problems(spec, Target.other(namespace, target), what) if target else []))
         if namespace not in fault_namespaces:
-            problems += [f"spec.faults[{index}].{fault.action.kind}.workload: the operator may not act on workloads in"
-                         f" namespace {namespace} (the chart's operator.targetNamespaces lists where it may)"
+            where = (f"the operator may not act on workloads in namespace {namespace} (the chart's"
+                     " operator.targetNamespaces lists where it may)")
+            problems += [f"spec.faults[{index}].{fault.action.kind}.workload: {where}"
                          for index, fault in enumerate(spec.faults) if workload_of(fault) is not None]
+            problems += [f"spec.system: {where}"] if spec.system.workloads() else []
+            problems += [f"spec.sweep.{key}: {where}" for key in spec.sweep or {} if key.startswith("system.")
+                         and not key.startswith("system.autoscaling.")]
     else:
         problems += workload_problems(spec, Target(), what)
     for field, secret in _secrets_of(target):

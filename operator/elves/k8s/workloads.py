@@ -1,7 +1,8 @@
 """The system's Deployments and StatefulSets as plain dicts: what to snapshot, how to patch
 them, and whether they are ready. No API calls here; elves.k8s.platform makes them.
 
-A service's container has the Deployment's name (docs/architecture.md, "Kubernetes").
+A service's container has the Deployment's name (docs/architecture.md, "Kubernetes"); another
+system's container is named by elves.k8s.target_workloads.
 Env and resources are changed with JSON patches that first `test` the container's name
 at its index, so a patch never lands on the wrong container.
 """
@@ -12,7 +13,7 @@ import copy
 from datetime import datetime, timezone
 from typing import Any
 
-from elves.engine.models.status import ContainerResources, DeploymentSnapshot, EnvVar
+from elves.engine.models.status import ContainerResources, DeploymentSnapshot, EnvVar, WorkloadSnapshot
 from elves.engine.models.units import Cpu, Memory, parse_cpu, parse_memory
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # the annotation `kubectl rollout restart` sets
@@ -22,13 +23,15 @@ class WorkloadError(RuntimeError):
     """The Deployment is not shaped as the chart makes it."""
 
 
-def container_index(deployment: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    name = deployment["metadata"]["name"]
-    containers = deployment["spec"]["template"]["spec"].get("containers") or []
-    for index, container in enumerate(containers):
-        if container.get("name") == name:
-            return index, container
-    raise WorkloadError(f"Deployment {name} has no container named {name} "
+def container_index(workload: dict[str, Any], container: str | None = None) -> tuple[int, dict[str, Any]]:
+    """The container named `container` (default: the workload's own name, as every Elves service's)."""
+    name = workload["metadata"]["name"]
+    containers = workload["spec"]["template"]["spec"].get("containers") or []
+    wanted = container or name
+    for index, found in enumerate(containers):
+        if found.get("name") == wanted:
+            return index, found
+    raise WorkloadError(f"{workload.get('kind') or 'Deployment'} {name} has no container named {wanted} "
                         f"(containers: {', '.join(c.get('name', '?') for c in containers)})")
 
 
@@ -40,18 +43,22 @@ def snapshot(deployment: dict[str, Any]) -> DeploymentSnapshot:
                               env=[EnvVar.model_validate(e) for e in container.get("env") or []])
 
 
-def _container_ops(deployment: dict[str, Any], changes: dict[str, Any]) -> list[dict[str, Any]]:
-    index, container = container_index(deployment)
+def _container_ops(deployment: dict[str, Any], changes: dict[str, Any],
+                   container_name: str | None = None) -> list[dict[str, Any]]:
+    index, container = container_index(deployment, container_name)
     path = f"/spec/template/spec/containers/{index}"
+    # An empty env or resources is as good as none: no patch (and no rollout) to say so.
     ops = [{"op": "add", "path": f"{path}/{key}", "value": value}
-           for key, value in changes.items() if container.get(key) != value]
+           for key, value in changes.items() if (container.get(key) or None) != (value or None)]
     return [{"op": "test", "path": f"{path}/name", "value": container["name"]}] + ops if ops else []
 
 
-def restore_ops(deployment: dict[str, Any], wanted: DeploymentSnapshot) -> list[dict[str, Any]]:
-    """JSON patch putting env and resources back as snapshotted ([] when nothing differs)."""
+def restore_ops(deployment: dict[str, Any], wanted: DeploymentSnapshot | WorkloadSnapshot,
+                container: str | None = None) -> list[dict[str, Any]]:
+    """JSON patch putting env and resources back as snapshotted ([] when nothing differs or
+    nothing of them was snapshotted)."""
     dumped = wanted.model_dump(by_alias=True, exclude_none=True)
-    return _container_ops(deployment, {"env": dumped["env"], "resources": dumped["resources"]})
+    return _container_ops(deployment, {k: dumped[k] for k in ("env", "resources") if k in dumped}, container)
 
 
 def _merged_env(container: dict[str, Any], env: dict[str, str]) -> list[dict[str, Any]]:
@@ -82,16 +89,18 @@ def _limited(container: dict[str, Any], memory: Memory | None, cpu: Cpu | None) 
 
 
 def change_ops(deployment: dict[str, Any], env: dict[str, str] | None = None,
-               memory: Memory | None = None, cpu: Cpu | None = None) -> list[dict[str, Any]]:
+               memory: Memory | None = None, cpu: Cpu | None = None,
+               container_name: str | None = None) -> list[dict[str, Any]]:
     """JSON patch setting env variables (by name, in place; new ones appended; others stay)
-    and memory/CPU limits (a request above its new limit comes down to it)."""
-    _, container = container_index(deployment)
+    and memory/CPU limits (a request above its new limit comes down to it) of the container
+    container_index picks."""
+    _, container = container_index(deployment, container_name)
     changes: dict[str, Any] = {}
     if env:
         changes["env"] = _merged_env(container, env)
     if memory is not None or cpu is not None:
         changes["resources"] = _limited(container, memory, cpu)
-    return _container_ops(deployment, changes)
+    return _container_ops(deployment, changes, container_name)
 
 
 def restart_patch(now: float) -> dict[str, Any]:

@@ -148,12 +148,12 @@ class LocalPlatform:
             if change.memory is not None:
                 settings["memory"] = change.memory.text
             if change.cpu is not None:
-                log.warning("%s: a CPU limit has no local equivalent; ignored", change.deployment)
+                log.warning("%s: a CPU limit has no local equivalent; ignored", change.workload)
             if settings:
-                self.supervisor.configure(change.deployment, **settings)
+                self.supervisor.configure(change.workload, **settings)
         for change in changes:
             if change.replicas is not None:
-                self.supervisor.scale(change.deployment, change.replicas)
+                self.supervisor.scale(change.workload, change.replicas)
 
     def system_ready(self) -> Readiness:
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -10,6 +12,8 @@ from elves.cli import main as elves_main
 from elves.engine.models.builtin_system import builtin_system_yaml
 from elves.engine.models.crd import SYSTEM_UNDER_TEST, crd_yaml
 from elves.engine.models.scenarios import facts_module
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_validate_names_the_bad_field_and_exits_1(tmp_path, make_document, capsys):
@@ -22,6 +26,20 @@ def test_validate_names_the_bad_field_and_exits_1(tmp_path, make_document, capsy
     assert elves_main(["validate", str(good), str(bad)]) == 1
     err = capsys.readouterr().err
     assert f"{bad}: invalid LoadTest" in err and "spec.load.rate: 'lots' is not a rate" in err
+
+
+def test_validate_checks_a_loadtest_against_the_system_under_test_of_the_same_file(tmp_path, capsys):
+    example = REPO / "loadtests" / "examples" / "own-system-sweep" / "orders-workers.yaml"
+    assert elves_main(["validate", str(example)]) == 0
+    capsys.readouterr()
+    documents = list(yaml.safe_load_all(example.read_text()))
+    documents[1]["spec"]["sweep"]["system.env.orders-api.WORKER_CONCURRENCY"] = [1, 2]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump_all(documents))
+    assert elves_main(["validate", str(bad)]) == 1
+    assert capsys.readouterr().err == (
+        f"{bad}: invalid LoadTest\n  spec.sweep.system.env.orders-api.WORKER_CONCURRENCY: WORKER_CONCURRENCY is not a"
+        " setting SystemUnderTest 'orders' offers for orders-api (its settings.env: none)\n")
 
 
 def test_run_with_a_bad_spec_exits_2_naming_the_field_before_touching_anything(tmp_path, make_document, capsys):

@@ -71,21 +71,55 @@ def test_a_named_target_is_read_in_the_loadtests_namespace():
 
 
 def test_a_test_of_another_system_may_not_fault_scale_reset_or_sweep_elves_own_deployments():
-    # The operator's faults and spec.system act on Elves' deployments: aimed at another system's
-    # test, they would kill and scale Elves' own. Refused, each naming its field.
+    # The operator's deployment faults act on Elves' deployments: aimed at another system's test,
+    # they would kill Elves' own. spec.system names the target's workloads, and Elves' are not
+    # among them. Refused, each naming its field.
     kube = TargetsKube({("team", "orders"): ORDERS, ("elves", "elves"): builtin_system()})
     acting = {"faults": [{"at": "10s", "killPod": {"deployment": "ingestor"}}], "system": {"replicas": {"gateway": 2}},
               "reset": True, "sweep": {"system.replicas.ingestor": [1, 2], "load.rate": ["1/s", "2/s"]}}
-    target, problems, _ = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}, **acting), "elves")
+    target, problems, _ = resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}, **acting), "elves",
+                                         fault_namespaces=("team",))
     assert [p.split(":")[0] for p in problems] == [
-        "spec.faults[0]", "spec.system", "spec.reset", "spec.sweep.system.replicas.ingestor"]
+        "spec.faults[0]", "spec.reset", "spec.system.replicas.gateway", "spec.sweep.system.replicas.ingestor"]
     assert problems[0].endswith("acts on Elves' own deployments, not on the workloads of SystemUnderTest team/orders"
                                 " (name one of its workloads in workload instead)")
-    assert problems[1].endswith("not on the workloads of SystemUnderTest team/orders (not yet supported)")
+    assert problems[2].endswith("'gateway' is not a workload SystemUnderTest team/orders lists by name"
+                                " (it lists orders-api)")
     # Elves' own, named or not, may have them all; another system's test without them is fine.
     for named in ({"target": {"systemUnderTest": "elves"}}, {}):
         assert resolve_target(kube, "elves", spec(**named, **acting), "elves")[1] == []
     assert resolve_target(kube, "team", spec(target={"systemUnderTest": "orders"}), "elves")[1] == []
+
+
+SETTABLE = copy.deepcopy(ORDERS)
+SETTABLE["spec"]["workloads"] = [{"name": "orders-api"},
+                                 {"name": "orders-worker", "settings": {"env": ["WORKER_CONCURRENCY"], "resources": True}}]
+
+
+def test_a_test_of_another_system_sets_what_its_system_under_test_offers_and_nothing_else():
+    kube = TargetsKube({("team", "orders"): SETTABLE})
+    offered = {"system": {"replicas": {"orders-api": 2}, "env": {"orders-worker": {"WORKER_CONCURRENCY": "4"}},
+                          "resources": {"orders-worker": {"memory": "256Mi"}}},
+               "sweep": {"system.replicas.orders-worker": [1, 2], "system.env.orders-worker.WORKER_CONCURRENCY": [1, 8],
+                         "load.rate": ["1/s", "2/s"]}}
+    target = {"systemUnderTest": "orders"}
+    assert resolve_target(kube, "team", spec(target=target, **offered), "elves", fault_namespaces=("team",))[1] == []
+    refused = {"system": {"env": {"orders-api": {"WORKER_CONCURRENCY": "4"}, "orders-worker": {"DB_URL": "x"}},
+                          "resources": {"orders-api": {"cpu": "1"}}, "autoscaling": {"ingestor": {"mode": "keda"}}},
+               "sweep": {"system.resources.orders-api.memory": ["1Gi"]}}
+    problems = resolve_target(kube, "team", spec(target=target, **refused), "elves", fault_namespaces=("team",))[1]
+    assert [p.split(":")[0] for p in problems] == [
+        "spec.system.autoscaling", "spec.system.resources.orders-api", "spec.system.env.orders-api.WORKER_CONCURRENCY",
+        "spec.system.env.orders-worker.DB_URL", "spec.sweep.system.resources.orders-api.memory"]
+    assert problems[2].endswith("WORKER_CONCURRENCY is not a setting SystemUnderTest team/orders offers for"
+                                " orders-api (its settings.env: none)")
+    assert problems[3].endswith("(its settings.env: WORKER_CONCURRENCY)")
+    assert "does not let a LoadTest set the resources of orders-api" in problems[1]
+    # Where the chart does not let the operator act on workloads, spec.system is refused too.
+    problems = resolve_target(kube, "team", spec(target=target, **offered), "elves")[1]
+    assert [p.split(":")[0] for p in problems] == [
+        "spec.system", "spec.sweep.system.replicas.orders-worker", "spec.sweep.system.env.orders-worker.WORKER_CONCURRENCY"]
+    assert "operator.targetNamespaces" in problems[0]
 
 
 @pytest.mark.parametrize("kube, says", [

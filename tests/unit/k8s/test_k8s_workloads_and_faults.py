@@ -91,6 +91,18 @@ def test_restoring_puts_env_and_resources_back_and_does_nothing_when_nothing_cha
     assert workloads.restore_ops(original, snap) == []
 
 
+def test_a_container_without_env_or_resources_is_put_back_without_a_patch():
+    # The snapshot of a bare container holds env [] and resources {}: as good as none, so the
+    # restore changes nothing (a patch to say so would be a needless write, maybe a rollout).
+    bare = deployment()
+    del bare["spec"]["template"]["spec"]["containers"][1]["env"]
+    del bare["spec"]["template"]["spec"]["containers"][1]["resources"]
+    assert workloads.restore_ops(bare, workloads.snapshot(bare)) == []
+    changed = apply(bare, workloads.change_ops(bare, env={"ELVES_INGESTOR_CONCURRENCY": "4"}))
+    restored = apply(changed, workloads.restore_ops(changed, workloads.snapshot(bare)))
+    assert restored["spec"]["template"]["spec"]["containers"][1].get("env") == []  # the API server drops it
+
+
 def test_a_deployment_without_its_named_container_is_refused_by_name():
     broken = deployment()
     broken["spec"]["template"]["spec"]["containers"] = [{"name": "main"}]

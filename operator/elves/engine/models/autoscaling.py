@@ -107,7 +107,7 @@ SCALE_FAULT_RULES = tuple(_scale_fault_rule(d) for d in DEPLOYMENTS)
 
 
 def _fixed_and_autoscaled(system: Any, deployment: str) -> bool:
-    return getattr(system.replicas, deployment) is not None and deployment in autoscaled(system.autoscaling)
+    return system.replicas.get(deployment) is not None and deployment in autoscaled(system.autoscaling)
 
 
 def _replicas_rule(deployment: str) -> Rule:

@@ -130,6 +130,16 @@ class _Structural:
                     "rule": f"self.all(k, k.matches({_quote(pattern)}))",
                     "message": f"keys must match {pattern}",
                 })
+            elif key == "propertyNames":
+                # Constrained keys (a pattern and a length): a structural schema states them as a rule.
+                checks = ([f"k.matches({_quote(value['pattern'])})"] if "pattern" in value else []) + (
+                    [f"size(k) <= {value['maxLength']}"] if "maxLength" in value else [])
+                out.setdefault("x-kubernetes-validations", []).append({
+                    "rule": f"self.all(k, {' && '.join(checks)})",
+                    "message": " and ".join(([f"keys must match {value['pattern']}"] if "pattern" in value else [])
+                                            + ([f"keys have at most {value['maxLength']} characters"]
+                                               if "maxLength" in value else [])),
+                })
             else:
                 out[key] = value
         if out.get("type") == "object" and "properties" not in out and "additionalProperties" not in out:

@@ -16,7 +16,9 @@ from elves.engine.models.fields import DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN
 from elves.engine.models.load import Load
 from elves.engine.models.modelbase import Rule, SpecModel
 from elves.engine.models.objectives import DEFAULT_OBJECTIVES, Objective
+from elves.engine.models.settable import allowed_settings, settings_problems
 from elves.engine.models.system import System, set_path
+from elves.engine.models.target import builtin_spec
 from elves.engine.models.thresholds import parse_thresholds
 from elves.engine.models.units import CPU_PATTERN, MEMORY_PATTERN, Duration
 
@@ -49,12 +51,18 @@ class Runner(SpecModel):
                                          "environment (for custom scripts: tokens, hosts).")
 
 
-LOAD_SWEEP_FIELDS = ("rate", "users", "parallelism")  # spec.load's fields a sweep may set
-SWEEP_PATH_PATTERN = (r"^(system\.(replicas|resources|env|autoscaling)\.(" + "|".join(DEPLOYMENTS)
-                      + r")(\.[A-Za-z_][A-Za-z0-9_]*)?|load\.(" + "|".join(LOAD_SWEEP_FIELDS) + "))$")
-SWEEP_KEYS = "sweep keys are system.replicas.<deployment>, system.resources.<deployment>.<memory|cpu>," \
-             " system.env.<deployment>.<NAME>, system.autoscaling.<deployment>.<field>, load.rate, load.users" \
-             " or load.parallelism"
+LOAD_SWEEP_FIELDS = ("rate", "users", "parallelism", "duration")  # spec.load's fields a sweep may set
+# A workload in a sweep key is a DNS label: the key's dots separate its parts.
+_WORKLOAD_KEY = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+SWEEP_PATH_PATTERN = (r"^(system\.(replicas\." + _WORKLOAD_KEY + r"|resources\." + _WORKLOAD_KEY + r"\.(memory|cpu)"
+                      + r"|env\." + _WORKLOAD_KEY + r"\.[A-Za-z_][A-Za-z0-9_]*"
+                      + r"|autoscaling\.(" + "|".join(DEPLOYMENTS) + r")\.[A-Za-z_][A-Za-z0-9_]*)"
+                      + r"|load\.(" + "|".join(LOAD_SWEEP_FIELDS) + r")|load\.mix\.[A-Za-z_][A-Za-z0-9_]*)$")
+SWEEP_KEYS = ("sweep keys are system.replicas.<workload>, system.resources.<workload>.<memory|cpu>,"
+              " system.env.<workload>.<NAME>, system.autoscaling.<deployment>.<field>, load.rate, load.users,"
+              " load.parallelism, load.duration or load.mix.<endpoint>")
+MAX_SWEEP_KEYS = 3
+MAX_SWEEP_POINTS = 200  # a grid's runs: each one a whole test
 
 
 def _sweep_value(value: Any) -> Any:
@@ -81,21 +89,77 @@ def _load_end_text(load: Any) -> str:
     return f"{load.duration_seconds:g}s"
 
 
+def sweep_combinations(sweep: dict[str, list[Any]] | None) -> list[dict[str, Any]]:
+    """The sweep's points as {key: value}, the grid's first key outermost ([{}]: no sweep)."""
+    keys = list(sweep or {})
+    return [dict(zip(keys, values)) for values in itertools.product(*(sweep[k] for k in keys))]  # type: ignore[index]
+
+
+def point_documents(system: System, load: Load, values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """spec.system and spec.load as one sweep point writes them (`values`: key -> value); a
+    load.mix.<endpoint> share changes that share of the mix the load runs (the scenario's default
+    where it sets none)."""
+    system_document = system.model_dump(by_alias=True, exclude_none=True)
+    load_document = load.model_dump(by_alias=True, exclude_none=True)
+    for key, value in values.items():
+        if key.startswith("load.mix."):
+            load_document["mix"] = {**(load_document.get("mix") or load.effective_mix), key.split(".", 2)[2]: value}
+        elif key.startswith("load."):
+            load_document[key.split(".", 1)[1]] = value
+        else:
+            system_document = set_path(system_document, key, value)
+    return system_document, load_document
+
+
 def _broken_sweep_point(spec: LoadTestSpec) -> str | None:
-    """The first sweep point whose spec.system breaks a rule of the system (e.g. replicas set for a
-    deployment the point hands to an autoscaler), said with the point's values; None when all hold."""
-    keys = [k for k in spec.sweep or {} if k.startswith("system.")]
-    base = spec.system.model_dump(by_alias=True, exclude_none=True)
-    for combination in itertools.product(*(spec.sweep[k] for k in keys)):  # type: ignore[index]
-        system = base
-        for key, value in zip(keys, combination):
-            system = set_path(system, key, value)
+    """The first sweep point that breaks a rule of the spec as the run will have it (e.g. replicas
+    set for a deployment the point hands to an autoscaler, a fault after a swept duration), said
+    with the point's values; None when all hold."""
+    if not spec.sweep:
+        return None
+    if len(combinations := sweep_combinations(spec.sweep)) > MAX_SWEEP_POINTS:
+        return f"{len(combinations)} points, more than the {MAX_SWEEP_POINTS} runs a sweep may make: use fewer values"
+    base = spec.model_dump(by_alias=True, exclude_none=True, exclude={"sweep"})
+    for values in combinations:
+        system, load = point_documents(spec.system, spec.load, values)
         try:
-            System.model_validate(system)
+            LoadTestSpec.model_validate({**base, "system": system, "load": load})
         except ValidationError as exc:
-            point = ", ".join(f"{k} = {v!r}" for k, v in zip(keys, combination))
+            point = ", ".join(f"{k} = {v!r}" for k, v in values.items())
             return f"the sweep point {point}: {'; '.join(message(e) for e in exc.errors())}"
     return None
+
+
+def _own_settings_problems(spec: LoadTestSpec) -> list[str]:
+    """Without spec.target, what spec.system and its sweeps set of Elves' own system that it does not offer."""
+    if spec.target is not None:  # checked against the target once it is resolved (elves.engine.planning.target_scope)
+        return []
+    return settings_problems(spec.system, spec.sweep, allowed_settings(builtin_spec()), "Elves' own system")
+
+
+def _own_settings_rule() -> Rule:
+    """The CRD's form of _own_settings_problems: a LoadTest without a target sets only Elves'
+    deployments, their resources and their declared tunables (constants.TUNABLES)."""
+    allowed = allowed_settings(builtin_spec())
+
+    def listed(names: Any) -> str:
+        return "[" + ", ".join(f"'{n}'" for n in names) + "]"
+
+    env = " || ".join(f"(k == '{w}' && self.system.env[k].all(n, n in {listed(s.env)}))" for w, s in allowed.items())
+    sweep_keys = ([f"system.replicas.{w}" for w in allowed]
+                  + [f"system.resources.{w}.{part}" for w, s in allowed.items() if s.resources for part in ("memory", "cpu")]
+                  + [f"system.env.{w}.{n}" for w, s in allowed.items() for n in s.env])
+    resourced = [w for w, s in allowed.items() if s.resources]
+    cel = ("has(self.target) || ("
+           f"(!has(self.system) || ((!has(self.system.replicas) || self.system.replicas.all(k, k in {listed(allowed)}))"
+           f" && (!has(self.system.resources) || self.system.resources.all(k, k in {listed(resourced)}))"
+           f" && (!has(self.system.env) || self.system.env.all(k, {env}))))"
+           " && (!has(self.sweep) || self.sweep.all(k, !k.startsWith('system.') || k.startsWith('system.autoscaling.')"
+           f" || k in {listed(sweep_keys)})))")
+    return Rule(cel, "without spec.target, spec.system and system sweeps set only Elves' deployments"
+                     f" ({', '.join(allowed)}), their resources and their declared tunables",
+                lambda spec: bool(_own_settings_problems(spec)),
+                lambda spec: "; ".join(p.removeprefix("spec.") for p in _own_settings_problems(spec)))
 
 
 def _thresholds(text: str | None) -> str | None:
@@ -161,9 +225,10 @@ class LoadTestSpec(SpecModel):
              lambda spec: f"faults[{_late_fault(spec)}].at = {spec.faults[_late_fault(spec)].at} is not before"  # type: ignore[index]
                           f" the end of the load ({_load_end_text(spec.load)})"),
         *SCALE_FAULT_RULES,
+        _own_settings_rule(),
         # CEL cannot build each point of a sweep: the model (elves validate, the operator's
-        # admission) checks every point's system as the run will have it.
-        Rule(None, "every sweep point's system must be valid", lambda spec: _broken_sweep_point(spec) is not None,
+        # admission) checks every point as the run will have it.
+        Rule(None, "every sweep point must be valid", lambda spec: _broken_sweep_point(spec) is not None,
              lambda spec: f"sweep: {_broken_sweep_point(spec)}"),
     )
     # Checked for each key of spec.sweep by its field validator.
@@ -179,7 +244,8 @@ class LoadTestSpec(SpecModel):
     load: Load
     faults: list[Fault] = Field(default_factory=list, max_length=100)
     sweep: dict[str, Annotated[list[SweepValue], Field(min_length=1, max_length=50)]] | None = Field(
-        None, max_length=2, description="Repeat the run for each value; two keys make a grid.")
+        None, max_length=MAX_SWEEP_KEYS, description="Repeat the run for each value; two or three keys make a grid"
+                                                     f" (at most {MAX_SWEEP_POINTS} runs).")
     drain: Drain = Field(default_factory=Drain)
     slo: list[Objective] | None = Field(
         None, max_length=100, description="Objectives; when absent: nothing lost, under 1 % errors, no dropped iterations.")
@@ -197,7 +263,9 @@ class LoadTestSpec(SpecModel):
             cls.field_rules[0].check(path)
             for index, value in enumerate(values):
                 try:
-                    if path.startswith("load."):  # checked as spec.load checks the field
+                    if path.startswith("load.mix."):
+                        TypeAdapter(Annotated[float, Field(ge=0)]).validate_python(value)
+                    elif path.startswith("load."):  # checked as spec.load checks the field
                         field = Load.model_fields[path.removeprefix("load.")]
                         TypeAdapter(Annotated[(field.annotation, *field.metadata)] if field.metadata
                                     else field.annotation).validate_python(value)

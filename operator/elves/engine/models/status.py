@@ -423,6 +423,10 @@ class WorkloadSnapshot(StatusModel):
 
     kind: Literal["Deployment", "StatefulSet"]
     replicas: int
+    # Only of a workload whose SystemUnderTest lets a LoadTest set its env or resources.
+    container: str | None = Field(None, description="The container whose env and resources were kept.")
+    resources: ContainerResources | None = None
+    env: list[EnvVar] | None = None
 
 
 class SystemSnapshot(StatusModel):

@@ -6,20 +6,13 @@ import copy
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import Field, create_model
+from pydantic import Field
 
-from elves.constants import DEPLOYMENTS, TUNABLES
+from elves.constants import DEPLOYMENTS
 from elves.engine.models.autoscaling import REPLICAS_RULES, Autoscaling, autoscaled
-from elves.engine.models.fields import EnvName, EnvValue
-from elves.engine.models.modelbase import Rule, SpecModel
+from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, EnvName, EnvValue
+from elves.engine.models.modelbase import SpecModel
 from elves.engine.models.units import Cpu, Memory
-
-
-def _per_deployment(name: str, annotation: Any, description: str = "") -> Any:
-    """A model with one optional field per deployment of elves.constants.DEPLOYMENTS."""
-    fields: dict[str, Any] = {
-        d: (annotation | None, Field(None, description=description.format(d) or None)) for d in DEPLOYMENTS}
-    return create_model(name, __base__=SpecModel, __module__=__name__, **fields)
 
 
 class ResourceLimits(SpecModel):
@@ -27,36 +20,21 @@ class ResourceLimits(SpecModel):
     cpu: Cpu | None = Field(None, description="CPU limit, e.g. 500m.")
 
 
-# Bounded, so kube-apiserver can bound the cost of the tunables rule (CEL) over it.
+# Keyed by workload: one of Elves' deployments, or a workload the SystemUnderTest of spec.target
+# lists by name (what each may set is checked against it: elves.engine.planning.target_scope).
+WorkloadName = Annotated[str, Field(pattern=DNS_SUBDOMAIN_PATTERN, max_length=253)]
+# Bounded, so kube-apiserver can bound the cost of the rules (CEL) over them.
 EnvVars = Annotated[dict[EnvName, EnvValue], Field(max_length=50)]
-Replicas = _per_deployment("Replicas", Annotated[int, Field(ge=0, le=100)], "Replicas of the {}.")
-Resources = _per_deployment("Resources", ResourceLimits)
-Env = _per_deployment("Env", EnvVars, "Service settings of the {} for this test (only its declared tunables).")
-
-
-def _tunables_rule(deployment: str) -> Rule:
-    """spec.system.env.<deployment> sets only that service's declared tunables (constants.TUNABLES)."""
-    allowed = TUNABLES[deployment]
-    names = ", ".join(f"'{name}'" for name in allowed)
-
-    def unknown(env: Any) -> list[str]:
-        return sorted(set(getattr(env, deployment) or {}) - set(allowed))
-
-    return Rule(f"!has(self.{deployment}) || self.{deployment}.all(k, k in [{names}])",
-                f"env.{deployment}: only the {deployment}'s tunables may be set: {', '.join(allowed)}",
-                lambda env: bool(unknown(env)),
-                lambda env: f"env.{deployment}.{unknown(env)[0]}: not a tunable of the {deployment} "
-                            f"(a LoadTest may set only: {', '.join(allowed)})")
-
-
-Env.rules = tuple(_tunables_rule(name) for name in DEPLOYMENTS)
+Replicas = Annotated[dict[WorkloadName, Annotated[int, Field(ge=0, le=100)]], Field(max_length=50)]
+Resources = Annotated[dict[WorkloadName, ResourceLimits], Field(max_length=50)]
+Env = Annotated[dict[WorkloadName, EnvVars], Field(max_length=50)]
 
 
 @dataclass(frozen=True)
-class DeploymentChange:
-    """What spec.system asks of one deployment; None leaves that part as it is."""
+class WorkloadChange:
+    """What spec.system asks of one workload; None leaves that part as it is."""
 
-    deployment: str
+    workload: str
     replicas: int | None = None
     env: EnvVars | None = None
     memory: Memory | None = None
@@ -68,9 +46,10 @@ class System(SpecModel):
 
     rules = REPLICAS_RULES
 
-    replicas: Replicas = Field(default_factory=Replicas)
-    resources: Resources = Field(default_factory=Resources)
-    env: Env = Field(default_factory=Env)
+    replicas: Replicas = Field(default_factory=dict, description="Replicas per workload, e.g. {ingestor: 3}.")
+    resources: Resources = Field(default_factory=dict, description="Memory and CPU limits per workload.")
+    env: Env = Field(default_factory=dict, description="Settings per workload for this test (only those its"
+                                                       " SystemUnderTest allows: an Elves service's tunables).")
     autoscaling: Autoscaling = Field(default_factory=Autoscaling, description=(
         "Hand a deployment's replicas to an autoscaler for the run (cluster only): KEDA on the work queue's length "
         "for the ingestor, the HPA on CPU for the gateway and the registry."))
@@ -83,14 +62,19 @@ class System(SpecModel):
         """The autoscaling this system sets, by deployment (mode fixed too: it takes the chart's away)."""
         return {d: getattr(self.autoscaling, d) for d in DEPLOYMENTS if getattr(self.autoscaling, d) is not None}
 
-    def changes(self) -> list[DeploymentChange]:
-        """One change per deployment this system sets anything of, in DEPLOYMENTS order."""
+    def workloads(self) -> list[str]:
+        """Every workload this system sets replicas, resources or env of: Elves' deployments in
+        DEPLOYMENTS order, then others by name."""
+        named = set(self.replicas) | set(self.resources) | set(self.env)
+        return [d for d in DEPLOYMENTS if d in named] + sorted(named - set(DEPLOYMENTS))
+
+    def changes(self) -> list[WorkloadChange]:
+        """One change per workload this system sets anything of (workloads() order)."""
         changes = []
-        for name in DEPLOYMENTS:
-            limits = getattr(self.resources, name) or ResourceLimits()
-            change = DeploymentChange(name, getattr(self.replicas, name), getattr(self.env, name),
-                                      limits.memory, limits.cpu)
-            if change != DeploymentChange(name):
+        for name in self.workloads():
+            limits = self.resources.get(name) or ResourceLimits()
+            change = WorkloadChange(name, self.replicas.get(name), self.env.get(name), limits.memory, limits.cpu)
+            if change != WorkloadChange(name):
                 changes.append(change)
         return changes
 

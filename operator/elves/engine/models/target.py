@@ -14,14 +14,15 @@ it before each run: SQL statements through another Secret-held connection.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
 from elves.constants import (API_GROUP, API_VERSION, BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS, SUT_KIND, TEST_ID_HEADER,
-                             WORK_QUEUES)
+                             TUNABLES, WORK_QUEUES)
 from elves.engine.models.errors import SpecError, problems
-from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, QUEUE_NAME_PATTERN
+from elves.engine.models.fields import DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, QUEUE_NAME_PATTERN, EnvName
 from elves.engine.models.modelbase import Rule, SpecModel, field_rules_of
 from elves.engine.models.scenarios import EXEC_NAME_PATTERN
 
@@ -66,18 +67,37 @@ class LabelSelector(SpecModel):
         min_length=1, max_length=20, description="The labels every selected workload has.")
 
 
+class WorkloadSettings(SpecModel):
+    """What a LoadTest may set of one workload for a run (spec.system, its sweeps), besides its
+    replicas, which it may set of every workload listed by name; all of it is put back after the test."""
+
+    env: list[EnvName] = Field(default_factory=list, max_length=50,
+                               description="The environment variables a LoadTest may set (spec.system.env.<workload>):"
+                                           " the workload's performance knobs, never a credential or an address.")
+    resources: bool = Field(False, description="Whether a LoadTest may set its memory and CPU limits"
+                                               " (spec.system.resources.<workload>).")
+    container: str | None = Field(None, pattern=DNS_LABEL_PATTERN, max_length=63,
+                                  description="The container they apply to: by default the one named as the"
+                                              " workload, else its only container.")
+
+
 class Workload(SpecModel):
     """A Deployment or StatefulSet the harness may observe, scale, kill and pause: by name or by labels."""
 
     rules = (
         Rule("has(self.name) != has(self.selector)", "set exactly one of name or selector",
              lambda w: (w.name is None) == (w.selector is None)),
+        Rule("!has(self.settings) || has(self.name)",
+             "settings need a workload listed by name (a LoadTest names the workload it sets)",
+             lambda w: w.settings is not None and w.name is None, field_path=".settings"),
     )
 
     name: str | None = Field(None, pattern=DNS_SUBDOMAIN_PATTERN, max_length=253,
                              description="The workload's name, in the SystemUnderTest's namespace.")
     selector: LabelSelector | None = Field(None, description="Every workload of this kind whose labels match.")
     kind: Literal["Deployment", "StatefulSet"] = Field("Deployment", description="Deployment (default) or StatefulSet.")
+    settings: WorkloadSettings | None = Field(None, description="What a LoadTest may set of it besides its replicas"
+                                                                " (env variables, resources); nothing without it.")
 
 
 class KafkaLag(SpecModel):
@@ -295,7 +315,8 @@ def builtin_system() -> dict[str, Any]:
         "kind": SUT_KIND,
         "metadata": {"name": BUILTIN_SYSTEM_UNDER_TEST},
         "spec": {
-            "workloads": [{"name": name, "kind": "Deployment"} for name in DEPLOYMENTS],
+            "workloads": [{"name": name, "kind": "Deployment",
+                           "settings": {"env": list(TUNABLES[name]), "resources": True}} for name in DEPLOYMENTS],
             "queues": {"rabbitmq": list(WORK_QUEUES)},
             "testIdHeader": TEST_ID_HEADER,
             "ledger": {"registry": {}},
@@ -313,3 +334,9 @@ def parse_system_under_test(document: Any, source: str = SUT_KIND) -> SystemUnde
         return SystemUnderTest.model_validate(document)
     except ValidationError as exc:
         raise SpecError(source, problems(exc, SystemUnderTest), SUT_KIND) from None
+
+
+@cache
+def builtin_spec() -> SystemUnderTestSpec:
+    """Elves' own system as the engine's built-in system states it."""
+    return parse_system_under_test(builtin_system()).spec

@@ -24,8 +24,8 @@ from elves.engine.models.faults import FaultAction
 from elves.engine.models.load import Load
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.models.scenarios import BUILTIN_SCENARIOS, CUSTOM_ITERATION_SECONDS, FLAT_RATE_EXECUTOR, time_unit, vus_for
-from elves.engine.models.spec import LoadTestSpec
-from elves.engine.models.system import System, set_path
+from elves.engine.models.spec import LoadTestSpec, point_documents, sweep_combinations
+from elves.engine.models.system import System
 from elves.engine.models.units import k6_duration
 from elves.engine.planning.platform import RunScript, ScriptConfigMap, ScriptFile
 
@@ -105,22 +105,11 @@ def test_id(namespace: str | None, name: str, run: int) -> str:
 # --- sweeps -------------------------------------------------------------------------
 
 def expand_sweep(spec: LoadTestSpec) -> list[SweepPoint]:
-    """One point per value of a one-key sweep; the grid (first key outermost) for two keys."""
-    base = spec.system.model_dump(by_alias=True, exclude_none=True)
-    sweep = spec.sweep or {}
-    if not sweep:
-        return [SweepPoint(0, {}, System.model_validate(base), spec.load)]
-    keys = list(sweep)
+    """One point per value of a one-key sweep; the grid (first key outermost) for two or three keys."""
     points = []
-    for index, combination in enumerate(itertools.product(*(sweep[k] for k in keys))):
-        system, load = base, spec.load
-        for key, value in zip(keys, combination):
-            if key.startswith("load."):
-                load = load.model_validate({**load.model_dump(by_alias=True, exclude_none=True),
-                                            key.split(".", 1)[1]: value})
-            else:
-                system = set_path(system, key, value)
-        points.append(SweepPoint(index, dict(zip(keys, combination)), System.model_validate(system), load))
+    for index, values in enumerate(sweep_combinations(spec.sweep)):
+        system, load = point_documents(spec.system, spec.load, values)
+        points.append(SweepPoint(index, values, System.model_validate(system), Load.model_validate(load)))
     return points
 
 

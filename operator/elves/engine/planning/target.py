@@ -10,17 +10,9 @@ built-in one in its release namespace).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 
 from elves.constants import SYSTEM_NAMESPACE
-from elves.engine.models.target import (LedgerCounts, Queues, ResetSteps, SystemUnderTestSpec, builtin_system,
-                                        parse_system_under_test)
-
-
-@cache
-def builtin_spec() -> SystemUnderTestSpec:
-    """Elves' own system as the engine's built-in system states it."""
-    return parse_system_under_test(builtin_system()).spec
+from elves.engine.models.target import LedgerCounts, Queues, ResetSteps, SystemUnderTestSpec, builtin_spec
 
 
 @dataclass(frozen=True)

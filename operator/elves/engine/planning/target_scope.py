@@ -1,17 +1,21 @@
 """What a test may ask of the system it judges, on either platform.
 
 A test of another system than Elves' own may not ask what acts on Elves' deployments: faults
-naming a `deployment`, pause, resources, restartInfra, spec.system, reset and system sweeps
-change Elves' deployments (elves.constants.DEPLOYMENTS), on a cluster in its namespace, locally
-through the supervisor. Aimed at another system they would change Elves' system instead of the
-target's, so they are refused, each naming its field, before anything starts. Its faults name a
-`workload` instead: one its SystemUnderTest lists by name (elves.k8s.target_workloads acts on
-it, on a cluster); a test of Elves' own system names deployments, never workloads."""
+naming a `deployment`, pause, resources, restartInfra, spec.system.autoscaling, reset and
+autoscaling sweeps change Elves' deployments (elves.constants.DEPLOYMENTS), on a cluster in its
+namespace, locally through the supervisor. Aimed at another system they would change Elves'
+system instead of the target's, so they are refused, each naming its field, before anything
+starts. Its faults name a `workload` instead: one its SystemUnderTest lists by name
+(elves.k8s.target_workloads acts on it, on a cluster); a test of Elves' own system names
+deployments, never workloads. spec.system's replicas, resources and env (and their sweeps) name
+the target's workloads, each checked against what its SystemUnderTest offers
+(elves.engine.models.settable); the local mode, which runs Elves' processes only, refuses them."""
 
 from __future__ import annotations
 
 from elves.constants import DEPLOYMENTS
 from elves.engine.models.faults import Fault
+from elves.engine.models.settable import allowed_settings, settings_problems
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.planning.target import Target
 
@@ -24,9 +28,10 @@ def workload_of(fault: Fault) -> str | None:
 def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supported",
                      workload_faults: bool = True, resets: bool = False) -> list[str]:
     """The fields of `spec` that would act on Elves' deployments instead of `what` (the target);
-    `why` says why there is no way to ask the same of the target's (spec.system, sweeps, and
-    faults where the platform takes no `workload_faults`). spec.reset is the target's own when
-    it `resets` (its SystemUnderTest states reset steps), else refused too."""
+    `why` says why there is no way to ask the same of the target's (autoscaling; spec.system,
+    its sweeps and faults where the platform takes no `workload_faults`, the local mode's).
+    spec.reset is the target's own when it `resets` (its SystemUnderTest states reset steps),
+    else refused too."""
     because = f"acts on Elves' own deployments, not on the workloads of {what}"
     problems = []
     for index, fault in enumerate(spec.faults):
@@ -35,10 +40,15 @@ def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supporte
                        else "another system's workloads take scale, killPod and restart")
             problems.append(f"spec.faults[{index}]: {because} ({instead if workload_faults else why})")
     because += f" ({why})"
-    problems += [f"spec.system: {because}"] if spec.system.as_written() else []
+    # Where the platform acts on the target's workloads, spec.system names them (settings_problems).
+    acted_on = ("system.autoscaling",) if workload_faults else ("system.",)
+    if workload_faults:
+        problems += [f"spec.system.autoscaling: {because}"] if spec.system.autoscaling_settings() else []
+    else:
+        problems += [f"spec.system: {because}"] if spec.system.as_written() else []
     problems += [f"spec.reset: acts on Elves' own deployments: {what} states no reset steps of its own"
                  " (its spec.reset.sql)"] if spec.reset and not resets else []
-    problems += [f"spec.sweep.{key}: {because}" for key in spec.sweep or {} if key.startswith("system.")]
+    problems += [f"spec.sweep.{key}: {because}" for key in spec.sweep or {} if key.startswith(acted_on)]
     return problems
 
 
@@ -61,11 +71,14 @@ def objective_problems(spec: LoadTestSpec, target: Target, what: str) -> list[st
 
 
 def workload_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str]:
-    """Faults and objectives naming a workload: faults only in a test of another system (`target`,
-    described as `what`), and only a workload its SystemUnderTest lists by name (one listed by
-    labels has no name to give); objectives as objective_problems says."""
+    """Faults, objectives and spec.system naming a workload: faults only in a test of another
+    system (`target`, described as `what`), and only a workload its SystemUnderTest lists by name
+    (one listed by labels has no name to give); objectives as objective_problems says; spec.system
+    and its sweeps only what the SystemUnderTest offers (elves.engine.models.settable)."""
     named = list(target.named_workloads) if not target.own else []
     problems = objective_problems(spec, target, what)
+    problems += settings_problems(spec.system, spec.sweep, allowed_settings(target.spec),
+                                  what or ("Elves' own system" if target.own else "the SystemUnderTest"))
     for index, fault in enumerate(spec.faults):
         if (workload := workload_of(fault)) is None:
             continue

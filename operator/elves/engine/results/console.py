@@ -11,6 +11,7 @@ from elves.engine.models.units import format_duration, format_rate, format_secon
 from elves.engine.results import promql
 from elves.engine.results.format import SCALING_HEADERS, observed_text, percent_text, scaling_row, sweep_verdict, text_table
 from elves.engine.results.generator_limit import generator_text
+from elves.engine.results.verdict import sweep_answers
 from elves.engine.results.prometheus import Prometheus, PrometheusError
 from elves.engine.results.report.html import breakpoint_text, warmup_text
 
@@ -143,6 +144,7 @@ def closing_tables(status: LoadTestStatus, drain_timeout: str) -> list[str]:
                 _n(r.queue_depth_max), _n(r.lost), _replica_seconds(r.replica_seconds),
                 format_seconds(r.scale_up_lag_seconds), sweep_verdict(r)]
             for r in status.sweep])
+        out += [f"held: {answer}" for answer in sweep_answers(status.sweep)]
     if status.verdict is not None:
         out.append("")
         out += _table(["check", "observed", "objective", "result"], [

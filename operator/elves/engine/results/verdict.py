@@ -12,6 +12,7 @@ import math
 import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from elves.engine.models.objectives import LATENCY_METRICS, MEAN_LATENCY, POD_METRICS, SCALING_METRICS, Objective
 from elves.engine.models.status import Breakpoint, Check, Phase, RunResults, RunStatus, SweepRow, Verdict
@@ -279,15 +280,22 @@ def sweep_scaling(results: RunResults) -> tuple[float | None, float | None]:
     return cost, (max(lags) if lags else None)
 
 
-def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
-    """One row per run with throughput, speedup and scaling efficiency against the first point.
+def _load_values(point: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A sweep point's load (its load.* values): the points of one load are compared with each other."""
+    return tuple((k, v) for k, v in point.items() if k.startswith("load."))
 
-    Efficiency divides the speedup by how much the swept values grew (their product for a
+
+def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
+    """One row per run with throughput, speedup and scaling efficiency against the first point of
+    the same load (the same load.* values).
+
+    Efficiency divides the speedup by how much the swept system values grew (their product for a
     grid), e.g. 3 ingestors doing 2.7x the work of 1 are 90 % efficient; values that are
     not numbers get a speedup only."""
     rows = []
-    base = runs[0] if runs else None
+    bases: dict[tuple[tuple[str, Any], ...], RunStatus] = {}
     for run in runs:
+        base = bases.setdefault(_load_values(run.point), run)
         results = run.results
         row = SweepRow(index=run.index, point=dict(run.point),
                        passed=run.verdict.passed if run.verdict else None,
@@ -300,12 +308,14 @@ def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
             row.queue_depth_max = deepest_queue[1] if deepest_queue else None
             row.lost = results.ledger.lost_requests if results.ledger and not results.ledger.nothing_accepted() else None
             row.replica_seconds, row.scale_up_lag_seconds = sweep_scaling(results)
-        base_throughput = base.results.throughput if base and base.results else None
+        base_throughput = base.results.throughput if base.results else None
         if row.throughput is not None and base_throughput:
             row.speedup = row.throughput / base_throughput
             growth = 1.0
             for key, value in run.point.items():
-                now, first = numeric(value), numeric(base.point.get(key)) if base else None
+                if key.startswith("load."):
+                    continue
+                now, first = numeric(value), numeric(base.point.get(key))
                 if now is None or not first:
                     growth = math.nan
                     break
@@ -314,3 +324,21 @@ def sweep_table(runs: list[RunStatus]) -> list[SweepRow]:
                 row.efficiency = row.speedup / growth
         rows.append(row)
     return rows
+
+
+def sweep_answers(rows: list[SweepRow]) -> list[str]:
+    """What a sweep of the system answers, per load: the first point (in the sweep's order, so the
+    fewest replicas when they are listed from few to many) whose verdict passed, e.g.
+    "load.rate = 120/min: system.replicas.orders-worker = 2 held (the first point that did)"."""
+    if not rows or not any(not k.startswith("load.") for k in rows[0].point):
+        return []
+    answers: dict[tuple[tuple[str, Any], ...], str] = {}
+    for row in rows:
+        load = _load_values(row.point)
+        system = ", ".join(f"{k} = {v}" for k, v in row.point.items() if not k.startswith("load."))
+        if load not in answers:
+            answers[load] = "no point held"
+        if answers[load] == "no point held" and row.passed and not row.limited:
+            answers[load] = f"{system} held (the first point that did)"
+    return [(", ".join(f"{k} = {v}" for k, v in load) + ": " if load else "") + answer
+            for load, answer in answers.items()]

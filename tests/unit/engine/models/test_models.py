@@ -54,7 +54,7 @@ def test_the_design_example_validates_as_is():
     test = parse_loadtest(yaml.safe_load(DESIGN_EXAMPLE))
     assert test.name == "case-3-fault-tolerance"
     assert test.spec.load.duration_seconds == 600
-    assert test.spec.system.replicas.ingestor == 3
+    assert test.spec.system.replicas["ingestor"] == 3
     assert [o.name for o in test.spec.objectives][2] == "http_req_duration_p99{getHistory}"
     assert test.spec.objectives[2].target == pytest.approx(0.1)
 
@@ -133,7 +133,7 @@ INVALID = {
     "sweep of zero users": ({"sweep": {"load.users": [0]}}, "spec.sweep", "load.users[0] = 0"),
     "sweep of too many runners": ({"sweep": {"load.parallelism": [1, 101]}}, "spec.sweep",
                                   "load.parallelism[1] = 101: Input should be less than or equal to 100"),
-    "sweep of a load field not swept": ({"sweep": {"load.duration": ["1m"]}}, "spec.sweep", "load.parallelism"),
+    "sweep of a load field not swept": ({"sweep": {"load.iterations": [10]}}, "spec.sweep", "load.parallelism"),
     "profile with stages": ({"load": {**BASE_LOAD, "profile": "spike", "stages": [{"duration": "1m", "target": "1/s"}]}},
                             "spec.load", "profile and stages exclude each other"),
     "stages longer than duration": ({"load": {**BASE_LOAD, "stages": [{"duration": "3m", "target": "1/s"}]}},
@@ -143,7 +143,8 @@ INVALID = {
     "mix all zero": ({"load": {**BASE_LOAD, "mix": {"getData": 0}}}, "spec.load", "at least one weight above 0"),
     "negative mix weight": ({"load": {**BASE_LOAD, "mix": {"getData": -1}}}, "spec.load.mix.getData", "greater than or equal to 0"),
     "negative replicas": ({"system": {"replicas": {"ingestor": -1}}}, "spec.system.replicas.ingestor", "greater than or equal to 0"),
-    "unknown deployment": ({"system": {"replicas": {"forecast": 1}}}, "spec.system.replicas.forecast", "unknown field"),
+    "unknown deployment": ({"system": {"replicas": {"forecast": 1}}}, "spec",
+                           "system.replicas.forecast: 'forecast' is not a workload Elves' own system lists by name"),
     "bad memory": ({"system": {"resources": {"ingestor": {"memory": "2GB"}}}}, "spec.system.resources.ingestor.memory",
                    "not a memory quantity"),
     "env value not a string": ({"system": {"env": {"ingestor": {"ELVES_INGESTOR_CONCURRENCY": 4}}}},
@@ -162,11 +163,11 @@ INVALID = {
                           "spec.faults[0].pause.for", "required field is missing"),
     "restartInfra of an unknown component": ({"faults": [{"at": "1m", "restartInfra": {"component": "redis"}}]},
                                              "spec.faults[0].restartInfra.component", "'rabbitmq'"),
-    "sweep outside system and load": ({"sweep": {"load.duration": ["1m"]}}, "spec.sweep", "sweep keys are system.replicas"),
+    "sweep outside system and load": ({"sweep": {"faults.at": ["1m"]}}, "spec.sweep", "sweep keys are system.replicas"),
     "sweep value invalid for its path": ({"sweep": {"system.replicas.ingestor": [1, "many"]}}, "spec.sweep",
                                          "system.replicas.ingestor[1] = 'many'"),
-    "sweep with three keys": ({"sweep": {"system.replicas.ingestor": [1], "system.replicas.registry": [1],
-                                         "system.replicas.gateway": [1]}}, "spec.sweep", "at most 2"),
+    "sweep with four keys": ({"sweep": {"system.replicas.ingestor": [1], "system.replicas.registry": [1],
+                                        "system.replicas.gateway": [1], "load.rate": ["1/s"]}}, "spec.sweep", "at most 3"),
     "sweep value a decimal": ({"sweep": {"system.env.ingestor.X": [0.5]}}, "spec.sweep.system.env.ingestor.X[0]",
                               'quote decimals: "0.5"'),
     "empty sweep list": ({"sweep": {"system.replicas.ingestor": []}}, "spec.sweep.system.replicas.ingestor", "at least 1"),

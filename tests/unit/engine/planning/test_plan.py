@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from elves.engine.models.errors import SpecError
 from elves.engine.models.scenarios import MIN_PREALLOCATED_VUS, STALL_ALLOWANCE_SECONDS
 from elves.engine.models.units import parse_duration
 from elves.engine.planning import plan
@@ -40,6 +41,33 @@ def test_two_key_sweep_is_a_grid_with_the_first_key_outermost(make_loadtest):
     assert [(r.point.values["system.replicas.ingestor"],
              r.point.system.as_written()["env"]["ingestor"]["ELVES_INGESTOR_CONCURRENCY"]) for r in runs] == [
         (1, "2"), (1, "5"), (1, "9"), (2, "2"), (2, "5"), (2, "9")]
+
+
+def test_three_keys_of_workloads_and_load_are_a_grid_with_the_first_key_outermost(make_loadtest):
+    # "How many workers hold this load?": the target's worker replicas against the rate and duration.
+    runs = plan.plan_runs(make_loadtest(target={"systemUnderTest": "orders"}, sweep={
+        "system.replicas.orders-worker": [1, 2], "load.rate": ["60/min", "120/min"], "load.duration": ["1m", "2m"]}))
+    assert [(r.point.system.replicas["orders-worker"], r.point.load.rate.per_second, r.point.load.duration_seconds)
+            for r in runs] == [(w, rate, d) for w in (1, 2) for rate in (1.0, 2.0) for d in (60.0, 120.0)]
+
+
+def test_a_mix_share_sweep_changes_that_share_of_the_scenarios_mix(make_loadtest):
+    runs = plan.plan_runs(make_loadtest(sweep={"load.mix.getData": [1, 3]}))
+    default = runs[0].point.load.effective_mix
+    assert [r.point.load.effective_mix["getData"] for r in runs] == [1.0, 3.0]
+    assert {k: v for k, v in runs[1].point.load.effective_mix.items() if k != "getData"} == \
+        {k: v for k, v in default.items() if k != "getData"}
+
+
+def test_a_sweep_point_breaking_a_rule_or_too_many_points_are_refused(make_loadtest):
+    with pytest.raises(SpecError) as raised:
+        make_loadtest(faults=[{"at": "90s", "killPod": {"deployment": "ingestor"}}], sweep={"load.duration": ["2m", "1m"]})
+    assert "sweep: the sweep point load.duration = '1m': faults[0].at = 90s is not before the end of the load" \
+        in raised.value.problems[0]
+    with pytest.raises(SpecError) as raised:
+        make_loadtest(sweep={"system.replicas.ingestor": list(range(1, 11)), "load.users": list(range(1, 11)),
+                             "load.parallelism": [1, 2, 3]})
+    assert raised.value.problems == ["spec: sweep: 300 points, more than the 200 runs a sweep may make: use fewer values"]
 
 
 def test_sweep_over_resources(make_loadtest):

@@ -9,7 +9,8 @@ import pytest
 from elves.engine.models.objectives import Objective
 from elves.engine.models.status import (Check, DeploymentResult, EndpointResult, Ledger, QueueResult, RunResults,
                                         RunStatus, Verdict, Window)
-from elves.engine.results.verdict import compare, evaluate, first_sustained_breach, sweep_table, target_text, timeline_query
+from elves.engine.results.verdict import (compare, evaluate, first_sustained_breach, sweep_answers, sweep_table, target_text,
+                                          timeline_query)
 
 
 def objective(**fields) -> Objective:
@@ -172,6 +173,22 @@ def test_sweep_table_on_a_grid_and_on_words():
     words = sweep_table([run_with(0, {"system.env.ingestor.MODE": "fast"}, 1.0),
                          run_with(1, {"system.env.ingestor.MODE": "safe"}, 0.5)])
     assert (words[1].speedup, words[1].efficiency) == (0.5, None)
+
+
+def test_a_sweep_of_workers_under_two_loads_says_how_many_held_each_load():
+    worker, rate = "system.replicas.orders-worker", "load.rate"
+    rows = sweep_table([run_with(0, {worker: 1, rate: "60/min"}, 1.0), run_with(1, {worker: 1, rate: "120/min"}, 1.2,
+                                                                             passed=False),
+                        run_with(2, {worker: 2, rate: "60/min"}, 1.0), run_with(3, {worker: 2, rate: "120/min"}, 2.0),
+                        run_with(4, {worker: 3, rate: "60/min"}, 1.0), run_with(5, {worker: 3, rate: "120/min"}, 2.1)])
+    # Each load against its own first point: the rate is the load, not the capacity added.
+    assert [r.speedup for r in rows] == [1.0, 1.0, 1.0, pytest.approx(2.0 / 1.2), 1.0, pytest.approx(2.1 / 1.2)]
+    assert rows[3].efficiency == pytest.approx(2.0 / 1.2 / 2)
+    assert sweep_answers(rows) == [
+        "load.rate = 60/min: system.replicas.orders-worker = 1 held (the first point that did)",
+        "load.rate = 120/min: system.replicas.orders-worker = 2 held (the first point that did)"]
+    assert sweep_answers(rows[1:2]) == ["load.rate = 120/min: no point held"]
+    assert sweep_answers(sweep_table([run_with(0, {rate: "60/min"}, 1.0)])) == []  # a load sweep asks no "how many"
 
 
 def test_the_queue_depth_timeline_follows_the_work_queues_unless_a_queue_is_named():

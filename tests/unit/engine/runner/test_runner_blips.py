@@ -80,7 +80,7 @@ class SizedPlatform(FakePlatform):
 
     def apply_system(self, system) -> None:
         super().apply_system(system)
-        self.replicas = system.replicas.ingestor
+        self.replicas = system.replicas["ingestor"]
 
 
 def test_the_snapshot_is_saved_before_the_system_changes_so_a_crash_between_restores_the_original(

@@ -12,6 +12,7 @@ from elves.engine.models.summary import failures_text
 from elves.engine.models.units import format_duration, format_rate, format_seconds
 from elves.engine.results.format import SCALING_HEADERS, html_table, observed_text, scaling_row, sweep_verdict, value_text
 from elves.engine.results.generator_limit import generator_text
+from elves.engine.results.verdict import sweep_answers
 from elves.engine.results.report.svg import Marker, chart
 
 CSS = """
@@ -104,8 +105,9 @@ def sweep_html(status: LoadTestStatus) -> str:
     headers = ["run"] + keys + ["rate", "throughput", "speedup", "efficiency", "p95", "p99", "failed",
                                 "deepest queue", "lost", "replica-seconds", "scale-up lag", "verdict"]
     return ("<h2>Sweep</h2><p class='muted'>Throughput is completed work per second over load and drain;"
-            " efficiency is the speedup over the first point divided by the growth of the swept value.</p>"
-            + html_table(headers, rows))
+            " efficiency is the speedup over the first point of the same load divided by the growth of the swept"
+            " system value.</p>" + html_table(headers, rows)
+            + "".join(f"<p><b>Held:</b> {escape(answer)}.</p>" for answer in sweep_answers(status.sweep)))
 
 
 def run_markers(run: RunStatus) -> list[Marker]:
