@@ -365,10 +365,16 @@ def test_spec_system_sets_the_targets_replicas_env_and_limits_and_the_restore_pu
                                    "env": {"orders-worker": {"WORKER_CONCURRENCY": "4"}},
                                    "resources": {"orders-worker": {"memory": "256Mi"}}})
     settings = {**orders["settings"], "ELVES_TARGET_NAMESPACES": ns}
+
+    def controllers() -> None:
+        for workload in ("orders-api", "orders-worker"):
+            cluster.make_ready(ns, workload)
+
     with operator(monkeypatch, caplog, ns, settings) as runner:
         cluster.create_loadtest(ns, name, spec)
-        # Applied before the load starts (the TestRun comes after the system is set).
-        wait_for(lambda: cluster.testrun(ns, f"elves-{name}-0"), "the run's TestRun")
+        # Applied before the load starts (the TestRun comes after the system is set and the
+        # workloads, at their new replicas, are ready: reported here as the controllers would).
+        wait_for(lambda: (controllers(), cluster.testrun(ns, f"elves-{name}-0"))[1], "the run's TestRun")
         during = cluster.deployment(ns, "orders-worker")["spec"]
         container, sidecar = during["template"]["spec"]["containers"]
         assert during["replicas"] == 3 and cluster.deployment(ns, "orders-api")["spec"]["replicas"] == 2
@@ -381,7 +387,7 @@ def test_spec_system_sets_the_targets_replicas_env_and_limits_and_the_restore_pu
             "kind": "Deployment", "replicas": 1, "container": "worker", "env": worker["env"],
             "resources": worker["resources"]}
         assert snapshot["workloads"]["orders-api"] == {"kind": "Deployment", "replicas": 1}
-        status = run_to_a_verdict(cluster, ns, name, tmp_path)
+        status = run_to_a_verdict(cluster, ns, name, tmp_path, controllers=controllers)
         assert status["phase"] == "Succeeded", status["conditions"]
         wait_for(lambda: cluster.status(ns, name).get("restored"), "the system restored")
         after = {w: cluster.deployment(ns, w)["spec"] for w in ("orders-api", "orders-worker")}
