@@ -60,6 +60,14 @@ class TargetWorkloads:
                    {w.name: w.settings for w in spec.workloads if w.name is not None and w.settings is not None})
 
 
+def _read(kube: Kube, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+    return (kube.deployment if kind == "Deployment" else kube.statefulset)(namespace, name)
+
+
+def _not_found(kind: str, name: str, namespace: str) -> str:
+    return f"{kind} {name} not found in namespace {namespace}"
+
+
 def _list(kube: Kube, kind: str) -> Callable[[str, str], list[dict[str, Any]]]:
     return kube.list_deployments if kind == "Deployment" else kube.list_statefulsets
 
@@ -76,9 +84,9 @@ def found(kube: Kube, target: TargetWorkloads) -> tuple[dict[str, tuple[str, dic
     present: dict[str, tuple[str, dict[str, Any]]] = {}
     missing = []
     for name, kind in sorted(target.kinds.items()):
-        body = (kube.deployment if kind == "Deployment" else kube.statefulset)(target.namespace, name)
+        body = _read(kube, kind, target.namespace, name)
         if body is None:
-            missing.append(f"{kind} {name} not found in namespace {target.namespace}")
+            missing.append(_not_found(kind, name, target.namespace))
         else:
             present[name] = (kind, body)
     for kind, selector in target.selectors:
@@ -103,17 +111,13 @@ class TargetFaults:
     def __init__(self, kube: Kube, target: TargetWorkloads, clock: Callable[[], float]):
         self.kube, self.target, self.clock = kube, target, clock
 
-    def _read(self, name: str, kind: str) -> dict[str, Any] | None:
-        read = self.kube.deployment if kind == "Deployment" else self.kube.statefulset
-        return read(self.target.namespace, name)
-
     def _workload(self, name: str) -> tuple[str, dict[str, Any]]:
         kind = self.target.kinds.get(name)
         if kind is None:  # elves.k8s.target refuses such a fault first; a target edited since is refused too
             raise TargetWorkloadError(f"{name} is not a workload the SystemUnderTest lists by name")
-        body = self._read(name, kind)
+        body = _read(self.kube, kind, self.target.namespace, name)
         if body is None:
-            raise TargetWorkloadError(f"{kind} {name} not found in namespace {self.target.namespace}")
+            raise TargetWorkloadError(_not_found(kind, name, self.target.namespace))
         return kind, body
 
     def snapshot(self) -> dict[str, WorkloadSnapshot]:
