@@ -1,0 +1,152 @@
+"""Load published into a RabbitMQ exchange or queue by an unmodified k6: an HTTP door of Elves'
+own in front of the broker, the same shape as the Kafka one (elves.door.publish_door). k6 stays
+the load generator (the plan, stages, sweeps and the open model's arrival rate are its
+scenarios, as for HTTP load), each iteration one POST here; the answer comes once the broker
+has confirmed the message (publisher confirms, mandatory: routed to a queue), so k6's 2xx of
+the endpoint are exactly the messages the broker accepted (the ledger's `accepted: {endpoint: ...}`).
+
+    POST /exchanges/<exchange>/<routing key>   (path segments URL-encoded; the key may be empty)
+    POST /queues/<queue>                       the default exchange, straight into the queue
+         body = the message's body; the request's test-id header (named by --header, the
+         SystemUnderTest's testIdHeader) becomes a message header of the same name; its
+         Content-Type the message's content type; an optional X-Message-Id its message id (a
+         fresh UUID otherwise, the key an idempotent consumer stores by). Persistent messages.
+    -> 200 {"exchange", "routingKey", "messageId"} once confirmed; 400 for a message the broker
+       refuses (routed to no queue, no such exchange, no permission: naming which); 503 when
+       the broker did not confirm it in time.
+
+The user needs no tag and only write permission on the exchange (the default exchange's is
+the queue's name); its password is read from a file (a mounted Secret), never from the command line.
+
+    python -m elves.rabbitmq.publish --amqp 127.0.0.1:5672 --vhost / --user orders-publisher \\
+        --password-file /secrets/password --listen 127.0.0.1:8093 --header X-Test-Id
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import threading
+import uuid
+from pathlib import Path
+from urllib.parse import unquote
+
+import pika
+from pika.exceptions import AMQPChannelError, AMQPConnectionError, NackError, UnroutableError
+
+from elves.door import NotConfirmed, Refused, publish_door, serve
+
+PATH = re.compile(r"^/(?:exchanges/(?P<exchange>[^/?#]+)/(?P<key>[^/?#]*)|queues/(?P<queue>[^/?#]+))$")
+USAGE = "POST /exchanges/<exchange>/<routing key> or POST /queues/<queue>"
+MESSAGE_ID_HEADER = "X-Message-Id"
+MAX_BODY_BYTES = 16_000_000  # RabbitMQ's default largest message (max_message_size) is 16 MiB
+# How long one request waits for the broker's confirmation (and for its turn on the one channel)
+# before it answers 503: longer than a healthy broker ever takes here, short enough that k6
+# (60 s timeout) sees the failure as a failure. A broker that blocks publishers (a memory or disk
+# alarm) is given up after it too.
+CONFIRM_TIMEOUT_SECONDS = 10.0
+# A dead broker is noticed within two of these even while no message is published.
+HEARTBEAT_SECONDS = 10
+
+
+class Channel:
+    """One confirming channel for every request, one publish at a time (pika's connection is not
+    for threads); opened at the first request and again after a failure, so a broker that is not
+    up yet is a 503, not a publisher that never starts."""
+
+    def __init__(self, parameters: pika.ConnectionParameters):
+        self.parameters = parameters
+        self.lock = threading.Lock()
+        self.connection: pika.BlockingConnection | None = None
+        self.channel = None
+
+    def publish(self, exchange: str, key: str, body: bytes, properties: pika.BasicProperties) -> None:
+        """Returns once the broker confirmed the message routed; Refused or NotConfirmed otherwise."""
+        if not self.lock.acquire(timeout=CONFIRM_TIMEOUT_SECONDS):
+            raise NotConfirmed(f"no turn on the channel within {CONFIRM_TIMEOUT_SECONDS:g} s")
+        try:
+            channel = self._open()
+            channel.basic_publish(exchange, key, body, properties, mandatory=True)
+        except UnroutableError:
+            raise Refused(f"the broker routed it to no queue: exchange {exchange!r} has no binding "
+                          f"for routing key {key!r}") from None
+        except NackError:
+            raise NotConfirmed("the broker refused it (nack): a queue's length limit or an alarm?") from None
+        except AMQPChannelError as error:  # e.g. 404 no such exchange, 403 no write permission
+            self.channel = None
+            raise Refused(f"the broker closed the channel: {error}") from None
+        except AMQPConnectionError as error:
+            self._close()
+            raise NotConfirmed(f"{type(error).__name__}: {error}") from None
+        finally:
+            self.lock.release()
+
+    def _open(self):
+        if self.connection is None or not self.connection.is_open:
+            self.connection = pika.BlockingConnection(self.parameters)
+            self.channel = None
+        if self.channel is None or not self.channel.is_open:
+            self.channel = self.connection.channel()
+            self.channel.confirm_delivery()
+        return self.channel
+
+    def _close(self) -> None:
+        try:
+            if self.connection is not None and self.connection.is_open:
+                self.connection.close()
+        except AMQPConnectionError:
+            pass  # already gone: nothing to close
+        self.connection = self.channel = None
+
+
+def destination(match: re.Match) -> tuple[str, str]:
+    """(exchange, routing key) of a request path: a queue is the default exchange and its name."""
+    if match["queue"] is not None:
+        return "", unquote(match["queue"])
+    return unquote(match["exchange"]), unquote(match["key"])
+
+
+def handler(channel: Channel, test_id_header: str):
+    def send(match: re.Match, body: bytes, test_id: str, headers: dict[str, str]) -> dict:
+        exchange, key = destination(match)
+        message_id = headers.get(MESSAGE_ID_HEADER) or str(uuid.uuid4())
+        properties = pika.BasicProperties(content_type=headers.get("Content-Type"), delivery_mode=2,
+                                          message_id=message_id, headers={test_id_header: test_id})
+        channel.publish(exchange, key, body, properties)
+        return {"exchange": exchange, "routingKey": key, "messageId": message_id}
+
+    return publish_door(PATH, USAGE, send, test_id_header, MAX_BODY_BYTES)
+
+
+def parameters(parser: argparse.ArgumentParser, args: argparse.Namespace) -> pika.ConnectionParameters:
+    host, _, port = args.amqp.rpartition(":")
+    if not host or not port.isdigit():
+        parser.error(f"--amqp {args.amqp!r}: expected HOST:PORT, e.g. 127.0.0.1:5672")
+    try:
+        password = Path(args.password_file).read_text().strip()
+    except OSError as error:
+        parser.error(f"--password-file {args.password_file}: {error.strerror}")
+    if not password:
+        parser.error(f"--password-file {args.password_file}: the file is empty")
+    return pika.ConnectionParameters(
+        host=host, port=int(port), virtual_host=args.vhost, credentials=pika.PlainCredentials(args.user, password),
+        heartbeat=HEARTBEAT_SECONDS, socket_timeout=CONFIRM_TIMEOUT_SECONDS,
+        blocked_connection_timeout=CONFIRM_TIMEOUT_SECONDS, client_properties={"connection_name": "elves-publish"})
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m elves.rabbitmq.publish", description=__doc__.splitlines()[0])
+    parser.add_argument("--amqp", required=True, help="the broker's AMQP listener, HOST:PORT")
+    parser.add_argument("--vhost", default="/", help="the virtual host of the exchange or queue")
+    parser.add_argument("--user", required=True, help="a user with write permission on the exchange")
+    parser.add_argument("--password-file", required=True, help="a file holding the user's password (a mounted Secret)")
+    parser.add_argument("--listen", required=True, help="where k6 posts, HOST:PORT")
+    parser.add_argument("--header", required=True, help="the SystemUnderTest's testIdHeader, e.g. X-Test-Id")
+    args = parser.parse_args(argv)
+    channel = Channel(parameters(parser, args))
+    serve(parser, args.listen, handler(channel, args.header),
+          f"ready: {USAGE} at http://{args.listen} publishes to {args.amqp} vhost {args.vhost}")
+
+
+if __name__ == "__main__":
+    main()
