@@ -25,8 +25,8 @@ the queue's name); its password is read from a file (a mounted Secret), never fr
 from __future__ import annotations
 
 import argparse
+import queue
 import re
-import threading
 import uuid
 from pathlib import Path
 from urllib.parse import unquote
@@ -40,30 +40,29 @@ PATH = re.compile(r"^/(?:exchanges/(?P<exchange>[^/?#]+)/(?P<key>[^/?#]*)|queues
 USAGE = "POST /exchanges/<exchange>/<routing key> or POST /queues/<queue>"
 MESSAGE_ID_HEADER = "X-Message-Id"
 MAX_BODY_BYTES = 16_000_000  # RabbitMQ's default largest message (max_message_size) is 16 MiB
-# How long one request waits for the broker's confirmation (and for its turn on the one channel)
+# How long one request waits for the broker's confirmation (and for a free channel)
 # before it answers 503: longer than a healthy broker ever takes here, short enough that k6
 # (60 s timeout) sees the failure as a failure. A broker that blocks publishers (a memory or disk
 # alarm) is given up after it too.
 CONFIRM_TIMEOUT_SECONDS = 10.0
 # A dead broker is noticed within two of these even while no message is published.
 HEARTBEAT_SECONDS = 10
+# Messages in flight at once, each on a connection of its own: see Channels.
+DEFAULT_CHANNELS = 16
 
 
 class Channel:
-    """One confirming channel for every request, one publish at a time (pika's connection is not
-    for threads); opened at the first request and again after a failure, so a broker that is not
-    up yet is a 503, not a publisher that never starts."""
+    """One confirming channel on a connection of its own (pika's connection is not for threads:
+    one publish at a time on it); opened at its first message and again after a failure, so a
+    broker that is not up yet is a 503, not a publisher that never starts."""
 
     def __init__(self, parameters: pika.ConnectionParameters):
         self.parameters = parameters
-        self.lock = threading.Lock()
         self.connection: pika.BlockingConnection | None = None
         self.channel = None
 
     def publish(self, exchange: str, key: str, body: bytes, properties: pika.BasicProperties) -> None:
         """Returns once the broker confirmed the message routed; Refused or NotConfirmed otherwise."""
-        if not self.lock.acquire(timeout=CONFIRM_TIMEOUT_SECONDS):
-            raise NotConfirmed(f"no turn on the channel within {CONFIRM_TIMEOUT_SECONDS:g} s")
         try:
             channel = self._open()
             channel.basic_publish(exchange, key, body, properties, mandatory=True)
@@ -78,8 +77,6 @@ class Channel:
         except AMQPConnectionError as error:
             self._close()
             raise NotConfirmed(f"{type(error).__name__}: {error}") from None
-        finally:
-            self.lock.release()
 
     def _open(self):
         if self.connection is None or not self.connection.is_open:
@@ -99,6 +96,27 @@ class Channel:
         self.connection = self.channel = None
 
 
+class Channels:
+    """A pool of channels, each lent to one request at a time: a publish waits for its confirm (a
+    quorum queue's takes a disk write, a few ms), so one channel holds only a few hundred
+    messages a second; several in flight hold more."""
+
+    def __init__(self, parameters: pika.ConnectionParameters, size: int):
+        self.idle: queue.Queue[Channel] = queue.Queue()
+        for _ in range(size):
+            self.idle.put(Channel(parameters))
+
+    def publish(self, exchange: str, key: str, body: bytes, properties: pika.BasicProperties) -> None:
+        try:
+            channel = self.idle.get(timeout=CONFIRM_TIMEOUT_SECONDS)
+        except queue.Empty:
+            raise NotConfirmed(f"no channel free within {CONFIRM_TIMEOUT_SECONDS:g} s") from None
+        try:
+            channel.publish(exchange, key, body, properties)
+        finally:
+            self.idle.put(channel)
+
+
 def destination(match: re.Match) -> tuple[str, str]:
     """(exchange, routing key) of a request path: a queue is the default exchange and its name."""
     if match["queue"] is not None:
@@ -106,13 +124,13 @@ def destination(match: re.Match) -> tuple[str, str]:
     return unquote(match["exchange"]), unquote(match["key"])
 
 
-def handler(channel: Channel, test_id_header: str):
+def handler(channels: Channels, test_id_header: str):
     def send(match: re.Match, body: bytes, test_id: str, headers: dict[str, str]) -> dict:
         exchange, key = destination(match)
         message_id = headers.get(MESSAGE_ID_HEADER) or str(uuid.uuid4())
         properties = pika.BasicProperties(content_type=headers.get("Content-Type"), delivery_mode=2,
                                           message_id=message_id, headers={test_id_header: test_id})
-        channel.publish(exchange, key, body, properties)
+        channels.publish(exchange, key, body, properties)
         return {"exchange": exchange, "routingKey": key, "messageId": message_id}
 
     return publish_door(PATH, USAGE, send, test_id_header, MAX_BODY_BYTES)
@@ -142,9 +160,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--password-file", required=True, help="a file holding the user's password (a mounted Secret)")
     parser.add_argument("--listen", required=True, help="where k6 posts, HOST:PORT")
     parser.add_argument("--header", required=True, help="the SystemUnderTest's testIdHeader, e.g. X-Test-Id")
+    parser.add_argument("--channels", type=int, default=DEFAULT_CHANNELS,
+                        help=f"messages in flight at once, each on a connection of its own (default {DEFAULT_CHANNELS})")
     args = parser.parse_args(argv)
-    channel = Channel(parameters(parser, args))
-    serve(parser, args.listen, handler(channel, args.header),
+    if not 1 <= args.channels <= 256:
+        parser.error(f"--channels {args.channels}: between 1 and 256")
+    channels = Channels(parameters(parser, args), args.channels)
+    serve(parser, args.listen, handler(channels, args.header),
           f"ready: {USAGE} at http://{args.listen} publishes to {args.amqp} vhost {args.vhost}")
 
 
