@@ -20,6 +20,7 @@ import secrets
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -175,10 +176,16 @@ def team(local_stack, tmp_path_factory) -> Iterator[Team]:
     rabbitmq = infra.RabbitMQ("rabbitmq", layout, local_stack.ports)
     with private_vhost_and_database(local_stack, VHOST), least_power_users(rabbitmq, directory) as passwords:
         declare_topology(local_stack, layout)
-        with door_process("elves.rabbitmq.publish", directory / "publish.log", "--amqp",
-                          f"{HOST}:{local_stack.ports.amqp}", "--vhost", VHOST, "--user", USERS["publisher"][0],
-                          "--password-file", str(passwords["publisher"]), "--header", TEST_ID_HEADER) as url:
-            yield Team(local_stack, directory, passwords, url)
+        team = Team(local_stack, directory, passwords, "")
+        with publisher(team, "publish.log") as team.publish_url:
+            yield team
+
+
+def publisher(team: Team, log: str, *args: str):
+    """Elves' publisher as the publisher's user, in front of the team's vhost; yields its URL."""
+    return door_process("elves.rabbitmq.publish", team.directory / log, "--amqp", f"{HOST}:{team.stack.ports.amqp}",
+                        "--vhost", VHOST, "--user", USERS["publisher"][0], "--password-file",
+                        str(team.passwords["publisher"]), "--header", TEST_ID_HEADER, *args)
 
 
 @dataclass
@@ -205,16 +212,29 @@ def judged(team: Team) -> Judged:
     return Judged(run, run.run_results(), worker.stored(test_id), worker.redelivered())
 
 
+def publish(url: str, path: str) -> requests.Response:
+    return requests.post(f"{url}{path}", data="{}", headers={TEST_ID_HEADER: "shop/t/0"}, timeout=30)
+
+
 def test_the_publisher_refuses_what_the_broker_would_not_deliver_naming_why(team):
-    def publish(path: str) -> requests.Response:
-        return requests.post(f"{team.publish_url}{path}", data="{}", headers={TEST_ID_HEADER: "shop/t/0"}, timeout=30)
 
     # Bound to no queue: confirmed by the broker but delivered nowhere, so not accepted.
-    unroutable = publish(f"/exchanges/{EXCHANGE}/nowhere")
+    unroutable = publish(team.publish_url, f"/exchanges/{EXCHANGE}/nowhere")
     assert unroutable.status_code == 400 and "routed it to no queue" in unroutable.json()["error"], unroutable.text
     # Its user may write to the exchange only: not straight into the queue (the default exchange).
-    refused = publish(f"/queues/{QUEUE}")
+    refused = publish(team.publish_url, f"/queues/{QUEUE}")
     assert refused.status_code == 400 and "ACCESS_REFUSED" in refused.json()["error"], refused.text
+
+
+def test_an_idle_publisher_keeps_its_connections(team):
+    # The broker closes a connection that misses two heartbeats; a pooled channel idle between
+    # two loads (or a stage's low rate) must still publish, not answer 503. Idle is the point
+    # here: four heartbeats of a 1 s heartbeat, then the same channel again.
+    with publisher(team, "publish-idle.log", "--heartbeat", "1", "--channels", "1") as url:
+        assert publish(url, f"/exchanges/{EXCHANGE}/nowhere").status_code == 400  # the broker answered: routed nowhere
+        time.sleep(4)
+        again = publish(url, f"/exchanges/{EXCHANGE}/nowhere")
+        assert again.status_code == 400, again.text
 
 
 def test_the_planned_rate_is_published_and_every_message_confirmed(judged):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import queue
 import re
+import threading
 import uuid
 from pathlib import Path
 from urllib.parse import unquote
@@ -45,8 +46,8 @@ MAX_BODY_BYTES = 16_000_000  # RabbitMQ's default largest message (max_message_s
 # (60 s timeout) sees the failure as a failure. A broker that blocks publishers (a memory or disk
 # alarm) is given up after it too.
 CONFIRM_TIMEOUT_SECONDS = 10.0
-# A dead broker is noticed within two of these even while no message is published.
-HEARTBEAT_SECONDS = 10
+# A dead broker is noticed within two of these even while no message is published (--heartbeat).
+DEFAULT_HEARTBEAT_SECONDS = 10
 # Messages in flight at once, each on a connection of its own: see Channels.
 DEFAULT_CHANNELS = 16
 
@@ -78,6 +79,17 @@ class Channel:
             self._close()
             raise NotConfirmed(f"{type(error).__name__}: {error}") from None
 
+    def serve_heartbeats(self) -> None:
+        """Let an idle connection answer the broker's heartbeats (a blocking connection does so only
+        while it is used): a connection idle for two heartbeats is closed by the broker, and the
+        next message on it would fail. A connection found gone is opened again by the next publish."""
+        if self.connection is None or not self.connection.is_open:
+            return
+        try:
+            self.connection.process_data_events(time_limit=0)
+        except AMQPConnectionError:
+            self._close()
+
     def _open(self):
         if self.connection is None or not self.connection.is_open:
             self.connection = pika.BlockingConnection(self.parameters)
@@ -105,6 +117,25 @@ class Channels:
         self.idle: queue.Queue[Channel] = queue.Queue()
         for _ in range(size):
             self.idle.put(Channel(parameters))
+        threading.Thread(target=self._keep_alive, args=(parameters.heartbeat,), name="heartbeats", daemon=True).start()
+
+    def _keep_alive(self, heartbeat: int) -> None:
+        """For the life of the process: twice per heartbeat interval, the idle channels' connections
+        serve their heartbeats (a channel in use is serving its own, waiting for its confirm)."""
+        never = threading.Event()
+        while not never.wait(heartbeat / 2):
+            taken: list[Channel] = []
+            while True:
+                try:
+                    taken.append(self.idle.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                for channel in taken:
+                    channel.serve_heartbeats()
+            finally:
+                for channel in taken:
+                    self.idle.put(channel)
 
     def publish(self, exchange: str, key: str, body: bytes, properties: pika.BasicProperties) -> None:
         try:
@@ -148,7 +179,7 @@ def parameters(parser: argparse.ArgumentParser, args: argparse.Namespace) -> pik
         parser.error(f"--password-file {args.password_file}: the file is empty")
     return pika.ConnectionParameters(
         host=host, port=int(port), virtual_host=args.vhost, credentials=pika.PlainCredentials(args.user, password),
-        heartbeat=HEARTBEAT_SECONDS, socket_timeout=CONFIRM_TIMEOUT_SECONDS,
+        heartbeat=args.heartbeat, socket_timeout=CONFIRM_TIMEOUT_SECONDS,
         blocked_connection_timeout=CONFIRM_TIMEOUT_SECONDS, client_properties={"connection_name": "elves-publish"})
 
 
@@ -162,9 +193,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--header", required=True, help="the SystemUnderTest's testIdHeader, e.g. X-Test-Id")
     parser.add_argument("--channels", type=int, default=DEFAULT_CHANNELS,
                         help=f"messages in flight at once, each on a connection of its own (default {DEFAULT_CHANNELS})")
+    parser.add_argument("--heartbeat", type=int, default=DEFAULT_HEARTBEAT_SECONDS,
+                        help=f"AMQP heartbeat seconds (default {DEFAULT_HEARTBEAT_SECONDS}): a dead broker is noticed within two")
     args = parser.parse_args(argv)
     if not 1 <= args.channels <= 256:
         parser.error(f"--channels {args.channels}: between 1 and 256")
+    if not 1 <= args.heartbeat <= 600:
+        parser.error(f"--heartbeat {args.heartbeat}: between 1 and 600 seconds")
     channels = Channels(parameters(parser, args), args.channels)
     serve(parser, args.listen, handler(channels, args.header),
           f"ready: {USAGE} at http://{args.listen} publishes to {args.amqp} vhost {args.vhost}")
