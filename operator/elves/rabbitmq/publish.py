@@ -13,7 +13,8 @@ the endpoint are exactly the messages the broker accepted (the ledger's `accepte
          fresh UUID otherwise, the key an idempotent consumer stores by). Persistent messages.
     -> 200 {"exchange", "routingKey", "messageId"} once confirmed; 400 for a message the broker
        refuses (routed to no queue, no such exchange, no permission: naming which); 503 when
-       the broker did not confirm it in time.
+       the broker cannot be reached, nacks it, blocks publishers for 10 s (an alarm) or stops
+       answering for two heartbeats while the confirm is awaited (20 s by default).
 
 The user needs no tag and only write permission on the exchange (the default exchange's is
 the queue's name); its password is read from a file (a mounted Secret), never from the command line.
@@ -41,10 +42,11 @@ PATH = re.compile(r"^/(?:exchanges/(?P<exchange>[^/?#]+)/(?P<key>[^/?#]*)|queues
 USAGE = "POST /exchanges/<exchange>/<routing key> or POST /queues/<queue>"
 MESSAGE_ID_HEADER = "X-Message-Id"
 MAX_BODY_BYTES = 16_000_000  # RabbitMQ's default largest message (max_message_size) is 16 MiB
-# How long one request waits for the broker's confirmation (and for a free channel)
-# before it answers 503: longer than a healthy broker ever takes here, short enough that k6
-# (60 s timeout) sees the failure as a failure. A broker that blocks publishers (a memory or disk
-# alarm) is given up after it too.
+# How long one request waits for a free channel, and for a broker that blocks publishers (a
+# memory or disk alarm), before it answers 503: longer than a healthy broker ever takes here,
+# short enough that k6 (60 s timeout) sees the failure as a failure. A broker that stops
+# answering while a confirm is awaited is given up after two heartbeats (pika's blocking
+# publish has no deadline of its own).
 CONFIRM_TIMEOUT_SECONDS = 10.0
 # A dead broker is noticed within two of these even while no message is published (--heartbeat).
 DEFAULT_HEARTBEAT_SECONDS = 10
