@@ -14,6 +14,7 @@ from door_kit import door_process
 from engine_testkit import free_port
 
 from elves.local.ports import HOST
+from elves.rabbitmq.publish import PATH, destination
 
 HEADER = "X-Test-Id"
 
@@ -53,3 +54,19 @@ def test_a_password_file_it_cannot_use_is_named_at_start(tmp_path, case, wanted)
                               "--listen", f"{HOST}:{free_port()}"], capture_output=True, text=True, timeout=60)
     assert started.returncode == 2, started.stderr
     assert f"--password-file {path}: {wanted}" in started.stderr
+
+
+@pytest.mark.parametrize(("path", "wanted"), [
+    ("/exchanges/orders/placed", ("orders", "placed")),
+    ("/exchanges/orders/", ("orders", "")),  # a fanout exchange: no routing key
+    ("/exchanges/shop%2Forders/eu%2Fplaced", ("shop/orders", "eu/placed")),  # names with a slash, encoded
+    ("/queues/orders.placed", ("", "orders.placed")),  # the default exchange, the queue's name as key
+])
+def test_the_path_names_the_exchange_and_routing_key(path, wanted):
+    match = PATH.match(path)
+    assert match is not None and destination(match) == wanted
+
+
+@pytest.mark.parametrize("path", ["/exchanges/orders", "/queues/", "/exchanges//placed", "/queues/a/b"])
+def test_a_path_naming_no_destination_is_not_a_publish(path):
+    assert PATH.match(path) is None
