@@ -6,23 +6,19 @@ directory; both stopped by the PIDs started here."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import polling
 import requests
+from door_kit import door_process
 from engine_testkit import free_port
 from prerequisites import require
 
 from elves.kafka.broker import STOP_GRACE_SECONDS, Broker, default_libs, pinned_version
-from elves.local.ports import HOST
 
 REPO = Path(__file__).resolve().parents[2]
-READY_SECONDS = 30.0
 
 
 @dataclass
@@ -31,22 +27,9 @@ class RunningKafka:
     lag_url: str  # the lag reader's /metrics
 
 
-@contextmanager
-def kafka_process(module: str, log: Path, *args: str, port: int | None = None) -> Iterator[str]:
-    """`python -m elves.kafka.<module> ... --listen <port, by default a free one>` until the block
-    ends; yields its URL once it answers at all (a 503 is an answer: the broker could not be read)."""
-    port = port or free_port()
-    with open(log, "ab") as out:
-        process = subprocess.Popen([sys.executable, "-m", f"elves.kafka.{module}", *args, "--listen", f"{HOST}:{port}"],
-                                   stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://{HOST}:{port}"
-    try:
-        polling.wait_for(lambda: requests.get(url, timeout=10).status_code, f"elves.kafka.{module} answering",
-                         READY_SECONDS, ignore=(requests.RequestException,))
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+def kafka_process(module: str, log: Path, *args: str, port: int | None = None) -> AbstractContextManager[str]:
+    """`python -m elves.kafka.<module> ...` as door_kit.door_process runs it; yields its URL."""
+    return door_process(f"elves.kafka.{module}", log, *args, port=port)
 
 
 @contextmanager

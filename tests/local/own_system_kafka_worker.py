@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kafka import KafkaConsumer
 from kafka.structs import OffsetAndMetadata
+from own_system_kit import serve_metrics, stored_per_test_id
 
 TEST_ID_HEADER = "X-Test-Id"
 BATCH = 20
@@ -62,13 +61,7 @@ def work(consumer: KafkaConsumer, store: sqlite3.Connection, pause: float, commi
 
 
 def metrics(path: str) -> str:
-    reader = sqlite3.connect(path)
-    try:
-        rows = reader.execute("SELECT test_id, count(*) FROM stored GROUP BY test_id").fetchall()
-    finally:
-        reader.close()
-    return (f"orders_batch_unstored {Progress.unstored}\n"
-            + "".join(f'orders_stored_total{{test_id="{test_id}"}} {count}\n' for test_id, count in rows))
+    return f"orders_batch_unstored {Progress.unstored}\n" + stored_per_test_id(path)
 
 
 def main(bootstrap: str, topic: str, group: str, database: str, port: str, store_per_second: str, mode: str) -> None:
@@ -80,19 +73,7 @@ def main(bootstrap: str, topic: str, group: str, database: str, port: str, store
     consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
                              auto_offset_reset="earliest", session_timeout_ms=6000, heartbeat_interval_ms=2000)
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-            body = metrics(database).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", int(port)), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_metrics(int(port), lambda: metrics(database))
     print("ready", flush=True)
     work(consumer, store, 1.0 / float(store_per_second), mode == "before")
 

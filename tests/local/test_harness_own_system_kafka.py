@@ -16,10 +16,7 @@ one stack, each with a topic and a group of its own:
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -32,6 +29,7 @@ import requests
 from engine_testkit import free_port
 from kafka import KafkaConsumer
 from kafka_kit import RunningKafka, kafka_process, start_kafka
+from own_system_kit import WorkerProcess
 from test_harness_kit import EXAMPLES, ElvesRun, loadtest, run_elves
 
 from elves.local.layout import Layout
@@ -98,23 +96,18 @@ def brokered(local_stack, tmp_path_factory) -> Iterator[Brokered]:
         kafka.close()
 
 
-class Worker:
+class Worker(WorkerProcess):
     """The worker's process, killed and started again by the test as a crash and a restart."""
 
     def __init__(self, brokered: Brokered, case: str, mode: str, directory: Path):
-        self.argv = [sys.executable, str(HERE / "own_system_kafka_worker.py"), brokered.kafka.broker.bootstrap,
-                     topic(case), group(case), str(directory / "store.db"), str(free_port()), str(STORED_PER_SECOND),
-                     mode]
-        self.database, self.log = directory / "store.db", directory / "worker.log"
-        self.metrics_url = f"http://{HOST}:{self.argv[6]}/metrics"
-        self.process: subprocess.Popen | None = None
+        port = free_port()
+        super().__init__([sys.executable, str(HERE / "own_system_kafka_worker.py"), brokered.kafka.broker.bootstrap,
+                          topic(case), group(case), str(directory / "store.db"), str(port), str(STORED_PER_SECOND),
+                          mode], directory / "worker.log")
+        self.database = directory / "store.db"
+        self.metrics_url = f"http://{HOST}:{port}/metrics"
         self.start()
-        brokered.listing.write_text(json.dumps([{"targets": [f"{HOST}:{self.argv[6]}"], "labels": {"job": "orders"}}]))
-
-    def start(self) -> None:
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=log, text=True)
-        assert self.process.stdout is not None and self.process.stdout.readline().strip() == "ready"
+        brokered.listing.write_text(json.dumps([{"targets": [f"{HOST}:{port}"], "labels": {"job": "orders"}}]))
 
     def stored(self, test_id: str | None = None) -> set[tuple[int, int]]:
         """The (partition, offset) of every row stored (for one test id)."""
@@ -128,17 +121,6 @@ class Worker:
         """The records of the batch in hand that it has not stored yet, as its metrics say."""
         page = requests.get(self.metrics_url, timeout=5).text
         return int(next(line.split()[1] for line in page.splitlines() if line.startswith("orders_batch_unstored ")))
-
-    def crash_and_restart(self) -> None:
-        assert self.process is not None
-        os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-        self.start()
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
 
 
 def judge(brokered: Brokered, case: str, mode: str, tmp_path: Path, kill: bool, drain: str) -> tuple[ElvesRun, Worker]:

@@ -114,7 +114,7 @@ def test_the_publisher_answers_503_when_the_broker_does_not_confirm(tmp_path) ->
     with kafka_process("publish", tmp_path / "publish.log", "--bootstrap", nothing_there, "--header", "X-Test-Id") as url:
         answer = requests.post(f"{url}/topics/orders", data="{}", headers={"X-Test-Id": "x"}, timeout=30)
     assert answer.status_code == 503
-    assert answer.json()["error"].startswith("the broker did not confirm the record")
+    assert answer.json()["error"].startswith("the broker did not confirm the message")
 
 
 def test_python_m_elves_kafka_runs_the_three_on_the_stacks_ports_until_stopped(tmp_path) -> None:

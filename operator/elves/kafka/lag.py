@@ -28,7 +28,7 @@ from kafka import KafkaAdminClient
 from kafka.admin import OffsetSpec
 from kafka.structs import TopicPartition
 
-from elves.kafka.serving import Door, serve
+from elves.door import Door, serve
 
 log = logging.getLogger(__name__)
 

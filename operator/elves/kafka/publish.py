@@ -16,8 +16,6 @@ records the broker accepted (the ledger's `accepted: {endpoint: ...}`).
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 import re
 import threading
 
@@ -25,9 +23,7 @@ from kafka import KafkaProducer
 from kafka.errors import KafkaError
 from kafka.producer.future import RecordMetadata
 
-from elves.kafka.serving import Door, serve
-
-log = logging.getLogger(__name__)
+from elves.door import Door, NotConfirmed, publish_door, serve
 
 TOPIC_PATH = re.compile(r"^/topics/([A-Za-z0-9._-]{1,249})$")
 KEY_HEADER = "X-Record-Key"
@@ -62,37 +58,15 @@ class Records:
 
 
 def handler(records: Records, test_id_header: str) -> type[Door]:
-    class Handler(Door):
-        protocol_version = "HTTP/1.1"  # keep-alive: k6's VUs reuse their connections
+    def send(match: re.Match, body: bytes, test_id: str, headers: dict[str, str]) -> dict:
+        key = headers.get(KEY_HEADER)
+        try:
+            written = records.send(match[1], body, key.encode() if key else None, [(test_id_header, test_id.encode())])
+        except KafkaError as error:
+            raise NotConfirmed(type(error).__name__) from error
+        return {"topic": written.topic, "partition": written.partition, "offset": written.offset}
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(min(length, MAX_BODY_BYTES + 1))
-            match = TOPIC_PATH.match(self.path)
-            if match is None:
-                self._answer(404, {"error": f"{self.path}: publish with POST /topics/<topic>"})
-                return
-            if length > MAX_BODY_BYTES:
-                self._answer(400, {"error": f"the body has {length} bytes; a record holds {MAX_BODY_BYTES} at most"})
-                return
-            test_id = self.headers.get(test_id_header)
-            if not test_id:
-                self._answer(400, {"error": f"no {test_id_header} header: the test id travels in it"})
-                return
-            key = self.headers.get(KEY_HEADER)
-            try:
-                written = records.send(match[1], body, key.encode() if key else None,
-                                       [(test_id_header, test_id.encode())])
-            except KafkaError as error:
-                log.warning("publishing to %s failed: %s", match[1], error)
-                self._answer(503, {"error": f"the broker did not confirm the record: {type(error).__name__}"})
-                return
-            self._answer(200, {"topic": written.topic, "partition": written.partition, "offset": written.offset})
-
-        def _answer(self, status: int, body: dict) -> None:
-            self.answer(status, json.dumps(body).encode(), "application/json")
-
-    return Handler
+    return publish_door(TOPIC_PATH, "POST /topics/<topic>", send, test_id_header, MAX_BODY_BYTES)
 
 
 def main(argv: list[str] | None = None) -> None:

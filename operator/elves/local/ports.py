@@ -80,6 +80,12 @@ class Ports:
         return self._at(8092)
 
     @property
+    def rabbitmq_publish(self) -> int:
+        """Elves' publisher in front of RabbitMQ, where k6 posts load for an exchange or a queue
+        (elves.rabbitmq.publish)."""
+        return self._at(8093)
+
+    @property
     def kafka_lag(self) -> int:
         """The consumer-group lag reader's /metrics (kafka_exporter's port)."""
         return self._at(9308)

@@ -195,12 +195,16 @@ def test_archive_packs_lib_and_keeps_the_scenarios(k6, name, tmp_path):
 # as they are: its initializer packs and inspects one first (`k6 archive`, `k6 inspect`) in a pod
 # with the runners' environment, which `k6 archive` does not read. Tier 4 found the example's
 # script failing there (the test ended in Error, LoadError) while every local run passed.
-CONFIGMAP_SCRIPTS = (EXAMPLES / "own-system" / "orders.js",)
+# Each with the one exec function its LoadTest's mix names.
+CONFIGMAP_SCRIPTS = {EXAMPLES / "own-system" / "orders.js": "placeOrder",
+                     EXAMPLES / "own-system-kafka" / "orders.js": "publishOrder",
+                     EXAMPLES / "own-system-rabbitmq" / "orders.js": "publishOrder"}
 
 
-@pytest.mark.parametrize("script", CONFIGMAP_SCRIPTS, ids=lambda p: str(p.relative_to(LOADTESTS)))
-def test_a_configmap_script_loads_in_k6_operators_initializer(k6, script, tmp_path):
-    scenarios = engine_like_scenarios(("placeOrder",), "shop/orders/0")
+@pytest.mark.parametrize(("script", "exec_name"), CONFIGMAP_SCRIPTS.items(),
+                         ids=lambda p: str(p.relative_to(LOADTESTS)) if isinstance(p, Path) else p)
+def test_a_configmap_script_loads_in_k6_operators_initializer(k6, script, exec_name, tmp_path):
+    scenarios = engine_like_scenarios((exec_name,), "shop/orders/0")
     archive = tmp_path / "archive.tar"
     # As the initializer runs it: the variables are in the process's environment, not passed with -e.
     env = clean_env(ELVES_K6_SCENARIOS=json.dumps(scenarios), ELVES_TEST_ID="shop/orders/0")
@@ -208,7 +212,7 @@ def test_a_configmap_script_loads_in_k6_operators_initializer(k6, script, tmp_pa
     assert packed.returncode == 0 and "level=error" not in packed.stderr, packed.stderr[-2000:]
     assert inspect(k6, archive)["scenarios"]
     # The runners (`k6 run`, which reads the environment) get the engine's scenarios.
-    assert set(inspect(k6, script, f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}")["scenarios"]) == {"placeOrder"}
+    assert set(inspect(k6, script, f"ELVES_K6_SCENARIOS={json.dumps(scenarios)}")["scenarios"]) == {exec_name}
 
 
 # --- setup() against a dead or unwelcoming target -----------------------------------
