@@ -18,6 +18,7 @@ from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.models.status import TargetPin
 from elves.engine.models.target import SystemUnderTestSpec, builtin_system, parse_system_under_test
+from elves.engine.models.workload_autoscaler import written
 from elves.engine.planning.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.engine.planning.target import Target
 from elves.k8s.kube import Kube
@@ -67,9 +68,8 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
                      " operator.targetNamespaces lists where it may)")
             problems += [f"spec.faults[{index}].{fault.action.kind}.workload: {where}"
                          for index, fault in enumerate(spec.faults) if workload_of(fault) is not None]
-            problems += [f"spec.system: {where}"] if spec.system.workloads() else []
-            problems += [f"spec.sweep.{key}: {where}" for key in spec.sweep or {} if key.startswith("system.")
-                         and not key.startswith("system.autoscaling.")]
+            problems += [f"spec.system: {where}"] if spec.system.workloads() or written(spec.system.autoscaling) else []
+            problems += [f"spec.sweep.{key}: {where}" for key in spec.sweep or {} if key.startswith("system.")]
     else:
         problems += workload_problems(spec, Target(), what)
     for field, secret in _secrets_of(target):

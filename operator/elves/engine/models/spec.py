@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError, WithJsonSchema, field_validator
 
-from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS
+from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.autoscaling import SCALE_FAULT_RULES
 from elves.engine.models.errors import message
 from elves.engine.models.faults import Fault
@@ -56,10 +56,10 @@ LOAD_SWEEP_FIELDS = ("rate", "users", "parallelism", "duration")  # spec.load's 
 _WORKLOAD_KEY = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 SWEEP_PATH_PATTERN = (r"^(system\.(replicas\." + _WORKLOAD_KEY + r"|resources\." + _WORKLOAD_KEY + r"\.(memory|cpu)"
                       + r"|env\." + _WORKLOAD_KEY + r"\.[A-Za-z_][A-Za-z0-9_]*"
-                      + r"|autoscaling\.(" + "|".join(DEPLOYMENTS) + r")\.[A-Za-z_][A-Za-z0-9_]*)"
+                      + r"|autoscaling\." + _WORKLOAD_KEY + r"\.[A-Za-z_][A-Za-z0-9_]*)"
                       + r"|load\.(" + "|".join(LOAD_SWEEP_FIELDS) + r")|load\.mix\.[A-Za-z_][A-Za-z0-9_]*)$")
 SWEEP_KEYS = ("sweep keys are system.replicas.<workload>, system.resources.<workload>.<memory|cpu>,"
-              " system.env.<workload>.<NAME>, system.autoscaling.<deployment>.<field>, load.rate, load.users,"
+              " system.env.<workload>.<NAME>, system.autoscaling.<workload>.<field>, load.rate, load.users,"
               " load.parallelism, load.duration or load.mix.<endpoint>")
 MAX_SWEEP_KEYS = 3
 MAX_SWEEP_POINTS = 200  # a grid's runs: each one a whole test

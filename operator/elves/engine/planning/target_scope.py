@@ -1,15 +1,16 @@
 """What a test may ask of the system it judges, on either platform.
 
 A test of another system than Elves' own may not ask what acts on Elves' deployments: faults
-naming a `deployment`, pause, resources, restartInfra, spec.system.autoscaling, reset and
-autoscaling sweeps change Elves' deployments (elves.constants.DEPLOYMENTS), on a cluster in its
-namespace, locally through the supervisor. Aimed at another system they would change Elves'
+naming a `deployment`, pause, resources, restartInfra and reset change Elves' deployments
+(elves.constants.DEPLOYMENTS), on a cluster in its namespace, locally through the supervisor. Aimed at another system they would change Elves'
 system instead of the target's, so they are refused, each naming its field, before anything
 starts. Its faults name a `workload` instead: one its SystemUnderTest lists by name
 (elves.k8s.target_workloads acts on it, on a cluster); a test of Elves' own system names
 deployments, never workloads. spec.system's replicas, resources and env (and their sweeps) name
 the target's workloads, each checked against what its SystemUnderTest offers
-(elves.engine.models.settable); the local mode, which runs Elves' processes only, refuses them."""
+(elves.engine.models.settable), and spec.system.autoscaling names those its SystemUnderTest
+describes an autoscaler for (elves.engine.models.workload_autoscaler); the local mode, which runs
+Elves' processes only, refuses them."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from elves.constants import DEPLOYMENTS
 from elves.engine.models.faults import Fault
 from elves.engine.models.settable import allowed_settings, settings_problems
 from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.workload_autoscaler import autoscaling_problems, offered
+from elves.engine.planning.plan import expand_sweep
 from elves.engine.planning.target import Target
 
 
@@ -41,14 +44,11 @@ def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supporte
             problems.append(f"spec.faults[{index}]: {because} ({instead if workload_faults else why})")
     because += f" ({why})"
     # Where the platform acts on the target's workloads, spec.system names them (settings_problems).
-    acted_on = ("system.autoscaling",) if workload_faults else ("system.",)
-    if workload_faults:
-        problems += [f"spec.system.autoscaling: {because}"] if spec.system.autoscaling_settings() else []
-    else:
+    if not workload_faults:
         problems += [f"spec.system: {because}"] if spec.system.as_written() else []
+        problems += [f"spec.sweep.{key}: {because}" for key in spec.sweep or {} if key.startswith("system.")]
     problems += [f"spec.reset: acts on Elves' own deployments: {what} states no reset steps of its own"
                  " (its spec.reset.sql)"] if spec.reset and not resets else []
-    problems += [f"spec.sweep.{key}: {because}" for key in spec.sweep or {} if key.startswith(acted_on)]
     return problems
 
 
@@ -79,6 +79,7 @@ def workload_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str
     problems = objective_problems(spec, target, what)
     problems += settings_problems(spec.system, spec.sweep, allowed_settings(target.spec),
                                   what or ("Elves' own system" if target.own else "the SystemUnderTest"))
+    problems += own_autoscaling_problems(spec) if target.own else target_autoscaling_problems(spec, target, what)
     for index, fault in enumerate(spec.faults):
         if (workload := workload_of(fault)) is None:
             continue
@@ -90,3 +91,24 @@ def workload_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str
             listed = ", ".join(named) if named else "none"
             problems.append(f"{field}: {workload!r} is not a workload {what} lists by name (it lists {listed})")
     return problems
+
+
+def own_autoscaling_problems(spec: LoadTestSpec) -> list[str]:
+    """spec.system.autoscaling keys that are none of Elves' deployments, in a test of Elves' own."""
+    others = set(spec.system.autoscaling.__pydantic_extra__ or {}) | {
+        key.split(".")[2] for key in spec.sweep or {} if key.startswith("system.autoscaling.")}
+    return [f"spec.system.autoscaling.{name}: {name!r} is not one of Elves' deployments ({', '.join(DEPLOYMENTS)});"
+            " another system's workloads are autoscaled in a test that names its SystemUnderTest (spec.target)"
+            for name in sorted(others - set(DEPLOYMENTS))]
+
+
+def target_autoscaling_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str]:
+    """spec.system.autoscaling (at every sweep point) read against the autoscalers the target's
+    SystemUnderTest describes (elves.engine.models.workload_autoscaler)."""
+    offers = offered(target.spec.workloads)
+    found = autoscaling_problems(spec.system, spec.sweep, offers, what)
+    for point in expand_sweep(spec):
+        where = f" (sweep point {point.index}: {point.values})" if point.values else ""
+        found += [p + where for p in autoscaling_problems(point.system, None, offers, what)
+                  if p not in found]
+    return list(dict.fromkeys(found))
