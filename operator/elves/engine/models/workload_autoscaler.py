@@ -150,19 +150,28 @@ def settings_for(autoscaler: WorkloadAutoscaler, values: dict[str, Any], field: 
     try:
         return model.model_validate(values), []  # type: ignore[return-value]
     except ValidationError as exc:
-        offered_fields = ", ".join(info.alias or name for name, info in model.model_fields.items())
-        return None, [f"{field}.{p} (a {autoscaler.trigger} autoscaler takes {offered_fields})"
-                      for p in validation_problems(exc, model)]
+        takes = ", ".join(info.alias or name for name, info in model.model_fields.items())
+        found = []
+        for problem in validation_problems(exc, model):
+            where, says = problem.split(": ", 1)
+            place = field if where == "(document)" else f"{field}.{where}"
+            found.append(f"{place}: {says}" + ("" if "allowed here" in says
+                                               else f" (a {autoscaler.trigger} autoscaler takes {takes})"))
+        return None, found
 
 
 def autoscaling_problems(system: Any, sweep: dict[str, Any] | None, offers: dict[str, WorkloadAutoscaler],
-                         what: str) -> list[str]:
+                         what: str, unoffered: bool = True) -> list[str]:
     """The parts of spec.system.autoscaling (of a System) and of the system.autoscaling.* sweep
-    keys that `offers` (offered() of the SystemUnderTest described as `what`) does not allow."""
+    keys that `offers` (offered() of the SystemUnderTest described as `what`) does not allow;
+    without `unoffered`, only the settings of workloads it offers (a sweep point's: the sweep's
+    keys name the others)."""
     listed = ", ".join(offers) or "none"
     found = []
     for workload, values in written(system.autoscaling).items():
         field = f"spec.system.autoscaling.{workload}"
+        if workload not in offers and not unoffered:
+            continue
         if workload not in offers:
             found.append(f"{field}: {workload!r} is not a workload {what} describes an autoscaler for"
                          f" (it describes one for {listed})")

@@ -109,6 +109,6 @@ def target_autoscaling_problems(spec: LoadTestSpec, target: Target, what: str) -
     found = autoscaling_problems(spec.system, spec.sweep, offers, what)
     for point in expand_sweep(spec):
         where = f" (sweep point {point.index}: {point.values})" if point.values else ""
-        found += [p + where for p in autoscaling_problems(point.system, None, offers, what)
+        found += [p + where for p in autoscaling_problems(point.system, None, offers, what, unoffered=False)
                   if p not in found]
     return list(dict.fromkeys(found))
