@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from foreign_system import foreign_system
 from kubernetes import config
-from kubernetes.client.exceptions import ApiException
 
 from elves.constants import API_GROUP, API_VERSION, SUT_PLURAL
 from elves.engine.models.loadtest import parse_loadtest
@@ -33,6 +32,8 @@ from elves.k8s.settings import OperatorSettings
 
 from . import control_plane as cp
 from .chart_rbac import install_operator_rbac
+from .test_operator_autoscalers import kept
+from .test_operator_autoscalers import read as read_in
 from .test_operator_kit import Cluster
 from .test_operator_loadtests import CRD_FILE
 from .test_operator_reliability import a_driver, harness_error, tick_until
@@ -72,17 +73,7 @@ def rbac(control_plane: cp.ControlPlane, kubeconfig: Path, tmp_path_factory: pyt
 
 
 def read(admin: Cluster, kind: Kind, name: str) -> dict[str, Any] | None:
-    try:
-        return admin.custom.get_namespaced_custom_object(kind.group, kind.version, TEAM, kind.plural, name)
-    except ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
-
-
-def kept(obj: dict[str, Any] | None) -> Any:
-    """What a restore must put back: labels, annotations, spec."""
-    return obj and (obj["metadata"].get("labels"), obj["metadata"].get("annotations"), obj["spec"])
+    return read_in(admin, kind, name, TEAM)
 
 
 def system_of(autoscaling: dict[str, Any]):
