@@ -15,6 +15,7 @@ Elves' processes only, refuses them."""
 from __future__ import annotations
 
 from elves.constants import DEPLOYMENTS
+from elves.engine.models.autoscaling import others_autoscaled
 from elves.engine.models.faults import Fault
 from elves.engine.models.settable import allowed_settings, settings_problems
 from elves.engine.models.spec import LoadTestSpec
@@ -111,4 +112,12 @@ def target_autoscaling_problems(spec: LoadTestSpec, target: Target, what: str) -
         where = f" (sweep point {point.index}: {point.values})" if point.values else ""
         found += [p + where for p in autoscaling_problems(point.system, None, offers, what, unoffered=False)
                   if p not in found]
+        owned = others_autoscaled(point.system.autoscaling)
+        # As for Elves' own (elves.engine.models.autoscaling's scale-fault rule): the autoscaler
+        # owns the replicas and would undo the fault.
+        found += [f"spec.faults[{index}].scale: {fault.scale.workload} is autoscaled (spec.system.autoscaling."
+                  f"{fault.scale.workload}{where}), so its autoscaler owns the replicas and would undo the fault;"
+                  " use killPod or restart, or mode: fixed"
+                  for index, fault in enumerate(spec.faults)
+                  if fault.scale is not None and fault.scale.workload in owned]
     return list(dict.fromkeys(found))

@@ -20,6 +20,8 @@ from elves.engine.models.target import parse_system_under_test
 from elves.engine.planning.target import Target
 from elves.engine.planning.target_scope import workload_problems
 from elves.k8s.autoscalers import HPA, SCALED_OBJECT
+from elves.k8s.faults import Caps, cluster_problems
+from elves.k8s.target import resolve_target
 from elves.k8s.target_autoscalers import described, run_autoscalers
 from elves.local.cluster_only import cluster_only_problems
 
@@ -153,3 +155,36 @@ def test_the_objects_carry_the_loadtests_settings_and_the_teams_trigger_never_a_
                           system)[0]
     assert hpa.spec()["metrics"][0]["resource"]["target"]["averageUtilization"] == 70
     assert hpa.spec()["maxReplicas"] == 3
+
+
+def test_a_scale_fault_on_an_autoscaled_workload_and_a_maximum_over_the_cap_are_refused():
+    system = rabbit_fed()
+    spec = loadtest(system={"autoscaling": {"orders-worker": {"maxReplicas": 40}}},
+                    faults=[{"at": "10s", "scale": {"workload": "orders-worker", "replicas": 0}},
+                            {"at": "20s", "scale": {"workload": "orders-api", "replicas": 2}}])
+    (problem,) = workload_problems(spec, Target.other("shop", system), WHAT)
+    assert problem.startswith("spec.faults[0].scale: orders-worker is autoscaled (spec.system.autoscaling.orders-worker)")
+    assert cluster_problems(spec, Caps(max_replicas=20, max_memory_bytes=2**34)) == [
+        "spec.system.autoscaling.orders-worker.maxReplicas: 40 is more than the 20 replicas this cluster allows"
+        " (operator.limits.maxReplicas)"]
+    fixed = loadtest(system={"autoscaling": {"orders-worker": {"mode": "fixed"}}},
+                     faults=[{"at": "10s", "scale": {"workload": "orders-worker", "replicas": 0}}])
+    assert workload_problems(fixed, Target.other("shop", system), WHAT) == []
+
+
+class NoKeda:
+    """An API server that serves the SystemUnderTest but not KEDA's API."""
+
+    def system_under_test(self, namespace: str, name: str) -> dict[str, Any]:
+        return foreign_system(name, namespace, workloads=WORKLOADS[:3] + WORKLOADS[4:])
+
+    def serves(self, group: str, version: str) -> bool:
+        return False
+
+
+def test_keda_on_a_cluster_without_its_api_is_refused_before_anything_changes():
+    spec = loadtest(system={"autoscaling": {"orders-api": {"maxReplicas": 3}}},
+                    sweep={"system.autoscaling.orders-worker.mode": ["fixed", "keda"]})
+    found = resolve_target(NoKeda(), "shop", spec, "elves", fault_namespaces=("shop",))[1]
+    assert found == ["spec.system.autoscaling.orders-worker: its SystemUnderTest scales it with KEDA, and this cluster"
+                     " does not serve KEDA's API (keda.sh/v1alpha1): install KEDA, or use mode: fixed"]
