@@ -16,9 +16,13 @@ from foreign_system import foreign_system
 
 from elves.engine.models.errors import SpecError
 from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.models.status import AutoscalerSnapshot, SystemSnapshot, WorkloadAutoscalerSnapshot
 from elves.engine.models.target import parse_system_under_test
 from elves.engine.planning.target import Target
 from elves.engine.planning.target_scope import workload_problems
+from elves.engine.results.analysis import Scaler, target_scalers
+from elves.engine.results.autoscaling_figures import HPA as HPA_FIGURES
+from elves.engine.results.autoscaling_figures import KEDA
 from elves.k8s.autoscalers import HPA, SCALED_OBJECT
 from elves.k8s.faults import Caps, cluster_problems
 from elves.k8s.target import resolve_target
@@ -188,3 +192,30 @@ def test_keda_on_a_cluster_without_its_api_is_refused_before_anything_changes():
     found = resolve_target(NoKeda(), "shop", spec, "elves", fault_namespaces=("shop",))[1]
     assert found == ["spec.system.autoscaling.orders-worker: its SystemUnderTest scales it with KEDA, and this cluster"
                      " does not serve KEDA's API (keda.sh/v1alpha1): install KEDA, or use mode: fixed"]
+
+
+def test_the_seal_covers_the_teams_autoscalers_and_still_holds_a_snapshot_from_before_them():
+    plain = SystemSnapshot(workloads_namespace="shop")
+    # What an operator from before workloadAutoscalers sealed: the same bytes, so its seal holds.
+    assert b"workloadAutoscalers" not in plain.sealed_content()
+    kept = SystemSnapshot(workloads_namespace="shop", workload_autoscalers={"orders-worker": WorkloadAutoscalerSnapshot(
+        kind="ScaledObject", name="orders-worker-scaler", before=AutoscalerSnapshot(spec={"maxReplicaCount": 2}))})
+    changed = kept.model_copy(deep=True)
+    changed.workload_autoscalers["orders-worker"].before.spec["maxReplicaCount"] = 50
+    assert kept.sealed_content() != changed.sealed_content() != plain.sealed_content()
+
+
+def test_the_figures_of_an_autoscaled_workload_read_its_triggers_queue_in_its_namespace():
+    system = rabbit_fed()
+    spec = loadtest(system={"autoscaling": {"orders-worker": {"messagesPerReplica": 10}, "orders-api": {},
+                                            "orders-db": {"mode": "fixed"}}})
+    scalers = target_scalers(spec.system.autoscaling, Target.other("shop", system))
+    worker = scalers["orders-worker"]
+    assert (worker.autoscaler, worker.queue, worker.settings.messages_per_replica) == (KEDA, "orders.in", 10)
+    assert 'namespace="shop"' in worker.depth and "orders" in worker.depth
+    assert (scalers["orders-api"].autoscaler, scalers["orders-api"].depth) == (HPA_FIGURES, None)
+    assert scalers["orders-db"] == Scaler(), "mode: fixed: figures for the cost, no autoscaler"
+    kafka_system = sut([WORKLOADS[3]], queues={"kafka": [{"group": "orders", "topic": "orders"}]})
+    spec = loadtest(system={"autoscaling": {"orders-kafka-worker": {}}})
+    kafka = target_scalers(spec.system.autoscaling, Target.other("shop", kafka_system))["orders-kafka-worker"]
+    assert (kafka.autoscaler, kafka.queue) == (KEDA, "orders:orders") and "kafka_consumergroup_lag" in kafka.depth

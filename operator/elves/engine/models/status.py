@@ -456,9 +456,12 @@ class SystemSnapshot(StatusModel):
                                                "anyone else is not restored.")
 
     def sealed_content(self) -> bytes:
-        """What the seal covers: the deployments, in one canonical form."""
-        return json.dumps(self.model_dump(mode="json", by_alias=True, exclude={"seal"}), sort_keys=True,
-                          separators=(",", ":")).encode()
+        """What the seal covers: the deployments, in one canonical form. No workloadAutoscalers is
+        left out, so a snapshot sealed by an operator from before them still holds."""
+        content = self.model_dump(mode="json", by_alias=True, exclude={"seal"})
+        if not content["workloadAutoscalers"]:
+            del content["workloadAutoscalers"]
+        return json.dumps(content, sort_keys=True, separators=(",", ":")).encode()
 
 
 class TargetPin(StatusModel):
