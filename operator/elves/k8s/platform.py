@@ -176,7 +176,17 @@ class KubernetesPlatform:
                 raise LoadError(str(exc)) from None
             snapshot.workloads_namespace = self.target.namespace
             for workload, (kind, name) in target_autoscalers.described(self.target.spec).items():
-                existing = self.kube.autoscaler(self.target.namespace, kind, name)
+                try:
+                    existing = self.kube.autoscaler(self.target.namespace, kind, name)
+                except ApiException as exc:
+                    if exc.status != 403:
+                        raise
+                    # A chart from before this Role rule: nothing of it can change either (the
+                    # apply is forbidden the same way), so there is nothing to put back.
+                    log.warning("snapshot: may not read %s %s/%s (the chart's Role in operator.targetNamespaces"
+                                " predates autoscaling of another system): not kept", kind.kind,
+                                self.target.namespace, name)
+                    continue
                 snapshot.workload_autoscalers[workload] = WorkloadAutoscalerSnapshot(
                     kind=kind.kind, name=name, before=None if existing is None else autoscalers.snapshot(existing))
         snapshot.seal = self._seal(snapshot, SEAL_TAKEN)

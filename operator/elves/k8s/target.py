@@ -18,8 +18,7 @@ from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.models.status import TargetPin
 from elves.engine.models.target import SystemUnderTestSpec, builtin_system, parse_system_under_test
-from elves.engine.models.autoscaling import others_autoscaled
-from elves.engine.models.workload_autoscaler import offered, written
+from elves.engine.models.workload_autoscaler import handed_over, offered, written
 from elves.engine.planning.plan import expand_sweep
 from elves.engine.planning.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.engine.planning.target import Target
@@ -89,7 +88,7 @@ def _keda_problems(kube: Kube, spec: LoadTestSpec, target: SystemUnderTestSpec |
     if target is None:
         return []
     keda = {w for w, a in offered(target.workloads).items() if a.is_keda}
-    wanted = sorted({w for point in expand_sweep(spec) for w in others_autoscaled(point.system.autoscaling)} & keda)
+    wanted = sorted({w for point in expand_sweep(spec) for w in handed_over(point.system.autoscaling)} & keda)
     if not wanted or kube.serves(SCALED_OBJECT.group, SCALED_OBJECT.version):
         return []
     return [f"spec.system.autoscaling.{w}: its SystemUnderTest scales it with KEDA, and this cluster does not serve"

@@ -219,3 +219,13 @@ def test_the_figures_of_an_autoscaled_workload_read_its_triggers_queue_in_its_na
     spec = loadtest(system={"autoscaling": {"orders-kafka-worker": {}}})
     kafka = target_scalers(spec.system.autoscaling, Target.other("shop", kafka_system))["orders-kafka-worker"]
     assert (kafka.autoscaler, kafka.queue) == (KEDA, "orders:orders") and "kafka_consumergroup_lag" in kafka.depth
+
+
+def test_a_target_workload_named_like_one_of_elves_deployments_is_the_targets():
+    system = sut([{"name": "ingestor", "autoscaler": {"cpu": {}}}])
+    spec = loadtest(system={"autoscaling": {"ingestor": {"maxReplicas": 3}}},
+                    faults=[{"at": "10s", "scale": {"workload": "ingestor", "replicas": 0}}])
+    (problem,) = workload_problems(spec, Target.other("shop", system), WHAT)
+    assert problem.startswith("spec.faults[0].scale: ingestor is autoscaled")
+    (scaler,) = run_autoscalers(spec.system.autoscaling, system)
+    assert (scaler.kind, scaler.spec()["maxReplicas"]) == (HPA, 3)

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, Valida
 
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.autoscaling import SCALE_FAULT_RULES
+from elves.engine.models.workload_autoscaler import written
 from elves.engine.models.errors import message
 from elves.engine.models.faults import Fault
 from elves.engine.models.fields import DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN
@@ -99,7 +100,9 @@ def point_documents(system: System, load: Load, values: dict[str, Any]) -> tuple
     """spec.system and spec.load as one sweep point writes them (`values`: key -> value); a
     load.mix.<endpoint> share changes that share of the mix the load runs (the scenario's default
     where it sets none)."""
-    system_document = system.model_dump(by_alias=True, exclude_none=True)
+    # Autoscaling as written: another system's workload may bear one of Elves' deployments' names,
+    # and its settings are read against its own trigger, not filled with the deployment's defaults.
+    system_document = {**system.model_dump(by_alias=True, exclude_none=True), "autoscaling": written(system.autoscaling)}
     load_document = load.model_dump(by_alias=True, exclude_none=True)
     for key, value in values.items():
         if key.startswith("load.mix."):

@@ -143,6 +143,12 @@ def written(autoscaling: Any) -> dict[str, dict[str, Any]]:
                                                                   mode="json").items() if value is not None}
 
 
+def handed_over(autoscaling: Any) -> list[str]:
+    """In a test of another system: the workloads spec.system.autoscaling hands to an autoscaler
+    (every key it writes, Elves' deployments' names too, but those with mode: fixed)."""
+    return sorted(name for name, values in written(autoscaling).items() if values.get("mode") != FIXED)
+
+
 def settings_for(autoscaler: WorkloadAutoscaler, values: dict[str, Any], field: str) -> tuple[TargetSettings | None,
                                                                                               list[str]]:
     """The LoadTest's settings `values` (at `field`) read for `autoscaler`'s trigger, or the problems."""

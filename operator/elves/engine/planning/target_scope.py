@@ -2,9 +2,9 @@
 
 A test of another system than Elves' own may not ask what acts on Elves' deployments: faults
 naming a `deployment`, pause, resources, restartInfra and reset change Elves' deployments
-(elves.constants.DEPLOYMENTS), on a cluster in its namespace, locally through the supervisor. Aimed at another system they would change Elves'
-system instead of the target's, so they are refused, each naming its field, before anything
-starts. Its faults name a `workload` instead: one its SystemUnderTest lists by name
+(elves.constants.DEPLOYMENTS), on a cluster in its namespace, locally through the supervisor.
+Aimed at another system they would change Elves' system instead of the target's, so they are
+refused, each naming its field, before anything starts. Its faults name a `workload` instead: one its SystemUnderTest lists by name
 (elves.k8s.target_workloads acts on it, on a cluster); a test of Elves' own system names
 deployments, never workloads. spec.system's replicas, resources and env (and their sweeps) name
 the target's workloads, each checked against what its SystemUnderTest offers
@@ -15,11 +15,10 @@ Elves' processes only, refuses them."""
 from __future__ import annotations
 
 from elves.constants import DEPLOYMENTS
-from elves.engine.models.autoscaling import others_autoscaled
 from elves.engine.models.faults import Fault
 from elves.engine.models.settable import allowed_settings, settings_problems
 from elves.engine.models.spec import LoadTestSpec
-from elves.engine.models.workload_autoscaler import autoscaling_problems, offered
+from elves.engine.models.workload_autoscaler import autoscaling_problems, handed_over, offered
 from elves.engine.planning.plan import expand_sweep
 from elves.engine.planning.target import Target
 
@@ -112,7 +111,7 @@ def target_autoscaling_problems(spec: LoadTestSpec, target: Target, what: str) -
         where = f" (sweep point {point.index}: {point.values})" if point.values else ""
         found += [p + where for p in autoscaling_problems(point.system, None, offers, what, unoffered=False)
                   if p not in found]
-        owned = others_autoscaled(point.system.autoscaling)
+        owned = handed_over(point.system.autoscaling)
         # As for Elves' own (elves.engine.models.autoscaling's scale-fault rule): the autoscaler
         # owns the replicas and would undo the fault.
         found += [f"spec.faults[{index}].scale: {fault.scale.workload} is autoscaled (spec.system.autoscaling."
