@@ -22,12 +22,13 @@ from kubernetes import config
 
 from elves.constants import API_GROUP, API_VERSION, SUT_PLURAL
 from elves.engine.models.loadtest import parse_loadtest
+from elves.engine.models.status import SystemSnapshot
 from elves.engine.models.target import parse_system_under_test
 from elves.engine.planning.target import Target
 from elves.k8s.autoscalers import HPA, PAUSED, SCALED_OBJECT, Kind
 from elves.k8s.kube import Kube
 from elves.k8s.names import Owner
-from elves.k8s.platform import KubernetesPlatform
+from elves.k8s.platform import KubernetesPlatform, LoadError
 from elves.k8s.settings import OperatorSettings
 
 from . import control_plane as cp
@@ -95,7 +96,10 @@ def test_the_teams_autoscalers_are_applied_and_put_back_with_the_charts_rbac(rba
     platform = KubernetesPlatform(OperatorSettings(system_namespace=SYSTEM, target_namespaces=(TEAM,)), kube,
                                   Owner(TEAM, "orders-autoscaled", "uid-1"))
     platform.target = Target.other(TEAM, parse_system_under_test(foreign_system(workloads=WORKLOADS)).spec)
-    snapshot = platform.snapshot_system()
+    # As the status keeps it (JSON), and as someone who may write the status could change it.
+    snapshot = SystemSnapshot.model_validate(platform.snapshot_system().model_dump(mode="json", by_alias=True))
+    tampered = snapshot.model_copy(deep=True)
+    tampered.workload_autoscalers["orders-worker"].before.spec["maxReplicaCount"] = 100
     assert {w: (s.kind, s.name, s.before is not None) for w, s in snapshot.workload_autoscalers.items()} == {
         "orders-api": ("HorizontalPodAutoscaler", "orders-api", False),
         "orders-worker": ("ScaledObject", "orders-worker-scaler", True)}
@@ -116,6 +120,8 @@ def test_the_teams_autoscalers_are_applied_and_put_back_with_the_charts_rbac(rba
     platform.apply_system(system_of({"orders-worker": {"mode": "fixed"}}))
     assert read(admin, SCALED_OBJECT, "orders-worker-scaler")["metadata"]["annotations"][PAUSED] == "true"
 
+    with pytest.raises(LoadError, match="not what the operator recorded"):
+        platform.restore_system(tampered)
     platform.restore_system(snapshot)
     assert kept(read(admin, SCALED_OBJECT, "orders-worker-scaler")) == teams
     assert read(admin, HPA, "orders-api") is None
