@@ -109,12 +109,18 @@ def test_a_loadtest_autoscales_what_the_system_under_test_offers_and_nothing_els
 
 
 def test_a_test_of_elves_own_refuses_a_workload_that_is_none_of_its_deployments():
-    spec = parse_loadtest({"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": "t"},
-                           "spec": {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "1m"},
-                                    "system": {"autoscaling": {"ingestr": {"mode": "keda"}}}}}).spec
+    document = {"apiVersion": "elves.dev/v1alpha1", "kind": "LoadTest", "metadata": {"name": "t"},
+                "spec": {"load": {"scenario": "system-mix", "rate": "60/min", "duration": "1m"},
+                         "system": {"autoscaling": {"ingestr": {"mode": "keda"}}}}}
+    # Without spec.target: the model refuses it (elves validate, the operator's admission).
+    with pytest.raises(SpecError) as refused:
+        parse_loadtest(document)
+    assert "system.autoscaling.ingestr: 'ingestr' is not one of Elves' deployments (gateway, registry, ingestor)" in str(
+        refused.value)
+    # Naming the built-in SystemUnderTest: the operator refuses it against Elves' own.
+    spec = parse_loadtest({**document, "spec": {**document["spec"], "target": {"systemUnderTest": "elves"}}}).spec
     (problem,) = workload_problems(spec, Target(), "")
-    assert problem.startswith("spec.system.autoscaling.ingestr: 'ingestr' is not one of Elves' deployments"
-                              " (gateway, registry, ingestor)")
+    assert problem.startswith("spec.system.autoscaling.ingestr: 'ingestr' is not one of Elves' deployments")
 
 
 def test_the_local_mode_refuses_another_systems_autoscaling_naming_the_field():

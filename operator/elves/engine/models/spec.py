@@ -10,7 +10,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, Valida
 
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.autoscaling import SCALE_FAULT_RULES
-from elves.engine.models.workload_autoscaler import written
+from elves.engine.models.workload_autoscaler import not_elves_deployments, written
 from elves.engine.models.errors import message
 from elves.engine.models.faults import Fault
 from elves.engine.models.fields import DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN
@@ -229,6 +229,12 @@ class LoadTestSpec(SpecModel):
                           f" the end of the load ({_load_end_text(spec.load)})"),
         *SCALE_FAULT_RULES,
         _own_settings_rule(),
+        # CEL cannot list the keys the CRD keeps as written (another system's workloads): the model
+        # (elves validate, the operator) refuses them in a test of Elves' own.
+        Rule(None, "without spec.target, spec.system.autoscaling names only Elves' deployments",
+             lambda spec: spec.target is None and bool(not_elves_deployments(spec.system.autoscaling, spec.sweep)),
+             lambda spec: "; ".join(p.removeprefix("spec.")
+                                    for p in not_elves_deployments(spec.system.autoscaling, spec.sweep))),
         # CEL cannot build each point of a sweep: the model (elves validate, the operator's
         # admission) checks every point as the run will have it.
         Rule(None, "every sweep point must be valid", lambda spec: _broken_sweep_point(spec) is not None,

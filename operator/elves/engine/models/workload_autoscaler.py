@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
+from elves.constants import DEPLOYMENTS
+
 from elves.engine.models.autoscaling import FIXED, CpuAutoscaling, QueueAutoscaling, bounds_rule
 from elves.engine.models.errors import problems as validation_problems
 from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN, KAFKA_NAME_PATTERN, QUEUE_NAME_PATTERN
@@ -141,6 +143,16 @@ def written(autoscaling: Any) -> dict[str, dict[str, Any]]:
     fields and other workloads' alike), without the defaults the models filled in."""
     return {name: value for name, value in autoscaling.model_dump(by_alias=True, exclude_unset=True,
                                                                   mode="json").items() if value is not None}
+
+
+def not_elves_deployments(autoscaling: Any, sweep: dict[str, Any] | None) -> list[str]:
+    """In a test of Elves' own: the spec.system.autoscaling keys and system.autoscaling.* sweep
+    keys that are none of its deployments (a typo, or a workload of a system the test does not name)."""
+    others = set(autoscaling.__pydantic_extra__ or {}) | {
+        key.split(".")[2] for key in sweep or {} if key.startswith("system.autoscaling.")}
+    return [f"spec.system.autoscaling.{name}: {name!r} is not one of Elves' deployments ({', '.join(DEPLOYMENTS)});"
+            " another system's workloads are autoscaled in a test that names its SystemUnderTest (spec.target)"
+            for name in sorted(others - set(DEPLOYMENTS))]
 
 
 def handed_over(autoscaling: Any) -> list[str]:

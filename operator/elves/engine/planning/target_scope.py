@@ -18,7 +18,7 @@ from elves.constants import DEPLOYMENTS
 from elves.engine.models.faults import Fault
 from elves.engine.models.settable import allowed_settings, settings_problems
 from elves.engine.models.spec import LoadTestSpec
-from elves.engine.models.workload_autoscaler import autoscaling_problems, handed_over, offered
+from elves.engine.models.workload_autoscaler import autoscaling_problems, handed_over, not_elves_deployments, offered
 from elves.engine.planning.plan import expand_sweep
 from elves.engine.planning.target import Target
 
@@ -79,7 +79,8 @@ def workload_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str
     problems = objective_problems(spec, target, what)
     problems += settings_problems(spec.system, spec.sweep, allowed_settings(target.spec),
                                   what or ("Elves' own system" if target.own else "the SystemUnderTest"))
-    problems += own_autoscaling_problems(spec) if target.own else target_autoscaling_problems(spec, target, what)
+    problems += (not_elves_deployments(spec.system.autoscaling, spec.sweep) if target.own
+                 else target_autoscaling_problems(spec, target, what))
     for index, fault in enumerate(spec.faults):
         if (workload := workload_of(fault)) is None:
             continue
@@ -91,15 +92,6 @@ def workload_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str
             listed = ", ".join(named) if named else "none"
             problems.append(f"{field}: {workload!r} is not a workload {what} lists by name (it lists {listed})")
     return problems
-
-
-def own_autoscaling_problems(spec: LoadTestSpec) -> list[str]:
-    """spec.system.autoscaling keys that are none of Elves' deployments, in a test of Elves' own."""
-    others = set(spec.system.autoscaling.__pydantic_extra__ or {}) | {
-        key.split(".")[2] for key in spec.sweep or {} if key.startswith("system.autoscaling.")}
-    return [f"spec.system.autoscaling.{name}: {name!r} is not one of Elves' deployments ({', '.join(DEPLOYMENTS)});"
-            " another system's workloads are autoscaled in a test that names its SystemUnderTest (spec.target)"
-            for name in sorted(others - set(DEPLOYMENTS))]
 
 
 def target_autoscaling_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str]:
