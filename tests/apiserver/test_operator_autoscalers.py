@@ -61,9 +61,9 @@ def operator_kube(rbac):
     return admin, Kube(config.new_client_from_config(config_file=str(operator_kubeconfig)))
 
 
-def read(admin: Cluster, kind: Kind, name: str) -> dict[str, Any] | None:
+def read(admin: Cluster, kind: Kind, name: str, namespace: str = SYSTEM) -> dict[str, Any] | None:
     try:
-        return admin.custom.get_namespaced_custom_object(kind.group, kind.version, SYSTEM, kind.plural, name)
+        return admin.custom.get_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, name)
     except ApiException as exc:
         if exc.status == 404:
             return None

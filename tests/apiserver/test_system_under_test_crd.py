@@ -51,6 +51,15 @@ INVALID = [
                  id="daemonset"),
     pytest.param({"workloads": [{"name": "a"}, {"name": "a", "kind": "StatefulSet"}]}, "spec.workloads",
                  "each workload name appears once", id="named-twice"),
+    pytest.param({"workloads": [{"name": "w", "autoscaler": {"cpu": {}, "kafka": {
+        "group": "g", "topic": "t", "bootstrapServers": ["kafka:9092"]}}}]},
+                 "spec.workloads[0].autoscaler", "set exactly one of rabbitmq, prometheus, kafka", id="two-triggers"),
+    pytest.param({"workloads": [{"selector": {"matchLabels": {"app": "w"}}, "autoscaler": {"cpu": {}}}]},
+                 "spec.workloads[0].autoscaler", "an autoscaler needs a workload listed by name",
+                 id="autoscaler-by-selector"),
+    pytest.param({"workloads": [{"name": "w", "autoscaler": {"kafka": {
+        "group": "g", "topic": "t", "bootstrapServers": ["kafka"]}}}]},
+                 "spec.workloads[0].autoscaler.kafka.bootstrapServers[0]", "should match", id="bootstrap-without-port"),
     pytest.param({"queues": {}}, "spec.queues", "set exactly one of rabbitmq", id="no-queues"),
     pytest.param({"queues": {"rabbitmq": ["bad queue"]}}, "spec.queues.rabbitmq[0]", "should match", id="queue-name"),
     pytest.param({"queues": {"rabbitmq": ["q"], "kafka": [{"group": "g", "topic": "t"}]}}, "spec.queues",

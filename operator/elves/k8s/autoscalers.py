@@ -67,14 +67,16 @@ class Keda:
     rabbitmq_host: str = ""
 
 
-def _target(deployment: str) -> dict[str, str]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment}
+def scale_target(workload: str, kind: str = "Deployment") -> dict[str, str]:
+    return {"apiVersion": "apps/v1", "kind": kind, "name": workload}
 
 
-def scaled_object_spec(deployment: str, settings: QueueAutoscaling, keda: Keda) -> dict[str, Any]:
+def keda_spec(target: dict[str, str], settings: Any, trigger: dict[str, Any]) -> dict[str, Any]:
+    """A ScaledObject's spec: `settings` (a QueueAutoscaling or a ThresholdAutoscaling) bound the
+    replicas and time it, `trigger` says what it scales on."""
     cooldown = int(settings.cooldown.seconds)
     return {
-        "scaleTargetRef": _target(deployment),
+        "scaleTargetRef": target,
         "minReplicaCount": settings.min_replicas,
         "maxReplicaCount": settings.max_replicas,
         "pollingInterval": int(settings.polling_interval.seconds),
@@ -83,19 +85,23 @@ def scaled_object_spec(deployment: str, settings: QueueAutoscaling, keda: Keda) 
         "cooldownPeriod": cooldown,
         "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": {
             "stabilizationWindowSeconds": cooldown}}}},
-        "triggers": [{
-            "type": "rabbitmq",
-            "metadata": {"protocol": "amqp", "host": keda.rabbitmq_host, "vhostName": "/",
-                         "queueName": SCALED_ON_QUEUE[deployment], "mode": "QueueLength",
-                         "value": str(settings.messages_per_replica)},
-            "authenticationRef": {"name": keda.trigger_authentication},
-        }],
+        "triggers": [trigger],
     }
 
 
-def hpa_spec(deployment: str, settings: CpuAutoscaling) -> dict[str, Any]:
+def scaled_object_spec(deployment: str, settings: QueueAutoscaling, keda: Keda) -> dict[str, Any]:
+    return keda_spec(scale_target(deployment), settings, {
+        "type": "rabbitmq",
+        "metadata": {"protocol": "amqp", "host": keda.rabbitmq_host, "vhostName": "/",
+                     "queueName": SCALED_ON_QUEUE[deployment], "mode": "QueueLength",
+                     "value": str(settings.messages_per_replica)},
+        "authenticationRef": {"name": keda.trigger_authentication},
+    })
+
+
+def hpa_spec(deployment: str, settings: CpuAutoscaling, kind: str = "Deployment") -> dict[str, Any]:
     return {
-        "scaleTargetRef": _target(deployment),
+        "scaleTargetRef": scale_target(deployment, kind),
         "minReplicas": settings.min_replicas,
         "maxReplicas": settings.max_replicas,
         "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
@@ -114,8 +120,10 @@ def run_labels(deployment: str, loadtest: str) -> dict[str, str]:
     return {COMPONENT_LABEL: deployment, LABEL_LOADTEST: loadtest, **MANAGED_BY}
 
 
-def body(deployment: str, namespace: str, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
-    kind = kind_of(deployment)
+def body(deployment: str, namespace: str, labels: dict[str, str], spec: dict[str, Any],
+         kind: Kind | None = None) -> dict[str, Any]:
+    """The object named `deployment` (or, with `kind`, another system's autoscaler of that name)."""
+    kind = kind or kind_of(deployment)
     return {"apiVersion": kind.api_version, "kind": kind.kind,
             "metadata": {"name": deployment, "namespace": namespace, "labels": labels}, "spec": spec}
 
@@ -160,5 +168,5 @@ def made_by(obj: dict[str, Any], loadtest: str) -> bool:
     return (obj["metadata"].get("labels") or {}).get(LABEL_LOADTEST) == loadtest
 
 
-def is_fixed(settings: QueueAutoscaling | CpuAutoscaling) -> bool:
+def is_fixed(settings: Any) -> bool:
     return settings.mode == FIXED

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from elves.engine.models.autoscaling import others_autoscaled
 from elves.engine.models.modelbase import cluster_breaches
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.planning.plan import expand_sweep
@@ -59,6 +60,10 @@ def _over_caps(spec: LoadTestSpec, caps: Caps) -> list[str]:
             if settings.max_replicas > caps.max_replicas:
                 problems.append(f"spec.system.autoscaling.{deployment}.maxReplicas: {settings.max_replicas} is "
                                 f"{replicas_cap}{where}")
+        for workload in others_autoscaled(point.system.autoscaling):  # another system's: its values as written
+            most = point.system.autoscaling.__pydantic_extra__[workload].get("maxReplicas")
+            if isinstance(most, int) and most > caps.max_replicas:
+                problems.append(f"spec.system.autoscaling.{workload}.maxReplicas: {most} is {replicas_cap}{where}")
     for index, fault in enumerate(spec.faults):
         if fault.scale is not None and fault.scale.replicas > caps.max_replicas:
             problems.append(f"spec.faults[{index}].scale.replicas: {fault.scale.replicas} is {replicas_cap}")

@@ -21,7 +21,8 @@ from kubernetes.client.exceptions import ApiException
 from elves.constants import DEPLOYMENTS, EMPTY_DATABASE_SQL, SYSTEM_QUEUES
 from elves.engine.models.autoscaling import CpuAutoscaling, QueueAutoscaling
 from elves.engine.models.faults import FaultAction, InfraFault, KillPodFault, ResourcesFault, RestartFault, ScaleFault
-from elves.engine.models.status import AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot
+from elves.engine.models.status import (AutoscalerSnapshot, ContainerWatch, GeneratorCpu, SystemSnapshot,
+                                       WorkloadAutoscalerSnapshot)
 from elves.engine.models.system import System
 from elves.engine.planning import k6
 from elves.engine.planning.platform import FaultApplied, LoadRun, LoadStatus, Readiness, RunKey, RunScript
@@ -31,7 +32,7 @@ from elves.engine.results.prometheus import Prometheus
 from elves.engine.results.sql_count import FIELD as SQL_FIELD
 from elves.engine.results.sql_count import SqlCountError
 from elves.engine.runner import utc
-from elves.k8s import autoscalers, faults, manifests, names, scripts, target_workloads, workloads
+from elves.k8s import autoscalers, faults, manifests, names, scripts, target_autoscalers, target_workloads, workloads
 from elves.k8s.kube import Kube, NotOurs, exec_failure
 from elves.k8s.loadstate import load_status
 from elves.k8s.lock import SystemLock
@@ -174,6 +175,20 @@ class KubernetesPlatform:
             except target_workloads.TargetWorkloadError as exc:
                 raise LoadError(str(exc)) from None
             snapshot.workloads_namespace = self.target.namespace
+            for workload, (kind, name) in target_autoscalers.described(self.target.spec).items():
+                try:
+                    existing = self.kube.autoscaler(self.target.namespace, kind, name)
+                except ApiException as exc:
+                    if exc.status != 403:
+                        raise
+                    # A chart from before this Role rule: nothing of it can change either (the
+                    # apply is forbidden the same way), so there is nothing to put back.
+                    log.warning("snapshot: may not read %s %s/%s (the chart's Role in operator.targetNamespaces"
+                                " predates autoscaling of another system): not kept", kind.kind,
+                                self.target.namespace, name)
+                    continue
+                snapshot.workload_autoscalers[workload] = WorkloadAutoscalerSnapshot(
+                    kind=kind.kind, name=name, before=None if existing is None else autoscalers.snapshot(existing))
         snapshot.seal = self._seal(snapshot, SEAL_TAKEN)
         return snapshot
 
@@ -196,47 +211,61 @@ class KubernetesPlatform:
                 self.kube.patch_deployment(self.system, name, ops)
             if deployment["spec"].get("replicas", 1) != wanted.replicas:
                 self.kube.scale_deployment(self.system, name, wanted.replicas)
+        if snapshot.workloads_namespace:
+            # Before the workloads' replicas, as for Elves' own: a restored autoscaler no longer overrules them.
+            for workload, kept in snapshot.workload_autoscalers.items():
+                kind = autoscalers.HPA if kept.kind == autoscalers.HPA.kind else autoscalers.SCALED_OBJECT
+                self._restore_autoscaler(workload, kept.before, snapshot.workloads_namespace, kind, kept.name)
         if snapshot.workloads and snapshot.workloads_namespace:
             target_workloads.restore(self.kube, snapshot.workloads_namespace, snapshot.workloads)
 
-    def _restore_autoscaler(self, deployment: str, wanted: AutoscalerSnapshot | None) -> None:
+    def _restore_autoscaler(self, deployment: str, wanted: AutoscalerSnapshot | None, namespace: str | None = None,
+                            kind: autoscalers.Kind | None = None, name: str | None = None) -> None:
         """Put back what existed before the test exactly; remove what its runs created (an object
-        none of its runs made, appearing during the test, is someone else's and stays)."""
-        kind, current = autoscalers.kind_of(deployment), self._autoscaler(deployment)
+        none of its runs made, appearing during the test, is someone else's and stays). Elves'
+        deployment's (its chart's name and kind), or another system's workload's, as `namespace`,
+        `kind` and `name` say."""
+        namespace, kind, name = namespace or self.system, kind or autoscalers.kind_of(deployment), name or deployment
+        current = self.kube.autoscaler(namespace, kind, name)
         if wanted is None:
             if current is not None and autoscalers.made_by(current, self.owner.name):
-                self.kube.delete_autoscaler(self.system, kind, deployment)
+                self.kube.delete_autoscaler(namespace, kind, name)
             return
         if current is None:
-            meta = {"name": deployment, "namespace": self.system, "labels": wanted.labels,
-                    "annotations": wanted.annotations}
+            meta = {"name": name, "namespace": namespace, "labels": wanted.labels, "annotations": wanted.annotations}
             self.kube.create_autoscaler(kind, {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": meta,
                                                "spec": wanted.spec})
         elif ops := autoscalers.restore_ops(current, wanted):
-            self.kube.patch_autoscaler(self.system, kind, deployment, ops)
+            self.kube.patch_autoscaler(namespace, kind, name, ops)
 
     def _apply_autoscaling(self, deployment: str, settings: QueueAutoscaling | CpuAutoscaling) -> None:
         """The run's autoscaler for the deployment, in the chart's shape (elves.k8s.autoscalers),
         replacing the chart's for the run; mode: fixed takes an existing one out of the way."""
-        kind, current = autoscalers.kind_of(deployment), self._autoscaler(deployment)
+        spec = None if autoscalers.is_fixed(settings) else autoscalers.spec_of(deployment, settings, self.settings.keda)
+        self._put_autoscaler(self.system, autoscalers.kind_of(deployment), deployment, deployment, spec)
+
+    def _put_autoscaler(self, namespace: str, kind: autoscalers.Kind, name: str, workload: str,
+                        spec: dict[str, Any] | None) -> None:
+        """Give the autoscaler `name` the run's `spec` (created if absent), or, with none (mode:
+        fixed), take an existing one out of the way: a ScaledObject paused, an HPA deleted."""
+        current = self.kube.autoscaler(namespace, kind, name)
         if current is not None and current["metadata"].get("deletionTimestamp"):
             # KEDA's finalizer is still removing the object a restore deleted: not yet.
-            raise AutoscalerGoing(f"{kind.kind} {self.system}/{deployment} is still being deleted")
-        if autoscalers.is_fixed(settings):
+            raise AutoscalerGoing(f"{kind.kind} {namespace}/{name} is still being deleted")
+        if spec is None:
             if current is None:
                 return
             if kind == autoscalers.SCALED_OBJECT:
                 if ops := autoscalers.pause_ops(current):
-                    self.kube.patch_autoscaler(self.system, kind, deployment, ops)
+                    self.kube.patch_autoscaler(namespace, kind, name, ops)
             else:
-                self.kube.delete_autoscaler(self.system, kind, deployment)
+                self.kube.delete_autoscaler(namespace, kind, name)
             return
-        spec = autoscalers.spec_of(deployment, settings, self.settings.keda)
         if current is None:
-            labels = autoscalers.run_labels(deployment, self.owner.name)
-            self.kube.create_autoscaler(kind, autoscalers.body(deployment, self.system, labels, spec))
+            labels = autoscalers.run_labels(workload, self.owner.name)
+            self.kube.create_autoscaler(kind, autoscalers.body(name, namespace, labels, spec, kind))
         elif ops := autoscalers.apply_ops(current, spec):
-            self.kube.patch_autoscaler(self.system, kind, deployment, ops)
+            self.kube.patch_autoscaler(namespace, kind, name, ops)
 
     def reset(self) -> None:
         """Empty the queues and the database, then restart the services, as in the local mode:
@@ -277,6 +306,9 @@ class KubernetesPlatform:
         """spec.system of another system's listed workloads (elves.k8s.target_workloads); what its
         SystemUnderTest does not offer was refused before the test started (elves.k8s.target)."""
         target, changes = self._target_faults(), system.changes()
+        for scaler in target_autoscalers.run_autoscalers(system.autoscaling, self.target.spec):
+            spec = None if autoscalers.is_fixed(scaler.settings) else scaler.spec()
+            self._put_autoscaler(self.target.namespace, scaler.kind, scaler.name, scaler.workload, spec)
         try:
             for change in changes:
                 target.change(change)

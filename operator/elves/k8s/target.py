@@ -18,8 +18,11 @@ from elves.engine.models.errors import SpecError
 from elves.engine.models.spec import LoadTestSpec
 from elves.engine.models.status import TargetPin
 from elves.engine.models.target import SystemUnderTestSpec, builtin_system, parse_system_under_test
+from elves.engine.models.workload_autoscaler import handed_over, offered, written
+from elves.engine.planning.plan import expand_sweep
 from elves.engine.planning.target_scope import elves_only_parts, workload_of, workload_problems
 from elves.engine.planning.target import Target
+from elves.k8s.autoscalers import SCALED_OBJECT
 from elves.k8s.kube import Kube
 from elves.k8s.sql_secrets import COUNT, FIELDS, RESET, SqlSecrets
 
@@ -62,20 +65,34 @@ def resolve_target(kube: Kube, namespace: str, spec: LoadTestSpec, system_namesp
     if not judges_elves(namespace, spec, system_namespace):
         problems += (elves_only_parts(spec, what, resets=bool(target and target.reset))
                      + (workload_problems(spec, Target.other(namespace, target), what) if target else []))
+        problems += _keda_problems(kube, spec, target)
         if namespace not in fault_namespaces:
             where = (f"the operator may not act on workloads in namespace {namespace} (the chart's"
                      " operator.targetNamespaces lists where it may)")
             problems += [f"spec.faults[{index}].{fault.action.kind}.workload: {where}"
                          for index, fault in enumerate(spec.faults) if workload_of(fault) is not None]
-            problems += [f"spec.system: {where}"] if spec.system.workloads() else []
-            problems += [f"spec.sweep.{key}: {where}" for key in spec.sweep or {} if key.startswith("system.")
-                         and not key.startswith("system.autoscaling.")]
+            problems += [f"spec.system: {where}"] if spec.system.workloads() or written(spec.system.autoscaling) else []
+            problems += [f"spec.sweep.{key}: {where}" for key in spec.sweep or {} if key.startswith("system.")]
     else:
         problems += workload_problems(spec, Target(), what)
     for field, secret in _secrets_of(target):
         if refusal := sql_secrets.refusal(namespace, secret, field, name):
             problems.append(f"{FIELD}: {what}'s {refusal}")
     return target, problems, _pin(body, namespace)
+
+
+def _keda_problems(kube: Kube, spec: LoadTestSpec, target: SystemUnderTestSpec | None) -> list[str]:
+    """KEDA asked of another system's workload (at any sweep point) on a cluster that does not
+    serve KEDA's API: refused before anything changes, saying what to install (as for Elves' own,
+    elves.k8s.policy), not a failed create halfway."""
+    if target is None:
+        return []
+    keda = {w for w, a in offered(target.workloads).items() if a.is_keda}
+    wanted = sorted({w for point in expand_sweep(spec) for w in handed_over(point.system.autoscaling)} & keda)
+    if not wanted or kube.serves(SCALED_OBJECT.group, SCALED_OBJECT.version):
+        return []
+    return [f"spec.system.autoscaling.{w}: its SystemUnderTest scales it with KEDA, and this cluster does not serve"
+            f" KEDA's API ({SCALED_OBJECT.api_version}): install KEDA, or use mode: fixed" for w in wanted]
 
 
 def _secrets_of(target: SystemUnderTestSpec | None) -> list[tuple[str, str]]:

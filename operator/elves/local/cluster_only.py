@@ -11,6 +11,7 @@ the user labels with that workload (elves.engine.results.analysis.deployment_res
 from __future__ import annotations
 
 from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
+from elves.engine.models.autoscaling import others_autoscaled
 from elves.engine.models.loadtest import LoadTest
 from elves.engine.models.objectives import POD_METRICS
 from elves.engine.planning.target import Target
@@ -29,6 +30,11 @@ def cluster_only_problems(test: LoadTest, target: Target = Target()) -> list[str
             problems.setdefault(field, f"{field}: autoscaling needs a cluster (KEDA or the HPA own the replicas "
                                        f"there); the local mode runs fixed replicas: set spec.system.replicas."
                                        f"{deployment} instead, or apply the LoadTest on a cluster{where}")
+        for workload in others_autoscaled(point.system.autoscaling):
+            field = f"spec.system.autoscaling.{workload}"
+            problems.setdefault(field, f"{field}: autoscaling needs a cluster (KEDA or the HPA own the replicas "
+                                       f"there); the local mode runs no other system's workloads: apply the "
+                                       f"LoadTest on a cluster{where}")
     if (name := test.spec.system_under_test) != BUILTIN_SYSTEM_UNDER_TEST:
         local = "the local mode starts, stops and scales Elves' processes only"
         found = elves_only_parts(test.spec, f"SystemUnderTest {name!r}", local, workload_faults=False,

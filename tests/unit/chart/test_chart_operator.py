@@ -199,7 +199,7 @@ def test_another_systems_workloads_are_reachable_only_in_the_target_namespaces_v
     """Faults on a SystemUnderTest's workloads (elves.k8s.target_workloads): nothing by default;
     with operator.targetNamespaces, a Role in each of them and nowhere else, with what the faults
     do (read, patch and scale Deployments and StatefulSets, delete pods), the listing a selector's
-    readiness needs, and the operator told."""
+    readiness needs, the verbs spec.system.autoscaling of its workloads needs, and the operator told."""
     def target_roles(objects):
         return {o["metadata"]["namespace"]: o["rules"] for o in of_kind(objects, "Role")
                 if o["metadata"]["name"].endswith("-target-workloads")}
@@ -214,7 +214,11 @@ def test_another_systems_workloads_are_reachable_only_in_the_target_namespaces_v
     assert [(r["apiGroups"], r["resources"], r["verbs"]) for r in roles["shop"]] == [
         (["apps"], ["deployments", "statefulsets", "deployments/scale", "statefulsets/scale"], ["get", "patch"]),
         (["apps"], ["deployments", "statefulsets"], ["list"]),
-        ([""], ["pods"], ["get", "list", "delete"])]
+        ([""], ["pods"], ["get", "list", "delete"]),
+        # spec.system.autoscaling of its workloads: what elves.k8s.autoscalers.VERBS names, and no
+        # TriggerAuthentication (KEDA reads the team's; the operator never does).
+        (["keda.sh"], ["scaledobjects"], list(autoscalers.VERBS)),
+        (["autoscaling"], ["horizontalpodautoscalers"], list(autoscalers.VERBS))]
     bindings = [o for o in of_kind(objects, "RoleBinding") if o["metadata"]["name"].endswith("-target-workloads")]
     assert [(b["metadata"]["namespace"], b["subjects"][0]["name"]) for b in bindings] == [("shop", "elves-operator")]
     operator = named(objects, "Deployment", "elves-operator")["spec"]["template"]["spec"]["containers"][0]

@@ -109,12 +109,15 @@ def test_a_test_of_another_system_sets_what_its_system_under_test_offers_and_not
                "sweep": {"system.resources.orders-api.memory": ["1Gi"]}}
     problems = resolve_target(kube, "team", spec(target=target, **refused), "elves", fault_namespaces=("team",))[1]
     assert [p.split(":")[0] for p in problems] == [
-        "spec.system.autoscaling", "spec.system.resources.orders-api", "spec.system.env.orders-api.WORKER_CONCURRENCY",
-        "spec.system.env.orders-worker.DB_URL", "spec.sweep.system.resources.orders-api.memory"]
-    assert problems[2].endswith("WORKER_CONCURRENCY is not a setting SystemUnderTest team/orders offers for"
+        "spec.system.resources.orders-api", "spec.system.env.orders-api.WORKER_CONCURRENCY",
+        "spec.system.env.orders-worker.DB_URL", "spec.sweep.system.resources.orders-api.memory",
+        "spec.system.autoscaling.ingestor"]
+    assert problems[1].endswith("WORKER_CONCURRENCY is not a setting SystemUnderTest team/orders offers for"
                                 " orders-api (its settings.env: none)")
-    assert problems[3].endswith("(its settings.env: WORKER_CONCURRENCY)")
-    assert "does not let a LoadTest set the resources of orders-api" in problems[1]
+    assert problems[2].endswith("(its settings.env: WORKER_CONCURRENCY)")
+    assert "does not let a LoadTest set the resources of orders-api" in problems[0]
+    assert problems[4].endswith("'ingestor' is not a workload SystemUnderTest team/orders describes an autoscaler"
+                                " for (it describes one for none)")
     # Where the chart does not let the operator act on workloads, spec.system is refused too.
     problems = resolve_target(kube, "team", spec(target=target, **offered), "elves")[1]
     assert [p.split(":")[0] for p in problems] == [

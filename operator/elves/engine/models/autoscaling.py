@@ -9,18 +9,20 @@ the same load.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import Field, create_model
+from pydantic import ConfigDict, Field, create_model, model_validator
 
 from elves.constants import DEPLOYMENTS, SCALED_ON_QUEUE
+from elves.engine.models.fields import DNS_SUBDOMAIN_PATTERN
 from elves.engine.models.modelbase import Rule, SpecModel
 from elves.engine.models.units import Duration
 
 FIXED = "fixed"
 
 
-def _bounds_rule() -> Rule:
+def bounds_rule() -> Rule:
     return Rule("!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",
                 "minReplicas must not be above maxReplicas",
                 lambda a: a.min_replicas > a.max_replicas,
@@ -30,7 +32,7 @@ def _bounds_rule() -> Rule:
 class QueueAutoscaling(SpecModel):
     """KEDA on the length of the deployment's work queue (a ScaledObject)."""
 
-    rules = (_bounds_rule(),)
+    rules = (bounds_rule(),)
 
     mode: Literal["keda", "fixed"] = Field("keda", description="keda, or fixed: the replicas stay as they are.")
     min_replicas: int = Field(1, ge=0, le=100, description="Fewest replicas (0: none while the queue is empty).")
@@ -45,7 +47,7 @@ class QueueAutoscaling(SpecModel):
 class CpuAutoscaling(SpecModel):
     """The HorizontalPodAutoscaler on CPU utilisation (autoscaling/v2)."""
 
-    rules = (_bounds_rule(),)
+    rules = (bounds_rule(),)
 
     mode: Literal["hpa", "fixed"] = Field("hpa", description="hpa, or fixed: the replicas stay as they are.")
     min_replicas: int = Field(1, ge=1, le=100, description="Fewest replicas.")
@@ -58,14 +60,43 @@ def settings_type(deployment: str) -> type[SpecModel]:
     return QueueAutoscaling if deployment in SCALED_ON_QUEUE else CpuAutoscaling
 
 
+MAX_OTHER_WORKLOADS = 50
+
+
+class _AutoscalingBase(SpecModel):
+    """Elves' deployments as typed fields; any other key is a workload of another system, whose
+    settings depend on the trigger its SystemUnderTest describes, so they are read against it
+    (elves.engine.models.workload_autoscaler) once the target is known. The CRD keeps them as
+    written (x-kubernetes-preserve-unknown-fields beside the typed fields)."""
+
+    model_config = ConfigDict(**{**SpecModel.model_config, "extra": "allow"})
+    __pydantic_extra__: dict[str, dict[str, Any]] = Field(init=False)  # type: ignore[assignment]
+
+    @model_validator(mode="after")
+    def _other_workloads(self) -> Any:
+        names = list(self.__pydantic_extra__ or {})
+        if len(names) > MAX_OTHER_WORKLOADS:
+            raise ValueError(f"at most {MAX_OTHER_WORKLOADS} workloads")
+        bad = [n for n in names if not re.match(DNS_SUBDOMAIN_PATTERN, n) or len(n) > 253]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a workload's name (lowercase letters, digits, - and .)")
+        return self
+
+
 _fields: dict[str, Any] = {d: (settings_type(d) | None, Field(None, description=f"Autoscaling of the {d}."))
                            for d in DEPLOYMENTS}
-Autoscaling = create_model("Autoscaling", __base__=SpecModel, __module__=__name__, **_fields)
+Autoscaling = create_model("Autoscaling", __base__=_AutoscalingBase, __module__=__name__, **_fields)
 
 
 def autoscaled(autoscaling: Any) -> list[str]:
-    """The deployments an autoscaler owns in this spec.system.autoscaling, in DEPLOYMENTS order."""
+    """Elves' deployments an autoscaler owns in this spec.system.autoscaling, in DEPLOYMENTS order."""
     return [d for d in DEPLOYMENTS if (getattr(autoscaling, d) is not None and getattr(autoscaling, d).mode != FIXED)]
+
+
+def others_autoscaled(autoscaling: Any) -> list[str]:
+    """Other systems' workloads this spec.system.autoscaling hands to an autoscaler, by name."""
+    return sorted(name for name, values in (autoscaling.__pydantic_extra__ or {}).items()
+                  if (values or {}).get("mode") != FIXED)
 
 
 def _cel_autoscaled(deployment: str) -> str:

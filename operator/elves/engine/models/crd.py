@@ -142,6 +142,12 @@ class _Structural:
                 })
             else:
                 out[key] = value
+        if "properties" in out and "additionalProperties" in out:
+            # Typed fields beside keys of any name (spec.system.autoscaling: Elves' deployments and
+            # other systems' workloads): a structural schema cannot say both, so the other keys are
+            # kept as written and the operator reads them (elves.engine.models.workload_autoscaler).
+            del out["additionalProperties"]
+            out["x-kubernetes-preserve-unknown-fields"] = True
         if out.get("type") == "object" and "properties" not in out and "additionalProperties" not in out:
             out["x-kubernetes-preserve-unknown-fields"] = True
         return out

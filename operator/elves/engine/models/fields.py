@@ -15,6 +15,8 @@ ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 QUEUE_NAME_PATTERN = r"^[A-Za-z0-9_.:-]+$"
+# A Kafka topic's or consumer group's name as both Kafka and a PromQL label value may hold it safely.
+KAFKA_NAME_PATTERN = r"^[A-Za-z0-9._-]+$"
 
 
 def _env_value(value: Any) -> Any:

@@ -8,8 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError, WithJsonSchema, field_validator
 
-from elves.constants import BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS
+from elves.constants import BUILTIN_SYSTEM_UNDER_TEST
 from elves.engine.models.autoscaling import SCALE_FAULT_RULES
+from elves.engine.models.workload_autoscaler import not_elves_deployments, written
 from elves.engine.models.errors import message
 from elves.engine.models.faults import Fault
 from elves.engine.models.fields import DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN
@@ -56,10 +57,10 @@ LOAD_SWEEP_FIELDS = ("rate", "users", "parallelism", "duration")  # spec.load's 
 _WORKLOAD_KEY = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 SWEEP_PATH_PATTERN = (r"^(system\.(replicas\." + _WORKLOAD_KEY + r"|resources\." + _WORKLOAD_KEY + r"\.(memory|cpu)"
                       + r"|env\." + _WORKLOAD_KEY + r"\.[A-Za-z_][A-Za-z0-9_]*"
-                      + r"|autoscaling\.(" + "|".join(DEPLOYMENTS) + r")\.[A-Za-z_][A-Za-z0-9_]*)"
+                      + r"|autoscaling\." + _WORKLOAD_KEY + r"\.[A-Za-z_][A-Za-z0-9_]*)"
                       + r"|load\.(" + "|".join(LOAD_SWEEP_FIELDS) + r")|load\.mix\.[A-Za-z_][A-Za-z0-9_]*)$")
 SWEEP_KEYS = ("sweep keys are system.replicas.<workload>, system.resources.<workload>.<memory|cpu>,"
-              " system.env.<workload>.<NAME>, system.autoscaling.<deployment>.<field>, load.rate, load.users,"
+              " system.env.<workload>.<NAME>, system.autoscaling.<workload>.<field>, load.rate, load.users,"
               " load.parallelism, load.duration or load.mix.<endpoint>")
 MAX_SWEEP_KEYS = 3
 MAX_SWEEP_POINTS = 200  # a grid's runs: each one a whole test
@@ -99,7 +100,9 @@ def point_documents(system: System, load: Load, values: dict[str, Any]) -> tuple
     """spec.system and spec.load as one sweep point writes them (`values`: key -> value); a
     load.mix.<endpoint> share changes that share of the mix the load runs (the scenario's default
     where it sets none)."""
-    system_document = system.model_dump(by_alias=True, exclude_none=True)
+    # Autoscaling as written: another system's workload may bear one of Elves' deployments' names,
+    # and its settings are read against its own trigger, not filled with the deployment's defaults.
+    system_document = {**system.model_dump(by_alias=True, exclude_none=True), "autoscaling": written(system.autoscaling)}
     load_document = load.model_dump(by_alias=True, exclude_none=True)
     for key, value in values.items():
         if key.startswith("load.mix."):
@@ -226,6 +229,12 @@ class LoadTestSpec(SpecModel):
                           f" the end of the load ({_load_end_text(spec.load)})"),
         *SCALE_FAULT_RULES,
         _own_settings_rule(),
+        # CEL cannot list the keys the CRD keeps as written (another system's workloads): the model
+        # (elves validate, the operator) refuses them in a test of Elves' own.
+        Rule(None, "without spec.target, spec.system.autoscaling names only Elves' deployments",
+             lambda spec: spec.target is None and bool(not_elves_deployments(spec.system.autoscaling, spec.sweep)),
+             lambda spec: "; ".join(p.removeprefix("spec.")
+                                    for p in not_elves_deployments(spec.system.autoscaling, spec.sweep))),
         # CEL cannot build each point of a sweep: the model (elves validate, the operator's
         # admission) checks every point as the run will have it.
         Rule(None, "every sweep point must be valid", lambda spec: _broken_sweep_point(spec) is not None,

@@ -418,6 +418,15 @@ class AutoscalerSnapshot(StatusModel):
     spec: dict[str, Any] = Field(default_factory=dict)
 
 
+class WorkloadAutoscalerSnapshot(StatusModel):
+    """Another system's autoscaler of one workload (the one its SystemUnderTest describes) as it
+    was: put back exactly, or, where there was none, the one a run made deleted."""
+
+    kind: Literal["ScaledObject", "HorizontalPodAutoscaler"]
+    name: str
+    before: AutoscalerSnapshot | None = Field(None, description="As it was; none: there was none.")
+
+
 class WorkloadSnapshot(StatusModel):
     """A workload of another system (a SystemUnderTest's) as it was before the test."""
 
@@ -440,13 +449,19 @@ class SystemSnapshot(StatusModel):
     autoscalers: dict[str, AutoscalerSnapshot] = Field(
         default_factory=dict, description="The autoscaler of each deployment that had one, by deployment; one a "
                                           "run made where none was is deleted at the end.")
+    workload_autoscalers: dict[str, WorkloadAutoscalerSnapshot] = Field(
+        default_factory=dict, description="The autoscaler of each of those workloads its SystemUnderTest describes"
+                                          " one for, by workload.")
     seal: str | None = Field(None, description="The operator's HMAC of the deployments and autoscalers: a snapshot changed by "
                                                "anyone else is not restored.")
 
     def sealed_content(self) -> bytes:
-        """What the seal covers: the deployments, in one canonical form."""
-        return json.dumps(self.model_dump(mode="json", by_alias=True, exclude={"seal"}), sort_keys=True,
-                          separators=(",", ":")).encode()
+        """What the seal covers: the deployments, in one canonical form. No workloadAutoscalers is
+        left out, so a snapshot sealed by an operator from before them still holds."""
+        content = self.model_dump(mode="json", by_alias=True, exclude={"seal"})
+        if not content["workloadAutoscalers"]:
+            del content["workloadAutoscalers"]
+        return json.dumps(content, sort_keys=True, separators=(",", ":")).encode()
 
 
 class TargetPin(StatusModel):

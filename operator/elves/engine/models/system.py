@@ -51,8 +51,9 @@ class System(SpecModel):
     env: Env = Field(default_factory=dict, description="Settings per workload for this test (only those its"
                                                        " SystemUnderTest allows: an Elves service's tunables).")
     autoscaling: Autoscaling = Field(default_factory=Autoscaling, description=(
-        "Hand a deployment's replicas to an autoscaler for the run (cluster only): KEDA on the work queue's length "
-        "for the ingestor, the HPA on CPU for the gateway and the registry."))
+        "Hand a workload's replicas to an autoscaler for the run (cluster only): of Elves' own, KEDA on the work "
+        "queue's length for the ingestor, the HPA on CPU for the gateway and the registry; of another system, the "
+        "autoscaler its SystemUnderTest describes for the workload (checked against it by the operator)."))
 
     def autoscaled(self) -> list[str]:
         """The deployments an autoscaler owns in this system."""

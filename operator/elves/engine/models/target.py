@@ -22,16 +22,16 @@ from pydantic import Field, ValidationError
 from elves.constants import (API_GROUP, API_VERSION, BUILTIN_SYSTEM_UNDER_TEST, DEPLOYMENTS, SUT_KIND, TEST_ID_HEADER,
                              TUNABLES, WORK_QUEUES)
 from elves.engine.models.errors import SpecError, problems
-from elves.engine.models.fields import DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, QUEUE_NAME_PATTERN, EnvName
+from elves.engine.models.fields import (DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, KAFKA_NAME_PATTERN,
+                                       QUEUE_NAME_PATTERN, EnvName)
 from elves.engine.models.modelbase import Rule, SpecModel, field_rules_of
 from elves.engine.models.scenarios import EXEC_NAME_PATTERN
+from elves.engine.models.workload_autoscaler import WorkloadAutoscaler, trigger_problems
 
 # What a PromQL count of this test writes where the test's id goes (namespace/name/run).
 TEST_ID_PLACEHOLDER = "$TEST_ID"
 # A header name as HTTP has it (RFC 9110's token).
 HEADER_NAME_PATTERN = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
-# A Kafka topic's or consumer group's name as both Kafka and a PromQL label value may hold it safely.
-KAFKA_NAME_PATTERN = r"^[A-Za-z0-9._-]+$"
 LABEL_KEY_PATTERN = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
 PromQL = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -90,6 +90,9 @@ class Workload(SpecModel):
         Rule("!has(self.settings) || has(self.name)",
              "settings need a workload listed by name (a LoadTest names the workload it sets)",
              lambda w: w.settings is not None and w.name is None, field_path=".settings"),
+        Rule("!has(self.autoscaler) || has(self.name)",
+             "an autoscaler needs a workload listed by name (a LoadTest names the workload it autoscales)",
+             lambda w: w.autoscaler is not None and w.name is None, field_path=".autoscaler"),
     )
 
     name: str | None = Field(None, pattern=DNS_SUBDOMAIN_PATTERN, max_length=253,
@@ -98,6 +101,9 @@ class Workload(SpecModel):
     kind: Literal["Deployment", "StatefulSet"] = Field("Deployment", description="Deployment (default) or StatefulSet.")
     settings: WorkloadSettings | None = Field(None, description="What a LoadTest may set of it besides its replicas"
                                                                 " (env variables, resources); nothing without it.")
+    autoscaler: WorkloadAutoscaler | None = Field(
+        None, description="What scales it when a LoadTest hands its replicas to an autoscaler"
+                          " (spec.system.autoscaling.<workload>): a KEDA trigger or the CPU HPA; none without it.")
 
 
 class KafkaLag(SpecModel):
@@ -288,6 +294,12 @@ class SystemUnderTestSpec(SpecModel):
                                                        " it, such a LoadTest is refused.")
 
     _workloads_checked = field_rules_of("workloads")
+
+    # The scale-up lag is read from the trigger's queue: it must be one the system is judged on.
+    # (CEL would have to compare lists of pairs; the operator refuses such a system by name.)
+    rules = (Rule(None, "an autoscaler's queue must be one of spec.queues",
+                  lambda s: any(trigger_problems(w, s.queues) for w in s.workloads),
+                  lambda s: "; ".join(p for w in s.workloads for p in trigger_problems(w, s.queues))),)
 
 
 class SystemUnderTestMetadata(SpecModel):

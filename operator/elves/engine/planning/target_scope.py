@@ -1,15 +1,16 @@
 """What a test may ask of the system it judges, on either platform.
 
 A test of another system than Elves' own may not ask what acts on Elves' deployments: faults
-naming a `deployment`, pause, resources, restartInfra, spec.system.autoscaling, reset and
-autoscaling sweeps change Elves' deployments (elves.constants.DEPLOYMENTS), on a cluster in its
-namespace, locally through the supervisor. Aimed at another system they would change Elves'
-system instead of the target's, so they are refused, each naming its field, before anything
-starts. Its faults name a `workload` instead: one its SystemUnderTest lists by name
+naming a `deployment`, pause, resources, restartInfra and reset change Elves' deployments
+(elves.constants.DEPLOYMENTS), on a cluster in its namespace, locally through the supervisor.
+Aimed at another system they would change Elves' system instead of the target's, so they are
+refused, each naming its field, before anything starts. Its faults name a `workload` instead: one its SystemUnderTest lists by name
 (elves.k8s.target_workloads acts on it, on a cluster); a test of Elves' own system names
 deployments, never workloads. spec.system's replicas, resources and env (and their sweeps) name
 the target's workloads, each checked against what its SystemUnderTest offers
-(elves.engine.models.settable); the local mode, which runs Elves' processes only, refuses them."""
+(elves.engine.models.settable), and spec.system.autoscaling names those its SystemUnderTest
+describes an autoscaler for (elves.engine.models.workload_autoscaler); the local mode, which runs
+Elves' processes only, refuses them."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from elves.constants import DEPLOYMENTS
 from elves.engine.models.faults import Fault
 from elves.engine.models.settable import allowed_settings, settings_problems
 from elves.engine.models.spec import LoadTestSpec
+from elves.engine.models.workload_autoscaler import autoscaling_problems, handed_over, not_elves_deployments, offered
+from elves.engine.planning.plan import expand_sweep
 from elves.engine.planning.target import Target
 
 
@@ -41,14 +44,11 @@ def elves_only_parts(spec: LoadTestSpec, what: str, why: str = "not yet supporte
             problems.append(f"spec.faults[{index}]: {because} ({instead if workload_faults else why})")
     because += f" ({why})"
     # Where the platform acts on the target's workloads, spec.system names them (settings_problems).
-    acted_on = ("system.autoscaling",) if workload_faults else ("system.",)
-    if workload_faults:
-        problems += [f"spec.system.autoscaling: {because}"] if spec.system.autoscaling_settings() else []
-    else:
+    if not workload_faults:
         problems += [f"spec.system: {because}"] if spec.system.as_written() else []
+        problems += [f"spec.sweep.{key}: {because}" for key in spec.sweep or {} if key.startswith("system.")]
     problems += [f"spec.reset: acts on Elves' own deployments: {what} states no reset steps of its own"
                  " (its spec.reset.sql)"] if spec.reset and not resets else []
-    problems += [f"spec.sweep.{key}: {because}" for key in spec.sweep or {} if key.startswith(acted_on)]
     return problems
 
 
@@ -79,6 +79,8 @@ def workload_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str
     problems = objective_problems(spec, target, what)
     problems += settings_problems(spec.system, spec.sweep, allowed_settings(target.spec),
                                   what or ("Elves' own system" if target.own else "the SystemUnderTest"))
+    problems += (not_elves_deployments(spec.system.autoscaling, spec.sweep) if target.own
+                 else target_autoscaling_problems(spec, target, what))
     for index, fault in enumerate(spec.faults):
         if (workload := workload_of(fault)) is None:
             continue
@@ -90,3 +92,23 @@ def workload_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str
             listed = ", ".join(named) if named else "none"
             problems.append(f"{field}: {workload!r} is not a workload {what} lists by name (it lists {listed})")
     return problems
+
+
+def target_autoscaling_problems(spec: LoadTestSpec, target: Target, what: str) -> list[str]:
+    """spec.system.autoscaling (at every sweep point) read against the autoscalers the target's
+    SystemUnderTest describes (elves.engine.models.workload_autoscaler)."""
+    offers = offered(target.spec.workloads)
+    found = autoscaling_problems(spec.system, spec.sweep, offers, what)
+    for point in expand_sweep(spec):
+        where = f" (sweep point {point.index}: {point.values})" if point.values else ""
+        found += [p + where for p in autoscaling_problems(point.system, None, offers, what, unoffered=False)
+                  if p not in found]
+        owned = handed_over(point.system.autoscaling)
+        # As for Elves' own (elves.engine.models.autoscaling's scale-fault rule): the autoscaler
+        # owns the replicas and would undo the fault.
+        found += [f"spec.faults[{index}].scale: {fault.scale.workload} is autoscaled (spec.system.autoscaling."
+                  f"{fault.scale.workload}{where}), so its autoscaler owns the replicas and would undo the fault;"
+                  " use killPod or restart, or mode: fixed"
+                  for index, fault in enumerate(spec.faults)
+                  if fault.scale is not None and fault.scale.workload in owned]
+    return list(dict.fromkeys(found))

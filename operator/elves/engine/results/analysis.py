@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from elves.constants import DEPLOYMENTS, GATEWAY_ENDPOINTS, SCALED_ON_QUEUE
-from elves.engine.models.autoscaling import QueueAutoscaling, autoscaled
+from elves.engine.models.autoscaling import FIXED, QueueAutoscaling, autoscaled
+from elves.engine.models.workload_autoscaler import offered, settings_for, written
 from elves.engine.models.target import Queues
 from elves.engine.planning.target import Target
 from elves.engine.results import promql
@@ -315,34 +316,84 @@ def longest_unready(timeline: list[ReplicaPoint], end: float) -> float | None:
     return longest
 
 
-def _queue_ready_points(prom: Prometheus, window: RunWindow, queue: str) -> list[tuple[float, float | None]]:
-    """The queue's ready messages over the load and the drain, as (seconds since the load's start, value)."""
-    series = prom.query_range(promql.queue_messages_ready([queue], namespace=prom.system_namespace),
-                              window.load_start, window.end, _timeline_step(window))
+@dataclass(frozen=True)
+class Scaler:
+    """What scaled one workload in a run, as its figures need it: `settings` (None: mode fixed,
+    the replicas stayed as they were), `autoscaler` (KEDA or HPA), and for KEDA on a queue, the
+    queue (`<group>:<topic>` for a consumer group's lag) and the PromQL of its ready messages."""
+
+    settings: Any = None
+    autoscaler: str = ""
+    queue: str | None = None
+    depth: str | None = None
+
+
+def _depth_points(prom: Prometheus, window: RunWindow, query: str) -> list[tuple[float, float | None]]:
+    """A queue's ready messages over the load and the drain, as (seconds since the load's start, value)."""
+    series = prom.query_range(query, window.load_start, window.end, _timeline_step(window))
     return [(t - window.load_start, v) for s in series[:1] for t, v in s.points]
 
 
-def scaling_results(prom: Prometheus, window: RunWindow, timelines: dict[str, list[ReplicaPoint]],
-                    autoscaling: Any = None) -> dict[str, ScalingFigures]:
-    """Autoscaling's figures of each deployment that `autoscaling` (spec.system.autoscaling) names
-    (mode fixed too: a sweep compares its cost with the autoscaler's) or whose desired replicas changed."""
-    named = [d for d in DEPLOYMENTS if autoscaling is not None and getattr(autoscaling, d) is not None]
+def own_scalers(prom: Prometheus, autoscaling: Any) -> dict[str, Scaler]:
+    """Elves' deployments spec.system.autoscaling names (mode fixed too: a sweep compares its cost
+    with the autoscaler's): KEDA on the ingestor's work queue, the HPA on the others' CPU."""
     owned = autoscaled(autoscaling) if autoscaling is not None else []
+    scalers = {}
+    for deployment in DEPLOYMENTS:
+        settings = getattr(autoscaling, deployment) if autoscaling is not None else None
+        if settings is None:
+            continue
+        if deployment not in owned:
+            scalers[deployment] = Scaler()
+        elif isinstance(settings, QueueAutoscaling) and (queue := SCALED_ON_QUEUE.get(deployment)):
+            scalers[deployment] = Scaler(settings, KEDA, queue, promql.queue_messages_ready(
+                [queue], namespace=prom.system_namespace))
+        else:
+            scalers[deployment] = Scaler(settings, HPA)
+    return scalers
+
+
+def target_scalers(autoscaling: Any, target: Target) -> dict[str, Scaler]:
+    """Another system's workloads spec.system.autoscaling names, each by the trigger its
+    SystemUnderTest describes: KEDA on a RabbitMQ queue's ready messages or a consumer group's
+    lag (aiming at messages per replica), KEDA on PromQL or the HPA (from the load's start)."""
+    offers, scalers = offered(target.spec.workloads), {}
+    for workload, values in written(autoscaling).items() if autoscaling is not None else ():
+        autoscaler = offers.get(workload)
+        settings = settings_for(autoscaler, values, workload)[0] if autoscaler is not None else None
+        if autoscaler is None or settings is None or settings.mode == FIXED:
+            scalers[workload] = Scaler()
+        elif autoscaler.rabbitmq is not None:
+            queue = autoscaler.rabbitmq.queue
+            scalers[workload] = Scaler(settings, KEDA, queue, promql.queue_messages_ready(
+                [queue], namespace=target.namespace))
+        elif (kafka := autoscaler.kafka) is not None:
+            scalers[workload] = Scaler(settings, KEDA, f"{kafka.group}:{kafka.topic}", promql.kafka_lag(
+                [(kafka.group, kafka.topic)], namespace=target.namespace))
+        else:
+            scalers[workload] = Scaler(settings, KEDA if autoscaler.is_keda else HPA)
+    return scalers
+
+
+def scaling_results(prom: Prometheus, window: RunWindow, timelines: dict[str, list[ReplicaPoint]],
+                    scalers: dict[str, Scaler], names: tuple[str, ...] = DEPLOYMENTS) -> dict[str, ScalingFigures]:
+    """Autoscaling's figures of each workload of `names` that `scalers` names or whose desired
+    replicas changed."""
     end, load_end = window.end - window.load_start, window.load_end - window.load_start
     figures = {}
-    for deployment in DEPLOYMENTS:
-        timeline = timelines.get(deployment, [])
+    for workload in names:
+        timeline = timelines.get(workload, [])
         desired = [(p.t, p.desired) for p in timeline]
         ready = [(p.t, p.ready) for p in timeline]
-        if deployment not in named and not scaled(desired):
+        if workload not in scalers and not scaled(desired):
             continue
-        settings = getattr(autoscaling, deployment) if deployment in owned else None
-        queue = SCALED_ON_QUEUE.get(deployment) if isinstance(settings, QueueAutoscaling) else None
-        figures[deployment] = scaling_figures(
-            desired, ready, load_end, end, autoscaler=(KEDA if queue else HPA) if settings else "",
-            minimum=settings.min_replicas if settings else None, queue=queue,
-            depth=_queue_ready_points(prom, window, queue) if queue else (),
-            messages_per_replica=settings.messages_per_replica if queue else None)
+        scaler = scalers.get(workload) or Scaler()
+        settings = scaler.settings
+        figures[workload] = scaling_figures(
+            desired, ready, load_end, end, autoscaler=scaler.autoscaler,
+            minimum=settings.min_replicas if settings else None, queue=scaler.queue,
+            depth=_depth_points(prom, window, scaler.depth) if scaler.depth else (),
+            messages_per_replica=getattr(settings, "messages_per_replica", None) if scaler.queue else None)
     return figures
 
 
@@ -379,7 +430,12 @@ def deployment_results(prom: Prometheus, window: RunWindow, autoscaling: Any = N
     heap = prom.by_label(promql.jvm_heap_max(span, names, namespace=namespace), "application", at)
     gc = prom.by_label(promql.jvm_gc_seconds(span, names, namespace=namespace), "application", at)
     cpu = prom.by_label(promql.cpu_cores(span, names, namespace=namespace), "application", at)
-    scaling = scaling_results(prom, window, timelines, autoscaling) if own else {}
+    if own:
+        scaling = scaling_results(prom, window, timelines, own_scalers(prom, autoscaling))
+    elif not target.scraped_in:  # on a cluster: kube-state-metrics' replicas of the target's workloads
+        scaling = scaling_results(prom, window, timelines, target_scalers(autoscaling, target), names)
+    else:
+        scaling = {}
     results = {}
     for deployment in names:
         timeline = timelines.get(deployment, [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from elves.engine.models.status import RunStatus, ScriptDigest, Step
 from elves.engine.models.target import ResetSteps
+from elves.engine.models.workload_autoscaler import written
 from elves.engine.planning.credentials import lifetime_problem
 from elves.engine.planning.target import Target
 from elves.engine.results import promql, sql_count
@@ -111,7 +112,7 @@ def apply(tick: Tick) -> float:
     if tick.status.current_run > 0 and tick.status.snapshot is not None:
         tick.platform.restore_system(tick.status.snapshot)  # undo the last run's faults first
     system = tick.plan.point.system
-    if system.changes() or system.autoscaling_settings():
+    if system.changes() or written(system.autoscaling):
         tick.platform.apply_system(system)
         tick.events.append(progress(f"system: {system.as_written()}"))
     tick.goto(None, Step.WAIT_READY)
