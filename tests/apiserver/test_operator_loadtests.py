@@ -171,10 +171,21 @@ def test_a_loadtest_makes_its_script_and_testrun_and_follows_the_stages_to_a_ver
         wait_for(lambda: cluster.status(ns, name)["runs"][0].get("loadStartedAt"), "the load clock to start")
         k6 = run_runner(testrun, archive, tmp_path / "runner-0", secret)
         assert k6.returncode == 0, k6.stderr[-3000:]
+        # The gateway restarting as the load ends (its container killed late): the drain waits
+        # for Elves' own deployment as for another system's workloads, and says what it found.
+        cluster.apps.patch_namespaced_deployment_status("gateway", env["system"], {"status": {
+            "readyReplicas": 0, "availableReplicas": 0}})
         cluster.walk_stages(ns, "elves-quick-0", "stopped", "finished")
+        restarting = "Deployment gateway: 0 of 1 replicas ready"
+        wait_for(lambda: cluster.status(ns, name)["runs"][0].get("unreadyAfterLoad"), "the drain to find the gateway")
+        assert cluster.status(ns, name)["runs"][0]["unreadyAfterLoad"] == restarting
+        assert cluster.status(ns, name)["phase"] == "Draining"
+        cluster.make_ready(env["system"], "gateway")
 
         status = wait_for(phase_is(cluster, ns, name, *FINAL_PHASES), "a verdict", timeout=150)
         assert status["phase"] == "Succeeded", status["conditions"]
+        assert (f"draining: waiting for the workloads to be ready again: {restarting}"
+                in events_with(cluster, ns, name, "Progress"))
         phases = [f"run 0: {p}" for p in ("Preparing", "Running", "Draining", "Analyzing")]
         wait_for(lambda: sorted(events_with(cluster, ns, name, "Phase")) == sorted(phases), "an Event per phase")
         # The results: k6's totals from Prometheus, the ledger, the columns of `kubectl get lt`.
@@ -297,7 +308,7 @@ def test_the_system_of_the_spec_is_applied_awaited_and_put_back(cluster, env, mo
         waiting = wait_for(lambda: "system not ready" in cluster.status(ns, name).get("progress", {}).get(
             "waitingFor", "") and cluster.status(ns, name), "the LoadTest to wait for the system")
         assert waiting["phase"] == "Preparing"
-        assert "ingestor: the change is not rolled out yet" in waiting["progress"]["waitingFor"]
+        assert "Deployment ingestor: the change is not rolled out yet" in waiting["progress"]["waitingFor"]
         ingestor = cluster.deployment(system, "ingestor")["spec"]
         container = ingestor["template"]["spec"]["containers"][0]
         assert ingestor["replicas"] == 3

@@ -3,8 +3,10 @@
 The orders system (tests/e2e/orders-system: one Go program, run as orders-api and
 orders-worker, with its own RabbitMQ and PostgreSQL) runs in namespace `shop` as another team's
 would: scraped by the cluster's Prometheus through its own ServiceMonitor and PodMonitor, behind
-NetworkPolicies that let only k6's runner pods call its API. The Elves release (conftest.py's
-`installed`) is told to run LoadTests and act on workloads there (`operator.loadTestNamespaces`,
+NetworkPolicies that let only k6's runner pods call its API. The Elves release is the harness alone
+(conftest.py's `harness`: system.enabled: false, as `./deployments.sh --harness-only` installs it;
+none of Elves' services, broker or database exist beside shop while it is judged), told to run
+LoadTests and act on workloads there (`operator.loadTestNamespaces`,
 `operator.targetNamespaces`), and the published example's script goes into a ConfigMap, as
 docs/own-system.md tells a user. Then:
 - the SystemUnderTest `orders` and a LoadTest (loadtests/orders-kill.yaml: 20/s for 60 s against
@@ -14,14 +16,16 @@ docs/own-system.md tells a user. Then:
   out, and the drain waiting for the worker to be ready again; the ledger exact (accepted ==
   persisted > 0, which the database confirms, nothing lost, no surplus); the results showing the
   broker and the database the SystemUnderTest chooses by a label; the killed pod replaced, the
-  worker back at 1 replica, Elves' own deployments untouched;
+  worker back at 1 replica;
 - a SystemUnderTest whose accepted count names an endpoint tag the script never uses
   (loadtests/orders-unchecked.yaml): the verdict says the ledger could not be checked;
 - "how many workers hold this load?" (loadtests/orders-workers-sweep.yaml): the worker's PREFETCH
   and memory limit set as the SystemUnderTest offers, its replicas swept 1 then 2; each point
   drained with the ledger exact, the sweep table, the worker put back as it was.
 
-Runs before test_user_path.py, on the same release; the namespace `shop` is deleted after it.
+Runs before test_user_path.py, whose `installed` upgrades the same release to Elves' own system;
+the namespace `shop` is deleted after it (a test of another system beside Elves' own, leaving its
+deployments untouched, is tier 3's: tests/apiserver/test_operator_foreign_target.py).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import pytest
 
 from kube import REPO, Cluster
 from polling import wait_for
-from release import NAMESPACE, RELEASE, helm, only_run, promql, run_loadtest, timed_step
+from release import NAMESPACE, RELEASE, elves_system_objects, helm, only_run, promql, run_loadtest, timed_step
 
 SHOP = "shop"
 ORDERS_SYSTEM = Path(__file__).parent / "orders-system"
@@ -43,13 +47,13 @@ LOADTESTS = Path(__file__).parent / "loadtests"
 EXAMPLE_SCRIPT = REPO / "loadtests" / "examples" / "own-system" / "orders.js"
 QUEUE = "orders.in"
 SHOP_DEPLOYMENTS = ("rabbitmq", "postgres", "orders-api", "orders-worker")
-ELVES_DEPLOYMENTS = ("gateway", "registry", "ingestor")
 timed = partial(timed_step, "foreign system")
 
 
 @pytest.fixture(scope="module")
-def shop(installed: Cluster) -> Iterator[Cluster]:
-    """The orders system running in `shop`, scraped, and the release allowed to judge it."""
+def shop(harness: Cluster) -> Iterator[Cluster]:
+    """The orders system running in `shop`, scraped, and the harness allowed to judge it."""
+    installed = harness
     with timed("the orders image (built when not cached), imported"):
         installed.load_images("orders")
     manifest = (ORDERS_SYSTEM / "shop.yaml").read_text()
@@ -63,6 +67,8 @@ def shop(installed: Cluster) -> Iterator[Cluster]:
         helm(installed, "upgrade", RELEASE, str(REPO / "charts" / "elves"), "-n", NAMESPACE, "--reuse-values",
              "--set", f"operator.loadTestNamespaces={{{SHOP}}}", "--set", f"operator.targetNamespaces={{{SHOP}}}",
              "--wait", "--timeout", "10m")
+        # The chart's values for a team's namespaces change nothing of the harness alone.
+        assert elves_system_objects(installed) == []
         for deployment in SHOP_DEPLOYMENTS:
             installed.kubectl("rollout", "status", f"deployment/{deployment}", "-n", SHOP, "--timeout=300s",
                               timeout=330)
@@ -82,18 +88,6 @@ def pods(cluster: Cluster, namespace: str, selector: str) -> list[dict]:
     return cluster.kubectl_json("get", "pods", "-n", namespace, "-l", selector)["items"]
 
 
-def elves_deployments(cluster: Cluster) -> dict[str, tuple[int, int, int]]:
-    """Each of Elves' deployments as (generation, replicas, its containers' restarts)."""
-    state = {}
-    for name in ELVES_DEPLOYMENTS:
-        deployment = cluster.kubectl_json("get", "deployment", name, "-n", NAMESPACE)
-        restarts = sum(c.get("restartCount", 0)
-                       for p in pods(cluster, NAMESPACE, f"app.kubernetes.io/component={name}")
-                       for c in p["status"].get("containerStatuses") or [])
-        state[name] = (deployment["metadata"]["generation"], deployment["spec"]["replicas"], restarts)
-    return state
-
-
 def stored_in_database(cluster: Cluster, test_id: str) -> tuple[int, int]:
     """(rows, distinct order ids) the worker stored for a test, asked of PostgreSQL itself."""
     out = cluster.kubectl("exec", "-n", SHOP, "deployment/postgres", "--", "psql", "-U", "shop", "-d", "shop",
@@ -103,7 +97,6 @@ def stored_in_database(cluster: Cluster, test_id: str) -> tuple[int, int]:
 
 
 def test_a_loadtest_judges_the_orders_system_through_a_worker_kill(shop: Cluster) -> None:
-    elves_before = elves_deployments(shop)
     with timed("the orders-kill LoadTest, from apply to its verdict"):
         lt = run_loadtest(shop, LOADTESTS / "orders-kill.yaml", "orders-kill", namespace=SHOP)
     status, results = lt["status"], only_run(lt)
@@ -149,8 +142,8 @@ def test_a_loadtest_judges_the_orders_system_through_a_worker_kill(shop: Cluster
     workers_after = {p["metadata"]["name"] for p in pods(shop, SHOP, "app=orders-worker")
                      if p["status"].get("phase") == "Running"}
     assert workers_after and killed not in workers_after, (killed, workers_after)
-    # Elves' own system was not touched: not scaled, not restarted, not rolled.
-    assert elves_deployments(shop) == elves_before
+    # Judged on the harness alone: nothing of Elves' own system ran beside it.
+    assert elves_system_objects(shop) == []
 
 
 def test_a_ledger_that_counts_nothing_could_not_be_checked(shop: Cluster) -> None:
@@ -184,7 +177,6 @@ def test_a_replicas_sweep_of_the_worker_says_how_many_hold_the_load(shop: Cluste
     its replicas swept 1 then 2 under the same 20 s load. Each point drains with the ledger exact;
     the sweep table has a row per point; after the last run the worker is back as it was."""
     replicas_before, container_before = worker_container(shop)
-    elves_before = elves_deployments(shop)
     lt = run_loadtest(shop, LOADTESTS / "orders-workers-sweep.yaml", "orders-workers", namespace=SHOP)
     status = lt["status"]
     rows = status.get("sweep") or []
@@ -204,4 +196,4 @@ def test_a_replicas_sweep_of_the_worker_says_how_many_hold_the_load(shop: Cluste
     # Everything the test changed of the worker is back: replicas, PREFETCH, the memory limit.
     wait_for(lambda: worker_container(shop) == (replicas_before, container_before),
              "orders-worker's replicas, env and limits to be restored", 120, interval=2)
-    assert elves_deployments(shop) == elves_before
+    assert elves_system_objects(shop) == []

@@ -2,8 +2,8 @@
 cluster, then the monitoring and k6-operator it asks for, `kubectl apply` of a LoadTest, the verdict through
 k6-operator runner pods, what Prometheus saw, and `./cleanup.sh` leaving nothing behind.
 
-Runs in file order: install (the session fixture `installed`, conftest.py: test_foreign_system.py
-runs on the same release first), the NetworkPolicies enforced (kube-router's
+Runs in file order: install (the session fixture `installed`, conftest.py: the harness alone, on
+which test_foreign_system.py runs first, upgraded to Elves' own system), the NetworkPolicies enforced (kube-router's
 firewall, tools/e2e/cluster.sh), quickstart, fault case, two runners, a real out-of-memory
 crash, a custom script from a ConfigMap and a second run of it gated by the first through
 spec.baseline, the rolling restart and the kill matrix (the published examples shortened; the
@@ -373,7 +373,8 @@ def report(name: str, lt: dict) -> None:
           f"{results.get('errorRate')}, drain {results.get('drainSeconds')} s, ledger {results.get('ledger')}, "
           + ", ".join(f"{d}: restarts {r['restarts']}, unready {longest_unready_seconds(results, d):.0f} s"
                       for d, r in results["deployments"].items())
-          + f"; faults: {[f.get('message') for f in lt['status']['runs'][0]['faults']]}")
+          + f"; faults: {[f.get('message') for f in lt['status']['runs'][0]['faults']]}"
+          + f"; not ready after the load (the drain waited): {lt['status']['runs'][0].get('unreadyAfterLoad')!r}")
 
 
 def assert_queues_back_to_empty(results: dict) -> None:

@@ -31,6 +31,17 @@ INSTALL_TIMEOUT_S = 1200
 LOADTEST_TIMEOUT_S = 900
 
 
+ELVES_SYSTEM = ("gateway", "registry", "ingestor", "rabbitmq", "postgres")
+
+
+def elves_system_objects(cluster: Cluster) -> list[str]:
+    """What of Elves' own system (its services, broker and database) the release namespace holds:
+    its Deployments, StatefulSets, Services and pods, by kind and name (none in the harness alone)."""
+    objects = cluster.kubectl_json("get", "deployments,statefulsets,services,pods", "-n", NAMESPACE)["items"]
+    return sorted(f"{o['kind']} {o['metadata']['name']}" for o in objects
+                  if o["metadata"]["name"].split("-")[0] in ELVES_SYSTEM)
+
+
 def endpoints(cluster: Cluster, namespace: str, service: str) -> tuple[list[str], dict[str, int]]:
     """The addresses and the ports (by name) behind a Service: what a pod's packet to it is
     sent to once kube-proxy has translated it, so what a NetworkPolicy's egress rule sees."""

@@ -319,22 +319,20 @@ class KubernetesPlatform:
             raise LoadError(f"spec.system: {exc}") from None
 
     def system_ready(self) -> Readiness:
-        """Elves' own Deployments and StatefulSets, in a test of Elves' system; another system's
-        workloads, by name or selector (elves.k8s.target_workloads), where the chart lets the
-        operator read them (operator.targetNamespaces); elsewhere it may not, and waits for none."""
+        """The target's Deployments and StatefulSets, each running its desired replicas, all updated
+        and ready, in one wording (elves.k8s.target_workloads): before the load and again in the
+        drain. Elves' own three Deployments, and its broker's and database's StatefulSets where the
+        chart runs them (absent: an external broker or database), in a test of Elves' system;
+        another system's workloads, by name or selector, where the chart lets the operator read
+        them (operator.targetNamespaces); elsewhere it may not, and waits for none."""
         if not self.target.own:
             reasons = target_workloads.not_ready(self.kube, self._target_faults().target) if self._may_read_target() else []
             return Readiness(not reasons, "; ".join(reasons))
-        reasons = []
-        for name in self._elves_deployments():
-            deployment = self.kube.deployment(self.system, name)
-            reason = (f"Deployment {name} not found in namespace {self.system}" if deployment is None
-                      else workloads.deployment_not_ready(deployment))
-            if reason:
-                reasons.append(reason)
-        for name in STATEFULSETS if self._elves_deployments() else ():  # absent: an external broker or database
+        own = target_workloads.TargetWorkloads(self.system, {name: "Deployment" for name in self._elves_deployments()})
+        reasons = target_workloads.not_ready(self.kube, own)
+        for name in STATEFULSETS:
             statefulset = self.kube.statefulset(self.system, name)
-            reason = statefulset and workloads.statefulset_not_ready(statefulset)
+            reason = statefulset and target_workloads.workload_not_ready("StatefulSet", statefulset)
             if reason:
                 reasons.append(reason)
         return Readiness(not reasons, "; ".join(reasons))

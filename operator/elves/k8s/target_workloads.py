@@ -72,7 +72,8 @@ def _list(kube: Kube, kind: str) -> Callable[[str, str], list[dict[str, Any]]]:
     return kube.list_deployments if kind == "Deployment" else kube.list_statefulsets
 
 
-def _not_ready(kind: str, body: dict[str, Any]) -> str | None:
+def workload_not_ready(kind: str, body: dict[str, Any]) -> str | None:
+    """Why one Deployment or StatefulSet is not ready, its kind first (None when it is ready)."""
     why = (workloads.deployment_not_ready if kind == "Deployment" else workloads.statefulset_not_ready)(body)
     return why and f"{kind} {why}"
 
@@ -102,7 +103,7 @@ def not_ready(kube: Kube, target: TargetWorkloads) -> list[str]:
     """Why the target's workloads are not all ready (empty when they are): one missing, or one that
     does not run its desired replicas, all updated and ready."""
     present, missing = found(kube, target)
-    return missing + [why for name, (kind, body) in sorted(present.items()) if (why := _not_ready(kind, body))]
+    return missing + [why for name, (kind, body) in sorted(present.items()) if (why := workload_not_ready(kind, body))]
 
 
 class TargetFaults:

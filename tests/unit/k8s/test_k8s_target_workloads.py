@@ -217,3 +217,21 @@ def test_the_platform_waits_for_the_targets_workloads_where_the_chart_lets_it_re
     # for none, as before, rather than fail on a read it was never granted.
     kube.deployment = kube.statefulset = kube.list_deployments = kube.list_statefulsets = None  # type: ignore[assignment]
     assert a_platform(kube, ("elsewhere",)).system_ready() == Readiness(True)
+
+
+def test_elves_own_system_is_awaited_by_the_same_rule_in_the_same_words():
+    """Elves' own Deployments read as another system's workloads are (before the load and in the
+    drain), with the chart's broker and database StatefulSets where it runs them: an absent one is
+    an external broker or database, not a missing workload."""
+    kube = WorkloadsKube()
+    kube.deployments = {name: rolled_out(workload(name, 1)) for name in ("gateway", "registry", "ingestor")}
+    kube.statefulsets = {"rabbitmq": rolled_out(workload("rabbitmq", 1), ready=0)}  # PostgreSQL external
+    rolled_out(kube.deployments["gateway"], ready=0)  # its container killed late in the load
+    platform = KubernetesPlatform(OperatorSettings(system_namespace=NS), kube,  # type: ignore[arg-type]
+                                  Owner(NS, "quick", "u"), clock=lambda: 0.0)
+    platform.target = Target.elves(NS)
+    assert platform.system_ready() == Readiness(
+        False, "Deployment gateway: 0 of 1 replicas ready; StatefulSet rabbitmq: 0 of 1 replicas ready")
+    del kube.deployments["ingestor"]
+    rolled_out(kube.deployments["gateway"]), rolled_out(kube.statefulsets["rabbitmq"])
+    assert platform.system_ready() == Readiness(False, f"Deployment ingestor not found in namespace {NS}")

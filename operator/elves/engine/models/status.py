@@ -322,8 +322,8 @@ class RunStatus(StatusModel):
                                              " measured load's): faults count from here.")
     load_ended_at: datetime | None = None
     drained_at: datetime | None = None
-    unready_after_load: str = Field("", description="What of another system's workloads was not ready when the drain"
-                                                    " began (a fault's work not yet undone), which the drain waited for"
+    unready_after_load: str = Field("", description="What of the target's workloads (Elves' own or another"
+                                                    " system's) was not ready when the drain began (a fault's work not yet undone), which the drain waited for"
                                                     " before the verdict; empty when all were ready.")
     finished_at: datetime | None = None
     analysis_seconds: float | None = Field(None, description="From the end of the drain to the verdict.")

@@ -42,14 +42,13 @@ def drain(tick: Tick) -> float:
 
 
 def _unready(tick: Tick, prom: Prometheus) -> list[str]:
-    """Another system's workloads that are not ready yet (a killed pod's successor still starting,
-    a scaled workload's new replicas): the verdict waits for them, as it waits for the queues. The
-    first time, the run records what it found and says so. Where the platform does not run them
-    (locally), their scrape targets say (runner.prepare.scraped_not_ready). Elves' own system is
-    waited for before the load (runner.prepare.wait_ready); its recovery from faults is in the results."""
+    """The target's workloads that are not ready yet (a killed pod's successor still starting, a
+    scaled workload's new replicas), Elves' own as another system's: the verdict waits for them, as
+    it waits for the queues, with the platform's answer that runner.prepare.wait_ready awaited
+    before the load. The first time, the run records what it found and says so. Where the platform
+    does not run them (another system's processes, locally), their scrape targets say
+    (runner.prepare.scraped_not_ready)."""
     target = tick.ctx.target
-    if target.own:
-        return []
     if target.scraped_in:
         reason = "; ".join(scraped_not_ready(prom, target))
     else:

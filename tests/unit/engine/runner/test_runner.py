@@ -17,7 +17,7 @@ from elves.engine.planning.credentials import signing_key
 from elves.engine.planning.platform import Readiness
 from elves.engine.runner import Context, Timeouts, abort, set_condition, set_outcome_conditions, step
 from engine_testkit import free_port
-from runner_testkit import JWT_SECRET, FakeClock, FakePlatform, drive, harness_error
+from runner_testkit import JWT_SECRET, FakeClock, FakePlatform, a_run_in_its_drain, drive, harness_error
 
 
 @pytest.fixture
@@ -155,6 +155,30 @@ def test_a_fault_whose_effect_shows_later_is_observed_on_later_steps(make_loadte
     assert len(observed) == 7 and observed[-1] - fault.fired_at.timestamp() == pytest.approx(3.0)
     assert (fault.message, fault.watch) == ("killed", None)
     assert [e.message for e in events if e.reason == "Fault"] == ["fault at 5s: killPod(deployment=registry): killed"]
+
+
+def test_elves_own_deployment_still_restarting_after_the_load_holds_the_drain(make_loadtest, known_run_prometheus):
+    """A kill late in the load leaves Elves' gateway restarting when the load ends: the drain waits
+    for it by the rule it keeps for another system's workloads (the verdict waits as it does for
+    them: tests/unit/engine/results/test_target_ledger.py), records what it found and says so once."""
+    ctx, status, platform, clock = a_run_in_its_drain(make_loadtest, known_run_prometheus.url)
+    assert ctx.target.own
+    restarting = "Deployment gateway: 1 of 2 replicas ready"
+    platform.ready = Readiness(False, restarting)
+    events = []
+    for _ in range(5):
+        result = step(ctx, status, platform, clock)
+        status, events = result.status, events + result.events
+        assert status.phase == "Draining", harness_error(status).message
+        assert f"not ready: {restarting}" in status.progress.waiting_for
+        clock.t += result.delay
+    assert status.runs[0].unready_after_load == restarting
+    assert [e.message for e in events if "ready again" in e.message] == [
+        f"draining: waiting for the workloads to be ready again: {restarting}"]  # said once, not at every look
+    platform.ready = Readiness(True)
+    status = step(ctx, status, platform, clock).status
+    assert "not ready" not in status.progress.waiting_for  # what remains is the queues' and the ledger's
+    assert status.runs[0].unready_after_load == restarting  # what the drain found stays in the run
 
 
 def test_the_load_clock_starts_after_k6s_setup_when_the_platform_tells(make_loadtest, platform, clock):
