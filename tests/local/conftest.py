@@ -20,6 +20,7 @@ import polling
 import pytest
 import requests
 from prerequisites import require
+from test_harness_kit import ElvesRun, run_elves
 
 from elves.engine.planning.tokens import make_token
 from elves.engine.results.ledger import LedgerUnavailable
@@ -127,6 +128,14 @@ def local_stack() -> LocalStack:
     if deployed.returncode != 0:
         pytest.fail(f"./deployments.sh --local failed ({deployed.returncode}):\n{deployed.stdout[-4000:]}")
     return stack
+
+
+@pytest.fixture(scope="session")
+def quickstart_run(local_stack: LocalStack, tmp_path_factory: pytest.TempPathFactory) -> ElvesRun:
+    """`elves run` of loadtests/examples/quickstart.yaml, once a session: the quickstart's own
+    tests and the PromQL checks, which need a finished run with a killed ingestor, read it."""
+    local_stack.wait_ready()
+    return run_elves(tmp_path_factory.mktemp("quickstart"), REPO / "loadtests" / "examples" / "quickstart.yaml")
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ import re
 
 from test_harness_kit import loadtest, run_elves
 
-SHORT_LOAD = {"scenario": "system-mix", "rate": "60/min", "duration": "30s", "users": 3}
+# A p99 under 1 ms is out of reach at any length; 15 calls are enough for a p99 to miss it.
+SHORT_LOAD = {"scenario": "system-mix", "rate": "60/min", "duration": "15s", "users": 3}
 
 
 def test_an_impossible_objective_fails_naming_the_check_and_what_was_observed(local_stack, tmp_path):

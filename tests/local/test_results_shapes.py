@@ -28,7 +28,10 @@ def test_case_3_queues_wait_for_their_consumers_and_getdata_holds_while_reads_fa
     local_stack.wait_ready()
     # One replica each instead of three: the shape (consumers at 0, then back) is the point,
     # and 9 JVMs would not start in a test's time on 2 cores.
-    document = example("case-3-fault-tolerance.yaml", "100s",
+    # 80 s of the example's 10 minutes: its four scalings 8 s apart (at 24, 32, 40 and 48 s),
+    # the ingestor gone for 16 s, and a one-ingestor backlog (and drain) a fifth smaller than
+    # at 100 s (2026-11-29, load average 8-9: drained in 128 s after 100 s).
+    document = example("case-3-fault-tolerance.yaml", "80s",
                        system={"replicas": {"gateway": 1, "registry": 1, "ingestor": 1}})
     for fault in document["spec"]["faults"]:
         fault["scale"]["replicas"] = min(fault["scale"]["replicas"], 1)
@@ -44,7 +47,7 @@ def test_case_3_queues_wait_for_their_consumers_and_getdata_holds_while_reads_fa
     depth = run.plot("queue_depth", INGESTOR_QUEUE)
     before = max((v for t, v in depth if t < down and v is not None), default=0)
     during = max(v for t, v in depth if down + 5 <= t <= up and v is not None)
-    # getData arrives at 2/s: with no consumer for 20 s the queue must hold several.
+    # getData arrives at 2/s: with no consumer for 16 s the queue must hold several.
     assert during > before and during >= 5, f"the ingestor queue did not rise while no ingestor ran: {depth}"
     assert results["queues"][INGESTOR_QUEUE]["final"] == 0 and results["drainCompleted"] is True
     endpoints = results["endpoints"]
@@ -58,7 +61,11 @@ def test_case_2a_replica_sweep_gives_two_runs_and_a_speedup_column(local_stack, 
     # replicas and results; the table and the report; the system restored afterwards).
     local_stack.wait_ready()
     before = local_stack.supervisor.state()["deployments"]["ingestor"]["replicas"]
-    document = example("case-2a.yaml", "60s", system={"replicas": {"gateway": 1, "registry": 1}},
+    # 30 s a point: one ingestor falls behind the constant rate from the start, so its backlog,
+    # and the drain that tells it from three, grow with the load; a longer load only waits
+    # longer for the same difference (at 60 s on 2026-11-29, load average 5-7: one drained in
+    # 3m37s, three in 8 s, a speed-up of 4.0).
+    document = example("case-2a.yaml", "30s", system={"replicas": {"gateway": 1, "registry": 1}},
                        sweep={"system.replicas.ingestor": [1, 3]}, slo=[])
     run = run_elves(tmp_path, document)
     assert run.exit_code == 0, run.output
@@ -90,11 +97,16 @@ def test_the_memory_case_runs_out_of_memory_counts_it_and_loses_nothing(local_st
     # count against RabbitMQ's delivery limit), so the drain cannot end while the heap is too
     # small. Only getData: the example's getImage and getStatus read plots seeded in setup(),
     # 5 at once, which would crash it before the load starts.
+    # Each user polls getStatus for a plot that never comes until the script's plot deadline
+    # (60 s by default, or k6 stops it at the duration and its 30 s grace), and the drain always
+    # times out: a 15 s deadline and a 15 s drain still hold the first out-of-memory with margin
+    # (on 2026-11-29 the ingestor was first restarted 2 s into the load at load average 6-10,
+    # then at 12 and 27 s; 12 s into it at load average 19).
     document["spec"]["system"]["env"]["ingestor"]["ELVES_INGESTOR_CONCURRENCY"] = "8"
     document["spec"]["load"] = {"scenario": "ingestor", "mix": {"getData": 1}, "users": 8, "iterations": 8,
-                                "duration": "1m"}
-    document["spec"]["drain"] = {"timeout": "30s"}
-    run = run_elves(tmp_path, document)
+                                "duration": "20s"}
+    document["spec"]["drain"] = {"timeout": "15s"}
+    run = run_elves(tmp_path, document, env={"ELVES_PLOT_DEADLINE": "15s"})
     assert run.report_dir is not None, run.output
     results = run.run_results()
     ingestor = results["deployments"]["ingestor"]

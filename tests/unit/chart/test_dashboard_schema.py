@@ -13,7 +13,7 @@ will not render). Two checks:
   lists, nested objects), down into the panels' options and field config (the timeseries
   plugin's models) and the targets (the Prometheus data source's).
 
-That every query returns data is tests/local/test_promql_returns_data.py's job.
+That every query returns data is tests/local/test_harness_quickstart_queries.py's job.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Every PromQL expression the dashboards, the alerts and the verdict use returns data
-from the Prometheus of a real local-mode run.
+from the Prometheus of a real local-mode run: the session's one quickstart run (conftest.py),
+whose ingestor is killed under load, so queue, restart and k6 series all exist. (This file sorts
+right after test_harness_quickstart.py, which starts that run, so the queries' 10-minute windows
+still hold all of it.)
 
 Grafana cannot run here, and a misspelt metric or label only shows as an empty panel,
 so the expressions are run as Grafana and the engine would run them: the dashboards'
@@ -22,7 +25,7 @@ import requests
 from elves.constants import DEAD_LETTER_QUEUES, DEPLOYMENTS, WORK_QUEUES
 from elves.engine.results import promql
 from elves.local.platform import LocalPlatform
-from test_harness_kit import REPO, loadtest, run_elves
+from test_harness_kit import REPO
 
 DASHBOARDS = sorted((REPO / "charts" / "elves" / "dashboards").glob("*.json"))
 NAMESPACE = LocalPlatform.system_namespace
@@ -39,16 +42,9 @@ ONLY_AFTER_AN_EVENT = {
 
 
 @pytest.fixture(scope="module")
-def finished_run(local_stack, tmp_path_factory):
-    """A short run with a killed ingestor, so queue, restart and k6 series all exist."""
-    local_stack.wait_ready()
-    run = run_elves(tmp_path_factory.mktemp("promql"), loadtest("promql-data", {
-        "load": {"scenario": "system-mix", "rate": "120/min", "duration": "40s", "users": 3},
-        "faults": [{"at": "10s", "killPod": {"deployment": "ingestor"}}],
-        "drain": {"timeout": "2m"},
-    }))
-    assert run.exit_code in (0, 1, 3), run.output  # a verdict, whatever it is; not a harness error
-    return local_stack, run.status["runs"][0]["testId"]
+def finished_run(local_stack, quickstart_run):
+    assert quickstart_run.exit_code in (0, 1, 3), quickstart_run.output  # a verdict, whatever it is; not a harness error
+    return local_stack, quickstart_run.status["runs"][0]["testId"]
 
 
 def query_range(stack, expr: str) -> list[dict]:
