@@ -151,11 +151,12 @@ def _train_served(settings: Settings) -> int:
         print(f"warm start: the training on served requests failed; the services keep the start's "
               f"training: {error}", file=sys.stderr)
         return 1
-    if not trained:
+    if not trained.deployments:
         return 0
-    print(f"warm start: {' and '.join(trained)} trained on served requests in {time.monotonic() - started:.0f} s",
-          file=sys.stderr)
-    return _roll(settings, trained)
+    print(f"warm start: {' and '.join(trained.deployments)} trained on served requests in "
+          f"{time.monotonic() - started:.0f} s ({trained.failed_requests} of "
+          f"{serve_training.RATE * serve_training.LOAD_SECONDS} requests failed)", file=sys.stderr)
+    return _roll(settings, trained.deployments)
 
 
 def _supervise(_: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 from elves import warm_start
 from elves.constants import GATEWAY, REGISTRY
@@ -56,6 +57,11 @@ class TrainingFailed(RuntimeError):
     pass
 
 
+class Trained(NamedTuple):
+    deployments: list[str]  # those whose served entry is now in place
+    failed_requests: int  # of RATE * LOAD_SECONDS
+
+
 def missing(settings: Settings, layout: Layout) -> dict[str, str]:
     """Why each read-path service still needs its served training ("" when it can have it now);
     services already trained, or not trained at start (nothing to start from), are left out."""
@@ -71,12 +77,12 @@ def missing(settings: Settings, layout: Layout) -> dict[str, str]:
     return reasons
 
 
-def train(settings: Settings, layout: Layout, ports: Ports) -> list[str]:
-    """Train the read path's services that miss their served entry; the trained ones' names.
+def train(settings: Settings, layout: Layout, ports: Ports) -> Trained:
+    """Train the read path's services that miss their served entry.
     Raises TrainingFailed (with the services' log tails) when a step fails."""
     todo = [d for d, why in missing(settings, layout).items() if not why]
     if not todo:
-        return []
+        return Trained([], 0)
     # Both run even when one is trained already: the gateway's requests need a registry.
     jars = {d: services.runnable_jar(settings, layout, d) for d in TRAINED}
     cache = settings.cache_dir / "warm"
@@ -128,7 +134,7 @@ def train(settings: Settings, layout: Layout, ports: Ports) -> list[str]:
                     raise
             warm_start.prune(settings.cache_dir, deployment, keep=target)
             trained.append(deployment)
-        return trained
+        return Trained(trained, failed)
     finally:
         for process in processes.values():
             if process.poll() is None:
