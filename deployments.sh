@@ -23,8 +23,9 @@
 #                          service, elves-<service>, created by tools/install-local-deps.sh;
 #                          else the caller); the state directory must let it in
 #   ELVES_LOCAL_START      warm (default): the services run the trained form of their build
-#                          on JDK 25 (trained here once per build); cold: the default java
-#                          and the fat jar
+#                          on JDK 25 (trained here once per build: at start, then the gateway
+#                          and the registry on served requests); start-trained: the start's
+#                          training only; cold: the default java and the fat jar
 #   ELVES_LOCAL_LOAD_CPUS  CPUs that k6 gets to itself, e.g. 0 (default: none, k6 and the
 #                          system share every core); the system runs on the others
 # Paths, ports and the service list come from the Python (tools/facts.sh: `elves local env`).
@@ -97,6 +98,20 @@ train_warm_start() {
   nice -n 10 "${ELVES}" local train || log "some services will start cold (see above)"
 }
 
+train_on_served_requests() {
+  # Once per build, with the stack up: the gateway and the registry trained again while they serve
+  # requests on its broker and database (operator/elves/local/serve_training.py), then rolled onto
+  # it; where that fails they keep the start's training.
+  if [[ ${ELVES_LOCAL_START:-warm} != warm ]]; then
+    return
+  fi
+  if "${ELVES}" local train --served; then
+    wait_until_ready
+  else
+    log "the gateway and the registry keep the start's training (see above)"
+  fi
+}
+
 build_k6() {
   local script="${REPO_DIR}/tools/install-k6.sh"
   if [[ -x ${script} ]]; then
@@ -156,6 +171,7 @@ deploy_local() {
   "${ELVES}" local prepare
   start_supervisor
   wait_until_ready
+  train_on_served_requests
   print_access
 }
 

@@ -9,14 +9,19 @@ started with the cache (RUN_FLAGS) skips that work. The cache only applies to th
 a plain class path, so the training runs the jar extracted (Spring Boot's `-Djarmode=tools
 extract`: the application jar and its lib/), not the nested fat jar.
 
+Those profiles are the start's. Once the local stack runs, the services of the read path are
+trained again while they serve requests, with the stack's broker and database
+(SERVING_TRAINING_FLAGS, elves/local/serve_training.py); the JIT of a replica started with that
+cache quiets down about twice as soon (bench/results/2026-11-29-warm-start-serve-training.txt).
+
 An entry of the cache is a directory, ELVES_CACHE/warm/<service>-<sha256 of the jar>/: the
-extracted jar (app/) and its AOT cache (app.aot). A new build has a new hash, so a cache is
-never used for another build. Entries are built in a private directory and renamed into place,
-so helpers sharing the cache never see half of one. Where no entry applies (no JDK 25, no
-training yet), the service starts as before, with the default java and the fat jar, and the
-caller logs why (`unavailable`). The JVM itself checks that the jars are the ones trained
-(size and time) and, when not, says so in the service's log ("[aot] ... has changed") and
-runs without the cache.
+extracted jar (app/) and its AOT cache (app.aot); the served training's is the same name with
+SERVED_SUFFIX. A new build has a new hash, so a cache is never used for another build. Entries
+are built in a private directory and renamed into place, so helpers sharing the cache never see
+half of one. Where no entry applies (no JDK 25, no training yet), the service starts as before,
+with the default java and the fat jar, and the caller logs why (`unavailable`). The JVM itself
+checks that the jars are the ones trained (size and time) and, when not, says so in the
+service's log ("[aot] ... has changed") and runs without the cache.
 
     python3 -m elves.warm_start CACHE_DIR SERVICE=JAR...   # train what is missing
 """
@@ -43,11 +48,17 @@ TRAINING_FLAGS = ["-XX:AOTCacheOutput={aot}", "-Dspring.context.exit=onRefresh"]
 # A service's run: map the cache; a cache that does not match is reported and left out.
 # Protobuf (in Micrometer's Prometheus registry) uses sun.misc.Unsafe, which JDK 24 and later
 # warn about in every service's log; the use is allowed on JDK 25.
-RUN_FLAGS = ["-XX:AOTCache={aot}", "--sun-misc-unsafe-memory-access=allow"]
+UNSAFE_FLAG = "--sun-misc-unsafe-memory-access=allow"
+RUN_FLAGS = ["-XX:AOTCache={aot}", UNSAFE_FLAG]
+# The training on served requests: a service run as the stack runs it, recording into a new
+# cache; the JVM writes it when the service is stopped (SIGTERM).
+SERVING_TRAINING_FLAGS = ["-XX:AOTCacheOutput={aot}", UNSAFE_FLAG]
+SERVED_SUFFIX = "-served"
 # Extracting a jar takes a second or two; training one, 15-20 s on two busy cores (2026-11-29).
-# An entry takes about 100 MB (the AOT cache 70 MB); each service keeps its newest few builds'
-# (stacks run copies of theirs, so pruning the cache never pulls one from under a JVM).
-KEEP_ENTRIES = 3
+# An entry takes about 100 MB (the AOT cache 70 MB); each service keeps its newest few entries,
+# two builds' when both were trained at start and on served requests (stacks run copies of
+# theirs, so pruning the cache never pulls one from under a JVM).
+KEEP_ENTRIES = 4
 EXTRACT_TIMEOUT_SECONDS = 120.0
 TRAINING_TIMEOUT_SECONDS = 300.0
 
@@ -84,9 +95,10 @@ def digest(jar: Path) -> str:
     return _digests[key]
 
 
-def entry(cache_dir: Path, service: str, jar: Path) -> Path:
-    """Where the trained form of this build of `service` is (or would be)."""
-    return cache_dir / "warm" / f"{service}-{digest(jar)}"
+def entry(cache_dir: Path, service: str, jar: Path, served: bool = False) -> Path:
+    """Where the trained form of this build of `service` is (or would be): trained up to its
+    start, or (`served`) while serving requests."""
+    return cache_dir / "warm" / f"{service}-{digest(jar)}{SERVED_SUFFIX if served else ''}"
 
 
 def run_argv(trained: Path, service: str) -> list[str]:

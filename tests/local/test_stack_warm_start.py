@@ -1,5 +1,6 @@
 """The local stack's services start warm (elves/warm_start.py): every replica runs the trained
-form of its build on JDK 25 with its AOT cache, and its JVM took the cache; a cache the JVM finds
+form of its build on JDK 25 with its AOT cache, and its JVM took the cache, the gateway's and the
+registry's trained on served requests (elves/local/serve_training.py); a cache the JVM finds
 stale is reported in the service's output and left out, and the service starts all the same."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from prerequisites import require
 
 from elves import warm_start
 from elves.constants import DEPLOYMENTS, GATEWAY
+from elves.local import serve_training
 from elves.local.layout import Layout
 
 # A JVM start on a busy 2-core machine (the gateway's context takes 5-10 s quiet).
@@ -29,7 +31,10 @@ def test_every_replica_runs_its_build_warm_and_its_jvm_took_the_cache(local_stac
         for pod in local_stack.pods(deployment):
             argv = Path(f"/proc/{pod['pid']}/cmdline").read_text().split("\0")
             assert str(warm_start.java()) in argv, f"{pod['pod']} runs cold: {' '.join(argv)}"
-            assert any(a.startswith("-XX:AOTCache=") for a in argv), argv
+            cache = next((a for a in argv if a.startswith("-XX:AOTCache=")), None)
+            assert cache, argv
+            if deployment in serve_training.TRAINED:
+                assert cache.endswith(f".served/{warm_start.AOT_FILE}"), f"{pod['pod']} runs the start's training: {cache}"
             this_start = (logs / f"{pod['pod']}.log").read_text().rsplit("\n=== ", 1)[-1]
             assert AOT_COMPLAINT not in this_start, f"{pod['pod']}'s JVM refused its cache:\n{this_start[-2000:]}"
 

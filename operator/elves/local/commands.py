@@ -64,6 +64,10 @@ def register(subcommands) -> None:
     train = actions.add_parser(
         "train", help="train the services' warm start for their current build (ELVES_CACHE/warm; "
                       "builds already trained are skipped)")
+    train.add_argument(
+        "--served", action="store_true",
+        help="train the gateway and the registry again while they serve requests, on the running stack's "
+             "broker and database, and roll them onto it (./deployments.sh --local does this once per build)")
     train.set_defaults(handler=_train)
     reap = actions.add_parser(
         "reap", help="kill processes left behind by a supervisor that is gone (by recorded PID)")
@@ -122,12 +126,37 @@ def _env(_: argparse.Namespace) -> int:
     return main()
 
 
-def _train(_: argparse.Namespace) -> int:
+def _train(args: argparse.Namespace) -> int:
     from elves.constants import DEPLOYMENTS
     from elves.warm_start import main
 
     settings = Settings.from_env()
+    if args.served:
+        return _train_served(settings)
     return main([str(settings.cache_dir), *(f"{d}={settings.service_jar(d)}" for d in DEPLOYMENTS)])
+
+
+def _train_served(settings: Settings) -> int:
+    from elves.local import serve_training
+    from elves.local.ports import Ports
+
+    layout, ports = Layout(settings.state_dir), Ports(settings.port_offset)
+    for deployment, why in serve_training.missing(settings, layout).items():
+        if why:
+            print(f"warm start: {deployment} cannot be trained on served requests: {why}", file=sys.stderr)
+    started = time.monotonic()
+    try:
+        trained = serve_training.train(settings, layout, ports)
+    except (serve_training.TrainingFailed, OSError, MissingSecret) as error:
+        print(f"warm start: the training on served requests failed; the services keep the start's "
+              f"training: {error}", file=sys.stderr)
+        return 1
+    if not trained.deployments:
+        return 0
+    print(f"warm start: {' and '.join(trained.deployments)} trained on served requests in "
+          f"{time.monotonic() - started:.0f} s ({trained.failed_requests} of "
+          f"{serve_training.RATE * serve_training.LOAD_SECONDS} requests failed)", file=sys.stderr)
+    return _roll(settings, trained.deployments)
 
 
 def _supervise(_: argparse.Namespace) -> int:
@@ -180,13 +209,17 @@ def _status(args: argparse.Namespace) -> int:
 
 def _rollout(args: argparse.Namespace) -> int:
     from elves.constants import DEPLOYMENTS
+
+    return _roll(Settings.from_env(), args.deployments or DEPLOYMENTS)
+
+
+def _roll(settings: Settings, deployments) -> int:
     from elves.local.client import SupervisorClient, SupervisorRefused, SupervisorUnreachable
     from elves.local.ports import Ports
 
-    settings = Settings.from_env()
     client = SupervisorClient(Ports(settings.port_offset), Layout(settings.state_dir))
     try:
-        for name in args.deployments or DEPLOYMENTS:
+        for name in deployments:
             client.restart(name)
             print(f"rolling restart of {name}")
     except (SupervisorRefused, SupervisorUnreachable) as error:

@@ -78,14 +78,16 @@ def prune_jars(layout: Layout, deployment: str, in_use: set[str]) -> None:
     """Delete copies (and their trained forms) that no replica runs, keeping the newest."""
     copies = sorted((layout.root / "jars").glob(f"{deployment}-*.jar"), key=lambda p: p.stat().st_mtime_ns)
     for copy in copies[:-1]:
-        warm = _warm_copy(copy)
-        if str(copy) not in in_use and not any(path.startswith(f"{warm}/") for path in in_use):
+        warm = _warm_copies(copy)
+        if str(copy) not in in_use and not any(path.startswith(f"{w}/") for w in warm for path in in_use):
             copy.unlink(missing_ok=True)
-            shutil.rmtree(warm, ignore_errors=True)
+            for each in warm:
+                shutil.rmtree(each, ignore_errors=True)
 
 
-def _warm_copy(copy: Path) -> Path:
-    return copy.with_suffix(".warm")
+def _warm_copies(copy: Path) -> tuple[Path, Path]:
+    """Where a jar's copy keeps its trained forms: trained on served requests, and at start."""
+    return copy.with_suffix(".served"), copy.with_suffix(".warm")
 
 
 _told: set[tuple[str, str]] = set()
@@ -102,19 +104,26 @@ def warm_command(settings: Settings, deployment: str, jar: Path) -> list[str] | 
     """The command that starts this build warm (elves.warm_start), or None, said in the log,
     when it starts cold. The trained form is copied next to the jar's copy, as the jar is: the
     replicas' OS users cannot read the cache, and the cache may be pruned under a running JVM."""
-    if settings.start != "warm":
+    if settings.start == "cold":
         return None
     if why := warm_start.unavailable():
         _tell_once(deployment, f"starting cold (java -jar): {why}")
         return None
-    trained = warm_start.entry(settings.cache_dir, deployment, jar)
-    local = _warm_copy(jar)  # once copied, it serves even after the cache pruned its entry
-    if not local.exists() and not (trained / warm_start.AOT_FILE).is_file():
-        _tell_once(deployment, f"starting cold (java -jar): this build has not been trained ({trained} is "
+    served_copy, start_copy = _warm_copies(jar)
+    # Trained on served requests first (unless asked for the start's training only), then at start;
+    # once copied, a form serves even after the cache pruned its entry.
+    forms = [(start_copy, warm_start.entry(settings.cache_dir, deployment, jar))]
+    if settings.start == "warm":
+        forms.insert(0, (served_copy, warm_start.entry(settings.cache_dir, deployment, jar, served=True)))
+    usable = [(local, trained) for local, trained in forms
+              if local.exists() or (trained / warm_start.AOT_FILE).is_file()]
+    if not usable:
+        _tell_once(deployment, f"starting cold (java -jar): this build has not been trained ({forms[-1][1]} is "
                                "missing; ./deployments.sh --local trains it)")
         return None
+    local, trained = usable[0]
     if not local.exists():
-        partial = local.with_suffix(".warm-partial")
+        partial = local.with_name(f"{local.name}-partial")
         shutil.rmtree(partial, ignore_errors=True)
         # copytree keeps the files' times: the JVM checks them against the training's.
         shutil.copytree(trained, partial)

@@ -81,8 +81,9 @@ class Settings:
     # Infrastructure the supervisor runs; tests of the supervisor alone run none.
     local_infra: tuple[str, ...] = ("epmd", "rabbitmq", "postgres", "prometheus")
     # "warm": the replicas run the trained form of their build on JDK 25 when one is in the cache
-    # (elves/warm_start.py); "cold": always the default java and the fat jar, as before (to
-    # compare the two) [ELVES_LOCAL_START].
+    # (elves/warm_start.py), trained on served requests where it was; "start-trained": the form
+    # trained up to the start only; "cold": always the default java and the fat jar, as before
+    # (the last two to compare) [ELVES_LOCAL_START].
     start: str = "warm"
     # The k6 binary used for local load (built by tools/install-k6.sh).
     k6_binary: Path = cache_root({}) / "bin" / "k6"
@@ -109,6 +110,6 @@ class Settings:
             ingestor_niceness=envvars.read(env, "ELVES_LOCAL_INGESTOR_NICENESS", "10", _niceness),
             load_cpus=envvars.read(env, "ELVES_LOCAL_LOAD_CPUS", "", _cpu_set),
             local_infra=cls.local_infra if infra is None else tuple(filter(None, infra.split(","))),
-            start=envvars.read(env, "ELVES_LOCAL_START", "warm", envvars.one_of("warm", "cold")),
+            start=envvars.read(env, "ELVES_LOCAL_START", "warm", envvars.one_of("warm", "start-trained", "cold")),
             k6_binary=Path(env.get("ELVES_K6") or cache / "bin" / "k6"),
         )

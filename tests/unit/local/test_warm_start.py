@@ -22,9 +22,9 @@ def fake_jdk(path, version):
     return path
 
 
-def trained(settings, deployment, jar):
-    """What `elves local train` leaves in the cache for this build."""
-    entry = warm_start.entry(settings.cache_dir, deployment, jar)
+def trained(settings, deployment, jar, served=False):
+    """What `elves local train` (`--served`) leaves in the cache for this build."""
+    entry = warm_start.entry(settings.cache_dir, deployment, jar, served=served)
     (entry / warm_start.APP_DIR / "lib").mkdir(parents=True)
     (entry / warm_start.APP_DIR / f"{deployment}.jar").write_text("thin")
     (entry / warm_start.APP_DIR / "lib" / "spring.jar").write_text("lib")
@@ -100,12 +100,15 @@ def test_pruning_an_old_build_removes_its_warm_copy_unless_a_replica_runs_it(sta
 
 def test_the_cache_keeps_each_services_newest_builds_and_the_one_just_trained(tmp_path):
     warm = tmp_path / "warm"
-    for age, name in enumerate(["gateway-a", "gateway-b", "gateway-c", "gateway-d", "registry-a"]):
+    names = ["gateway-a-served", "gateway-a", "gateway-b", "gateway-c", "gateway-d", "registry-a"]
+    for age, name in enumerate(names):
         (warm / name).mkdir(parents=True)
         os.utime(warm / name, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))  # a is the newest
     just_trained = warm / "gateway-d"  # an old build trained again keeps its entry's old time
     warm_start.prune(tmp_path, "gateway", keep=just_trained)
-    assert sorted(p.name for p in warm.iterdir()) == ["gateway-a", "gateway-b", "gateway-d", "registry-a"]
+    # Four entries: the newest build's two trainings and the next build's, or four builds' starts.
+    assert sorted(p.name for p in warm.iterdir()) == ["gateway-a", "gateway-a-served", "gateway-b", "gateway-d",
+                                                      "registry-a"]
 
 
 def test_a_build_copied_warm_stays_warm_after_the_cache_pruned_its_entry(stack):
@@ -116,3 +119,23 @@ def test_a_build_copied_warm_stays_warm_after_the_cache_pruned_its_entry(stack):
     first = services.command(settings, layout, "gateway")
     shutil.rmtree(entry)  # another checkout's builds pushed it out of the shared cache
     assert services.command(settings, layout, "gateway") == first
+
+
+def test_the_form_trained_on_served_requests_is_preferred_unless_the_start_trained_one_is_asked_for(stack):
+    settings, layout = stack
+    trained(settings, "gateway", settings.service_jar("gateway"))
+    copy = services.runnable_jar(settings, layout, "gateway")
+    assert services.command(settings, layout, "gateway")[-1] == str(copy.with_suffix(".warm") / "app" / "gateway.jar")
+    served = trained(settings, "gateway", settings.service_jar("gateway"), served=True)
+    assert served.name.endswith("-served")
+    # A replica started after the served training (the rollout that follows it) runs that form.
+    argv = services.command(settings, layout, "gateway")
+    assert argv[1] == f"-XX:AOTCache={copy.with_suffix('.served') / 'app.aot'}"
+    start_trained = Settings.from_env({"ELVES_REPO": str(settings.repo_dir), "ELVES_CACHE": str(settings.cache_dir),
+                                       "ELVES_LOCAL_START": "start-trained"})
+    assert services.command(start_trained, layout, "gateway")[1] == f"-XX:AOTCache={copy.with_suffix('.warm') / 'app.aot'}"
+    write_jar(settings.service_jar("gateway"), "v2")
+    os.utime(settings.service_jar("gateway"), ns=(2 * 10**18, 2 * 10**18))
+    services.runnable_jar(settings, layout, "gateway")
+    services.prune_jars(layout, "gateway", in_use=set())
+    assert not copy.with_suffix(".served").exists() and not copy.with_suffix(".warm").exists()
