@@ -169,14 +169,16 @@ class QueuePrometheus:
     system_namespace = "elves"
 
     def __init__(self, depths: dict[str, float], scraped: float | None):
-        self.depths, self.scraped, self.queries = depths, scraped, []
+        self.depths, self.scraped, self.queries, self.times = depths, scraped, [], []
 
-    def value(self, query: str) -> float | None:
+    def value(self, query: str, time: float | None = None) -> float | None:
         self.queries.append(query)
+        self.times.append(time)
         return self.scraped
 
-    def by_label(self, query: str, label: str) -> dict[str, float]:
+    def by_label(self, query: str, label: str, time: float | None = None) -> dict[str, float]:
         self.queries.append(query)
+        self.times.append(time)
         return self.depths
 
 
@@ -186,6 +188,9 @@ def test_the_drain_waits_on_the_targets_queues():
     assert queue_blockers(Queues(rabbitmq=["orders.in", "orders.retry"]), prom, window) == ["orders.in holds 3"]
     # Both the scrape time and the depths select the target's queues (PromQL escapes the dots).
     assert len(prom.queries) == 2 and all('queue=~"orders\\\\.in|orders\\\\.retry"' in q for q in prom.queries)
+    # Read as of the window's end, where the analysis reads the final depths: never a later sample
+    # than the results (a drain that saw 0 while the results said the queue still held messages).
+    assert prom.times == [window.end, window.end]
     early = QueuePrometheus({}, scraped=150.0)
     assert queue_blockers(Queues(rabbitmq=["orders.in"]), early, window) == \
         ["waiting for a queue depth sample taken after the load"]

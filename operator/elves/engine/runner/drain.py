@@ -110,22 +110,26 @@ def queue_blockers(queues: Queues, prom: Prometheus, window: RunWindow, namespac
     """The target's queues that still hold messages: RabbitMQ's by name in `namespace` (the
     target's; by default the system's) or Kafka consumer groups' lag, once a sample taken after
     the load is in (a group without one is not known to be drained), or a depth per queue by the
-    target's own PromQL."""
+    target's own PromQL. Read as of the window's end, the instant the drain will be said to have
+    ended and the analysis reads the final depths at: read at Prometheus' "now" instead, a check that
+    took seconds (the workloads' readiness) saw a later sample than the results, and a run whose
+    queue emptied between the two reported a final depth above 0 after a complete drain."""
     namespace = namespace or prom.system_namespace
+    at = window.end
     if queues.kafka is not None:
-        scraped = prom.value(promql.kafka_lag_scraped_at(queues.kafka_pairs(), namespace=namespace))
+        scraped = prom.value(promql.kafka_lag_scraped_at(queues.kafka_pairs(), namespace=namespace), at)
         if scraped is None:
             return ["no consumer-group lag samples in Prometheus (is the lag reader or kafka_exporter scraped,"
                     " and has each group committed an offset?)"]
         if scraped <= window.load_end:
             return ["waiting for a consumer-group lag sample taken after the load"]
     elif queues.promql is None:
-        scraped = prom.value(promql.queue_depth_scraped_at(queues.rabbitmq or (), namespace=namespace))
+        scraped = prom.value(promql.queue_depth_scraped_at(queues.rabbitmq or (), namespace=namespace), at)
         if scraped is None:
             return ["no queue depth samples in Prometheus (is RabbitMQ scraped?)"]
         if scraped <= window.load_end:
             return ["waiting for a queue depth sample taken after the load"]
-    depths = prom.by_label(queue_depth_query(queues, namespace), "queue")
+    depths = prom.by_label(queue_depth_query(queues, namespace), "queue", at)
     return [f"{queue} holds {value:g}" for queue, value in sorted(depths.items()) if value]
 
 
