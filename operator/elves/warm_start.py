@@ -140,16 +140,22 @@ def train(cache_dir: Path, service: str, jar: Path) -> Path:
         if not aot.is_file():
             raise RuntimeError(f"the training run of {service} wrote no {AOT_FILE}")
         shutil.rmtree(work / "scratch", ignore_errors=True)  # the ingestor's, of the training run
-        work.chmod(0o755)  # mkdtemp's 0700 would keep the services' OS users out of a copy
-        try:
-            work.rename(target)
-        except OSError:  # another builder put the same entry in place first: theirs is as good
-            if not (target / AOT_FILE).is_file():
-                raise
+        put_in_place(work, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     prune(cache_dir, service, keep=target)
     return target
+
+
+def put_in_place(work: Path, target: Path) -> None:
+    """Rename a trained entry built in private (`work`) into its place in the shared cache, in one
+    step, so no reader ever sees half of one."""
+    work.chmod(0o755)  # mkdtemp's 0700 would keep the services' OS users out of a copy
+    try:
+        work.rename(target)
+    except OSError:  # another builder put the same entry in place first: theirs is as good
+        if not (target / AOT_FILE).is_file():
+            raise
 
 
 def prune(cache_dir: Path, service: str, keep: Path) -> None:

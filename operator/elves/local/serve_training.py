@@ -126,12 +126,7 @@ def train(settings: Settings, layout: Layout, ports: Ports) -> Trained:
             if not (works[deployment] / warm_start.AOT_FILE).is_file():
                 raise TrainingFailed(f"{deployment} wrote no {warm_start.AOT_FILE}{_tails(logs)}")
             target = warm_start.entry(settings.cache_dir, deployment, jars[deployment], served=True)
-            works[deployment].chmod(0o755)  # mkdtemp's 0700 would keep the services' OS users out of a copy
-            try:
-                works[deployment].rename(target)
-            except OSError:  # another stack put the same entry in place first: theirs is as good
-                if not (target / warm_start.AOT_FILE).is_file():
-                    raise
+            warm_start.put_in_place(works[deployment], target)
             warm_start.prune(settings.cache_dir, deployment, keep=target)
             trained.append(deployment)
         return Trained(trained, failed)
