@@ -131,9 +131,9 @@ def detail_blocks(result: CaseResult) -> list[Block]:
     run = result.run or {}
     if case.file:
         how = f"**Run:** `{case.file.removeprefix('../')}`"
-        shortened = run.get("suiteDuration") if run else case.suite.duration
-        if shortened:
-            how += f", shortened to {shortened}"
+        time_box = run.get("suiteDuration") if run else case.suite.duration
+        if time_box:  # stages and fault times scaled to it: shorter than the example's, or as long
+            how += f", in the suite's time box of {time_box}"
         if case.scaled:
             how += f". {case.scaled}"
         if case.cluster:
