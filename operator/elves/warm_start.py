@@ -23,6 +23,9 @@ with the default java and the fat jar, and the caller logs why (`unavailable`). 
 checks that the jars are the ones trained (size and time) and, when not, says so in the
 service's log ("[aot] ... has changed") and runs without the cache.
 
+The chart's images run the same start training in their own root filesystem, on a runtime
+jlinked from this JDK, with these flags (elves/warm_image.py).
+
     python3 -m elves.warm_start CACHE_DIR SERVICE=JAR...   # train what is missing
 """
 
@@ -107,13 +110,19 @@ def run_argv(trained: Path, service: str) -> list[str]:
     return [str(java()), *(flag.format(aot=aot) for flag in RUN_FLAGS), "-jar", str(trained / APP_DIR / f"{service}.jar")]
 
 
-def training_env(work: Path) -> dict[str, str]:
+def training_settings(scratch: str) -> dict[str, str]:
     """What the services need to refresh their context: no ports taken, throwaway secrets, and a
-    broker and database that are not there (nothing connects before the exit)."""
+    broker and database that are not there (nothing connects before the exit). The same for the
+    local stack's training and the image's (elves/warm_image.py)."""
+    return {"SERVER_PORT": "0", "MANAGEMENT_SERVER_PORT": "0", "SERVER_ADDRESS": "127.0.0.1",
+            "ELVES_JWT_SECRET": secrets.token_urlsafe(48), "ELVES_SERVICE_KEY": secrets.token_urlsafe(32),
+            "ELVES_INGESTOR_SCRATCH_DIR": scratch}
+
+
+def training_env(work: Path) -> dict[str, str]:
+    """The local training's environment: the settings above and the locale and PATH of this one."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
-    env.update({"SERVER_PORT": "0", "MANAGEMENT_SERVER_PORT": "0", "SERVER_ADDRESS": "127.0.0.1",
-                "ELVES_JWT_SECRET": secrets.token_urlsafe(48), "ELVES_SERVICE_KEY": secrets.token_urlsafe(32),
-                "ELVES_INGESTOR_SCRATCH_DIR": str(work / "scratch")})
+    env.update(training_settings(str(work / "scratch")))
     return env
 
 
@@ -129,14 +138,10 @@ def train(cache_dir: Path, service: str, jar: Path) -> Path:
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         app = work / APP_DIR
-        _run([str(java()), "-Djarmode=tools", "-jar", str(jar), "extract", "--destination", str(app)],
-             work, EXTRACT_TIMEOUT_SECONDS, f"extracting {jar}")
-        extracted = app / jar.name
-        if extracted.name != f"{service}.jar":
-            extracted.rename(app / f"{service}.jar")
+        extract(jar, service, app, work)
         aot = work / AOT_FILE
-        _run([str(java()), *(flag.format(aot=aot) for flag in TRAINING_FLAGS), "-jar", str(app / f"{service}.jar")],
-             work, TRAINING_TIMEOUT_SECONDS, f"the training run of {service}")
+        run_step([str(java()), *(flag.format(aot=aot) for flag in TRAINING_FLAGS), "-jar", str(app / f"{service}.jar")],
+                 work, TRAINING_TIMEOUT_SECONDS, f"the training run of {service}")
         if not aot.is_file():
             raise RuntimeError(f"the training run of {service} wrote no {AOT_FILE}")
         shutil.rmtree(work / "scratch", ignore_errors=True)  # the ingestor's, of the training run
@@ -145,6 +150,17 @@ def train(cache_dir: Path, service: str, jar: Path) -> Path:
         shutil.rmtree(work, ignore_errors=True)
     prune(cache_dir, service, keep=target)
     return target
+
+
+def extract(jar: Path, service: str, app: Path, work: Path) -> Path:
+    """Extracts the fat jar into `app` (the application jar, named `<service>.jar`, and its lib/):
+    the plain class path an AOT cache can keep. Returns the application jar."""
+    run_step([str(java()), "-Djarmode=tools", "-jar", str(jar), "extract", "--destination", str(app)],
+             work, EXTRACT_TIMEOUT_SECONDS, f"extracting {jar}")
+    extracted = app / jar.name
+    if extracted.name != f"{service}.jar":
+        extracted = extracted.rename(app / f"{service}.jar")
+    return extracted
 
 
 def put_in_place(work: Path, target: Path) -> None:
@@ -166,10 +182,12 @@ def prune(cache_dir: Path, service: str, keep: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _run(argv: list[str], work: Path, timeout: float, what: str) -> None:
+def run_step(argv: list[str], work: Path, timeout: float, what: str, env: dict[str, str] | None = None) -> None:
+    """Runs one step of a build (in `work`, with the training's environment unless `env`); raises
+    RuntimeError naming `what` with the tail of its output when it fails or outlasts `timeout`."""
     try:
-        done = subprocess.run(argv, cwd=work, env=training_env(work), capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        done = subprocess.run(argv, cwd=work, env=training_env(work) if env is None else env, capture_output=True,
+                              text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as error:
         raise RuntimeError(f"{what} took longer than {timeout:g} s") from error
     if done.returncode != 0:

@@ -7,7 +7,7 @@ Debian's mirror serves only the newest version of each package within a release,
 of exact versions breaks every fresh build the day Debian publishes a security update. What
 the lock protects against is a change of behaviour, and within a stable release that comes
 only with a new upstream version of a package the image exists for (RabbitMQ, PostgreSQL,
-the JRE, Python, curl: each base's PRINCIPAL in images/bases/<base>.conf). So:
+the services' fonts, Python, curl: each base's PRINCIPAL in images/bases/<base>.conf). So:
 
 - a principal package whose upstream version differs from the lock fails the build (exit 1),
   naming the package and the one command that accepts it;
