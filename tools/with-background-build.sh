@@ -71,11 +71,11 @@ finish() {
   stop "${BUILD_PID}" "the background build"
   if [[ -n ${JOB_PID} ]]; then
     local outcome="stopped before it ended" job_status=0
-    if [[ $(ps -o stat= -p "${JOB_PID}" 2>/dev/null) == Z* ]]; then  # it ended while the command ran
+    if kill -0 "${JOB_PID}" 2>/dev/null; then
+      stop "${JOB_PID}" "${JOB_NAME}"
+    else  # it ended while the command ran (bash keeps the status of a child it reaped)
       wait "${JOB_PID}" || job_status=$?
       outcome="ended with status ${job_status}"
-    else
-      stop "${JOB_PID}" "${JOB_NAME}"
     fi
     print_job_log "${outcome}"
   fi
