@@ -111,12 +111,15 @@ def k6_pods_of(pods: dict[str, Any], loadtest: str, runs: int) -> dict[str, Any]
                       if (p["metadata"].get("labels") or {}).get(K6_LABEL_TESTRUN) in testruns]}
 
 
-def _part(title: str, read: Callable[[], str]) -> str:
+def _read(read: Callable[[], str]) -> str:
     try:
-        body = read()
+        return read()
     except Exception as error:  # noqa: BLE001 - one part that cannot be read must not hide the others
-        body = f"  (could not be read: {error})"
-    return f"--- {title}\n{body}"
+        return f"  (could not be read: {error})"
+
+
+def _part(title: str, read: Callable[[], str]) -> str:
+    return f"--- {title}\n{_read(read)}"
 
 
 def loadtest_diagnostics(cluster: Cluster, name: str, namespace: str, operator_namespace: str,
@@ -126,10 +129,11 @@ def loadtest_diagnostics(cluster: Cluster, name: str, namespace: str, operator_n
         lt = cluster.kubectl_json("get", "loadtest", name, "-n", namespace)
         runs = max(1, len((lt.get("status") or {}).get("runs") or []))
         pods = k6_pods_of(cluster.kubectl_json("get", "pods", "-n", namespace), name, runs)
+        # A pod whose container never started has no log: that pod says so, the others still come.
         logs = [f"  last {POD_LOG_LINES} lines of {p['metadata']['name']} "
                 f"({'runner' if (p['metadata'].get('labels') or {}).get(K6_LABEL_RUNNER) == 'true' else 'k6'}):\n"
-                + cluster.kubectl("logs", p["metadata"]["name"], "-n", namespace, "--all-containers",
-                                  f"--tail={POD_LOG_LINES}")
+                + _read(lambda pod=p["metadata"]["name"]: cluster.kubectl("logs", pod, "-n", namespace,
+                                                                         "--all-containers", f"--tail={POD_LOG_LINES}"))
                 for p in pods["items"]]
         return "\n".join([describe_pods(pods), *logs])
 
