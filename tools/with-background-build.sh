@@ -11,9 +11,11 @@
 # and tier 3's own 6 minutes, fit into its idle time instead of following it.
 #
 # Niced: the build to 19, so it gets a core only when the others leave it idle; the job to
-# ELVES_BESIDE_NICENESS (10): its waits have deadlines (30 s and more), which a job niced to
-# 19 could overrun while tier 2 restarts JVMs on both cores, and at 10 it weighs a tenth of a
-# process at 0, so tier 2's latency objectives hold. Each runs in a session of its own, so the
+# ELVES_BESIDE_NICENESS (15): its waits have deadlines (30 s and more), which a job niced to 19
+# (a weight of 15 against 1024 at 0) could overrun while tier 2 restarts JVMs on both cores; and
+# it must yield to tier 2's ingestor, which the local stack runs at 10 (weight 110): at 10 the
+# job was the ingestor's equal, and a quickstart beside it did not drain in time (2026-11-30).
+# At 15 it weighs a third of the ingestor. Each runs in a session of its own, so the
 # session's weight is set too: with autogroup scheduling (Debian's default) the kernel shares
 # the cores between sessions first, and a nice value alone would only rank a session's
 # processes against each other.
@@ -28,7 +30,7 @@
 #
 # Settings (environment):
 #   ELVES_BUILD_TIMEOUT    seconds the build and the job may still take after COMMAND ended (default: 3600)
-#   ELVES_BESIDE_NICENESS  the job's nice value, 0-19 (default: 10)
+#   ELVES_BESIDE_NICENESS  the job's nice value, 0-19 (default: 15)
 set -Eeuo pipefail
 
 REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,7 +40,7 @@ readonly SCRIPT_NAME=with-background-build
 source "${REPO_DIR}/tools/lib/log.sh"
 
 readonly TIMEOUT="${ELVES_BUILD_TIMEOUT:-3600}"
-readonly JOB_NICENESS="${ELVES_BESIDE_NICENESS:-10}"
+readonly JOB_NICENESS="${ELVES_BESIDE_NICENESS:-15}"
 readonly BUILD_NICENESS=19
 # Run by `setsid bash -c` as a new session's first process: gives the session its weight
 # (autogroup scheduling; a kernel without it has no such file, and the nice value alone

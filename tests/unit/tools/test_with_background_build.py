@@ -120,13 +120,13 @@ def test_the_job_starts_once_the_build_says_so_runs_niced_beside_the_command_and
     result = _run(build, "--then-beside", job, "--", *command)
     assert result.returncode == 0, result.stderr
     own = os.nice(0)
-    assert int((tmp_path / "job-nice").read_text()) == min(19, own + 10)
+    assert int((tmp_path / "job-nice").read_text()) == min(19, own + 15)
     if Path("/proc/self/autogroup").exists():
         # The job's session weighs as a niced one against the command's (autogroup scheduling).
-        assert (tmp_path / "job-autogroup").read_text().split()[-1] == "10"
+        assert (tmp_path / "job-autogroup").read_text().split()[-1] == "15"
     # The job's whole output, each line, after the command's, framed with what became of it.
     err = result.stderr
-    assert err.index("tier 2 output") < err.index(f"----- {job}, run beside (niced to 10): ended with status 0")
+    assert err.index("tier 2 output") < err.index(f"----- {job}, run beside (niced to 15): ended with status 0")
     assert "tier 3: 197 passed\nsecond line\n" in err
     assert "built the rest" in err
 
@@ -166,7 +166,7 @@ def test_a_failed_command_stops_the_job_and_its_children_and_shows_what_it_wrote
     assert result.returncode == 3
     assert _gone(int(_wait_for(tmp_path / "job-pid"))), "the job still runs"
     assert _gone(int(_wait_for(tmp_path / "job-child"))), "the job's child (an etcd) still runs"
-    assert f"----- {job}, run beside (niced to 10): stopped before it ended" in result.stderr
+    assert f"----- {job}, run beside (niced to 15): stopped before it ended" in result.stderr
     assert "tier 3 started" in result.stderr
 
 
