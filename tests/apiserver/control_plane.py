@@ -29,9 +29,11 @@ from pathlib import Path
 
 try:
     from elves.cache import cache_root
-except ModuleNotFoundError:  # a bare python3 without the venv: elves.cache is standard library only
+    from elves.local.processes import niceness_of, set_session_niceness
+except ModuleNotFoundError:  # a bare python3 without the venv: these modules are standard library only
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "operator"))
     from elves.cache import cache_root
+    from elves.local.processes import niceness_of, set_session_niceness
 
 REPO = Path(__file__).resolve().parents[2]
 # Ready in about 3 s on the 2-core machines; the margin is for a machine busy with builds.
@@ -343,9 +345,15 @@ def apiserver_command(pki: Path, advertise: str, secure_port: int, etcd_port: in
 
 def spawn(command: list[str], log: Path, tie_to_parent: bool) -> subprocess.Popen:
     with open(log, "ab") as out:
-        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=die_with_parent if tie_to_parent else None)
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True,
+                                   preexec_fn=die_with_parent if tie_to_parent else None)
+    # A session of its own starts at the kernel's default weight (autogroup scheduling): give it
+    # ours, so a tier run niced as a whole (`make test` runs this one beside tier 2) stays niced.
+    _, ours = niceness_of(os.getpid())
+    if ours:
+        set_session_niceness(process.pid, ours)
+    return process
 
 
 def die_with_parent() -> None:

@@ -86,7 +86,6 @@ def test_keda_scales_the_ingestor_up_and_back_down_and_loses_nothing(autoscaled:
     # Nothing lost while replicas came and went (a scale-down drains its consumer), the queue empty.
     assert_nothing_lost_or_persisted_twice(results)
     assert results["drainCompleted"] is True and results["queues"][QUEUES[0]]["final"] == 0, results["queues"]
-    assert status["phase"] == "Succeeded", json.dumps(status["runs"][0]["verdict"], indent=1)[:4000]
     # The run's ScaledObject is gone (KEDA let its finalizer go and removed its HPA), and the
     # ingestor is back at the replicas it had before.
     wait_for(lambda: not autoscaled.kubectl_json("get", "scaledobjects.keda.sh", "-n", NAMESPACE)["items"],

@@ -106,7 +106,6 @@ def test_a_loadtest_judges_the_orders_system_through_a_worker_kill(shop: Cluster
           f"{results.get('errorRate')}, drain {results.get('drainSeconds')} s, queue {queue}, ledger {ledger}; "
           f"faults: {[f.get('message') for f in run['faults']]}; not ready after the load: "
           f"{run.get('unreadyAfterLoad')!r}; checks: {[(c['name'], c.get('observed')) for c in status['verdict']['checks']]}")
-    assert status["phase"] == "Succeeded", json.dumps(status.get("verdict"), indent=1)[:4000]
     assert status["verdict"]["passed"] is True
     # The drain waited on the target's queue, read from its own RabbitMQ's series in `shop`: a
     # real backlog (the worker stores at most half the load), waited out.
@@ -148,11 +147,11 @@ def test_a_loadtest_judges_the_orders_system_through_a_worker_kill(shop: Cluster
 
 def test_a_ledger_that_counts_nothing_could_not_be_checked(shop: Cluster) -> None:
     with timed("the orders-unchecked LoadTest, from apply to its verdict"):
-        lt = run_loadtest(shop, LOADTESTS / "orders-unchecked.yaml", "orders-unchecked", namespace=SHOP)
+        lt = run_loadtest(shop, LOADTESTS / "orders-unchecked.yaml", "orders-unchecked", namespace=SHOP,
+                          expect=("Failed",))
     status, results = lt["status"], only_run(lt)
     ledger = results["ledger"]
     print(f"foreign system, miscounted: phase {status['phase']}, requests {results['requests']}, ledger {ledger}")
-    assert status["phase"] == "Failed", json.dumps(status.get("verdict"), indent=1)[:4000]
     # The orders were placed and stored; the ledger's accepted count just took in none of them.
     assert (ledger["kind"], ledger["requestsAccepted"]) == ("counts", 0), ledger
     assert results["endpoints"]["placeOrder"]["ok"] > 0 and ledger["requestsPersisted"] > 0, (results, ledger)
@@ -183,7 +182,6 @@ def test_a_replicas_sweep_of_the_worker_says_how_many_hold_the_load(shop: Cluste
     print(f"foreign sweep: phase {status['phase']}; " + "; ".join(
         f"{row['point']}: throughput {row.get('throughput')}, deepest {row.get('queueDepthMax')}, lost"
         f" {row.get('lost')}, passed {row.get('passed')}" for row in rows))
-    assert status["phase"] == "Succeeded", json.dumps(status.get("verdict"), indent=1)[:4000]
     # One run per point, each drained with the ledger exact.
     assert [run["point"] for run in status["runs"]] == [{SWEPT: 1}, {SWEPT: 2}]
     for run in status["runs"]:

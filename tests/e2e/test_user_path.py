@@ -197,7 +197,6 @@ def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster, de
                       "kube-state-metrics to count the decoy gateway's first restart", 120, interval=5)
     lt = run_loadtest(installed, REPO / "loadtests" / "examples" / "quickstart.yaml", "quickstart")
     status = lt["status"]
-    assert status["phase"] == "Succeeded", json.dumps(status, indent=1)[:4000]
     # Another team's crash-looping gateway restarted during the run; ours did not, and the
     # verdict, the restarts and the OOM kills are ours alone.
     assert decoy_restarts() > before, "the decoy did not restart during the run: it proves nothing"
@@ -239,9 +238,8 @@ def test_killed_ingestor_shows_as_a_restart(installed: Cluster) -> None:
 
 
 def test_fault_case_scale_and_kill_then_restore(installed: Cluster) -> None:
-    lt = run_loadtest(installed, FAULTS_LOADTEST, "e2e-faults")
+    lt = run_loadtest(installed, FAULTS_LOADTEST, "e2e-faults", expect=("Succeeded", "Failed", "Limited"))
     status = lt["status"]
-    assert status["phase"] in ("Succeeded", "Failed", "Limited"), json.dumps(status, indent=1)[:4000]
     assert status["summary"]["lost"] in (0, "0"), status["summary"]
     # Prometheus followed the scale fault: the ingestor went to 0 replicas and came back.
     low = promql(installed, f'min(min_over_time(kube_deployment_status_replicas{{namespace="{NAMESPACE}", deployment="ingestor"}}[15m]))')
@@ -255,7 +253,6 @@ def test_fault_case_scale_and_kill_then_restore(installed: Cluster) -> None:
 
 def test_two_runners_share_the_load_and_the_ledger_matches_both(installed: Cluster) -> None:
     lt = run_loadtest(installed, E2E_LOADTESTS / "parallel.yaml", "e2e-parallel")
-    assert lt["status"]["phase"] == "Succeeded", json.dumps(lt["status"], indent=1)[:4000]
     one, two = (run["results"] for run in lt["status"]["runs"])
     assert [runner_pods(installed, f"elves-e2e-parallel-{index}") for index in (0, 1)] == [1, 2]
     for results in (one, two):
@@ -285,8 +282,7 @@ def test_two_runners_share_the_load_and_the_ledger_matches_both(installed: Clust
 
 
 def test_an_ingestor_out_of_memory_counts_as_an_oom_kill_and_loses_nothing(installed: Cluster) -> None:
-    lt = run_loadtest(installed, E2E_LOADTESTS / "oom.yaml", "e2e-oom")
-    assert lt["status"]["phase"] != "Error", json.dumps(lt["status"], indent=1)[:4000]
+    lt = run_loadtest(installed, E2E_LOADTESTS / "oom.yaml", "e2e-oom", expect=("Succeeded", "Failed", "Limited"))
     results = only_run(lt)
     ingestor = results["deployments"]["ingestor"]
     assert ingestor["oomKills"] >= 1 and ingestor["restarts"] >= ingestor["oomKills"], ingestor
@@ -317,7 +313,6 @@ def logged_test_ids(cluster: Cluster) -> set[str]:
 
 def test_a_custom_script_from_a_configmap_runs_through_k6_operator(installed: Cluster) -> None:
     lt = run_loadtest(installed, E2E_LOADTESTS / "custom-script.yaml", "e2e-custom")
-    assert lt["status"]["phase"] == "Succeeded", json.dumps(lt["status"], indent=1)[:4000]
     assert runner_pods(installed, "elves-e2e-custom-0") == 1
     results = only_run(lt)
     # 60 a minute for 20 s: about 20 requests, every one answered.
@@ -345,7 +340,6 @@ def test_a_second_run_is_gated_by_the_first_through_the_report_history(installed
     # The plan was the same (no "baseline plan" refusal), the report found, its rules checked.
     assert gate and all(c["ok"] for c in gate), json.dumps(gate, indent=1)
     assert all(first_report in c["target"] for c in gate), json.dumps(gate, indent=1)
-    assert lt["status"]["phase"] == "Succeeded", json.dumps(lt["status"], indent=1)[:4000]
 
 
 def longest_unready_seconds(results: dict, deployment: str) -> float:
@@ -418,7 +412,6 @@ def test_a_rolling_restart_of_each_service_under_load_fails_no_request(installed
         assert ready and all(restarted < t < load_ended - HANDOVER for t in ready), (
             deployment, restarted, ready, load_ended)
     # The example's own objectives (what a user of the example is told).
-    assert lt["status"]["phase"] == "Succeeded", json.dumps(lt["status"]["runs"][0]["verdict"], indent=1)[:4000]
 
 
 def test_the_kill_matrix_under_load_loses_nothing(installed: Cluster, tmp_path: Path) -> None:
@@ -465,7 +458,6 @@ def test_the_kill_matrix_under_load_loses_nothing(installed: Cluster, tmp_path: 
         restarts = results["deployments"][deployment]["restarts"]
         assert kills >= 2 and restarts >= kills, (deployment, kills, results["deployments"][deployment])
     # The example's own objectives, whatever they are on this commit.
-    assert lt["status"]["phase"] == "Succeeded", json.dumps(lt["status"]["runs"][0]["verdict"], indent=1)[:4000]
     # The operator put the replicas back as they were before the test.
     for deployment in ("gateway", "registry", "ingestor"):
         assert installed.kubectl_json("get", "deployment", deployment, "-n", NAMESPACE)["spec"]["replicas"] == 1

@@ -15,11 +15,14 @@ from pathlib import Path
 
 import yaml
 
+from diagnostics import loadtest_diagnostics
+from elves.engine.models.status import Phase
 from kube import REPO, Cluster, CommandFailed, run
 from polling import wait_for
 
 NAMESPACE = "elves"
 RELEASE = "elves"
+OPERATOR = f"{RELEASE}-operator"  # the chart's elves.operator.name for this release
 PROMETHEUS_URL = "http://prometheus.monitoring.svc:9090"
 PROMETHEUS_PROXY = "/api/v1/namespaces/monitoring/services/prometheus:9090/proxy"
 QUEUES = ("elves.ingestor.data.in", "elves.registry.applog.in", "elves.registry.ingestor.in")
@@ -80,23 +83,31 @@ def helm(cluster: Cluster, *args: str) -> str:
     return run([binary, *args], env={"KUBECONFIG": cluster.kubeconfig}, timeout=INSTALL_TIMEOUT_S)
 
 
-def run_loadtest(cluster: Cluster, manifest: Path, name: str, namespace: str = NAMESPACE) -> dict:
+def run_loadtest(cluster: Cluster, manifest: Path, name: str, namespace: str = NAMESPACE,
+                 expect: tuple[Phase, ...] = ("Succeeded",)) -> dict:
     """Applies a LoadTest (with what its file holds beside it: a ConfigMap, a SystemUnderTest)
     in `namespace` and waits as a user or a CI job would, with `kubectl wait
-    --for=condition=Completed` (True on any end: Succeeded, Failed, Limited or Error); returns it."""
+    --for=condition=Completed` (True on any end: Succeeded, Failed, Limited or Error); returns it.
+    A LoadTest that does not end in time, or ends in a phase not in `expect`, fails the test with
+    what is needed to find why (tools/e2e/diagnostics.py), read before the cluster goes."""
     cluster.kubectl("apply", "-n", namespace, "-f", str(manifest))
+
+    def failed(why: str) -> AssertionError:
+        return AssertionError(f"{why}\n{loadtest_diagnostics(cluster, name, namespace, NAMESPACE, OPERATOR)}")
+
     try:
         cluster.kubectl("wait", f"loadtest/{name}", "-n", namespace, "--for=condition=Completed",
                         f"--timeout={LOADTEST_TIMEOUT_S}s", timeout=LOADTEST_TIMEOUT_S + 30)
     except CommandFailed as exc:
-        lt = cluster.kubectl_json("get", "loadtest", name, "-n", namespace)
-        raise AssertionError(f"LoadTest {name} did not complete within {LOADTEST_TIMEOUT_S} s ({exc}): "
-                             + json.dumps(lt.get("status"), indent=1)[:4000]) from None
+        raise failed(f"LoadTest {name} did not complete within {LOADTEST_TIMEOUT_S} s ({exc})") from None
     lt = cluster.kubectl_json("get", "loadtest", name, "-n", namespace)
+    phase = lt["status"]["phase"]
+    if phase not in expect:
+        raise failed(f"LoadTest {name} ended in phase {phase}, not {' or '.join(expect)}")
     conditions = {c["type"]: c for c in lt["status"]["conditions"]}
-    assert lt["status"]["phase"] in ("Succeeded", "Failed", "Limited", "Error")
+    assert phase in ("Succeeded", "Failed", "Limited", "Error")
     assert conditions["Completed"]["observedGeneration"] == lt["metadata"]["generation"]
-    assert conditions["Failed"]["status"] == ("False" if lt["status"]["phase"] == "Succeeded" else "True")
+    assert conditions["Failed"]["status"] == ("False" if phase == "Succeeded" else "True")
     return lt
 
 

@@ -4,7 +4,11 @@ k6-operator moves `status.stage` through initialization -> initialized -> create
 started -> stopped -> finished (or error). It reaches `finished` even when a runner
 failed, and leaves a pod that cannot start waiting forever, so the pods are read too:
 an OOM-killed, unschedulable, unpullable or crashing runner, or a failed initializer
-(a script error), ends the load with a reason a person can act on.
+(a script error), ends the load with a reason a person can act on. A container the kubelet
+cannot create or start yet ends it only once the kubelet has kept failing for a while: it tries
+again by itself, and on a busy node the first tries fail for passing reasons (the run's Secret,
+created just before its TestRun, not yet in the kubelet's cache; the container runtime timing
+out).
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ STARTING_STAGES = ("", "initialization", "initialized", "created")
 FINISHED_STAGES = ("stopped", "finished")
 IMAGE_PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 START_FAILURE_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
+# How long a pod's container may fail to be created or started (the kubelet retrying) before the
+# load ends in Error: long enough for a Secret to reach the kubelet and a busy runtime to answer,
+# short against the load's start deadline (Timeouts.load_start).
+START_RETRY_GRACE_SECONDS = 60.0
 
 
 def _role(pod: dict[str, Any]) -> str:
@@ -76,7 +84,11 @@ def pod_problem(pod: dict[str, Any], now: float, unschedulable_grace: float) -> 
         if reason in IMAGE_PULL_REASONS:
             return f"{where} cannot pull its image {container.get('image', '')}: {reason}: {message}".rstrip(": ")
         if reason in START_FAILURE_REASONS:
-            return f"{where} cannot start: {reason}: {message}".rstrip(": ")
+            since = _since(meta.get("creationTimestamp"))
+            waited = now - since if since is not None else START_RETRY_GRACE_SECONDS
+            if waited < START_RETRY_GRACE_SECONDS:
+                continue  # the kubelet tries again
+            return f"{where} cannot start ({waited:.0f}s after it was created): {reason}: {message}".rstrip(": ")
         if reason == "CrashLoopBackOff":
             last = (container.get("lastState") or {}).get("terminated") or {}
             return f"{where} keeps crashing (CrashLoopBackOff, last exit {last.get('exitCode', '?')} {last.get('reason', '')})".rstrip()

@@ -34,7 +34,7 @@ def start_time_of(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])
 
 
-def _lower_session_weight(pid: int, niceness: int) -> None:
+def set_session_niceness(pid: int, niceness: int) -> None:
     """Give the process's session the nice value too. With autogroup scheduling (Debian's
     default) the kernel first shares the cores between sessions, and a child leads its own
     session, so its own nice value would only rank its threads against each other."""
@@ -116,7 +116,7 @@ class Child:
             )
         self.start_time = start_time_of(self.popen.pid)
         if self.niceness:
-            _lower_session_weight(self.popen.pid, self.niceness)
+            set_session_niceness(self.popen.pid, self.niceness)
         log.info("started %s (pid %d)", self.name, self.popen.pid)
         return self.popen.pid
 

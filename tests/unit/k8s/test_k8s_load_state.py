@@ -21,7 +21,8 @@ def a_testrun(stage: str | None, conditions: list[dict] | None = None) -> dict[s
 
 
 def pod(name: str = "elves-t-0-1-abcde", role: str = "runner", phase: str = "Running",
-        state: dict | None = None, conditions: list[dict] | None = None, memory: str = "") -> dict[str, Any]:
+        state: dict | None = None, conditions: list[dict] | None = None, memory: str = "",
+        created: str | None = None) -> dict[str, Any]:
     labels = {"app": "k6", "k6_cr": "elves-t-0"}
     if role == "runner":
         labels |= {"runner": "true", "job-name": "elves-t-0-1"}
@@ -29,7 +30,8 @@ def pod(name: str = "elves-t-0-1-abcde", role: str = "runner", phase: str = "Run
         labels["job-name"] = f"elves-t-0-{role}"
     container = {"name": "k6", "image": "grafana/k6:1.8.1", "state": state or {"running": {}}}
     resources = {"limits": {"memory": memory}} if memory else {}
-    return {"metadata": {"name": name, "namespace": "team-a", "labels": labels},
+    return {"metadata": {"name": name, "namespace": "team-a", "labels": labels,
+                         **({"creationTimestamp": created} if created else {})},
             "spec": {"containers": [{"name": "k6", "resources": resources}]},
             "status": {"phase": phase, "containerStatuses": [container], "conditions": conditions or []}}
 
@@ -84,6 +86,25 @@ def test_a_runner_that_cannot_pull_its_image_ends_the_load(reason):
     assert status.state == "error"
     assert status.reason == (f"runner pod team-a/elves-t-0-1-abcde cannot pull its image grafana/k6:1.8.1: "
                              f"{reason}: pull access denied")
+
+
+@pytest.mark.parametrize("reason, message", [
+    ("CreateContainerConfigError", 'secret "elves-t-0-runner" not found'),
+    ("CreateContainerError", "context deadline exceeded"),
+    ("RunContainerError", "context deadline exceeded"),
+])
+def test_a_container_the_kubelet_cannot_start_yet_ends_the_load_only_after_its_retries(reason, message):
+    # The run's Secret is created just before its TestRun, and a busy node's kubelet may not have
+    # it yet, or its container runtime may time out: the kubelet tries again by itself.
+    def waiting(created_ago: float) -> dict:
+        return pod(phase="Pending", state={"waiting": {"reason": reason, "message": message}},
+                   created=at(created_ago))
+
+    assert load_status(a_testrun("created"), [waiting(20)], NOW, GRACE).state == "starting"
+    status = load_status(a_testrun("created"), [waiting(61)], NOW, GRACE)
+    assert status.state == "error"
+    assert status.reason == (f"runner pod team-a/elves-t-0-1-abcde cannot start (61s after it was created): "
+                             f"{reason}: {message}")
 
 
 def test_a_crash_looping_container_ends_the_load():
