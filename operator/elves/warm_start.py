@@ -49,6 +49,8 @@ APP_DIR = "app"
 # is refreshed (nothing served, no broker or database needed: the services start without them).
 TRAINING_FLAGS = ["-XX:AOTCacheOutput={aot}", "-Dspring.context.exit=onRefresh"]
 # A service's run: map the cache; a cache that does not match is reported and left out.
+# The JIT stays tiered: C1 alone (-XX:TieredStopAtLevel=1) settled within 31 s of a fresh start
+# but halved the warm read path's rate (docs/figures.md, "Settling within 30 s").
 # Protobuf (in Micrometer's Prometheus registry) uses sun.misc.Unsafe, which JDK 24 and later
 # warn about in every service's log; the use is allowed on JDK 25.
 UNSAFE_FLAG = "--sun-misc-unsafe-memory-access=allow"
