@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,7 +47,8 @@ MODULES = ("java.base", "java.compiler", "java.desktop", "java.instrument", "jav
 JLINK_OPTIONS = ("--strip-debug", "--no-man-pages", "--no-header-files")
 # Training work in the chroot: the cache it writes and the ingestor's scratch directory.
 TRAINING_DIR = PurePosixPath("/tmp/aot-training")
-# jlink takes 10-20 s on two busy cores; unpacking the base a few seconds.
+# jlink takes 10-20 s on two busy cores; unpacking the base, or copying the runtime and the jar
+# into it, a few seconds.
 JLINK_TIMEOUT_SECONDS = 180.0
 UNPACK_TIMEOUT_SECONDS = 120.0
 COLD_EXIT = 3
@@ -128,7 +128,9 @@ def train(service: str, rootfs: Path, out: Path, user: str, work: Path) -> None:
     # /dev's nodes are not made here: the machine's /dev is bound in the namespace.
     warm_start.run_step(["tar", "-xf", str(rootfs), "-C", str(root), "--exclude=./dev/*"], work,
                         UNPACK_TIMEOUT_SECONDS, f"unpacking {rootfs}")
-    subprocess.run(["cp", "-a", f"{out}/.", f"{root}/"], check=True)  # times kept: the cache checks them
+    # Times kept: the cache checks them.
+    warm_start.run_step(["cp", "-a", f"{out}/.", f"{root}/"], work, UNPACK_TIMEOUT_SECONDS,
+                        "copying the runtime and the jar into the training's root")
     training = inside(root, TRAINING_DIR)
     training.mkdir(parents=True)
     uid, gid = (int(part) for part in user.split(":"))
@@ -155,7 +157,7 @@ def build(service: str, jar: Path, rootfs: Path, out: Path, user: str) -> str:
         zero_times(out)
         try:
             train(service, rootfs, out, user, work)
-        except (OSError, RuntimeError, subprocess.CalledProcessError) as error:
+        except (OSError, RuntimeError) as error:
             return str(error)
         zero_times(out)
         print(f"warm image: {service} trained in {time.monotonic() - started:.0f} s", file=sys.stderr)
