@@ -13,12 +13,6 @@ from test_harness_kit import ElvesRun, example, run_elves
 
 # Two minutes of the examples' four: the same faults in the same order, closer together.
 LOAD = "2m"
-# The rolling restart in 90 s: its three restarts 22 s apart (at 11, 34 and 56 s), each a
-# deployment's two replicas rolled one after the other on warm-started JVMs, with the same rate
-# through each roll; what the shorter load leaves out is only steady load between the rolls. The
-# kill matrix keeps its two minutes: its RabbitMQ and PostgreSQL restarts (at 45 and 68 s) must
-# stay far enough apart that the services' unready stretches stay below the 60 s objective.
-ROLLING_LOAD = "90s"
 
 
 def missed(run: ElvesRun) -> list[str]:
@@ -45,7 +39,7 @@ def test_the_kill_matrix_loses_nothing_and_every_replica_is_back_within_a_minute
 def test_a_rolling_restart_of_every_service_fails_not_one_request(local_stack, tmp_path):
     local_stack.wait_ready()
     generations = {name: d["generation"] for name, d in local_stack.supervisor.state()["deployments"].items()}
-    run = run_elves(tmp_path, example("rolling-restart.yaml", ROLLING_LOAD))
+    run = run_elves(tmp_path, example("rolling-restart.yaml", LOAD))
     assert run.report_dir is not None, run.output
     after = {name: d["generation"] for name, d in local_stack.supervisor.state()["deployments"].items()}
     assert all(after[name] > generations[name] for name in generations), (generations, after)  # all rolled
