@@ -36,7 +36,6 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-import yaml
 
 from kube import REPO, Cluster
 from polling import wait_for
@@ -48,30 +47,20 @@ LOADTESTS = Path(__file__).parent / "loadtests"
 EXAMPLE_SCRIPT = REPO / "loadtests" / "examples" / "own-system" / "orders.js"
 QUEUE = "orders.in"
 SHOP_DEPLOYMENTS = ("rabbitmq", "postgres", "orders-api", "orders-worker")
-MONITORING_API = "monitoring.coreos.com/"  # the ServiceMonitor and PodMonitor: CRDs the add-ons bring
 timed = partial(timed_step, "foreign system")
 
 
 @pytest.fixture(scope="module")
-def shop(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    """The orders system running in `shop`, scraped, and the harness allowed to judge it.
-
-    Its pods need nothing of the Elves release, so they start before the harness is installed
-    and their start (RabbitMQ's, PostgreSQL's, the roles' 25 s to ready) overlaps the harness's
-    install and add-ons instead of following them. Only its monitors wait for the add-ons (they
-    are prometheus-operator's kinds)."""
-    with timed("shop's images (built when not cached), imported, its workloads applied"):
-        cluster.load_images("orders", "rabbitmq", "postgres")
-        manifest = (ORDERS_SYSTEM / "shop.yaml").read_text()
-        for image in ("orders", "rabbitmq", "postgres"):
-            manifest = manifest.replace(f"{image.upper()}_IMAGE", cluster.image(image))
-        documents = [d for d in yaml.safe_load_all(manifest) if d]
-        monitors = [d for d in documents if d["apiVersion"].startswith(MONITORING_API)]
-        assert monitors, f"shop.yaml holds no {MONITORING_API} monitor"
-        cluster.apply(yaml.safe_dump_all([d for d in documents if d not in monitors]))
-    installed = request.getfixturevalue("harness")
-    with timed("shop's monitors applied, the release upgraded to serve it, shop ready and scraped"):
-        installed.apply(yaml.safe_dump_all(monitors))
+def shop(harness: Cluster) -> Iterator[Cluster]:
+    """The orders system running in `shop`, scraped, and the harness allowed to judge it."""
+    installed = harness
+    with timed("the orders image (built when not cached), imported"):
+        installed.load_images("orders")
+    manifest = (ORDERS_SYSTEM / "shop.yaml").read_text()
+    for image in ("orders", "rabbitmq", "postgres"):
+        manifest = manifest.replace(f"{image.upper()}_IMAGE", installed.image(image))
+    with timed("shop deployed and scraped, the release upgraded to serve it"):
+        installed.apply(manifest)
         installed.apply(json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
                                     "metadata": {"name": "orders-script", "namespace": SHOP},
                                     "data": {"orders.js": EXAMPLE_SCRIPT.read_text()}}))
