@@ -28,7 +28,7 @@ from elves.study.suite import scale_document
 from kube import REPO, Cluster, run
 from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
-from release import NAMESPACE, QUEUES, only_run, promql, run_loadtest
+from release import NAMESPACE, QUEUES, apply_loadtest, await_loadtest, only_run, promql, run_loadtest
 
 E2E_LOADTESTS = Path(__file__).parent / "loadtests"
 EXAMPLES = REPO / "loadtests" / "examples"
@@ -193,9 +193,13 @@ def test_quickstart_reaches_succeeded_through_k6_operator(installed: Cluster, de
         found = promql(installed, query)
         return float(found[0]["value"][1]) if found else 0.0
 
+    apply_loadtest(installed, REPO / "loadtests" / "examples" / "quickstart.yaml")
+    # The decoy's first restart (about 30 s after it starts) is awaited while the LoadTest starts
+    # its runner, not before the apply; its next ones (each after 10 s of running and the
+    # kubelet's back-off, 20 s then 40 s) fall in the 90 s of load.
     before = wait_for(lambda: decoy_restarts() >= 1 and decoy_restarts(),
                       "kube-state-metrics to count the decoy gateway's first restart", 120, interval=5)
-    lt = run_loadtest(installed, REPO / "loadtests" / "examples" / "quickstart.yaml", "quickstart")
+    lt = await_loadtest(installed, "quickstart")
     status = lt["status"]
     # Another team's crash-looping gateway restarted during the run; ours did not, and the
     # verdict, the restarts and the OOM kills are ours alone.

@@ -86,12 +86,24 @@ def helm(cluster: Cluster, *args: str) -> str:
 def run_loadtest(cluster: Cluster, manifest: Path, name: str, namespace: str = NAMESPACE,
                  expect: tuple[Phase, ...] = ("Succeeded",)) -> dict:
     """Applies a LoadTest (with what its file holds beside it: a ConfigMap, a SystemUnderTest)
-    in `namespace` and waits as a user or a CI job would, with `kubectl wait
+    in `namespace` and waits for its end (await_loadtest); returns it."""
+    apply_loadtest(cluster, manifest, namespace)
+    return await_loadtest(cluster, name, namespace, expect)
+
+
+def apply_loadtest(cluster: Cluster, manifest: Path, namespace: str = NAMESPACE) -> None:
+    """`kubectl apply` of a LoadTest's file, as a user would; await_loadtest waits for its end. A
+    test that has something of its own to wait for does it between the two, while the LoadTest
+    starts its runners."""
+    cluster.kubectl("apply", "-n", namespace, "-f", str(manifest))
+
+
+def await_loadtest(cluster: Cluster, name: str, namespace: str = NAMESPACE,
+                   expect: tuple[Phase, ...] = ("Succeeded",)) -> dict:
+    """Waits for an applied LoadTest as a user or a CI job would, with `kubectl wait
     --for=condition=Completed` (True on any end: Succeeded, Failed, Limited or Error); returns it.
     A LoadTest that does not end in time, or ends in a phase not in `expect`, fails the test with
     what is needed to find why (tools/e2e/diagnostics.py), read before the cluster goes."""
-    cluster.kubectl("apply", "-n", namespace, "-f", str(manifest))
-
     def failed(why: str) -> AssertionError:
         return AssertionError(f"{why}\n{loadtest_diagnostics(cluster, name, namespace, NAMESPACE, OPERATOR)}")
 
