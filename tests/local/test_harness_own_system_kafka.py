@@ -124,7 +124,8 @@ class Worker(WorkerProcess):
         return int(next(line.split()[1] for line in page.splitlines() if line.startswith("orders_batch_unstored ")))
 
 
-def judge(brokered: Brokered, case: str, mode: str, tmp_path: Path, kill: bool, drain: str) -> tuple[ElvesRun, Worker]:
+def judge(brokered: Brokered, case: str, mode: str, tmp_path: Path, drain: str) -> tuple[ElvesRun, Worker]:
+    """Runs the load with the worker killed (SIGKILL) and started again while it stores a batch."""
     worker = Worker(brokered, case, mode, tmp_path)
     test = loadtest(f"kafka-{case}", {
         "target": {"systemUnderTest": f"orders-{case}"},
@@ -139,13 +140,12 @@ def judge(brokered: Brokered, case: str, mode: str, tmp_path: Path, kill: bool, 
         run_elves(tmp_path, test, system_under_test(case), env=env)))
     run.start()
     try:
-        if kill:
-            polling.wait_for(lambda: not run.is_alive() or (len(worker.stored()) >= KILL_AFTER_STORED
-                                                            and worker.unstored() >= KILL_WITH_UNSTORED),
-                             "the worker storing a batch under load", KILL_DEADLINE_SECONDS, interval=0.02,
-                             ignore=(requests.RequestException,))
-            assert run.is_alive(), "the run ended before the worker could be killed under load"
-            worker.crash_and_restart()
+        polling.wait_for(lambda: not run.is_alive() or (len(worker.stored()) >= KILL_AFTER_STORED
+                                                        and worker.unstored() >= KILL_WITH_UNSTORED),
+                         "the worker storing a batch under load", KILL_DEADLINE_SECONDS, interval=0.02,
+                         ignore=(requests.RequestException,))
+        assert run.is_alive(), "the run ended before the worker could be killed under load"
+        worker.crash_and_restart()
         run.join()
     finally:
         run.join()
@@ -172,8 +172,8 @@ class Judged:
     stored: set[tuple[int, int]]  # the rows the worker stored for it
 
 
-def judged(brokered: Brokered, case: str, mode: str, tmp_path: Path, kill: bool, drain: str = "2m") -> Judged:
-    run, worker = judge(brokered, case, mode, tmp_path, kill, drain)
+def judged(brokered: Brokered, case: str, mode: str, tmp_path: Path, drain: str = "2m") -> Judged:
+    run, worker = judge(brokered, case, mode, tmp_path, drain)
     assert run.report_dir is not None, run.output
     results = run.run_results()
     test_id = run.status["runs"][0]["testId"]
@@ -192,7 +192,7 @@ def assert_exact(judged: Judged) -> None:
 
 
 def test_an_honest_worker_drains_its_lag_to_zero_and_loses_nothing_when_killed_under_load(brokered, tmp_path):
-    honest = judged(brokered, "killed-after", "after", tmp_path, kill=True)
+    honest = judged(brokered, "killed-after", "after", tmp_path)
     # Records stored but not committed when it died are read again after the restart: stored once.
     assert_exact(honest)
     # The worker stores 22/s of the 30/s published (a lag of about 120 without the kill, more
@@ -203,7 +203,7 @@ def test_an_honest_worker_drains_its_lag_to_zero_and_loses_nothing_when_killed_u
 
 def test_a_worker_that_commits_before_storing_loses_records_and_the_verdict_counts_them(brokered, tmp_path):
     # Its ledger never completes: the drain waits its (short) timeout, then the verdict reads it.
-    lossy = judged(brokered, "killed-before", "before", tmp_path, kill=True, drain="20s")
+    lossy = judged(brokered, "killed-before", "before", tmp_path, drain="20s")
     assert lossy.run.exit_code == 1 and "Verdict: FAILED" in lossy.run.output, lossy.run.output
     assert lossy.run.run_results()["drainCompleted"] is False
     lost = lossy.confirmed - lossy.stored  # counted from the broker and the worker's database
