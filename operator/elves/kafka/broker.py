@@ -105,7 +105,7 @@ class Broker:
         if (self.home / "data" / "meta.properties").exists():
             return
         code, output = await run_command(
-            self._java("kafka.tools.StorageTool", "format", "--cluster-id", str(_cluster_id()),
+            self._java("kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id()}",
                        "--config", str(self.home / "server.properties")),
             timeout=FORMAT_TIMEOUT_SECONDS)
         if code != 0:
@@ -132,9 +132,16 @@ class Broker:
         return child
 
 
-def _cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding, as StorageTool's random-uuid."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+def cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding, as StorageTool's random-uuid.
+
+    Like Kafka's own Uuid.randomUuid, never one that starts with "-": the storage tool's argument
+    parser reads such an id as an option and refuses the format (one start in 64 failed so).
+    """
+    while True:
+        candidate = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not candidate.startswith("-"):
+            return candidate
 
 
 # Warnings and the broker's own start and stop lines; the request logs stay off (one line per request).
