@@ -5,17 +5,18 @@
 #
 #   tools/with-background-build.sh BUILD [ARG...] [--then-beside JOB [ARG...]] -- COMMAND [ARG...]
 #
-# `make test` runs tier 2 (COMMAND) beside tools/e2e/prebuild.sh (BUILD) this way, and tier 3
-# (JOB) beside both once the prebuild has built Kubernetes. Tier 2 mostly waits on the load it
-# offers, so on a cold machine the 25 minutes of Go and image builds that tiers 3 and 4 need,
-# and tier 3's own 6 minutes, fit into its idle time instead of following it.
+# `make test` runs tier 2 (COMMAND) beside tools/e2e/prebuild.sh (BUILD) this way: tier 2 mostly
+# waits on the load it offers, so on a cold machine the 25 minutes of Go and image builds that
+# tiers 3 and 4 need fit into its idle time instead of following it. Then tier 4 (COMMAND) beside
+# tier 3 (JOB), once tools/build-kubernetes.sh (BUILD) has found Kubernetes built: tier 4 leaves
+# more than a core idle, and tier 3's 6 minutes fit there.
 #
 # Niced: the build to 19, so it gets a core only when the others leave it idle; the job to
 # ELVES_BESIDE_NICENESS (15): its waits have deadlines (30 s and more), which a job niced to 19
-# (a weight of 15 against 1024 at 0) could overrun while tier 2 restarts JVMs on both cores; and
-# it must yield to tier 2's ingestor, which the local stack runs at 10 (weight 110): at 10 the
-# job was the ingestor's equal, and a quickstart beside it did not drain in time (2026-11-30).
-# At 15 it weighs a third of the ingestor. Each runs in a session of its own, so the
+# (a weight of 15 against 1024 at 0) could overrun while the command restarts JVMs on both
+# cores; and beside tier 2 it must yield to its ingestor, which the local stack runs at 10
+# (weight 110): at 10 the job was the ingestor's equal, and a quickstart beside it did not drain
+# in time (2026-11-30). At 15 it weighs a third of the ingestor. Each runs in a session of its own, so the
 # session's weight is set too: with autogroup scheduling (Debian's default) the kernel shares
 # the cores between sessions first, and a nice value alone would only rank a session's
 # processes against each other.

@@ -8,10 +8,6 @@
 #
 #   tools/e2e/prebuild.sh
 #
-# Kubernetes first: it is all tier 3 needs that tier 1 has not built, so once it is there the
-# script creates the file $ELVES_BUILD_READY, if set, and tools/with-background-build.sh starts
-# tier 3 beside tier 2 while the rest builds.
-#
 # Everything it builds is cached (tools/build-kubernetes.sh, build-go-binaries.sh,
 # build-images.sh), so on a warm machine it only checks, and the tiers that follow find
 # it all there. `make test` runs it niced beside tier 2 (tools/with-background-build.sh): on a cold
@@ -31,7 +27,6 @@ readonly OPERATOR_IMAGE=operator
 main() {
   local started=$SECONDS images=() name
   "$here/../build-kubernetes.sh"
-  [[ -z ${ELVES_BUILD_READY:-} ]] || touch "$ELVES_BUILD_READY"
   "$here/build-go-binaries.sh"
   for name in $("$here/build-images.sh" --list | cut -d' ' -f1); do
     [[ " ${OWN_IMAGES[*]} " == *" $name "* ]] || images+=("$name")

@@ -1,10 +1,10 @@
 """Tier 1: tools/with-background-build.sh, which `make test` uses to run tier 2 beside the
-build of what tiers 3 and 4 need (tools/e2e/prebuild.sh), and beside tier 3 once that build
-has Kubernetes.
+build of what tiers 3 and 4 need (tools/e2e/prebuild.sh), and tier 4 beside tier 3 once
+Kubernetes is found built.
 
 What a user would notice if it broke: `make test` passing although the cluster build or tier 3
 failed (and tier 4 then building it all again, or failing late), tier 3's output lost or
-interleaved with tier 2's, tier 3 starting before Kubernetes is built, a failed tier 2 leaving
+interleaved with tier 4's, tier 3 starting before Kubernetes is built, a failed tier 2 leaving
 compilers or an etcd running on the machine, a build or a tier 3 that hangs holding up CI
 forever, or tier 2 losing its cores to work beside it that was not niced. Real processes
 throughout: the builds and jobs here are small scripts.
@@ -97,7 +97,7 @@ def test_bad_arguments_are_named(tmp_path: Path) -> None:
     assert bad.returncode == 1 and "ELVES_BUILD_TIMEOUT must be a whole number of seconds, not 'soon'" in bad.stderr
 
 
-# --- a job beside the command (`make test` runs tier 3 this way, once the prebuild has built Kubernetes)
+# --- a job beside the command (`make test` runs tier 3 this way beside tier 4, once Kubernetes is built)
 
 
 def _job(tmp_path: Path, body: str) -> Path:
