@@ -25,12 +25,10 @@ demo: ## install, build, start the local stack and run the quickstart LoadTest
 	./deployments.sh --local
 	$(VENV)/bin/elves run loadtests/examples/quickstart.yaml
 
-# Tier 2 runs beside the build of what tiers 3 and 4 need, and tier 4 beside tier 3 (both niced;
-# tools/e2e/prebuild.sh and tools/with-background-build.sh say why): on a cold machine the build
-# would add 25 minutes after tier 2, tier 3 6 minutes after tier 4. Tier 3 runs beside tier 4, not
-# tier 2: a cold tier 2 leaves no core idle (busy 1.97 of 2 on 2026-11-30), and the prebuild ended
-# after it; tier 4 leaves 1.3 of 2 idle. Its Kubernetes the prebuild has built: the background
-# "build" before it only checks that. Tier 3's output is printed when tier 4 ends.
+# Tier 2 runs beside the build of what tiers 3 and 4 need, tier 4 beside tier 3, both niced:
+# tier 2 leaves the build its idle time, tier 4 more than a core for tier 3 (docs/testing.md,
+# "What runs beside what"). Beside tier 4, tools/build-kubernetes.sh only checks that the
+# prebuild built Kubernetes. Tier 3's output is printed when tier 4 ends.
 test: test-unit ## every test tier (what CI runs)
 	tools/e2e/install-node-deps.sh
 	tools/with-background-build.sh tools/e2e/prebuild.sh -- $(MAKE) --no-print-directory test-local
