@@ -1,31 +1,30 @@
-"""The opt-in autoscaling tier (`make test-autoscaling`, or `pytest -m autoscaling tests/e2e`):
-a real KEDA scale-up and scale-down on the test cluster, with nothing lost.
+"""Tier 4's autoscaling tests, last in the tier (`make test-autoscaling` runs them alone): a real
+KEDA scale-up and scale-down and a real HPA scale-up on the test cluster, with nothing lost.
 
-KEDA v2.21.0 (its operator and its external metrics API server) and metrics-server v0.8.0 are
-built from their Go modules and installed as aggregated APIs behind cluster.sh's front proxy
-(`tools/e2e/addons.py apply --autoscaling`, beside the monitoring and k6-operator); the chart is
-installed after them, so it renders the TriggerAuthentication a LoadTest's ScaledObject uses.
-Then a spike (loadtests/autoscaling-spike.yaml) with spec.system.autoscaling.ingestor in mode
-keda: the LoadTest's status must show the scale-up (a lag) and the scale-down (two replica
-changes or more), replica-seconds above what the fixed minimum would have cost over the same
-run, the ledger exact while replicas came and went, and the verdict Passed.
-
-`make test-e2e` does not select these (tests/e2e/conftest.py deselects the `autoscaling`
-marker unless -m names it): KEDA is the largest Go build of all and a cold `make test` is
-already near CI's budget. docs/testing.md has the times.
+KEDA v2.21.0 (its operator and its external metrics API server, with the scalers the cluster
+uses: tools/e2e/trim_keda.py) and metrics-server v0.8.0 are built from their Go modules (beside
+the tier in `make test`: tools/e2e/prebuild-autoscaling.sh) and installed as aggregated APIs
+behind cluster.sh's front proxy (`tools/e2e/addons.py apply --autoscaling`, beside the monitoring
+and k6-operator); the chart is installed after them, so it renders the TriggerAuthentication a
+LoadTest's ScaledObject uses. Then a spike (loadtests/autoscaling-spike.yaml) with
+spec.system.autoscaling.ingestor in mode keda and .gateway in mode hpa, in one run: the
+LoadTest's status must show the ingestor's scale-up (a lag) and scale-down (two replica changes
+or more), replica-seconds above what the fixed minimum would have cost over the same run, the
+gateway's HPA adding a replica on the CPU the load caused (metrics-server has the idle gateway
+below the HPA's target first), the ledger exact while replicas came and went, and the verdict
+Passed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
 
-from kube import REPO, Cluster, run
+from kube import Cluster
 from ledger_checks import assert_nothing_lost_or_persisted_twice
 from polling import wait_for
 from release import NAMESPACE, QUEUES, install_with_autoscaling, only_run, run_loadtest, timed_step
@@ -37,28 +36,46 @@ timed = partial(timed_step, "autoscaling tier")
 
 
 @pytest.fixture(scope="module")
-def autoscaled(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def autoscaled(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Cluster:
     """The cluster with KEDA, metrics-server, the monitoring and k6-operator, then the Elves
-    release installed after them (so its NOTES name nothing missing)."""
+    release installed after them (so its NOTES name nothing missing). Nothing cleans it up after:
+    these tests run last (conftest.py), and the cluster goes down after them."""
     install_with_autoscaling(cluster, tmp_path_factory.mktemp("autoscaling") / "values.yaml", timed)
-    yield cluster
-    # Leave the cluster as test_user_path.py expects it, should it run later in the same session.
-    run([str(REPO / "tools" / "cluster" / "cleanup.sh")], env={"KUBECONFIG": cluster.kubeconfig}, timeout=600)
+    return cluster
+
+
+def cpu_usage(cluster: Cluster, deployment: str) -> list[str]:
+    """Its containers' CPU as metrics.k8s.io has it, e.g. ["4m"] ([]: not yet scraped)."""
+    pods = json.loads(cluster.kubectl("get", "--raw", f"/apis/metrics.k8s.io/v1beta1/namespaces/{NAMESPACE}/pods"))
+    return [c["usage"]["cpu"] for p in pods["items"] if p["metadata"]["name"].startswith(f"{deployment}-")
+            for c in p["containers"] if c["name"] == deployment]
+
+
+def millicores(quantity: str) -> float:
+    """A CPU quantity as metrics.k8s.io and pod specs write it (250m, 1, 1500000n) in millicores."""
+    units = {"n": 1e-6, "u": 1e-3, "m": 1.0}
+    return float(quantity[:-1]) * units[quantity[-1]] if quantity[-1] in units else float(quantity) * 1000
 
 
 def test_metrics_server_and_keda_serve_their_aggregated_apis(autoscaled: Cluster) -> None:
     """Through the API server's front proxy: metrics-server has the pods' CPU from the kubelet
-    (reached on loopback, its certificate checked), and KEDA's adapter lists its API."""
-    def ingestor_cpu() -> list[str]:
-        pods = json.loads(autoscaled.kubectl("get", "--raw", f"/apis/metrics.k8s.io/v1beta1/namespaces/{NAMESPACE}/pods"))
-        return [c["usage"]["cpu"] for p in pods["items"] if p["metadata"]["name"].startswith("ingestor-")
-                for c in p["containers"] if c["name"] == "ingestor"]
-
+    (reached on loopback, its certificate checked), and KEDA's adapter lists its API. The idle
+    gateway is below the CPU its HPA aims at in the spike, so a scale-up there is the load's."""
     # metrics-server's first scrape comes one resolution (15 s) after it started.
-    usage = wait_for(ingestor_cpu, "metrics-server to report the ingestor's CPU", 120, interval=5, ignore=(AssertionError,))
+    usage = wait_for(lambda: cpu_usage(autoscaled, "ingestor"), "metrics-server to report the ingestor's CPU", 120,
+                     interval=5, ignore=(AssertionError,))
     print(f"autoscaling tier: metrics.k8s.io has the ingestor's CPU: {usage}")
     external = json.loads(autoscaled.kubectl("get", "--raw", "/apis/external.metrics.k8s.io/v1beta1"))
     assert external["groupVersion"] == "external.metrics.k8s.io/v1beta1", external
+
+    gateway, = wait_for(lambda: cpu_usage(autoscaled, "gateway"), "metrics-server to report the gateway's CPU", 120,
+                        interval=5, ignore=(AssertionError,))
+    container, = [c for c in autoscaled.kubectl_json("get", "deployment", "gateway", "-n", NAMESPACE)
+                  ["spec"]["template"]["spec"]["containers"] if c["name"] == "gateway"]
+    request = millicores(container["resources"]["requests"]["cpu"])
+    target = yaml.safe_load(LOADTEST.read_text())["spec"]["system"]["autoscaling"]["gateway"]["cpuUtilization"]
+    print(f"autoscaling tier: the idle gateway uses {gateway} of its {request:g}m request; its HPA aims at {target}%")
+    assert millicores(gateway) < request * target / 100, (gateway, request, target)
 
 
 def test_keda_scales_the_ingestor_up_and_back_down_and_loses_nothing(autoscaled: Cluster) -> None:
@@ -83,6 +100,13 @@ def test_keda_scales_the_ingestor_up_and_back_down_and_loses_nothing(autoscaled:
     assert desired[-1] == settings["minReplicas"] and scaling["scaleDownSeconds"] is not None, (desired, scaling)
     # The cost: more than the fixed minimum would have had over the same load and drain.
     assert scaling["replicaSeconds"] > settings["minReplicas"] * run_seconds, (scaling, run_seconds)
+    # The gateway's HPA added a replica on the load's CPU (metrics-server's), and it became Ready.
+    gateway = results["deployments"]["gateway"]
+    gateway_desired = [point["desired"] for point in gateway["timeline"] if point.get("desired") is not None]
+    print(f"autoscaling tier: the gateway's HPA: scaling {gateway['scaling']}, desired replicas {gateway_desired}")
+    assert gateway["scaling"]["autoscaler"] == "hpa", gateway["scaling"]
+    assert gateway_desired[0] == 1 and max(gateway_desired) == 2, gateway_desired
+    assert gateway["scaling"]["scaleUpLagSeconds"] is not None, gateway["scaling"]
     # Nothing lost while replicas came and went (a scale-down drains its consumer), the queue empty.
     assert_nothing_lost_or_persisted_twice(results)
     assert results["drainCompleted"] is True and results["queues"][QUEUES[0]]["final"] == 0, results["queues"]
@@ -92,5 +116,7 @@ def test_keda_scales_the_ingestor_up_and_back_down_and_loses_nothing(autoscaled:
              "the run's ScaledObject to be deleted", 120, interval=2)
     wait_for(lambda: not autoscaled.kubectl_json("get", "horizontalpodautoscalers", "-n", NAMESPACE)["items"],
              "KEDA's HPA to be deleted", 120, interval=2)
-    wait_for(lambda: autoscaled.kubectl_json("get", "deployment", "ingestor", "-n", NAMESPACE)["spec"]["replicas"] == 1,
-             "the ingestor's replicas to be restored to 1", 60, interval=1)
+    for deployment in ("ingestor", "gateway"):
+        wait_for(lambda name=deployment: autoscaled.kubectl_json("get", "deployment", name, "-n", NAMESPACE)
+                 ["spec"]["replicas"] == 1,
+                 f"the {deployment}'s replicas to be restored to 1", 60, interval=1)
