@@ -105,3 +105,17 @@ def test_kedas_build_repeats_the_replace_and_exclude_of_its_go_mod(addons) -> No
                 re.findall(r"^replace (\S+) (v\S+) => (\S+) (v\S+)$", gomod, re.M)}
     upstream |= {f"!{m}@{v}" for m, v in re.findall(r"^exclude (\S+) (v\S+)$", gomod, re.M)}
     assert upstream and set(pins()["KEDA_GO_MOD_DIRECTIVES"].split()) == upstream
+
+
+@pytest.mark.parametrize("image, program", [("keda", "keda-operator"), ("keda-metrics-apiserver", "keda-adapter"),
+                                            ("metrics-server", "metrics-server"), ("prometheus", "prometheus")])
+def test_each_image_holds_the_binary_its_program_is_built_to(image: str, program: str) -> None:
+    """The image's recipe names the binary it copies; build-go-binaries.sh names the one it builds
+    (KEDA's and Prometheus' carry what they were cut to): the two must be one path."""
+    env = {"PATH": os.environ["PATH"], "ELVES_CACHE": "/cache"}
+    recipe = subprocess.run(["bash", "-c", f"die() {{ echo \"$*\" >&2; exit 1; }}; source {E2E / 'versions.env'}; "
+                             f"IMAGE_NAME={image}; source {REPO / 'images' / 'static-program' / 'image.conf'}; "
+                             "echo \"$BINARY\""], capture_output=True, text=True, check=True, env=env).stdout.strip()
+    built = subprocess.run([str(E2E / "build-go-binaries.sh"), "--path", program], capture_output=True, text=True,
+                           check=True, env=env).stdout.strip()
+    assert recipe == built
