@@ -68,14 +68,21 @@ def test_metrics_server_and_keda_serve_their_aggregated_apis(autoscaled: Cluster
     external = json.loads(autoscaled.kubectl("get", "--raw", "/apis/external.metrics.k8s.io/v1beta1"))
     assert external["groupVersion"] == "external.metrics.k8s.io/v1beta1", external
 
-    gateway, = wait_for(lambda: cpu_usage(autoscaled, "gateway"), "metrics-server to report the gateway's CPU", 120,
-                        interval=5, ignore=(AssertionError,))
+    # The gateway's JVM, just started with the release, uses more than the target for a while
+    # (30m of its 100m on 2026-11-30); the spike comes next, once it has settled below it.
     container, = [c for c in autoscaled.kubectl_json("get", "deployment", "gateway", "-n", NAMESPACE)
                   ["spec"]["template"]["spec"]["containers"] if c["name"] == "gateway"]
     request = millicores(container["resources"]["requests"]["cpu"])
     target = yaml.safe_load(LOADTEST.read_text())["spec"]["system"]["autoscaling"]["gateway"]["cpuUtilization"]
-    print(f"autoscaling tier: the idle gateway uses {gateway} of its {request:g}m request; its HPA aims at {target}%")
-    assert millicores(gateway) < request * target / 100, (gateway, request, target)
+
+    def gateway_below_target() -> str:
+        usage, = cpu_usage(autoscaled, "gateway")
+        assert millicores(usage) < request * target / 100, f"the gateway uses {usage}"
+        return usage
+
+    idle = wait_for(gateway_below_target, f"the idle gateway to use less than {target}% of its {request:g}m request",
+                    300, interval=5, ignore=(AssertionError, ValueError))
+    print(f"autoscaling tier: the idle gateway uses {idle} of its {request:g}m request; its HPA aims at {target}%")
 
 
 def test_keda_scales_the_ingestor_up_and_back_down_and_loses_nothing(autoscaled: Cluster) -> None:
