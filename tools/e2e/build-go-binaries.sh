@@ -13,9 +13,8 @@
 # Programs: kube-state-metrics, prometheus-operator, prometheus-config-reloader,
 # k6-operator-manager, coredns, prometheus, kube-router (not an image: cluster.sh runs it
 # on the host as the NetworkPolicy firewall), orders (tier 4's foreign system, from this
-# repository: below), and, for tier 4's autoscaling tests (built only when named: `make test`
-# builds them beside tier 4, tools/e2e/prebuild-autoscaling.sh), keda-operator, keda-adapter
-# (KEDA's external metrics API server) and metrics-server.
+# repository: below), and, for the opt-in autoscaling tests (built only when named),
+# keda-operator, keda-adapter (KEDA's external metrics API server) and metrics-server.
 #
 # Why a wrapper module per program: prometheus-operator, k6-operator and KEDA carry
 # `replace` directives in their go.mod, so `go install module@version` refuses them. A tiny
@@ -150,8 +149,8 @@ build_local() {
 build_one() {
   local name=$1 out module version package extra lock
   out=$(binary_path "$name")
-  # One build of a program at a time: `make test` builds KEDA beside tier 4, whose autoscaling
-  # tests may ask for it before that build is done; they wait for it and find it built.
+  # One build of a program at a time (two tiers or helpers may ask for it at once): a second
+  # waits for the first and finds it built, rather than both writing the same file.
   mkdir -p "$bin"
   exec {lock}>"$bin/.$name.lock"
   flock "$lock"
