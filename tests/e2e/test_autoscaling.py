@@ -15,7 +15,7 @@ below the HPA's target first), the ledger exact while replicas came and went, an
 Passed.
 
 `make test-e2e` does not select these (tests/e2e/conftest.py deselects the `autoscaling` marker
-unless -m names it): inside `make test` on a cold machine they took it to 77.5 minutes, over its
+unless -m names it): inside `make test` on a cold machine they took it to 77.0 minutes, over its
 75 (docs/testing.md has the times).
 """
 
