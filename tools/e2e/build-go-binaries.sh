@@ -105,11 +105,19 @@ binary_path() {
   fi
 }
 
+# Where module $1 at version $2 is in the Go module cache (downloaded when missing).
+module_dir() {
+  local dir
+  dir=$(go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
+  [[ -d $dir ]] || die "no module directory for $1@$2"
+  echo "$dir"
+}
+
 # In the wrapper module (the current directory): cmd/prometheus/main.go of Prometheus
 # module $1 at version $2, registering only the Kubernetes, file and HTTP discovery.
 trim_prometheus_discovery() {
   local source
-  source="$(go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')/cmd/prometheus/main.go"
+  source="$(module_dir "$1" "$2")/cmd/prometheus/main.go"
   [[ -f $source ]] || die "no cmd/prometheus/main.go in $1@$2"
   grep -q '^'$'\t''_ "github.com/prometheus/prometheus/plugins"' "$source" \
     || die "$1@$2's main.go no longer imports the plugins package: update trim_prometheus_discovery"
@@ -122,8 +130,7 @@ trim_prometheus_discovery() {
 # with only the scalers of KEDA_TRIGGERS (tools/e2e/trim_keda.py), put in the module's place.
 trim_keda_scalers() {
   local source
-  source=$(go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
-  [[ -d $source ]] || die "no module directory for $1@$2"
+  source=$(module_dir "$1" "$2")
   python3 "$here/trim_keda.py" "$source" keda "${KEDA_TRIGGERS// /,}" || die "could not trim $1@$2's scalers"
   echo "replace $1 => ./keda" >>go.mod
 }
@@ -146,22 +153,27 @@ build_local() {
   echo "build-go-binaries: $name done in $((SECONDS - started)) s: $out"
 }
 
+# One build of a program at a time (two tiers or helpers may ask for it at once): a second
+# waits for the first and finds it built, rather than both writing the same file. A build that
+# fails ends the script (die), which lets the lock go.
 build_one() {
-  local name=$1 out module version package extra lock
-  out=$(binary_path "$name")
-  # One build of a program at a time (two tiers or helpers may ask for it at once): a second
-  # waits for the first and finds it built, rather than both writing the same file.
+  local lock
   mkdir -p "$bin"
-  exec {lock}>"$bin/.$name.lock"
+  exec {lock}>"$bin/.$1.lock"
   flock "$lock"
+  build_unlocked "$1"
+  exec {lock}>&-
+}
+
+build_unlocked() {
+  local name=$1 out module version package extra
+  out=$(binary_path "$name")
   if [[ -x $out ]] && ((!DOWNLOAD_ONLY)); then
     echo "build-go-binaries: $name already built: $out"
-    exec {lock}>&-
     return 0
   fi
   if [[ -n ${LOCAL_SOURCES[$name]:-} ]]; then
     build_local "$name" "$out"
-    exec {lock}>&-
     return
   fi
   read -r module version package extra <<<"${RECIPES[$name]}"
@@ -218,11 +230,9 @@ build_one() {
   ) || die "building $name $version failed (see above)"
   if ((DOWNLOAD_ONLY)); then
     echo "build-go-binaries: modules of $name $version downloaded in $((SECONDS - started)) s"
-    exec {lock}>&-
     return 0
   fi
   mv -f "$out.new" "$out"
-  exec {lock}>&-
   echo "build-go-binaries: built $out in $((SECONDS - started)) s"
 }
 
