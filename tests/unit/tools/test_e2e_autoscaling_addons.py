@@ -1,8 +1,8 @@
-"""Tier 1: what the opt-in autoscaling tests install into the test cluster (tools/e2e/addons.py
+"""Tier 1: what tier 4's autoscaling tests install into the test cluster (tools/e2e/addons.py
 apply --autoscaling) and build (tools/e2e/build-go-binaries.sh), read from the upstream Go
 modules as the tier reads them, without a cluster.
 
-What a user of `make test-autoscaling` would notice if these broke: KEDA's build picking other
+What a user of `make test` would notice if these broke: KEDA's build picking other
 dependency versions than KEDA's own go.mod (a replace or exclude not repeated after a version
 bump), a pod waiting for an image this machine cannot pull, KEDA's operator waiting for admission
 webhooks that are not installed, KEDA in a namespace the chart's NetworkPolicies keep away from
@@ -108,14 +108,16 @@ def test_kedas_build_repeats_the_replace_and_exclude_of_its_go_mod(addons) -> No
 
 
 @pytest.mark.parametrize("image, program", [("keda", "keda-operator"), ("keda-metrics-apiserver", "keda-adapter"),
-                                            ("metrics-server", "metrics-server"), ("prometheus", "prometheus")])
+                                            ("metrics-server", "metrics-server"), ("prometheus", "prometheus"),
+                                            ("coredns", "coredns")])
 def test_each_image_holds_the_binary_its_program_is_built_to(image: str, program: str) -> None:
     """The image's recipe names the binary it copies; build-go-binaries.sh names the one it builds
-    (KEDA's and Prometheus' carry what they were cut to): the two must be one path."""
-    env = {"PATH": os.environ["PATH"], "ELVES_CACHE": "/cache"}
+    (KEDA's and Prometheus' carry what they were cut to, the shared ones their build list): the two
+    must be one path, and the program the image's own."""
+    env = {"PATH": os.environ["PATH"], "ELVES_CACHE": "/cache", "REPO": str(REPO)}
     recipe = subprocess.run(["bash", "-c", f"die() {{ echo \"$*\" >&2; exit 1; }}; source {E2E / 'versions.env'}; "
                              f"IMAGE_NAME={image}; source {REPO / 'images' / 'static-program' / 'image.conf'}; "
                              "echo \"$BINARY\""], capture_output=True, text=True, check=True, env=env).stdout.strip()
     built = subprocess.run([str(E2E / "build-go-binaries.sh"), "--path", program], capture_output=True, text=True,
                            check=True, env=env).stdout.strip()
-    assert recipe == built
+    assert recipe == built and Path(built).name.startswith(f"{program}-")
