@@ -34,7 +34,8 @@ CACHE=$ELVES_CACHE
 STATE=${ELVES_E2E_DIR:-/tmp/elves-e2e}
 PKI=$STATE/pki
 KUBE_BIN=$CACHE/kubernetes/$KUBERNETES_VERSION/bin
-KUBE_ROUTER=$CACHE/bin/kube-router-$KUBE_ROUTER_VERSION
+# Where build-go-binaries.sh builds it (the name carries the build list it was built from).
+KUBE_ROUTER=$("$here/build-go-binaries.sh" --path kube-router)
 CONTAINERD_ROOT=$CACHE/e2e/containerd
 CONTAINERD_SOCKET=$STATE/containerd/containerd.sock
 
