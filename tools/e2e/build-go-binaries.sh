@@ -15,9 +15,8 @@
 # Programs: kube-state-metrics, prometheus-operator, prometheus-config-reloader,
 # k6-operator-manager, coredns, prometheus, kube-router (not an image: cluster.sh runs it
 # on the host as the NetworkPolicy firewall), orders (tier 4's foreign system, from this
-# repository: below), and, for tier 4's autoscaling tests (built only when named: `make test`
-# builds them beside tier 4, tools/e2e/prebuild-autoscaling.sh), keda-operator, keda-adapter
-# (KEDA's external metrics API server) and metrics-server.
+# repository: below), and, for the opt-in autoscaling tests (built only when named),
+# keda-operator, keda-adapter (KEDA's external metrics API server) and metrics-server.
 #
 # Why a wrapper module per program: prometheus-operator, k6-operator and KEDA carry
 # `replace` directives in their go.mod, so `go install module@version` refuses them. A tiny

@@ -1,8 +1,8 @@
-"""Tier 1: what tier 4's autoscaling tests install into the test cluster (tools/e2e/addons.py
+"""Tier 1: what the opt-in autoscaling tests install into the test cluster (tools/e2e/addons.py
 apply --autoscaling) and build (tools/e2e/build-go-binaries.sh), read from the upstream Go
 modules as the tier reads them, without a cluster.
 
-What a user of `make test` would notice if these broke: KEDA's build picking other
+What a user of `make test-autoscaling` would notice if these broke: KEDA's build picking other
 dependency versions than KEDA's own go.mod (a replace or exclude not repeated after a version
 bump), a pod waiting for an image this machine cannot pull, KEDA's operator waiting for admission
 webhooks that are not installed, KEDA in a namespace the chart's NetworkPolicies keep away from
