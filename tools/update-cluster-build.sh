@@ -66,17 +66,19 @@ main() {
   (($# == 0)) || die "no arguments (it reads the versions files)"
   command -v go >/dev/null || die "go is not installed"
   export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
-  local work output program_lines packages c
+  local work output program_lines packages components c
   work=$(mktemp -d)
   # shellcheck disable=SC2064 # expand now: work is local
   trap "rm -rf '$work'" EXIT
   output=$("$here/e2e/build-go-binaries.sh" --shared-module)
   program_lines=$(sed '/^packages:$/,$d' <<<"$output")
   mapfile -t packages < <(sed '1,/^packages:$/d' <<<"$output")
-  for c in $("$here/build-kubernetes.sh" --components); do packages+=("k8s.io/kubernetes/cmd/$c"); done
+  local program_packages=${#packages[@]}
+  components=$("$here/build-kubernetes.sh" --components)
+  for c in $components; do packages+=("k8s.io/kubernetes/cmd/$c"); done
   write_module "$work" "$program_lines"
   : >"$work/go.sum"
-  echo "update-cluster-build: resolving Kubernetes $KUBERNETES_VERSION and ${#packages[@]} programs' packages, checked against $(go env GOSUMDB)"
+  echo "update-cluster-build: resolving Kubernetes $KUBERNETES_VERSION ($components) and ${program_packages} programs, checked against $(go env GOSUMDB)"
   # `go list -deps` records exactly the modules the binaries need (and, -mod=mod, writes their
   # requirements into go.mod); `go mod tidy` would also want test-only dependencies, some of
   # which the proxy does not serve.
