@@ -81,8 +81,9 @@ def test_a_failed_command_keeps_its_status_and_stops_the_build_and_its_children(
 
 
 def test_a_build_that_overruns_its_deadline_is_stopped_and_named(tmp_path: Path) -> None:
-    build = _build(tmp_path, "echo compiling; sleep 600")
-    result = _run(build, "--", "true", env={"ELVES_BUILD_TIMEOUT": "1"})
+    build = _build(tmp_path, f"echo compiling; touch {tmp_path}/build-spoke; sleep 600")
+    command = ["bash", "-c", f"while [ ! -e {tmp_path}/build-spoke ]; do sleep 0.05; done"]
+    result = _run(build, "--", *command, env={"ELVES_BUILD_TIMEOUT": "1"})
     assert result.returncode == 1
     assert "still ran 1 s after the command ended (ELVES_BUILD_TIMEOUT)" in result.stderr
     assert "compiling" in result.stderr
@@ -172,8 +173,10 @@ def test_a_failed_command_stops_the_job_and_its_children_and_shows_what_it_wrote
 
 def test_a_job_that_overruns_the_deadline_is_stopped_and_named(tmp_path: Path) -> None:
     build = _build(tmp_path, "true")
-    job = _job(tmp_path, "echo 'waiting for etcd'\nsleep 600")
-    result = _run(build, "--then-beside", job, "--", "true", env={"ELVES_BUILD_TIMEOUT": "2"})
+    job = _job(tmp_path, f"echo 'waiting for etcd'\ntouch {tmp_path}/job-spoke\nsleep 600")
+    # The command ends once the job has spoken, so its line is there to show on a busy machine too.
+    command = ["bash", "-c", f"while [ ! -e {tmp_path}/job-spoke ]; do sleep 0.05; done"]
+    result = _run(build, "--then-beside", job, "--", *command, env={"ELVES_BUILD_TIMEOUT": "2"})
     assert result.returncode == 1
     assert f"{job} still ran 2 s after the command ended (ELVES_BUILD_TIMEOUT)" in result.stderr
     assert "waiting for etcd" in result.stderr
