@@ -5,10 +5,10 @@ machine cannot run it (not root, packages or Kubernetes binaries missing), the t
 skipped with the reason, except under CI=true, where a missing prerequisite fails.
 Set ELVES_E2E_KEEP=1 to leave the cluster running after the tests, to look at it.
 
-Tests marked `autoscaling` (test_autoscaling.py: KEDA and metrics-server) run last, after
-test_user_path.py's cleanup: they install the release again, with KEDA and metrics-server beside
-it, whose build `make test` runs beside the tier (tools/e2e/prebuild-autoscaling.sh). `make
-test-autoscaling` (`pytest -m autoscaling tests/e2e`) runs them alone.
+Tests marked `autoscaling` (test_autoscaling.py: KEDA and metrics-server, `make
+test-autoscaling`) run only when asked: `pytest -m autoscaling tests/e2e`. Without an -m that
+names the marker they are deselected, so `make test-e2e` (and `make test`) runs what it ran
+before; asked for beside the others, they run last, after test_user_path.py's cleanup.
 
 The Elves release the user's way is made once per session, in two steps. `harness`: the harness
 alone, as `./deployments.sh --harness-only` installs it (the chart's system.enabled: false) by a
@@ -37,11 +37,19 @@ UP_TIMEOUT_S = 1800  # a cold machine builds CoreDNS and the pause image before 
 DOWN_TIMEOUT_S = 300
 
 
-LAST = "autoscaling"
+OPT_IN = "autoscaling"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.get_closest_marker(LAST) is not None)  # stable: the others keep their order
+    opt_in = [item for item in items if item.get_closest_marker(OPT_IN)]
+    if not opt_in:
+        return
+    others = [item for item in items if not item.get_closest_marker(OPT_IN)]
+    if OPT_IN in (config.option.markexpr or ""):
+        items[:] = others + opt_in
+    else:
+        config.hook.pytest_deselected(items=opt_in)
+        items[:] = others
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ Installs, with the images of tools/e2e/build-images.sh (nothing is pulled):
 - kube-state-metrics v2.15.0, scraped through a ServiceMonitor;
 - k6-operator v0.0.19 from the bundle.yaml of its Go module, without its kube-rbac-proxy
   sidecar (an image this machine cannot have; metrics stay on loopback in the pod);
-- with --autoscaling (tier 4's autoscaling tests, last in `make test-e2e`): KEDA v2.21.0's
+- with --autoscaling (the opt-in autoscaling tests, `make test-autoscaling`): KEDA v2.21.0's
   operator and metrics API server from the config/ of its Go module (no admission webhooks),
   in namespace keda (the chart's networkPolicy.keda.namespace, let through to RabbitMQ), and
   metrics-server v0.8.0 from manifests/base of its Go module, on the host network (see

@@ -6,8 +6,8 @@
 #   tools/e2e/build-images.sh [--import CONTAINERD_SOCKET] [--list] [--versions] [--relock] [--bases] [image...]
 #
 # With no image names, every image of the cluster tier is built (not the autoscaling tests'
-# keda, keda-metrics-apiserver and metrics-server: only when named, as
-# tools/e2e/prebuild-autoscaling.sh does beside tier 4, since KEDA is a large Go build). --list prints "name tag" for each image;
+# keda, keda-metrics-apiserver and metrics-server: only when named, as `make test-autoscaling`
+# does, since KEDA and metrics-server are large Go builds). --list prints "name tag" for each image;
 # --versions prints the Debian packages each built image's base was made of.
 # --bases builds only the named images' Debian bases (what takes the time), not the images:
 # tools/e2e/prebuild.sh prepares Elves' own images this way before their jars exist.

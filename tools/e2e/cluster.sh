@@ -157,7 +157,7 @@ start_etcd() {
 
 start_control_plane() {
   # The aggregation layer, for aggregated APIs such as KEDA's external metrics and
-  # metrics-server's (tier 4's autoscaling tests install them): the API server proxies their
+  # metrics-server's (the opt-in autoscaling tests install them): the API server proxies their
   # requests as front-proxy-client (lib/pki.sh), naming the user in the headers below, which
   # those servers trust from that certificate only. --enable-aggregator-routing sends the
   # proxied requests to an endpoint's address, as the API server's Service proxy does, not to
