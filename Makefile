@@ -61,7 +61,7 @@ test-e2e: venv deps k6 helm kubernetes services ## tier 4: a throwaway single-no
 	$(PYTEST) tests/e2e
 
 # Opt-in, not part of `make test`: on a cold machine, building KEDA and metrics-server beside
-# tier 4 and these tests after it took `make test` to 77.0 min, over its 75 (docs/testing.md).
+# tier 4 and these tests after it took `make test` to 76.2 min, over its 75 (docs/testing.md).
 # -rA prints the figures and the times of each step.
 test-autoscaling: venv deps k6 helm kubernetes services ## tier 4's KEDA and HPA scale-ups on the cluster (opt-in)
 	tools/e2e/install-node-deps.sh
