@@ -34,6 +34,11 @@ def _run(*args: str | Path, env: dict[str, str] | None = None, timeout: float = 
                           env={**os.environ, **(env or {})})
 
 
+def _until(path: Path, test: str = "-e") -> str:
+    """Shell that waits until `path` exists (test -s: until it has content); _run's timeout bounds it."""
+    return f"while [ ! {test} {path} ]; do sleep 0.05; done"
+
+
 def _gone(pid: int, within: float = 10.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
@@ -55,7 +60,7 @@ def _wait_for(path: Path, within: float = 10.0) -> str:
 
 
 def test_the_command_runs_beside_a_niced_build_and_waits_for_it(tmp_path: Path) -> None:
-    build = _build(tmp_path, f"while [ ! -e {tmp_path}/command-ran ]; do sleep 0.1; done\necho built it all")
+    build = _build(tmp_path, f"{_until(tmp_path / 'command-ran')}\necho built it all")
     result = _run(build, "--", "touch", tmp_path / "command-ran")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "nice").read_text().strip() == "19"
@@ -73,7 +78,7 @@ def test_a_failed_build_fails_the_run_and_shows_its_output(tmp_path: Path) -> No
 
 def test_a_failed_command_keeps_its_status_and_stops_the_build_and_its_children(tmp_path: Path) -> None:
     build = _build(tmp_path, f"sleep 600 &\necho $! > {tmp_path}/child\nwait")
-    command = ["bash", "-c", f"while [ ! -s {tmp_path}/child ]; do sleep 0.05; done; exit 3"]
+    command = ["bash", "-c", f"{_until(tmp_path / 'child', '-s')}; exit 3"]
     result = _run(build, "--", *command)
     assert result.returncode == 3
     assert _gone(int(_wait_for(tmp_path / "pid"))), "the build still runs"
@@ -82,7 +87,7 @@ def test_a_failed_command_keeps_its_status_and_stops_the_build_and_its_children(
 
 def test_a_build_that_overruns_its_deadline_is_stopped_and_named(tmp_path: Path) -> None:
     build = _build(tmp_path, f"echo compiling; touch {tmp_path}/build-spoke; sleep 600")
-    command = ["bash", "-c", f"while [ ! -e {tmp_path}/build-spoke ]; do sleep 0.05; done"]
+    command = ["bash", "-c", _until(tmp_path / "build-spoke")]
     result = _run(build, "--", *command, env={"ELVES_BUILD_TIMEOUT": "1"})
     assert result.returncode == 1
     assert "still ran 1 s after the command ended (ELVES_BUILD_TIMEOUT)" in result.stderr
@@ -114,10 +119,10 @@ def test_the_job_starts_once_the_build_says_so_runs_niced_beside_the_command_and
         tmp_path: Path) -> None:
     # The build says "ready" early, then goes on building until the job has run.
     build = _build(tmp_path, 'touch "$ELVES_BUILD_READY"\n'
-                             f"while [ ! -e {tmp_path}/job-ran ]; do sleep 0.1; done\necho built the rest")
+                             f"{_until(tmp_path / 'job-ran')}\necho built the rest")
     job = _job(tmp_path, f"echo 'tier 3: 197 passed'\necho 'second line'\ntouch {tmp_path}/job-ran")
     # The command ends only after the job ran: they overlap.
-    command = ["bash", "-c", f"while [ ! -e {tmp_path}/job-ran ]; do sleep 0.1; done; echo 'tier 2 output' >&2"]
+    command = ["bash", "-c", f"{_until(tmp_path / 'job-ran')}; echo 'tier 2 output' >&2"]
     result = _run(build, "--then-beside", job, "--", *command)
     assert result.returncode == 0, result.stderr
     own = os.nice(0)
@@ -162,7 +167,7 @@ def test_a_failed_build_starts_no_job(tmp_path: Path) -> None:
 def test_a_failed_command_stops_the_job_and_its_children_and_shows_what_it_wrote(tmp_path: Path) -> None:
     build = _build(tmp_path, 'touch "$ELVES_BUILD_READY"\nsleep 600')
     job = _job(tmp_path, f"echo 'tier 3 started'\nsleep 600 &\necho $! > {tmp_path}/job-child\nwait")
-    command = ["bash", "-c", f"while [ ! -s {tmp_path}/job-child ]; do sleep 0.05; done; exit 3"]
+    command = ["bash", "-c", f"{_until(tmp_path / 'job-child', '-s')}; exit 3"]
     result = _run(build, "--then-beside", job, "--", *command)
     assert result.returncode == 3
     assert _gone(int(_wait_for(tmp_path / "job-pid"))), "the job still runs"
@@ -175,7 +180,7 @@ def test_a_job_that_overruns_the_deadline_is_stopped_and_named(tmp_path: Path) -
     build = _build(tmp_path, "true")
     job = _job(tmp_path, f"echo 'waiting for etcd'\ntouch {tmp_path}/job-spoke\nsleep 600")
     # The command ends once the job has spoken, so its line is there to show on a busy machine too.
-    command = ["bash", "-c", f"while [ ! -e {tmp_path}/job-spoke ]; do sleep 0.05; done"]
+    command = ["bash", "-c", _until(tmp_path / "job-spoke")]
     result = _run(build, "--then-beside", job, "--", *command, env={"ELVES_BUILD_TIMEOUT": "2"})
     assert result.returncode == 1
     assert f"{job} still ran 2 s after the command ended (ELVES_BUILD_TIMEOUT)" in result.stderr
